@@ -1,0 +1,184 @@
+"""Stage 6, assemble: facts plus entities, relationships, excerpts, coverage and a summary.
+
+Entities come from the front matter of the documents that contributed facts (``type``,
+``title``, ``aliases``, scalar properties), relationships from their relation fields (any
+field whose values name another document by title, alias or path) and their links.
+Coverage is read off the calibrated scores, so "the memory does not know" can be said.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+from retriever.context import Context, Run
+from retriever.markup import truncate
+from retriever.memory import Memory
+from retriever.models import Document
+from retriever.results import Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
+
+# Thresholds on the best fact's relevance, and on how many facts are strong.
+COMPREHENSIVE, PARTIAL, LIMITED = 0.75, 0.55, 0.35
+STRONG = 0.6
+MAX_ENTITIES, MAX_RELATIONSHIPS = 12, 24
+
+# Front-matter fields that name other documents even when the name does not resolve.
+RELATION_FIELDS = frozenset(
+    "owner owners team teams reports_to members member lead leads projects project client clients "
+    "account_owner decided_by attendees related supersedes superseded_by parent depends_on partner "
+    "partners vendor customer customers manager sponsor stakeholders".split()
+)
+_NOT_PROPERTIES = frozenset({"title", "type", "aliases", "redirect_from", "layout", "permalink", "weight"})
+
+
+def assess(facts: tuple[Fact, ...]) -> str:
+    """``comprehensive`` / ``partial`` / ``limited`` / ``none`` from the calibrated scores."""
+    if not facts:
+        return "none"
+    top = facts[0].relevance_score
+    strong = sum(f.relevance_score >= STRONG for f in facts)
+    if top >= COMPREHENSIVE and strong >= 3:
+        return "comprehensive"
+    if top >= PARTIAL:
+        return "partial"
+    return "limited" if top >= LIMITED else "none"
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if isinstance(v, str | int) and str(v).strip()]
+    return []
+
+
+class _Resolver:
+    """Finds documents by title, alias or relative path (case-insensitive)."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.by_name: dict[str, str] = {}
+        for path, info in memory.state.catalog.items():
+            for name in (info.title, *info.aliases):
+                self.by_name.setdefault(name.casefold(), path)
+            self.by_name.setdefault(path.casefold(), path)
+            self.by_name.setdefault(path.rsplit("/", 1)[-1].removesuffix(".md").casefold(), path)
+
+    def __call__(self, name: str) -> str | None:
+        key = name.casefold().removeprefix("./")
+        return self.by_name.get(key) or self.by_name.get(key.removesuffix(".md"))
+
+
+def _properties(doc: Document, memory: Memory) -> dict[str, Any]:
+    props: dict[str, Any] = {"source_path": memory.source_path(doc.rel_path)}
+    if doc.aliases:
+        props["aliases"] = list(doc.aliases)
+    for key, value in doc.front_matter.items():
+        if key in _NOT_PROPERTIES:
+            continue
+        if isinstance(value, str | int | float | bool) or (isinstance(value, list) and len(value) <= 12):
+            props[key] = value
+    return props
+
+
+def entities(docs: list[Document], memory: Memory, resolve: _Resolver) -> tuple[Entity, ...]:
+    """Typed documents that contributed, then the typed documents their relations name."""
+    out: dict[str, Entity] = {}
+    for doc in docs:
+        if doc.doc_type:
+            out.setdefault(doc.rel_path, Entity(doc.title, doc.doc_type, _properties(doc, memory)))
+    for doc in docs:
+        for rel in _relations(doc, resolve):
+            path = resolve(rel.target)
+            info = memory.state.catalog.get(path) if path else None
+            if path and info and info.doc_type and path not in out and len(out) < MAX_ENTITIES:
+                out[path] = Entity(info.title, info.doc_type, _properties(memory.document(path), memory))
+    return tuple(out.values())[:MAX_ENTITIES]
+
+
+def _relations(doc: Document, resolve: _Resolver) -> Iterator[Relationship]:
+    for key, value in doc.front_matter.items():
+        for name in _names(value):
+            path = resolve(name)
+            if path and path != doc.rel_path:
+                yield Relationship(doc.title, name, key)
+            elif key in RELATION_FIELDS and not path:
+                yield Relationship(doc.title, name, key)
+
+
+def relationships(docs: list[Document], memory: Memory, resolve: _Resolver) -> tuple[Relationship, ...]:
+    out: dict[tuple[str, str, str], Relationship] = {}
+    for doc in docs:
+        for rel in _relations(doc, resolve):
+            target = memory.state.catalog.get(resolve(rel.target) or "")
+            rel = Relationship(rel.source, target.title if target else rel.target, rel.type)
+            out.setdefault((rel.source, rel.target, rel.type), rel)
+        for link in doc.links:
+            info = memory.state.catalog.get(link)
+            if info and link != doc.rel_path:
+                out.setdefault((doc.title, info.title, "links_to"), Relationship(doc.title, info.title, "links_to"))
+    return tuple(out.values())[:MAX_RELATIONSHIPS]
+
+
+def excerpts(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], limit: int, chars: int) -> tuple[Excerpt, ...]:
+    """The sections that gave the best facts, in fact order, as cut excerpts with line ranges."""
+    tree_paths = {t.section_id: t.tree_path for t in phase1.targets}
+    out = []
+    for section_id in list(dict.fromkeys(f.section_id for f in facts))[:limit]:
+        doc, section = memory.section(section_id)
+        text, cut = truncate(section.text, chars)
+        if text:
+            out.append(Excerpt(memory.source_path(doc.rel_path), tree_paths[section_id], section.lines, text, cut))
+    return tuple(out)
+
+
+def summarize(facts: tuple[Fact, ...], coverage: str) -> str:
+    """An extractive summary: where the answer lives and the strongest statements."""
+    if not facts:
+        return "The memory holds nothing that matches this query."
+    sources = list(dict.fromkeys(f.source_title for f in facts))
+    lead = {
+        "comprehensive": "The memory covers this well",
+        "partial": "The memory covers this in part",
+        "limited": "The memory has only loosely related material",
+        "none": "The memory does not appear to answer this; the closest matches are weak",
+    }[coverage]
+    strongest = list(dict.fromkeys(f.statement for f in facts[:2]))
+    where = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+    return f"{lead} (sources: {where}). " + " ".join(_sentence(s) for s in strongest)
+
+
+def _sentence(text: str) -> str:
+    text, _ = truncate(text, 240, marker="…")
+    return text if text.endswith((".", "!", "?", "…")) else text + "."
+
+
+def assemble(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Context) -> Retrieval:
+    docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
+    resolve = _Resolver(memory)
+    cover = assess(facts)
+    avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
+    return Retrieval(
+        context_summary=summarize(facts, cover),
+        facts=facts,
+        entities=entities(docs, memory, resolve),
+        relationships=relationships(docs, memory, resolve),
+        documents=excerpts(memory, phase1, facts, ctx.settings.max_documents, ctx.settings.excerpt_chars),
+        avg_relevance_score=avg,
+        coverage_assessment=cover,
+    )
+
+
+def empty(summary: str) -> Retrieval:
+    return Retrieval(summary, (), (), (), (), 0.0, "none")
+
+
+def run(state: Run, ctx: Context) -> Run:
+    if state.skipped:
+        retrieval = empty("Retrieval skipped: the prompt carries no company-specific question.")
+    elif ctx.memory is None or not ctx.readiness[0] or state.phase1 is None:
+        retrieval = empty(f"Company memory is not ready ({ctx.readiness[1]}); nothing was retrieved.")
+    else:
+        retrieval = assemble(ctx.memory, state.phase1, state.facts, ctx)
+    return dataclasses.replace(state, retrieval=retrieval)
+

@@ -1,0 +1,190 @@
+"""The index-cache store: parsed documents in SQLite, index segments as ``.npy`` files.
+
+Contract: ``IndexCache(folder)`` owns one folder per memory root (under the state folder,
+never inside the tree).  It keeps, per file, the fingerprint and either the parsed
+``Document`` or the reason the file was skipped; and the index's segments (immutable files,
+written once) plus its small mutable parts (vocabulary, liveness, document frequencies,
+section table) in a manifest.  A cache that cannot be read is treated as absent: the caller
+rebuilds, so a corrupt or old-format cache never stops retrieval.
+
+Pickle is used for speed; the cache folder is the user's own, like any build cache.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sqlite3
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retriever.index import Params, SectionIndex, Segment
+from retriever.models import Document, Fingerprint
+
+FORMAT = 3  # bump when Document, the analyzer or the index layout changes
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    """What the cache knows of one file without unpickling its document."""
+
+    fingerprint: Fingerprint
+    skipped: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DocInfo:
+    """What the tree outline needs of a document, kept beside the index."""
+
+    title: str
+    doc_type: str | None
+    aliases: tuple[str, ...]
+    sections: int
+
+
+@dataclass
+class IndexState:
+    """An index plus the section table that maps section ids back to files."""
+
+    index: SectionIndex
+    section_files: list[str]  # section id → rel_path
+    section_ordinals: list[int]  # section id → ordinal inside its document
+    catalog: dict[str, DocInfo] = field(default_factory=dict)  # rel_path → outline info
+    segment_names: list[str] = field(default_factory=list)  # segments already saved, in order
+
+
+class IndexCache:
+    """One memory root's cache folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(folder / "records.sqlite", check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS files (rel_path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
+            " sha1 TEXT, skipped TEXT, record BLOB)"
+        )
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        if self._meta("format") != str(FORMAT):
+            self._db.execute("DELETE FROM files")
+            self._set_meta("format", str(FORMAT))
+            self._drop_index()
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # -- files ---------------------------------------------------------------------------
+
+    def file_rows(self) -> dict[str, FileRow]:
+        rows = self._db.execute("SELECT rel_path, size, mtime_ns, sha1, skipped FROM files")
+        return {r[0]: FileRow(Fingerprint(r[1], r[2], r[3]), r[4]) for r in rows}
+
+    def documents(self, rel_paths: Iterable[str]) -> dict[str, Document]:
+        """Unpickled documents for the given paths (missing or unreadable ones left out)."""
+        wanted = list(rel_paths)
+        out: dict[str, Document] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT rel_path, record FROM files WHERE record IS NOT NULL AND rel_path IN ({marks})"
+            for rel_path, blob in self._db.execute(query, chunk):
+                try:
+                    out[rel_path] = pickle.loads(blob)
+                except (pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
+                    continue
+        return out
+
+    def all_documents(self) -> dict[str, Document]:
+        rows = self._db.execute("SELECT rel_path FROM files WHERE record IS NOT NULL")
+        return self.documents(r[0] for r in rows)
+
+    def put(self, rel_path: str, fingerprint: Fingerprint, doc: Document | None, skipped: str | None) -> None:
+        blob = pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL) if doc is not None else None
+        self._db.execute(
+            "INSERT OR REPLACE INTO files (rel_path, size, mtime_ns, sha1, skipped, record) VALUES (?,?,?,?,?,?)",
+            (rel_path, fingerprint.size, fingerprint.mtime_ns, fingerprint.sha1, skipped, blob),
+        )
+
+    def touch(self, rel_path: str, fingerprint: Fingerprint) -> None:
+        """Record a new size/mtime for a file whose bytes did not change."""
+        self._db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE rel_path = ?",
+            (fingerprint.size, fingerprint.mtime_ns, rel_path),
+        )
+
+    def forget(self, rel_paths: Iterable[str]) -> None:
+        self._db.executemany("DELETE FROM files WHERE rel_path = ?", [(p,) for p in rel_paths])
+
+    def commit(self) -> None:
+        self._db.commit()
+
+    # -- index ---------------------------------------------------------------------------
+
+    def load_index(self, params: Params) -> IndexState | None:
+        """The saved index, or None when absent, unreadable or built with other parameters."""
+        base = self.folder / "index"
+        try:
+            with open(base / "state.pkl", "rb") as handle:
+                saved = pickle.load(handle)
+            if saved["format"] != FORMAT or saved["params"] != _params_json(params):
+                return None
+            segments = [
+                Segment(*(np.load(base / f"{name}.{part}.npy") for part in ("indptr", "indices", "values")))
+                for name in saved["segments"]
+            ]
+        except (OSError, ValueError, KeyError, TypeError, pickle.UnpicklingError, EOFError):
+            return None
+        index = SectionIndex(params=params, vocab=saved["vocab"], segments=segments, alive=saved["alive"],
+                             df=saved["df"], avglen=tuple(saved["avglen"]))
+        return IndexState(index, saved["section_files"], saved["section_ordinals"], saved["catalog"],
+                          list(saved["segments"]))
+
+    def save_index(self, state: IndexState) -> None:
+        """Write the index: new segments as files of their own, the rest in one atomic state file."""
+        base = self.folder / "index"
+        base.mkdir(exist_ok=True)
+        names = list(state.segment_names)
+        for segment in state.index.segments[len(names) :]:
+            name = uuid.uuid4().hex[:12]
+            for part in ("indptr", "indices", "values"):
+                np.save(base / f"{name}.{part}.npy", getattr(segment, part))
+            names.append(name)
+        saved = {
+            "format": FORMAT, "params": _params_json(state.index.params), "avglen": list(state.index.avglen),
+            "segments": names, "vocab": state.index.vocab, "alive": state.index.alive, "df": state.index.df,
+            "section_files": state.section_files, "section_ordinals": state.section_ordinals,
+            "catalog": state.catalog,
+        }
+        _atomic_write(base / "state.pkl", pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL))
+        state.segment_names = names
+        keep = set(names)
+        for path in base.glob("*.npy"):
+            if path.name.split(".")[0] not in keep:
+                path.unlink(missing_ok=True)
+
+    def _drop_index(self) -> None:
+        (self.folder / "index" / "state.pkl").unlink(missing_ok=True)
+
+
+def _params_json(params: Params) -> dict[str, Any]:
+    return {"k1": params.k1, "weights": list(params.weights), "b": list(params.b)}
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)

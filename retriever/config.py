@@ -1,0 +1,71 @@
+"""Settings: one pydantic model, read from arguments and ``RETRIEVER_*`` environment variables.
+
+Where state lives: ``$RETRIEVER_STATE_DIR`` when set, else the XDG folders
+(``$XDG_CACHE_HOME/company-memory-retriever`` for the index cache).  Never inside the
+memory tree, which teams commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from retriever.errors import ConfigError
+
+APP_DIR = "company-memory-retriever"
+MAX_PROMPT_CHARS = 8000
+
+_ENV = {
+    "state_dir": "RETRIEVER_STATE_DIR",
+    "top_k": "RETRIEVER_TOP_K",
+    "deadline_seconds": "RETRIEVER_DEADLINE_SECONDS",
+    "max_file_bytes": "RETRIEVER_MAX_FILE_BYTES",
+}
+
+
+class Settings(BaseModel):
+    """Everything a retrieval can be configured with; defaults suit a laptop."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    state_dir: Path | None = Field(default=None, description="Folder for caches and stores.")
+    top_k: int = Field(default=12, ge=1, le=100, description="Facts returned per retrieval.")
+    max_sections: int = Field(default=10, ge=1, le=50, description="Sections read in phase 1.")
+    deadline_seconds: float = Field(default=120.0, ge=0, description="Per-retrieval time limit.")
+    max_file_bytes: int = Field(default=2_000_000, ge=1, description="Larger files are skipped.")
+    excerpt_chars: int = Field(default=700, ge=50, description="Document excerpts are cut here.")
+    max_documents: int = Field(default=4, ge=0, le=20, description="Document excerpts per result.")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from ``RETRIEVER_*`` variables, then explicit ``overrides`` (None ignored)."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {k: environ[v] for k, v in _ENV.items() if environ.get(v)}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{_ENV.get(str(e['loc'][0]), e['loc'][0])}={e.get('input')!r}: {e['msg']}" for e in exc.errors()
+            )
+            raise ConfigError(f"invalid setting: {problems}") from exc
+
+
+def cache_home(settings: Settings, environ: Mapping[str, str] | None = None) -> Path:
+    """The folder for rebuildable caches."""
+    environ = os.environ if environ is None else environ
+    if settings.state_dir is not None:
+        return settings.state_dir / "cache"
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / APP_DIR
+
+
+def index_cache_dir(settings: Settings, root: Path) -> Path:
+    """One cache folder per memory root, named after the root's absolute path."""
+    key = hashlib.sha1(str(root.resolve()).encode(), usedforsecurity=False).hexdigest()[:16]
+    return cache_home(settings) / "index" / f"{root.resolve().name}-{key}"

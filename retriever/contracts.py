@@ -1,0 +1,117 @@
+"""The output contract: pydantic models of seed 000's ``structuredContent``.
+
+These models *are* the project's schema (``StructuredContent.model_json_schema()``): the
+report stage builds its output through them, so a field can neither go missing nor change
+type unnoticed.  Fields beyond the seed's (``tree_path``, ``lines``, ``mode``…) are additions
+the seed's consumers ignore.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Score = float
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TriageOut(_Model):
+    decision: Literal["retrieve", "skip"]
+    reasoning: str
+    rewritten_query: str | None
+
+
+class TargetedSectionOut(_Model):
+    tree_path: str = Field(min_length=1)
+    relevance_reason: str
+    source_path: str
+    lines: tuple[int, int]
+    score: float = Field(ge=0, description="BM25F score of the section (not calibrated).")
+
+
+class Phase1Out(_Model):
+    search_strategy: Literal["narrow", "moderate", "broad", "none"]
+    estimated_tokens: int = Field(ge=0)
+    targeted_sections: list[TargetedSectionOut]
+
+
+class FactOut(_Model):
+    statement: str = Field(min_length=1)
+    relevance_score: Score = Field(ge=0, le=1)
+    source_path: str = Field(min_length=1)
+    tree_path: str
+    lines: tuple[int, int]
+
+
+class EntityOut(_Model):
+    label: str = Field(min_length=1)
+    type: str = Field(min_length=1)
+    properties: dict[str, Any]
+
+
+class RelationshipOut(_Model):
+    source: str
+    target: str
+    type: str
+
+
+class DocumentOut(_Model):
+    source_path: str
+    tree_path: str
+    lines: tuple[int, int]
+    excerpt: str
+    truncated: bool
+
+
+class RetrievalOut(_Model):
+    context_summary: str
+    facts: list[FactOut]
+    entities: list[EntityOut]
+    relationships: list[RelationshipOut]
+    documents: list[DocumentOut]
+    total_items: int = Field(ge=0)
+    avg_relevance_score: Score = Field(ge=0, le=1)
+    coverage_assessment: Literal["comprehensive", "partial", "limited", "none"]
+
+
+class SkippedFileOut(_Model):
+    path: str
+    reason: str
+
+
+class DiagnosticsOut(_Model):
+    request_id: str = Field(min_length=1)
+    duration_ms: float = Field(ge=0)
+    estimated_tokens: int = Field(ge=0)
+    sections_searched: list[str]
+    avg_relevance_score: Score = Field(ge=0, le=1)
+    gemini_calls_estimate: int = Field(ge=0, description="LLM calls made for this retrieval.")
+    mode: Literal["offline", "llm"]
+    session_id: str | None
+    sections_indexed: int = Field(ge=0)
+    documents_indexed: int = Field(ge=0)
+    index_cache: str
+    skipped_files: list[SkippedFileOut]
+    warnings: list[str]
+    timings_ms: dict[str, float]
+
+
+class StructuredContent(_Model):
+    status: Literal["ok"] = "ok"
+    memory_ready: bool
+    readiness_state: str = Field(min_length=1)
+    content_text: str = Field(min_length=1)
+    triage: TriageOut
+    phase1: Phase1Out
+    retrieval: RetrievalOut
+    diagnostics: DiagnosticsOut
+
+
+class ErrorContent(_Model):
+    status: Literal["error"] = "error"
+    error_code: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    error_message: str = Field(min_length=1)

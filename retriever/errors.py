@@ -1,0 +1,49 @@
+"""The retriever's exception tree.
+
+Every error carries the machine-readable ``code`` of seed 000's error shape
+(``{"status": "error", "error_code": ..., "error_message": ...}``).  Adapters map
+the class to an exit code, a JSON-RPC error, an MCP ``isError`` result or an HTTP
+status; the core only raises.  Messages name the bad value and the next step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RetrieverError(Exception):
+    """Base of every error the retriever raises on purpose."""
+
+    code = "internal_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed's error object (structuredContent on failure)."""
+        return {"status": "error", "error_code": self.code, "error_message": self.message}
+
+
+class InvalidArguments(RetrieverError):
+    """Tool arguments are missing, unknown, of the wrong type or out of bounds."""
+
+    code = "invalid_arguments"
+
+
+class RetrievalTimeout(RetrieverError):
+    """Retrieval did not finish within the configured deadline (120 s by default)."""
+
+    code = "retrieval_timeout"
+
+
+class MemoryNotFound(RetrieverError):
+    """The memory root does not exist or is not a folder."""
+
+    code = "memory_not_found"
+
+
+class ConfigError(RetrieverError):
+    """A setting (environment variable, option or config value) is invalid."""
+
+    code = "invalid_config"

@@ -1,0 +1,230 @@
+"""The section index: exact BM25F over an inverted index held in flat numpy arrays.
+
+Each section is indexed in five fields (document title and aliases, its own heading, the
+folder/heading path above it, front-matter text, body).  BM25F combines them before
+saturation: ``tf' = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f)`` and a term scores
+``idf · tf' · (k1 + 1) / (tf' + k1)`` with ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``.
+
+The index is a list of immutable segments (CSR: term → sections, pre-combined ``tf'``) plus
+an ``alive`` mask, as in Lucene: a changed file tombstones its old sections and adds a small
+segment, so one edit costs milliseconds instead of a rebuild.  ``compact()`` folds it all
+into one segment again.  A query costs one vectorised pass over its terms' postings.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from retriever import analyzer
+from retriever.models import Document, Section
+
+FIELDS = ("title", "heading", "path", "meta", "body")
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+Analyzed = tuple[Counter[str], ...]  # one section's term counts, per field
+
+# Front-matter keys whose text describes the document (the rest are ids, dates, layout…).
+_META_KEYS = ("summary", "description", "tags", "keywords", "questions", "topics", "category", "categories")
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """BM25F parameters; weights and length normalisation per field, in ``FIELDS`` order."""
+
+    k1: float = 1.2
+    weights: tuple[float, ...] = (2.0, 3.0, 1.0, 0.5, 1.0)
+    b: tuple[float, ...] = (0.0, 0.3, 0.3, 0.0, 0.75)
+
+
+def _meta_text(doc: Document) -> str:
+    out: list[str] = []
+    for key in _META_KEYS:
+        value = doc.front_matter.get(key)
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(str(v) for v in value if isinstance(v, str | int | float))
+    return " ".join(out)
+
+
+def _path_text(doc: Document, section: Section) -> str:
+    folders = doc.rel_path.rsplit("/", 1)[0] if "/" in doc.rel_path else ""
+    stem = doc.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    words = " ".join([folders.replace("/", " "), stem, *section.heading_path[:-1]])
+    return words.replace("_", " ").replace("-", " ")
+
+
+def section_fields(doc: Document, section: Section) -> tuple[str, ...]:
+    """The texts of one section's fields, in ``FIELDS`` order."""
+    heading = section.heading_path[-1] if section.heading_path else section.title
+    return (
+        " ".join([doc.title, *doc.aliases]),
+        heading,
+        _path_text(doc, section),
+        _meta_text(doc),
+        section.text,
+    )
+
+
+def analyze_document(doc: Document) -> list[Analyzed]:
+    """Per section, per field, the term counts of a document."""
+    title = Counter(analyzer.terms(" ".join([doc.title, *doc.aliases])))
+    meta = Counter(analyzer.terms(_meta_text(doc)))
+    out = []
+    for section in doc.sections:
+        _, heading, path, _, body = section_fields(doc, section)
+        counts = (Counter(analyzer.terms(heading)), Counter(analyzer.terms(path)), Counter(analyzer.terms(body)))
+        out.append((title, counts[0], counts[1], meta, counts[2]))
+    return out
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Immutable CSR postings: for term id ``t``, ``indices[indptr[t]:indptr[t+1]]`` are section ids."""
+
+    indptr: IntArray
+    indices: npt.NDArray[np.int32]
+    values: FloatArray
+
+    def postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
+        if term_id + 1 >= len(self.indptr):
+            return self.indices[:0], self.values[:0]
+        start, end = int(self.indptr[term_id]), int(self.indptr[term_id + 1])
+        return self.indices[start:end], self.values[start:end]
+
+    def term_ids(self) -> IntArray:
+        """The term id of every posting, aligned with ``indices``."""
+        return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64), np.diff(self.indptr))
+
+
+@dataclass
+class SectionIndex:
+    """Mutable index state: vocabulary, segments, liveness and document frequencies."""
+
+    params: Params = field(default_factory=Params)
+    vocab: dict[str, int] = field(default_factory=dict)
+    segments: list[Segment] = field(default_factory=list)
+    alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    df: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    avglen: tuple[float, ...] = (1.0,) * len(FIELDS)
+
+    @property
+    def size(self) -> int:
+        """Number of section ids ever assigned (dead ones included)."""
+        return len(self.alive)
+
+    @property
+    def live_count(self) -> int:
+        return int(self.alive.sum())
+
+    def set_avglen(self, analyzed: Sequence[Analyzed]) -> None:
+        """Average field lengths, fixed at full builds (a few edits barely move them)."""
+        if not analyzed:
+            return
+        totals = [0] * len(FIELDS)
+        for fields_ in analyzed:
+            for f, counts in enumerate(fields_):
+                totals[f] += sum(counts.values())
+        self.avglen = tuple(max(1.0, t / len(analyzed)) for t in totals)
+
+    def add(self, analyzed: Sequence[Analyzed]) -> range:
+        """Index sections as one new segment; returns their section ids."""
+        first = self.size
+        tids, sids, vals = array("q"), array("i"), array("f")
+        for offset, fields_ in enumerate(analyzed):
+            for term, value in self._combined(fields_).items():
+                tid = self.vocab.setdefault(term, len(self.vocab))
+                tids.append(tid)
+                sids.append(first + offset)
+                vals.append(value)
+        self._append_segment(np.frombuffer(tids, dtype=np.int64), np.frombuffer(sids, dtype=np.int32),
+                             np.frombuffer(vals, dtype=np.float32))
+        self.alive = np.concatenate([self.alive, np.ones(len(analyzed), dtype=bool)])
+        return range(first, first + len(analyzed))
+
+    def _combined(self, fields_: Analyzed) -> dict[str, float]:
+        acc: dict[str, float] = {}
+        for f, counts in enumerate(fields_):
+            if not counts:
+                continue
+            norm = 1.0 - self.params.b[f] + self.params.b[f] * sum(counts.values()) / self.avglen[f]
+            weight = self.params.weights[f] / norm
+            for term, tf in counts.items():
+                acc[term] = acc.get(term, 0.0) + weight * tf
+        return acc
+
+    def _append_segment(self, tids: IntArray, sids: npt.NDArray[np.int32], vals: FloatArray) -> None:
+        order = np.argsort(tids, kind="stable")
+        counts = np.bincount(tids, minlength=len(self.vocab)).astype(np.int64)
+        indptr = np.zeros(len(self.vocab) + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        self.segments.append(Segment(indptr, sids[order].copy(), vals[order].copy()))
+        self.df = _grow(self.df, len(self.vocab)) + counts
+
+    def remove(self, section_ids: Iterable[int]) -> None:
+        """Tombstone sections: they stop scoring and stop counting in document frequencies."""
+        dead = np.fromiter(section_ids, dtype=np.int32)
+        dead = dead[self.alive[dead]] if len(dead) else dead
+        if not len(dead):
+            return
+        self.alive[dead] = False
+        for segment in self.segments:
+            hit = np.isin(segment.indices, dead)
+            if hit.any():
+                self.df[: len(segment.indptr) - 1] -= np.bincount(
+                    segment.term_ids()[hit], minlength=len(segment.indptr) - 1
+                )
+
+    def idf(self, term_id: int) -> float:
+        n = max(self.live_count, 1)
+        df = float(self.df[term_id]) if term_id < len(self.df) else 0.0
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def unseen_idf(self) -> float:
+        """The idf a term would have if no section contained it (the most informative)."""
+        n = max(self.live_count, 1)
+        return math.log(1.0 + (n + 0.5) / 0.5)
+
+    def term_idf(self, term: str) -> float:
+        tid = self.vocab.get(term)
+        return self.unseen_idf() if tid is None or self.df[tid] <= 0 else self.idf(tid)
+
+    def scores(self, terms: Iterable[str]) -> FloatArray:
+        """BM25F score of every section id for the unique ``terms`` (dead sections score 0)."""
+        out = np.zeros(self.size, dtype=np.float32)
+        k1 = self.params.k1
+        for term in dict.fromkeys(terms):
+            tid = self.vocab.get(term)
+            if tid is None or self.df[tid] <= 0:
+                continue
+            idf = self.idf(tid)
+            for segment in self.segments:
+                ids, vals = segment.postings(tid)
+                if len(ids):
+                    out[ids] += idf * vals * (k1 + 1.0) / (vals + k1)
+        out[~self.alive] = 0.0
+        return out
+
+    def top(self, terms: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """The ``k`` best (section id, score) pairs with a positive score, best first."""
+        scores = self.scores(terms)
+        k = min(k, int((scores > 0).sum()))
+        if k <= 0:
+            return []
+        best = np.argpartition(-scores, k - 1)[:k]
+        # Ties break on section id so rankings are deterministic.
+        ranked = sorted(best.tolist(), key=lambda sid: (-float(scores[sid]), sid))
+        return [(sid, float(scores[sid])) for sid in ranked]
+
+
+def _grow(values: IntArray, size: int) -> IntArray:
+    if len(values) >= size:
+        return values
+    return np.concatenate([values, np.zeros(size - len(values), dtype=values.dtype)])

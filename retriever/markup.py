@@ -1,0 +1,101 @@
+"""Inline markdown to plain text, sentence splitting and human titles.
+
+Pure string functions, shared by the parser (index time) and the report (output time).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+_IMAGE = re.compile(r"!\[([^\]]*)\]\((?:[^()]|\([^()]*\))*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^()]*\))*\)")
+_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_WIKI_LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
+_HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
+_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>|<!--.*?-->", re.S)
+_TEMPLATE_TAG = re.compile(r"\{%-?\s*[\w.]+\s*(.*?)-?%\}", re.S)
+_TEMPLATE_EXPR = re.compile(r"\{\{[<%{]?.*?[>%}]?\}\}", re.S)
+_QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
+_ANCHOR = re.compile(r"\s*\{#[^}]*\}")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)(.+?)(?<=\S)\*(?!\*)|(?<![\w_])_(?=\S)(.+?)(?<=\S)_(?!\w)")
+_CODE_SPAN = re.compile(r"`+([^`]*)`+")
+_STRIKE = re.compile(r"~~(.+?)~~")
+_SPACES = re.compile(r"\s+")
+_EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]")
+
+# Abbreviations after which a full stop does not end a sentence.
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc mr mrs ms dr st vs no approx incl fig dept inc ltd co u.s u.k a.m p.m jan feb mar apr "
+    "jun jul aug sep sept oct nov dec".split()
+)
+_BOUNDARY = re.compile(r"(?<=[.!?…])[\"”’)]?\s+(?=[\"“‘(\[*_]*[A-ZА-ЯІЇЄҐ0-9])")
+
+
+def _template_args(match: re.Match[str]) -> str:
+    # Keep a template tag's quoted arguments ({% slack_channel "tts-leave" %} → tts-leave): they name things.
+    return " ".join(a or b for a, b in _QUOTED.findall(match.group(1)))
+
+
+def clean_inline(text: str) -> str:
+    """Plain text of inline markdown: link texts kept, URLs, tags and emphasis marks dropped."""
+    text = _TEMPLATE_TAG.sub(_template_args, text)
+    text = _TEMPLATE_EXPR.sub(" ", text)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _REF_LINK.sub(r"\1", text)
+    text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _AUTOLINK.sub(r"\1", text)
+    text = _HTML_BREAK.sub(" ", text)
+    text = _HTML_TAG.sub("", text)
+    text = _ANCHOR.sub("", text)
+    text = _CODE_SPAN.sub(r"\1", text)
+    text = _STRONG.sub(r"\2", text)
+    text = _EMPHASIS.sub(lambda m: m.group(1) or m.group(2), text)
+    text = _STRIKE.sub(r"\1", text)
+    return _SPACES.sub(" ", html.unescape(text)).strip()
+
+
+def normalize_heading(text: str | None) -> str:
+    """A heading compared the way the evaluation compares them: marks, emoji, links, colon removed."""
+    if text is None:
+        return ""
+    text = _LINK.sub(r"\1", text)
+    text = _HTML_TAG.sub("", _ANCHOR.sub("", text))
+    text = _EMOJI.sub("", re.sub(r"[*_`]", "", text))
+    return _SPACES.sub(" ", text).strip().rstrip(":").strip().casefold()
+
+
+def split_sentences(text: str) -> list[tuple[int, str]]:
+    """Sentences of ``text`` as (start offset, sentence), abbreviations respected."""
+    pieces: list[tuple[int, str]] = []
+    start = 0
+    for match in _BOUNDARY.finditer(text):
+        before = text[start : match.start()].rstrip("\"”’)")
+        last_word = before.rsplit(None, 1)[-1].rstrip(".").casefold() if before.strip() else ""
+        if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
+            continue
+        pieces.append((start, text[start : match.start()].strip()))
+        start = match.end()
+    pieces.append((start, text[start:].strip()))
+    return [(offset, piece) for offset, piece in pieces if piece]
+
+
+def humanize(name: str) -> str:
+    """A file or folder name as a title: ``active_accounts_mrr`` → ``Active Accounts Mrr``.
+
+    Words already capitalised or upper-case (``MRR``, ``iOS``) keep their case.
+    """
+    stem = name[:-3] if name.lower().endswith(".md") else name
+    words = [w for w in re.split(r"[_\-\s]+", stem) if w]
+    return " ".join(w if any(c.isupper() for c in w) else w[:1].upper() + w[1:] for w in words)
+
+
+def truncate(text: str, limit: int, marker: str = " … [truncated]") -> tuple[str, bool]:
+    """``text`` cut at a word boundary to at most ``limit`` characters, plus a visible marker."""
+    if len(text) <= limit:
+        return text, False
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(" ,;:") + marker, True

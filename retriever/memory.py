@@ -1,0 +1,320 @@
+"""The loaded memory: the tree's documents, the section index, and their refresh.
+
+Contract: ``Memory.open(root, settings)`` scans the tree, reuses the cache for every file
+whose size and mtime (or, failing that, content hash) are unchanged, parses the rest, and
+brings the index up to date by tombstoning changed files' sections and indexing their new
+ones.  ``refresh()`` does the same later (the server calls it; a query never waits for a
+full rebuild unless there was no usable cache).  Files that cannot be read are listed in
+``skipped`` with a reason and never stop the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from retriever import reader
+from retriever.cache import DocInfo, FileRow, IndexCache, IndexState
+from retriever.config import Settings, index_cache_dir
+from retriever.errors import MemoryNotFound
+from retriever.index import Analyzed, Params, SectionIndex, analyze_document
+from retriever.markup import humanize
+from retriever.models import Document, Fingerprint, Section, Skipped
+from retriever.parser import ParseError, parse_document
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+_INDEX_NAMES = ("readme.md", "_index.md", "index.md")
+_COMPACT_DEAD_SHARE = 0.3
+_COMPACT_SEGMENTS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshStats:
+    """What the last refresh did, for diagnostics and benchmarks."""
+
+    files: int
+    parsed: int
+    removed: int
+    rebuilt: bool
+    cache: str  # "hit", "updated", "built" or "disabled"
+
+
+@dataclass
+class Memory:
+    """A memory tree ready for retrieval."""
+
+    root: Path
+    settings: Settings
+    params: Params
+    state: IndexState
+    cache: IndexCache | None
+    skipped: list[Skipped] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    stats: RefreshStats = RefreshStats(0, 0, 0, False, "disabled")
+    _docs: dict[str, Document] = field(default_factory=dict)
+    _rows: dict[str, FileRow] = field(default_factory=dict)  # fingerprints when there is no cache
+    _file_sections: dict[str, list[int]] = field(default_factory=dict)
+
+    # -- opening and refreshing ------------------------------------------------------------
+
+    @classmethod
+    def open(cls, root: Path, settings: Settings, params: Params | None = None,
+             progress: Progress | None = None) -> Memory:
+        """Load the tree at ``root``, from the cache where it is still valid."""
+        if not root.is_dir():
+            raise MemoryNotFound(
+                f"memory root {str(root)!r} is not a folder; pass --root DIR or set RETRIEVER_ROOT"
+            )
+        params = params or Params()
+        cache, warnings = _open_cache(settings, root)
+        state = (cache.load_index(params) if cache else None) or _empty_state(params)
+        memory = cls(root.resolve(), settings, params, state, cache, warnings=warnings)
+        memory.refresh(progress)
+        return memory
+
+    @property
+    def root_name(self) -> str:
+        return self.root.name
+
+    def refresh(self, progress: Progress | None = None) -> RefreshStats:
+        """Bring documents and index up to date with the files on disk."""
+        with self._lock():
+            self._refresh(progress)
+        return self.stats
+
+    def _refresh(self, progress: Progress | None) -> None:
+        entries, skipped = reader.scan(self.root)
+        rows = self.cache.file_rows() if self.cache else self._rows
+        changed: dict[str, Document | None] = {}
+        for number, entry in enumerate(entries, 1):
+            outcome = self._check(entry, rows.get(entry.rel_path))
+            if isinstance(outcome, Skipped):
+                skipped.append(outcome)
+                changed.setdefault(entry.rel_path, None)
+            elif outcome is not None:
+                changed[entry.rel_path] = outcome
+            if progress:
+                progress(number, len(entries))
+        present = {e.rel_path for e in entries}
+        gone = sorted({p for p in [*rows, *self.state.catalog] if p not in present})
+        self.skipped = sorted(skipped, key=lambda s: s.rel_path)
+        self._apply(changed, gone, present)
+
+    def _check(self, entry: reader.Entry, known: FileRow | None) -> Document | Skipped | None:
+        """None when the file is unchanged and indexed; else its new document or skip reason."""
+        fresh = known is not None and (known.fingerprint.size, known.fingerprint.mtime_ns) == (
+            entry.size,
+            entry.mtime_ns,
+        )
+        if fresh and known is not None and known.skipped:
+            return Skipped(entry.rel_path, known.skipped)
+        if fresh and entry.rel_path in self.state.catalog:
+            return None
+        known_sha1 = known.fingerprint.sha1 if known is not None and not known.skipped else None
+        return self._read(entry, known_sha1)
+
+    def _read(self, entry: reader.Entry, known_sha1: str | None) -> Document | Skipped | None:
+        try:
+            text, sha1 = reader.read_text(self.root, entry.rel_path, self.settings.max_file_bytes)
+        except reader.Unreadable as exc:
+            self._remember(entry, "", None, str(exc))
+            return Skipped(entry.rel_path, str(exc))
+        if sha1 == known_sha1 and entry.rel_path in self.state.catalog:
+            # Touched, not edited (a checkout, an editor's save without changes): only the mtime moves.
+            self._remember(entry, sha1, None, None, touch=True)
+            return None
+        try:
+            doc = parse_document(entry.rel_path, text)
+        except ParseError as exc:
+            self._remember(entry, sha1, None, str(exc))
+            return Skipped(entry.rel_path, str(exc))
+        self._remember(entry, sha1, doc, None)
+        return doc
+
+    def _remember(
+        self, entry: reader.Entry, sha1: str, doc: Document | None, reason: str | None, touch: bool = False
+    ) -> None:
+        fingerprint = Fingerprint(entry.size, entry.mtime_ns, sha1)
+        if self.cache and touch:
+            self.cache.touch(entry.rel_path, fingerprint)
+        elif self.cache:
+            self.cache.put(entry.rel_path, fingerprint, doc, reason)
+        else:
+            self._rows[entry.rel_path] = FileRow(fingerprint, reason)
+        if doc is not None:
+            self._docs[entry.rel_path] = doc
+        elif not touch:
+            self._docs.pop(entry.rel_path, None)
+
+    def _apply(self, changed: dict[str, Document | None], gone: list[str], present: set[str]) -> None:
+        state = self.state
+        if self.cache:
+            self.cache.forget(gone)
+        for path in gone:
+            self._rows.pop(path, None)
+            self._docs.pop(path, None)
+        removed = [p for p in [*changed, *gone] if p in state.catalog]
+        dead = [sid for p in removed for sid in self._sections_of(p)]
+        rebuilt = not state.index.segments or _too_fragmented(state.index, len(dead))
+        if rebuilt:
+            self._rebuild(changed, present)
+        elif changed or gone:
+            state.index.remove(dead)
+            for path in removed:
+                state.catalog.pop(path, None)
+                self._file_sections.pop(path, None)
+            self._index_docs([d for d in changed.values() if d is not None])
+        dirty = rebuilt or bool(changed or gone)
+        self._save(dirty)
+        word = "disabled" if not self.cache else "built" if rebuilt else "updated" if dirty else "hit"
+        parsed = sum(d is not None for d in changed.values())
+        self.stats = RefreshStats(len(present), parsed, len(removed), rebuilt, word)
+
+    def _rebuild(self, changed: dict[str, Document | None], present: set[str]) -> None:
+        """Index every document afresh as one segment (first run, or compaction)."""
+        docs = self.cache.all_documents() if self.cache else dict(self._docs)
+        docs.update({p: d for p, d in changed.items() if d is not None})
+        ordered = [docs[p] for p in sorted(docs) if p in present]
+        self.state = _empty_state(self.params)
+        self._file_sections = {}
+        analyzed = [analyze_document(d) for d in ordered]
+        self.state.index.set_avglen([fields_ for per_doc in analyzed for fields_ in per_doc])
+        self._index_docs(ordered, analyzed)
+
+    def _index_docs(self, docs: list[Document], analyzed: list[list[Analyzed]] | None = None) -> None:
+        analyzed = analyzed if analyzed is not None else [analyze_document(d) for d in docs]
+        ids = iter(self.state.index.add([fields_ for per_doc in analyzed for fields_ in per_doc]))
+        for doc in docs:
+            sids = [next(ids) for _ in doc.sections]
+            self.state.section_files.extend([doc.rel_path] * len(sids))
+            self.state.section_ordinals.extend(range(len(sids)))
+            self.state.catalog[doc.rel_path] = DocInfo(doc.title, doc.doc_type, doc.aliases, len(sids))
+            self._file_sections[doc.rel_path] = sids
+
+    def _sections_of(self, rel_path: str) -> list[int]:
+        if not self._file_sections and self.state.section_files:
+            for sid, path in enumerate(self.state.section_files):
+                if self.state.index.alive[sid]:
+                    self._file_sections.setdefault(path, []).append(sid)
+        return self._file_sections.get(rel_path, [])
+
+    def _save(self, dirty: bool) -> None:
+        if not self.cache:
+            return
+        if dirty:
+            try:
+                self.cache.save_index(self.state)
+            except OSError as exc:
+                self.warnings.append(f"index cache not saved ({exc.strerror}); next start re-indexes")
+        self.cache.commit()
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        """Serialise refreshes of one cache between processes (two CLI runs at once)."""
+        if not self.cache:
+            yield
+            return
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks; the atomic state file still protects readers
+            yield
+            return
+        with open(self.cache.folder / "lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def index(self) -> SectionIndex:
+        return self.state.index
+
+    def document(self, rel_path: str) -> Document:
+        doc = self._docs.get(rel_path)
+        if doc is None and self.cache:
+            doc = self.cache.documents([rel_path]).get(rel_path)
+            if doc is not None:
+                self._docs[rel_path] = doc
+        if doc is None:
+            raise KeyError(rel_path)
+        return doc
+
+    def section(self, section_id: int) -> tuple[Document, Section]:
+        doc = self.document(self.state.section_files[section_id])
+        return doc, doc.sections[self.state.section_ordinals[section_id]]
+
+    def source_path(self, rel_path: str) -> str:
+        """The path as the seed shows it: the root folder's name first."""
+        return f"{self.root_name}/{rel_path}"
+
+    def tree_path(self, rel_path: str, section: Section | None = None) -> str:
+        """``Company Context > Relationships > Client Organizations > Tier 1``."""
+        parts = [humanize(self.root_name), *self.folder_titles(rel_path)]
+        info = self.state.catalog.get(rel_path)
+        if rel_path.rsplit("/", 1)[-1].lower() not in _INDEX_NAMES or "/" not in rel_path:
+            parts.append(info.title if info else humanize(rel_path.rsplit("/", 1)[-1]))
+        if section is not None:
+            parts.extend(section.heading_path)
+        return " > ".join(parts)
+
+    def folder_titles(self, rel_path: str) -> list[str]:
+        folders = rel_path.split("/")[:-1]
+        titles = []
+        for depth in range(1, len(folders) + 1):
+            prefix = "/".join(folders[:depth])
+            titles.append(self._folder_title(prefix) or humanize(folders[depth - 1]))
+        return titles
+
+    def _folder_title(self, folder: str) -> str | None:
+        for name in _INDEX_NAMES:
+            for candidate in (f"{folder}/{name}", f"{folder}/{name.upper()}", f"{folder}/README.md"):
+                info = self.state.catalog.get(candidate)
+                if info:
+                    return info.title
+        return None
+
+    @property
+    def documents_count(self) -> int:
+        return len(self.state.catalog)
+
+    @property
+    def sections_count(self) -> int:
+        return self.state.index.live_count
+
+    def readiness(self) -> tuple[bool, str]:
+        """(memory_ready, readiness_state): ``empty`` < ``ready_sparse`` < ``ready_rich``."""
+        if self.sections_count == 0:
+            return False, "empty"
+        if self.documents_count < 5 or self.sections_count < 20:
+            return True, "ready_sparse"
+        return True, "ready_rich"
+
+
+def _empty_state(params: Params) -> IndexState:
+    return IndexState(SectionIndex(params=params), [], [])
+
+
+def _too_fragmented(index: SectionIndex, newly_dead: int) -> bool:
+    dead = index.size - index.live_count + newly_dead
+    return len(index.segments) >= _COMPACT_SEGMENTS or dead > _COMPACT_DEAD_SHARE * max(index.size, 1)
+
+
+def _open_cache(settings: Settings, root: Path) -> tuple[IndexCache | None, list[str]]:
+    folder = index_cache_dir(settings, root)
+    try:
+        if folder.resolve().is_relative_to(root.resolve()):
+            return None, [f"state folder {folder} is inside the memory tree; index cache disabled"]
+        return IndexCache(folder), []
+    except (OSError, sqlite3.Error) as exc:
+        log.warning("index cache unavailable at %s: %s", folder, exc)
+        return None, [f"index cache unavailable at {folder} ({exc}); indexing in memory"]
+

@@ -1,0 +1,85 @@
+"""Plain data shared by the stages: frozen dataclasses, no behaviour beyond small derivations.
+
+Line numbers are 1-based file lines (front matter included) and ranges are inclusive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Lines = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A candidate statement: a sentence, a list item or a table row rendered as text."""
+
+    kind: str  # "sentence" | "item" | "row"
+    text: str
+    lines: Lines
+    context: str = ""  # the parent list item, for nested items
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """Text under one heading, up to the next heading of any level (or the preamble)."""
+
+    ordinal: int
+    heading: str | None  # the heading as written (inline markdown kept); None for the preamble
+    title: str  # the heading as plain text; the document title for the preamble
+    level: int  # 1-6; 0 for the preamble
+    heading_path: tuple[str, ...]  # plain-text headings from the outermost, this one last
+    lines: Lines
+    text: str  # plain text of the body, for indexing and excerpts
+    units: tuple[Unit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One parsed markdown file."""
+
+    rel_path: str  # posix path relative to the memory root
+    title: str
+    doc_type: str | None
+    aliases: tuple[str, ...]
+    summary: str | None
+    front_matter: Mapping[str, Any]  # JSON-safe values (dates as ISO strings)
+    links: tuple[str, ...]  # link targets resolved to rel_paths inside the tree
+    sections: tuple[Section, ...]
+    line_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file left out of the memory, with the reason a user can act on."""
+
+    rel_path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What tells a changed file from an unchanged one."""
+
+    size: int
+    mtime_ns: int
+    sha1: str
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRef:
+    """A section as the index knows it: file slot and ordinal inside the file."""
+
+    rel_path: str
+    ordinal: int
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A section scored by the index for a query."""
+
+    ref: SectionRef
+    score: float
+    matched: tuple[str, ...] = field(default_factory=tuple)  # query terms present in the section

@@ -1,0 +1,312 @@
+"""Markdown file text → ``Document``: front matter, sections by heading, candidate statements.
+
+Contract: ``parse_document(rel_path, text)`` returns a ``Document`` or raises ``ParseError``
+with a reason a user can act on (bad YAML, front matter that is not a mapping).
+Headings come from markdown-it-py's block parser, so ``#`` lines inside code fences,
+indented code or HTML blocks never make sections.  Line numbers are file line numbers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+import re
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from retriever.markup import clean_inline, humanize, split_sentences
+from retriever.models import Document, Section, Unit
+
+_YAML_FENCE = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$\r?\n?", re.S | re.M)
+_TOML_FENCE = re.compile(r"\A(?:\ufeff)?\+\+\+[ \t]*\r?\n(.*?)^\+\+\+[ \t]*$\r?\n?", re.S | re.M)
+_LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_LONG_UNIT = 600  # characters; longer list items are split into sentences
+_INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})
+
+# Only block rules run: inline parsing is done by ``clean_inline`` on the pieces we keep.
+_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
+
+
+class ParseError(ValueError):
+    """The file cannot be read as a memory document; the message says why."""
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
+    """(metadata, body, number of lines the front matter block occupies)."""
+    match = _YAML_FENCE.match(text)
+    loader = _load_yaml
+    if match is None:
+        match = _TOML_FENCE.match(text)
+        loader = _load_toml
+    if match is None:
+        return {}, text.lstrip("\ufeff"), 0
+    meta = loader(match.group(1))
+    return meta, text[match.end() :], text[: match.end()].count("\n")
+
+
+def _load_yaml(block: str) -> dict[str, Any]:
+    try:
+        data = YAMLHandler().load(block)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at front matter line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ParseError(f"invalid YAML front matter{where}: {problem}") from exc
+    return _as_mapping(data)
+
+
+def _load_toml(block: str) -> dict[str, Any]:
+    try:
+        return _as_mapping(tomllib.loads(block))
+    except tomllib.TOMLDecodeError as exc:
+        raise ParseError(f"invalid TOML front matter: {exc}") from exc
+
+
+def _as_mapping(data: Any) -> dict[str, Any]:
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise ParseError(f"front matter must be a mapping of fields, found {type(data).__name__}")
+    return {str(k): _json_safe(v) for k, v in data.items()}
+
+
+def _json_safe(value: Any) -> Any:
+    """YAML values made JSON-safe: dates become ISO strings, keys strings."""
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_json_safe(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip()) if "," in value else (value.strip(),)
+    if isinstance(value, list):
+        return tuple(str(v).strip() for v in value if isinstance(v, str | int | float) and str(v).strip())
+    return ()
+
+
+def default_title(rel_path: str) -> str:
+    """A document's title when neither front matter nor a leading H1 gives one."""
+    parts = rel_path.split("/")
+    if parts[-1].lower() in _INDEX_NAMES and len(parts) > 1:
+        return humanize(parts[-2])
+    return humanize(parts[-1])
+
+
+@dataclass
+class _Builder:
+    """Accumulates sections while walking the block token stream."""
+
+    offset: int  # lines of front matter before the body
+    doc_title: str
+    sections: list[Section] = field(default_factory=list)
+    stack: list[tuple[int, str]] = field(default_factory=list)  # (level, plain heading)
+    heading: str | None = None
+    level: int = 0
+    start: int = 1
+    units: list[Unit] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+
+    def open(self, token: Token, inline: Token, last_line: int) -> None:
+        self.close(token.map[0] + self.offset if token.map else last_line)
+        level = int(token.tag[1])
+        plain = clean_inline(inline.content) or inline.content.strip()
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
+        self.stack.append((level, plain))
+        self.heading, self.level = inline.content.strip(), level
+        self.start = (token.map[0] if token.map else 0) + self.offset + 1
+
+    def close(self, end_line: int) -> None:
+        if self.heading is None and not self.texts:
+            return  # an empty preamble is no section
+        path = tuple(h for _, h in self.stack) if self.heading is not None else ()
+        self.sections.append(
+            Section(
+                ordinal=len(self.sections),
+                heading=self.heading,
+                title=path[-1] if path else self.doc_title,
+                level=self.level,
+                heading_path=path,
+                lines=(self.start, max(self.start, end_line)),
+                text="\n".join(self.texts),
+                units=tuple(self.units),
+            )
+        )
+        self.units, self.texts = [], []
+
+
+def parse_document(rel_path: str, text: str) -> Document:
+    """Parse one markdown file (its text already decoded) into a ``Document``."""
+    meta, body, offset = split_front_matter(text)
+    tokens = _MD.parse(body)
+    title = _title(meta, tokens, rel_path)
+    builder = _Builder(offset=offset, doc_title=title, start=offset + 1)
+    total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    _walk(tokens, builder, total_lines)
+    builder.close(total_lines)
+    sections = _drop_title_heading(builder.sections, title)
+    return Document(
+        rel_path=rel_path,
+        title=title,
+        doc_type=str(meta["type"]).strip().lower() if isinstance(meta.get("type"), str) else None,
+        aliases=_strings(meta.get("aliases")),
+        summary=str(meta["summary"]) if isinstance(meta.get("summary"), str) else None,
+        front_matter=meta,
+        links=_links(rel_path, body),
+        sections=tuple(sections),
+        line_count=total_lines,
+    )
+
+
+def _title(meta: Mapping[str, Any], tokens: list[Token], rel_path: str) -> str:
+    if isinstance(meta.get("title"), str | int | float) and str(meta["title"]).strip():
+        return clean_inline(str(meta["title"]))
+    first = next((i for i, t in enumerate(tokens) if t.type == "heading_open" and t.level == 0), None)
+    if first is not None and tokens[first].tag == "h1":
+        return clean_inline(tokens[first + 1].content) or default_title(rel_path)
+    return default_title(rel_path)
+
+
+def _drop_title_heading(sections: list[Section], title: str) -> list[Section]:
+    """Leave the document title out of heading paths where the top heading repeats it."""
+    key = title.casefold()
+    return [
+        _replace_path(s, s.heading_path[1:])
+        if s.heading_path and s.heading_path[0].casefold() == key
+        else s
+        for s in sections
+    ]
+
+
+def _replace_path(section: Section, path: tuple[str, ...]) -> Section:
+    if path == section.heading_path:
+        return section
+    return Section(
+        ordinal=section.ordinal,
+        heading=section.heading,
+        title=section.title,
+        level=section.level,
+        heading_path=path,
+        lines=section.lines,
+        text=section.text,
+        units=section.units,
+    )
+
+
+def _walk(tokens: list[Token], builder: _Builder, total_lines: int) -> None:
+    """Route each block token to the builder: headings open sections, blocks add statements."""
+    items: list[str] = []  # texts of the enclosing list items, outermost first
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.type == "heading_open" and token.level == 0:
+            builder.open(token, tokens[i + 1], total_lines)
+            i += 3
+            continue
+        if token.type == "list_item_open":
+            items.append("")
+        elif token.type == "list_item_close":
+            items.pop()
+        elif token.type == "inline" and token.map:
+            _inline_units(token, tokens[i - 1], items, builder)
+        elif token.type == "table_open":
+            i = _table(tokens, i, builder)
+            continue
+        elif token.type in ("fence", "code_block") and token.map:
+            builder.texts.append(token.content.strip())
+        elif token.type == "html_block" and token.map:
+            _html_units(token, builder)
+        i += 1
+
+
+def _inline_units(token: Token, opener: Token, items: list[str], builder: _Builder) -> None:
+    first_line = token.map[0] + builder.offset + 1 if token.map else builder.start
+    text = clean_inline(token.content)
+    if not text:
+        return
+    builder.texts.append(text)
+    if items and opener.type == "paragraph_open" and items[-1] == "" and len(text) <= _LONG_UNIT:
+        items[-1] = text
+        context = next((t for t in reversed(items[:-1]) if t), "")
+        last = token.map[1] + builder.offset if token.map else first_line
+        builder.units.append(Unit("item", text, (first_line, last), context=context))
+        return
+    kind = "item" if items else "sentence"
+    builder.units.extend(_sentences(token.content, first_line, kind))
+
+
+def _sentences(raw: str, first_line: int, kind: str) -> Iterator[Unit]:
+    # Split the raw markdown (so offsets map to lines), then clean each sentence.
+    for offset, sentence in split_sentences(raw):
+        text = clean_inline(sentence)
+        if text:
+            line = first_line + raw.count("\n", 0, offset)
+            yield Unit(kind, text, (line, line + sentence.count("\n")))
+
+
+def _table(tokens: list[Token], i: int, builder: _Builder) -> int:
+    """Table rows as "column: value" statements; returns the index after the table."""
+    header: list[str] = []
+    row: list[str] = []
+    row_map: list[int] | None = None
+    in_head = False
+    while tokens[i].type != "table_close":
+        token = tokens[i]
+        if token.type == "thead_open":
+            in_head = True
+        elif token.type == "thead_close":
+            in_head = False
+        elif token.type == "tr_open":
+            row, row_map = [], token.map
+        elif token.type == "inline":
+            row.append(clean_inline(token.content))
+        elif token.type == "tr_close" and in_head:
+            header = row
+        elif token.type == "tr_close" and row_map and any(row):
+            _row_unit(header, row, row_map, builder)
+        i += 1
+    return i + 1
+
+
+def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _Builder) -> None:
+    pairs = [f"{h}: {v}" if h else v for h, v in zip(header or [""] * len(row), row, strict=False) if v]
+    text = "; ".join(pairs)
+    line = row_map[0] + builder.offset + 1
+    builder.units.append(Unit("row", text, (line, line)))
+    builder.texts.append(text)
+
+
+def _html_units(token: Token, builder: _Builder) -> None:
+    text = clean_inline(token.content)
+    if len(text.split()) >= 3:
+        first_line = token.map[0] + builder.offset + 1 if token.map else builder.start
+        builder.texts.append(text)
+        builder.units.append(Unit("sentence", text, (first_line, first_line + token.content.count("\n"))))
+
+
+def _links(rel_path: str, body: str) -> tuple[str, ...]:
+    """Relative links to other markdown files, resolved to tree-relative posix paths."""
+    here = posixpath.dirname(rel_path)
+    found: list[str] = []
+    for target in _LINK_TARGET.findall(body):
+        target = target.split("#", 1)[0]
+        if not target or "://" in target or target.startswith(("mailto:", "/")):
+            continue
+        resolved = posixpath.normpath(posixpath.join(here, target))
+        if resolved.lower().endswith(".md") and not resolved.startswith("..") and resolved not in found:
+            found.append(resolved)
+    return tuple(found)

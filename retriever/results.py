@@ -1,0 +1,124 @@
+"""What the pipeline stages produce: frozen dataclasses handed from one stage to the next."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from retriever.models import Lines
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Validated tool arguments."""
+
+    prompt: str
+    session_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Triage:
+    decision: str  # "retrieve" | "skip"
+    reasoning: str
+    rewritten_query: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A section chosen in phase 1, with why."""
+
+    section_id: int
+    rel_path: str
+    ordinal: int
+    tree_path: str
+    source_path: str
+    lines: Lines
+    score: float  # BM25F
+    coverage: float  # share of the query's idf weight found anywhere in the section
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Phase1:
+    search_strategy: str  # "narrow" | "moderate" | "broad" | "none"
+    estimated_tokens: int
+    targets: tuple[Target, ...]
+    reasoning: str
+    sections_scored: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A statement from a targeted section, before scoring."""
+
+    statement: str
+    target: Target
+    lines: Lines
+    kind: str
+    context: str = ""  # text that frames the statement (a parent list item)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    statement: str
+    relevance_score: float
+    source_path: str
+    tree_path: str
+    lines: Lines
+    rel_path: str
+    section_heading: str | None  # the heading as written, for evaluation and citations
+    source_title: str
+    section_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    label: str
+    type: str
+    properties: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Relationship:
+    source: str
+    target: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    source_path: str
+    tree_path: str
+    lines: Lines
+    excerpt: str
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    context_summary: str
+    facts: tuple[Fact, ...]
+    entities: tuple[Entity, ...]
+    relationships: tuple[Relationship, ...]
+    documents: tuple[Excerpt, ...]
+    avg_relevance_score: float
+    coverage_assessment: str  # "comprehensive" | "partial" | "limited" | "none"
+
+    @property
+    def total_items(self) -> int:
+        return len(self.facts) + len(self.entities) + len(self.documents)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostics:
+    request_id: str
+    duration_ms: float
+    estimated_tokens: int
+    sections_searched: tuple[str, ...]
+    avg_relevance_score: float
+    gemini_calls_estimate: int
+    mode: str
+    warnings: tuple[str, ...]
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)

@@ -1,0 +1,115 @@
+"""The library entry point: ``Retriever(root).retrieve(prompt)``.
+
+Contract: ``retrieve`` returns a ``RetrievalResult`` whose ``structured`` dict is seed 000's
+``structuredContent`` and whose ``text`` is the markdown report; it raises ``RetrieverError``
+subclasses (``InvalidArguments``, ``RetrievalTimeout``) that adapters map to their protocols.
+A missing or empty tree is not an error: the result says ``memory_ready: false``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from retriever.config import Settings
+from retriever.context import Context, Run
+from retriever.errors import MemoryNotFound
+from retriever.index import Params
+from retriever.memory import Memory, Progress
+from retriever.pipeline import execute, new_run
+from retriever.results import Fact
+
+DEFAULT_ROOT = "company_context"
+
+
+def default_root(environ: Mapping[str, str] | None = None) -> Path:
+    """``$RETRIEVER_ROOT``, else ``./company_context``."""
+    environ = os.environ if environ is None else environ
+    return Path(environ.get("RETRIEVER_ROOT") or DEFAULT_ROOT)
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """One retrieval: the report, structuredContent, and the typed data behind them."""
+
+    text: str
+    structured: Mapping[str, Any]
+    run: Run
+
+    @property
+    def facts(self) -> tuple[Fact, ...]:
+        return self.run.retrieval.facts if self.run.retrieval else ()
+
+    def to_mcp(self) -> dict[str, Any]:
+        """The MCP ``tools/call`` result: text content, structuredContent and ``isError``."""
+        return {"content": [{"type": "text", "text": self.text}], "structuredContent": dict(self.structured),
+                "isError": False}
+
+
+class Retriever:
+    """Answers "what do we know about X?" from a markdown memory tree."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | None = None,
+        settings: Settings | None = None,
+        *,
+        params: Params | None = None,
+        progress: Progress | None = None,
+        refresh_interval: float = 2.0,
+    ) -> None:
+        self.root = Path(root) if root is not None else default_root()
+        self.settings = settings or Settings.from_env()
+        self.params = params
+        self.refresh_interval = refresh_interval
+        self._progress = progress
+        self._memory: Memory | None = None
+        self._refreshed = 0.0
+        self._lock = threading.Lock()
+
+    @property
+    def memory(self) -> Memory:
+        """The loaded memory; raises ``MemoryNotFound`` when the root is not a folder."""
+        with self._lock:
+            if self._memory is None:
+                self._memory = Memory.open(self.root, self.settings, self.params, self._progress)
+                self._refreshed = time.monotonic()
+            return self._memory
+
+    def refresh(self) -> None:
+        """Pick up added, changed and deleted files now."""
+        memory = self.memory
+        with self._lock:
+            memory.refresh()
+            self._refreshed = time.monotonic()
+
+    def _current_memory(self) -> Memory | None:
+        try:
+            memory = self.memory
+        except MemoryNotFound:
+            return None
+        if time.monotonic() - self._refreshed > self.refresh_interval:
+            self.refresh()
+        return memory
+
+    def retrieve(self, prompt: str, session_id: str | None = None, *, history: Sequence[str] = ()) -> RetrievalResult:
+        """Retrieve ranked, cited facts for ``prompt``; ``history`` is the session's prior prompts."""
+        arguments: dict[str, Any] = {"prompt": prompt}
+        if session_id is not None:
+            arguments["session_id"] = session_id
+        return self.call(arguments, history=history)
+
+    def call(self, arguments: Mapping[str, Any], *, history: Sequence[str] = ()) -> RetrievalResult:
+        """Like ``retrieve`` but from raw tool arguments, validated as seed 000 says."""
+        state = new_run(arguments)
+        memory = self._current_memory()
+        readiness = memory.readiness() if memory else (False, "missing")
+        ctx = Context(memory=memory, settings=self.settings, history=tuple(history),
+                      deadline=state.started + self.settings.deadline_seconds, readiness=readiness)
+        state = execute(state, ctx)
+        return RetrievalResult(state.text, state.structured, state)

@@ -1,0 +1,118 @@
+"""Stage 5, score: relevance in 0..1 that means the same across questions.
+
+A statement's relevance is built from shares of the query's idf weight (so a question whose
+rare words the memory lacks scores low whatever the ranking) and from its section's BM25F
+strength relative to the best section (so the ranking follows phase 1):
+
+    relevance = a · coverage(statement ∪ its headings) + b · coverage(statement alone)
+              + c · coverage(section) · section strength
+
+Facts are then chosen greedily: each further fact from a section already cited counts
+``SAME_SECTION_DECAY`` less, so the first places go to different sections, and duplicate
+statements are dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from retriever import analyzer
+from retriever.context import Context, Run
+from retriever.memory import Memory
+from retriever.results import Candidate, Fact, Target
+from retriever.target import coverage, query_weights
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreParams:
+    with_headings: float = 0.45
+    statement: float = 0.25
+    section: float = 0.30
+    same_section_decay: float = 0.85
+
+
+_PUNCT = re.compile(r"[\W_]+")
+
+
+def _dedup_key(text: str) -> str:
+    return _PUNCT.sub(" ", analyzer.normalize(text)).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    candidate: Candidate
+    relevance: float
+
+
+def _heading_terms(memory: Memory, target: Target) -> set[str]:
+    doc, section = memory.section(target.section_id)
+    return set(analyzer.terms(" ".join([doc.title, *section.heading_path])))
+
+
+def relevance(candidates: tuple[Candidate, ...], memory: Memory, terms: tuple[str, ...],
+              params: ScoreParams) -> list[_Scored]:
+    """Every candidate with its relevance in 0..1."""
+    weights = query_weights(memory, terms)
+    best = max((c.target.score for c in candidates), default=1.0) or 1.0
+    headings: dict[int, set[str]] = {}
+    out = []
+    for cand in candidates:
+        own = set(analyzer.terms(cand.statement))
+        if cand.target.section_id not in headings:
+            headings[cand.target.section_id] = _heading_terms(memory, cand.target)
+        framed = own | headings[cand.target.section_id]
+        score = (
+            params.with_headings * coverage(weights, framed)
+            + params.statement * coverage(weights, own)
+            + params.section * cand.target.coverage * (cand.target.score / best)
+        )
+        out.append(_Scored(cand, min(1.0, max(0.0, score))))
+    return out
+
+
+def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
+    """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
+    remaining = sorted(scored, key=lambda s: (-s.relevance, s.candidate.target.section_id, s.candidate.lines))
+    cited: Counter[int] = Counter()
+    seen: set[str] = set()
+    chosen: list[_Scored] = []
+    while remaining and len(chosen) < top_k:
+        pick = max(remaining, key=lambda s: s.relevance * decay ** cited[s.candidate.target.section_id])
+        remaining.remove(pick)
+        key = _dedup_key(pick.candidate.statement)
+        if key in seen:
+            continue
+        seen.add(key)
+        sid = pick.candidate.target.section_id
+        chosen.append(_Scored(pick.candidate, pick.relevance * decay ** cited[sid]))
+        cited[sid] += 1
+    return chosen
+
+
+def to_fact(memory: Memory, scored: _Scored) -> Fact:
+    cand = scored.candidate
+    doc, section = memory.section(cand.target.section_id)
+    return Fact(
+        statement=cand.statement,
+        relevance_score=round(scored.relevance, 4),
+        source_path=memory.source_path(doc.rel_path),
+        tree_path=cand.target.tree_path,
+        lines=cand.lines,
+        rel_path=doc.rel_path,
+        section_heading=section.heading,
+        source_title=doc.title,
+        section_id=cand.target.section_id,
+    )
+
+
+def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
+    if ctx.memory is None or not state.candidates:
+        return state
+    params = params or ScoreParams()
+    scored = relevance(state.candidates, ctx.memory, state.query_terms, params)
+    ctx.check_deadline()
+    ranked = rank(scored, ctx.settings.top_k, params.same_section_decay)
+    return dataclasses.replace(state, facts=tuple(to_fact(ctx.memory, s) for s in ranked))
