@@ -1,9 +1,9 @@
 """Company memory retriever: ranked, cited facts from a git-edited tree of markdown files.
 
-    from retriever import Retriever
-    result = Retriever("company_context").retrieve("Who owns the billing project?")
-    result.text          # the markdown report
-    result.structured    # seed 000's structuredContent (a dict)
+from retriever import Retriever
+result = Retriever("company_context").retrieve("Who owns the billing project?")
+result.text          # the markdown report
+result.structured    # seed 000's structuredContent (a dict)
 """
 
 from retriever.config import Settings

@@ -100,9 +100,7 @@ def _relations(doc: Document, resolve: _Resolver) -> Iterator[Relationship]:
     for key, value in doc.front_matter.items():
         for name in _names(value):
             path = resolve(name)
-            if path and path != doc.rel_path:
-                yield Relationship(doc.title, name, key)
-            elif key in RELATION_FIELDS and not path:
+            if (path and path != doc.rel_path) or (key in RELATION_FIELDS and not path):
                 yield Relationship(doc.title, name, key)
 
 
@@ -181,4 +179,3 @@ def run(state: Run, ctx: Context) -> Run:
     else:
         retrieval = assemble(ctx.memory, state.phase1, state.facts, ctx)
     return dataclasses.replace(state, retrieval=retrieval)
-

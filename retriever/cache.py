@@ -148,10 +148,21 @@ class IndexCache:
             ]
         except (OSError, ValueError, KeyError, TypeError, pickle.UnpicklingError, EOFError):
             return None
-        index = SectionIndex(params=params, vocab=saved["vocab"], segments=segments, alive=saved["alive"],
-                             df=saved["df"], avglen=tuple(saved["avglen"]))
-        return IndexState(index, saved["section_files"], saved["section_ordinals"], saved["catalog"],
-                          list(saved["segments"]))
+        index = SectionIndex(
+            params=params,
+            vocab=saved["vocab"],
+            segments=segments,
+            alive=saved["alive"],
+            df=saved["df"],
+            avglen=tuple(saved["avglen"]),
+        )
+        return IndexState(
+            index,
+            saved["section_files"],
+            saved["section_ordinals"],
+            saved["catalog"],
+            list(saved["segments"]),
+        )
 
     def save_index(self, state: IndexState) -> None:
         """Write the index: new segments as files of their own, the rest in one atomic state file."""
@@ -164,9 +175,15 @@ class IndexCache:
                 np.save(base / f"{name}.{part}.npy", getattr(segment, part))
             names.append(name)
         saved = {
-            "format": FORMAT, "params": _params_json(state.index.params), "avglen": list(state.index.avglen),
-            "segments": names, "vocab": state.index.vocab, "alive": state.index.alive, "df": state.index.df,
-            "section_files": state.section_files, "section_ordinals": state.section_ordinals,
+            "format": FORMAT,
+            "params": _params_json(state.index.params),
+            "avglen": list(state.index.avglen),
+            "segments": names,
+            "vocab": state.index.vocab,
+            "alive": state.index.alive,
+            "df": state.index.df,
+            "section_files": state.section_files,
+            "section_ordinals": state.section_ordinals,
             "catalog": state.catalog,
         }
         _atomic_write(base / "state.pkl", pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL))

@@ -77,10 +77,14 @@ def analyze_document(doc: Document) -> list[Analyzed]:
     """Per section, per field, the term counts of a document."""
     title = Counter(analyzer.terms(" ".join([doc.title, *doc.aliases])))
     meta = Counter(analyzer.terms(_meta_text(doc)))
-    out = []
+    out: list[Analyzed] = []
     for section in doc.sections:
         _, heading, path, _, body = section_fields(doc, section)
-        counts = (Counter(analyzer.terms(heading)), Counter(analyzer.terms(path)), Counter(analyzer.terms(body)))
+        counts = (
+            Counter(analyzer.terms(heading)),
+            Counter(analyzer.terms(path)),
+            Counter(analyzer.terms(body)),
+        )
         out.append((title, counts[0], counts[1], meta, counts[2]))
     return out
 
@@ -144,8 +148,11 @@ class SectionIndex:
                 tids.append(tid)
                 sids.append(first + offset)
                 vals.append(value)
-        self._append_segment(np.frombuffer(tids, dtype=np.int64), np.frombuffer(sids, dtype=np.int32),
-                             np.frombuffer(vals, dtype=np.float32))
+        self._append_segment(
+            np.frombuffer(tids, dtype=np.int64),
+            np.frombuffer(sids, dtype=np.int32),
+            np.frombuffer(vals, dtype=np.float32),
+        )
         self.alive = np.concatenate([self.alive, np.ones(len(analyzed), dtype=bool)])
         return range(first, first + len(analyzed))
 

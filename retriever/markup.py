@@ -73,7 +73,7 @@ def split_sentences(text: str) -> list[tuple[int, str]]:
     pieces: list[tuple[int, str]] = []
     start = 0
     for match in _BOUNDARY.finditer(text):
-        before = text[start : match.start()].rstrip("\"”’)")
+        before = text[start : match.start()].rstrip('"”’)')
         last_word = before.rsplit(None, 1)[-1].rstrip(".").casefold() if before.strip() else ""
         if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
             continue

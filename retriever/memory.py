@@ -64,13 +64,12 @@ class Memory:
     # -- opening and refreshing ------------------------------------------------------------
 
     @classmethod
-    def open(cls, root: Path, settings: Settings, params: Params | None = None,
-             progress: Progress | None = None) -> Memory:
+    def open(
+        cls, root: Path, settings: Settings, params: Params | None = None, progress: Progress | None = None
+    ) -> Memory:
         """Load the tree at ``root``, from the cache where it is still valid."""
         if not root.is_dir():
-            raise MemoryNotFound(
-                f"memory root {str(root)!r} is not a folder; pass --root DIR or set RETRIEVER_ROOT"
-            )
+            raise MemoryNotFound(f"memory root {str(root)!r} is not a folder; pass --root DIR or set RETRIEVER_ROOT")
         params = params or Params()
         cache, warnings = _open_cache(settings, root)
         state = (cache.load_index(params) if cache else None) or _empty_state(params)
@@ -317,4 +316,3 @@ def _open_cache(settings: Settings, root: Path) -> tuple[IndexCache | None, list
     except (OSError, sqlite3.Error) as exc:
         log.warning("index cache unavailable at %s: %s", folder, exc)
         return None, [f"index cache unavailable at {folder} ({exc}); indexing in memory"]
-

@@ -185,9 +185,7 @@ def _drop_title_heading(sections: list[Section], title: str) -> list[Section]:
     """Leave the document title out of heading paths where the top heading repeats it."""
     key = title.casefold()
     return [
-        _replace_path(s, s.heading_path[1:])
-        if s.heading_path and s.heading_path[0].casefold() == key
-        else s
+        _replace_path(s, s.heading_path[1:]) if s.heading_path and s.heading_path[0].casefold() == key else s
         for s in sections
     ]
 

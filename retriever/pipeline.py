@@ -32,8 +32,11 @@ STAGES: tuple[tuple[str, Stage], ...] = (
 
 
 def new_run(arguments: Mapping[str, Any], started: float | None = None) -> Run:
-    return Run(arguments=arguments, request_id=str(uuid.uuid4()),
-               started=time.monotonic() if started is None else started)
+    return Run(
+        arguments=arguments,
+        request_id=str(uuid.uuid4()),
+        started=time.monotonic() if started is None else started,
+    )
 
 
 def execute(state: Run, ctx: Context, stages: tuple[tuple[str, Stage], ...] = STAGES) -> Run:

@@ -15,6 +15,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pathspec
 
@@ -41,7 +42,7 @@ def _is_noise(name: str) -> bool:
     return name.startswith((".", "#", "~$")) or name.endswith(_NOISE_SUFFIXES)
 
 
-def _gitignore(directory: Path) -> pathspec.PathSpec | None:
+def _gitignore(directory: Path) -> pathspec.PathSpec[Any] | None:
     path = directory / ".gitignore"
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -50,7 +51,7 @@ def _gitignore(directory: Path) -> pathspec.PathSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
+def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec[Any]]]) -> bool:
     for base, spec in specs:
         local = rel[len(base) + 1 :] if base else rel
         if spec.match_file(local + "/" if is_dir else local):
@@ -72,7 +73,7 @@ def _scan_dir(
     root: Path,
     directory: Path,
     rel_dir: str,
-    specs: list[tuple[str, pathspec.PathSpec]],
+    specs: list[tuple[str, pathspec.PathSpec[Any]]],
     entries: list[Entry],
     skipped: list[Skipped],
 ) -> None:

@@ -81,8 +81,10 @@ def render(prompt: str, triage: Triage, phase1: Phase1, retrieval: Retrieval) ->
         "## Relevant Facts",
         "",
     ]
-    lines += [f"- [{_percent(f.relevance_score)}] **{_one_line(f.statement)}** (source: {_source(f)})"
-              for f in retrieval.facts] or ["_No facts retrieved._"]
+    lines += [
+        f"- [{_percent(f.relevance_score)}] **{_one_line(f.statement)}** (source: {_source(f)})"
+        for f in retrieval.facts
+    ] or ["_No facts retrieved._"]
     if retrieval.documents:
         lines += ["", "## Documents", ""]
         for doc in retrieval.documents:
@@ -98,8 +100,13 @@ def render(prompt: str, triage: Triage, phase1: Phase1, retrieval: Retrieval) ->
 
 def _excerpt_lines(doc: Excerpt) -> list[str]:
     quoted = [f"> {line}" if line else ">" for line in doc.excerpt.splitlines()]
-    return [f"### {_short_path(doc.tree_path)}", f"`{doc.source_path}` lines {doc.lines[0]}–{doc.lines[1]}", "",
-            *quoted, ""]
+    return [
+        f"### {_short_path(doc.tree_path)}",
+        f"`{doc.source_path}` lines {doc.lines[0]}–{doc.lines[1]}",
+        "",
+        *quoted,
+        "",
+    ]
 
 
 def structured(
@@ -115,8 +122,11 @@ def structured(
         memory_ready=readiness[0],
         readiness_state=readiness[1],
         content_text=text,
-        triage=TriageOut(decision=triage.decision,  # type: ignore[arg-type]
-                         reasoning=triage.reasoning, rewritten_query=triage.rewritten_query),
+        triage=TriageOut(
+            decision=triage.decision,  # type: ignore[arg-type]
+            reasoning=triage.reasoning,
+            rewritten_query=triage.rewritten_query,
+        ),
         phase1=_phase1(phase1),
         retrieval=_retrieval(retrieval),
         diagnostics=_diagnostics(diagnostics),
@@ -129,8 +139,13 @@ def _phase1(phase1: Phase1) -> Phase1Out:
         search_strategy=phase1.search_strategy,  # type: ignore[arg-type]
         estimated_tokens=phase1.estimated_tokens,
         targeted_sections=[
-            TargetedSectionOut(tree_path=t.tree_path, relevance_reason=t.reason, source_path=t.source_path,
-                               lines=t.lines, score=round(t.score, 4))
+            TargetedSectionOut(
+                tree_path=t.tree_path,
+                relevance_reason=t.reason,
+                source_path=t.source_path,
+                lines=t.lines,
+                score=round(t.score, 4),
+            )
             for t in phase1.targets
         ],
     )
@@ -139,12 +154,28 @@ def _phase1(phase1: Phase1) -> Phase1Out:
 def _retrieval(r: Retrieval) -> RetrievalOut:
     return RetrievalOut(
         context_summary=r.context_summary,
-        facts=[FactOut(statement=f.statement, relevance_score=f.relevance_score, source_path=f.source_path,
-                       tree_path=f.tree_path, lines=f.lines) for f in r.facts],
+        facts=[
+            FactOut(
+                statement=f.statement,
+                relevance_score=f.relevance_score,
+                source_path=f.source_path,
+                tree_path=f.tree_path,
+                lines=f.lines,
+            )
+            for f in r.facts
+        ],
         entities=[EntityOut(label=e.label, type=e.type, properties=dict(e.properties)) for e in r.entities],
         relationships=[RelationshipOut(source=x.source, target=x.target, type=x.type) for x in r.relationships],
-        documents=[DocumentOut(source_path=d.source_path, tree_path=d.tree_path, lines=d.lines, excerpt=d.excerpt,
-                               truncated=d.truncated) for d in r.documents],
+        documents=[
+            DocumentOut(
+                source_path=d.source_path,
+                tree_path=d.tree_path,
+                lines=d.lines,
+                excerpt=d.excerpt,
+                truncated=d.truncated,
+            )
+            for d in r.documents
+        ],
         total_items=r.total_items,
         avg_relevance_score=r.avg_relevance_score,
         coverage_assessment=r.coverage_assessment,  # type: ignore[arg-type]
@@ -190,7 +221,8 @@ def diagnostics(state: Run, ctx: Context) -> Diagnostics:
     return Diagnostics(
         request_id=state.request_id,
         duration_ms=(time.monotonic() - state.started) * 1000,
-        estimated_tokens=fact_tokens + sum(estimate_tokens(d.excerpt) for d in (retrieval.documents if retrieval else ())),
+        estimated_tokens=fact_tokens
+        + sum(estimate_tokens(d.excerpt) for d in (retrieval.documents if retrieval else ())),
         sections_searched=tuple(t.tree_path for t in phase1.targets),
         avg_relevance_score=retrieval.avg_relevance_score if retrieval else 0.0,
         gemini_calls_estimate=0,

@@ -47,8 +47,11 @@ class RetrievalResult:
 
     def to_mcp(self) -> dict[str, Any]:
         """The MCP ``tools/call`` result: text content, structuredContent and ``isError``."""
-        return {"content": [{"type": "text", "text": self.text}], "structuredContent": dict(self.structured),
-                "isError": False}
+        return {
+            "content": [{"type": "text", "text": self.text}],
+            "structuredContent": dict(self.structured),
+            "isError": False,
+        }
 
 
 class Retriever:
@@ -109,7 +112,12 @@ class Retriever:
         state = new_run(arguments)
         memory = self._current_memory()
         readiness = memory.readiness() if memory else (False, "missing")
-        ctx = Context(memory=memory, settings=self.settings, history=tuple(history),
-                      deadline=state.started + self.settings.deadline_seconds, readiness=readiness)
+        ctx = Context(
+            memory=memory,
+            settings=self.settings,
+            history=tuple(history),
+            deadline=state.started + self.settings.deadline_seconds,
+            readiness=readiness,
+        )
         state = execute(state, ctx)
         return RetrievalResult(state.text, state.structured, state)

@@ -52,8 +52,9 @@ def _heading_terms(memory: Memory, target: Target) -> set[str]:
     return set(analyzer.terms(" ".join([doc.title, *section.heading_path])))
 
 
-def relevance(candidates: tuple[Candidate, ...], memory: Memory, terms: tuple[str, ...],
-              params: ScoreParams) -> list[_Scored]:
+def relevance(
+    candidates: tuple[Candidate, ...], memory: Memory, terms: tuple[str, ...], params: ScoreParams
+) -> list[_Scored]:
     """Every candidate with its relevance in 0..1."""
     weights = query_weights(memory, terms)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0

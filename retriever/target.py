@@ -53,8 +53,13 @@ def coverage(weights: Mapping[str, float], present: set[str]) -> float:
     return sum(w for t, w in weights.items() if t in present) / total if total else 0.0
 
 
-def _reason(doc: Document, section: Section, fields: dict[str, set[str]], words: dict[str, str],
-            terms: tuple[str, ...]) -> str:
+def _reason(
+    doc: Document,
+    section: Section,
+    fields: dict[str, set[str]],
+    words: dict[str, str],
+    terms: tuple[str, ...],
+) -> str:
     def named(field: str) -> list[str]:
         return [words.get(t, t) for t in terms if t in fields[field]]
 
@@ -97,17 +102,19 @@ def choose(memory: Memory, query: str, terms: tuple[str, ...], max_sections: int
         fields = section_terms(doc, section)
         present = set().union(*fields.values())
         tokens += estimate_tokens(section.text) + estimate_tokens(" ".join(section.heading_path))
-        targets.append(Target(
-            section_id=sid,
-            rel_path=doc.rel_path,
-            ordinal=section.ordinal,
-            tree_path=memory.tree_path(doc.rel_path, section),
-            source_path=memory.source_path(doc.rel_path),
-            lines=section.lines,
-            score=score,
-            coverage=coverage(weights, present),
-            reason=_reason(doc, section, fields, words, terms),
-        ))
+        targets.append(
+            Target(
+                section_id=sid,
+                rel_path=doc.rel_path,
+                ordinal=section.ordinal,
+                tree_path=memory.tree_path(doc.rel_path, section),
+                source_path=memory.source_path(doc.rel_path),
+                lines=section.lines,
+                score=score,
+                coverage=coverage(weights, present),
+                reason=_reason(doc, section, fields, words, terms),
+            )
+        )
     files = len({t.rel_path for t in targets})
     reasoning = (
         f"BM25F over {memory.sections_count:,} sections (headings, titles and paths weighted above body text) "

@@ -42,9 +42,7 @@ def _prompt(value: Any) -> str:
     if not value.strip():
         raise InvalidArguments("'prompt' is empty: describe the company context you need")
     if len(value) > MAX_PROMPT_CHARS:
-        raise InvalidArguments(
-            f"'prompt' is {len(value):,} characters; the limit is {MAX_PROMPT_CHARS:,}: shorten it"
-        )
+        raise InvalidArguments(f"'prompt' is {len(value):,} characters; the limit is {MAX_PROMPT_CHARS:,}: shorten it")
     return value.strip()
 
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from retriever import Retriever, Settings  # noqa: E402
-from retriever.markup import normalize_heading  # noqa: E402
+from retriever import Retriever, Settings
+from retriever.markup import normalize_heading
 
 ANSWERABLE = ("lookup", "paraphrase", "people", "multi")
 
@@ -155,14 +155,29 @@ def _score_one(query: dict, answer: Answer, out: dict[str, list[float]]) -> None
         out["multi_recall@10"].append(found / len(gold))
 
 
-COLUMNS = ("file_hit@1", "file_hit@5", "section_hit@5", "mrr", "multi_recall@10", "absent_not_comprehensive",
-           "lowinfo_skipped", "wrongly_skipped", "top_score", "absent_top_score", "ms")
+COLUMNS = (
+    "file_hit@1",
+    "file_hit@5",
+    "section_hit@5",
+    "mrr",
+    "multi_recall@10",
+    "absent_not_comprehensive",
+    "lowinfo_skipped",
+    "wrongly_skipped",
+    "top_score",
+    "absent_top_score",
+    "ms",
+)
 
 
 def table(title: str, metrics: dict[str, dict[str, float]], counts: dict[str, int]) -> str:
     kinds = ["all", *[k for k in (*ANSWERABLE, "absent", "lowinfo") if k in metrics]]
-    lines = [f"## {title}", "", "| metric | " + " | ".join(f"{k} ({counts[k]})" for k in kinds) + " |",
-             "|---|" + "---|" * len(kinds)]
+    lines = [
+        f"## {title}",
+        "",
+        "| metric | " + " | ".join(f"{k} ({counts[k]})" for k in kinds) + " |",
+        "|---|" + "---|" * len(kinds),
+    ]
     for column in COLUMNS:
         cells = [f"{metrics[k][column]:.3f}" if column in metrics[k] else "" for k in kinds]
         if any(cells):
@@ -203,8 +218,10 @@ def _details(queries: Sequence[dict], answers: Sequence[Answer]) -> None:
     for q, a in zip(queries, answers, strict=True):
         gold = q["gold"]
         rank = next((i for i, h in enumerate(a.hits, 1) if any(_same(h, g) for g in gold)), None)
-        print(f"{q['id']:28} {q['kind']:10} sect_rank={rank!s:4} top={a.top_score:.2f} {a.coverage:13} "
-              f"{q['question'][:70]}")
+        print(
+            f"{q['id']:28} {q['kind']:10} sect_rank={rank!s:4} top={a.top_score:.2f} {a.coverage:13} "
+            f"{q['question'][:70]}"
+        )
 
 
 if __name__ == "__main__":
