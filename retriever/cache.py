@@ -198,7 +198,13 @@ class IndexCache:
 
 
 def _params_json(params: Params) -> dict[str, Any]:
-    return {"k1": params.k1, "weights": list(params.weights), "b": list(params.b)}
+    return {
+        "k1": params.k1,
+        "weights": list(params.weights),
+        "b": list(params.b),
+        "groups": list(params.groups),
+        "group_weights": list(params.group_weights),
+    }
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from retriever.config import Settings
 from retriever.errors import RetrievalTimeout
 from retriever.memory import Memory
+from retriever.query import Query
 from retriever.results import Candidate, Fact, Phase1, Request, Retrieval, Triage
 
 
@@ -40,7 +41,7 @@ class Run:
     request_id: str
     started: float
     request: Request | None = None
-    query_terms: tuple[str, ...] = ()
+    query: Query | None = None  # the analysed query (set by triage)
     triage: Triage | None = None
     phase1: Phase1 | None = None
     candidates: tuple[Candidate, ...] = ()
@@ -55,7 +56,7 @@ class Run:
         return self.triage is not None and self.triage.decision == "skip"
 
     @property
-    def query(self) -> str:
+    def query_text(self) -> str:
         """The query retrieval works on: triage's rewrite, else the prompt."""
         if self.triage and self.triage.rewritten_query:
             return self.triage.rewritten_query

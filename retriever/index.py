@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,11 +36,18 @@ _META_KEYS = ("summary", "description", "tags", "keywords", "questions", "topics
 
 @dataclass(frozen=True, slots=True)
 class Params:
-    """BM25F parameters; weights and length normalisation per field, in ``FIELDS`` order."""
+    """BM25F parameters, per field in ``FIELDS`` order: weight, length normalisation, group.
+
+    Fields of one group are combined before saturation (BM25F); groups saturate apart and
+    add up, so a heading that matches the query counts in full even when the body matches
+    too.  One group for all fields is plain BM25F; one field per group is per-field BM25.
+    """
 
     k1: float = 1.2
-    weights: tuple[float, ...] = (2.0, 3.0, 1.0, 0.5, 1.0)
-    b: tuple[float, ...] = (0.0, 0.3, 0.3, 0.0, 0.75)
+    weights: tuple[float, ...] = (1.0, 1.0, 1.0, 0.5, 1.0)
+    b: tuple[float, ...] = (0.0, 0.0, 0.3, 0.0, 0.75)
+    groups: tuple[int, ...] = (0, 1, 2, 2, 2)
+    group_weights: tuple[float, ...] = (1.0, 1.5, 1.0)
 
 
 def _meta_text(doc: Document) -> str:
@@ -95,7 +102,7 @@ class Segment:
 
     indptr: IntArray
     indices: npt.NDArray[np.int32]
-    values: FloatArray
+    values: FloatArray  # (postings, groups): the pre-combined tf' of each field group
 
     def postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
         if term_id + 1 >= len(self.indptr):
@@ -143,28 +150,30 @@ class SectionIndex:
         first = self.size
         tids, sids, vals = array("q"), array("i"), array("f")
         for offset, fields_ in enumerate(analyzed):
-            for term, value in self._combined(fields_).items():
+            for term, values in self._combined(fields_).items():
                 tid = self.vocab.setdefault(term, len(self.vocab))
                 tids.append(tid)
                 sids.append(first + offset)
-                vals.append(value)
+                vals.extend(values)
         self._append_segment(
             np.frombuffer(tids, dtype=np.int64),
             np.frombuffer(sids, dtype=np.int32),
-            np.frombuffer(vals, dtype=np.float32),
+            np.frombuffer(vals, dtype=np.float32).reshape(len(tids), len(self.params.group_weights)),
         )
         self.alive = np.concatenate([self.alive, np.ones(len(analyzed), dtype=bool)])
         return range(first, first + len(analyzed))
 
-    def _combined(self, fields_: Analyzed) -> dict[str, float]:
-        acc: dict[str, float] = {}
+    def _combined(self, fields_: Analyzed) -> dict[str, list[float]]:
+        """Term → tf' per field group (weighted, length-normalised field frequencies summed)."""
+        groups = len(self.params.group_weights)
+        acc: dict[str, list[float]] = {}
         for f, counts in enumerate(fields_):
             if not counts:
                 continue
             norm = 1.0 - self.params.b[f] + self.params.b[f] * sum(counts.values()) / self.avglen[f]
-            weight = self.params.weights[f] / norm
+            weight, group = self.params.weights[f] / norm, self.params.groups[f]
             for term, tf in counts.items():
-                acc[term] = acc.get(term, 0.0) + weight * tf
+                acc.setdefault(term, [0.0] * groups)[group] += weight * tf
         return acc
 
     def _append_segment(self, tids: IntArray, sids: npt.NDArray[np.int32], vals: FloatArray) -> None:
@@ -203,25 +212,29 @@ class SectionIndex:
         tid = self.vocab.get(term)
         return self.unseen_idf() if tid is None or self.df[tid] <= 0 else self.idf(tid)
 
-    def scores(self, terms: Iterable[str]) -> FloatArray:
-        """BM25F score of every section id for the unique ``terms`` (dead sections score 0)."""
+    def scores(self, terms: Iterable[str], boosts: Mapping[str, float] | None = None) -> FloatArray:
+        """BM25F score of every section id for the unique ``terms`` (dead sections score 0).
+
+        ``boosts`` multiplies a term's contribution (1.0 when absent).
+        """
         out = np.zeros(self.size, dtype=np.float32)
         k1 = self.params.k1
+        group_weights = np.asarray(self.params.group_weights, dtype=np.float32)
         for term in dict.fromkeys(terms):
             tid = self.vocab.get(term)
             if tid is None or self.df[tid] <= 0:
                 continue
-            idf = self.idf(tid)
+            idf = self.idf(tid) * (boosts.get(term, 1.0) if boosts else 1.0)
             for segment in self.segments:
                 ids, vals = segment.postings(tid)
                 if len(ids):
-                    out[ids] += idf * vals * (k1 + 1.0) / (vals + k1)
+                    out[ids] += idf * ((vals * (k1 + 1.0) / (vals + k1)) @ group_weights)
         out[~self.alive] = 0.0
         return out
 
-    def top(self, terms: Sequence[str], k: int) -> list[tuple[int, float]]:
+    def top(self, terms: Sequence[str], k: int, boosts: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (section id, score) pairs with a positive score, best first."""
-        scores = self.scores(terms)
+        scores = self.scores(terms, boosts)
         k = min(k, int((scores > 0).sum()))
         if k <= 0:
             return []

@@ -266,20 +266,8 @@ class Memory:
         return " > ".join(parts)
 
     def folder_titles(self, rel_path: str) -> list[str]:
-        folders = rel_path.split("/")[:-1]
-        titles = []
-        for depth in range(1, len(folders) + 1):
-            prefix = "/".join(folders[:depth])
-            titles.append(self._folder_title(prefix) or humanize(folders[depth - 1]))
-        return titles
-
-    def _folder_title(self, folder: str) -> str | None:
-        for name in _INDEX_NAMES:
-            for candidate in (f"{folder}/{name}", f"{folder}/{name.upper()}", f"{folder}/README.md"):
-                info = self.state.catalog.get(candidate)
-                if info:
-                    return info.title
-        return None
+        """Folder names as titles; a folder's README titles that README, not the folder."""
+        return [humanize(folder) for folder in rel_path.split("/")[:-1]]
 
     @property
     def documents_count(self) -> int:

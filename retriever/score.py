@@ -22,18 +22,19 @@ from dataclasses import dataclass
 from retriever import analyzer
 from retriever.context import Context, Run
 from retriever.memory import Memory
+from retriever.query import Query, coverage, weights
 from retriever.results import Candidate, Fact, Target
-from retriever.target import coverage, query_weights
 
 
 @dataclass(frozen=True, slots=True)
 class ScoreParams:
-    with_headings: float = 0.45
-    statement: float = 0.25
-    section: float = 0.30
-    same_section_decay: float = 0.85
+    with_headings: float = 0.30
+    statement: float = 0.20
+    section: float = 0.50
+    same_section_decay: float = 0.70
 
 
+DEFAULT = ScoreParams()
 _PUNCT = re.compile(r"[\W_]+")
 
 
@@ -52,11 +53,9 @@ def _heading_terms(memory: Memory, target: Target) -> set[str]:
     return set(analyzer.terms(" ".join([doc.title, *section.heading_path])))
 
 
-def relevance(
-    candidates: tuple[Candidate, ...], memory: Memory, terms: tuple[str, ...], params: ScoreParams
-) -> list[_Scored]:
+def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
     """Every candidate with its relevance in 0..1."""
-    weights = query_weights(memory, terms)
+    term_weights = weights(query, memory.index)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
     headings: dict[int, set[str]] = {}
     out = []
@@ -66,8 +65,8 @@ def relevance(
             headings[cand.target.section_id] = _heading_terms(memory, cand.target)
         framed = own | headings[cand.target.section_id]
         score = (
-            params.with_headings * coverage(weights, framed)
-            + params.statement * coverage(weights, own)
+            params.with_headings * coverage(term_weights, framed)
+            + params.statement * coverage(term_weights, own)
             + params.section * cand.target.coverage * (cand.target.score / best)
         )
         out.append(_Scored(cand, min(1.0, max(0.0, score))))
@@ -112,8 +111,9 @@ def to_fact(memory: Memory, scored: _Scored) -> Fact:
 def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     if ctx.memory is None or not state.candidates:
         return state
-    params = params or ScoreParams()
-    scored = relevance(state.candidates, ctx.memory, state.query_terms, params)
+    params = params or DEFAULT
+    assert state.query is not None
+    scored = relevance(state.candidates, ctx.memory, state.query, params)
     ctx.check_deadline()
     ranked = rank(scored, ctx.settings.top_k, params.same_section_decay)
     return dataclasses.replace(state, facts=tuple(to_fact(ctx.memory, s) for s in ranked))

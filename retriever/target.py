@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 
 from retriever import analyzer
 from retriever.context import Context, Run
 from retriever.index import FIELDS, section_fields
 from retriever.memory import Memory
 from retriever.models import Document, Section
+from retriever.query import Query, coverage, framing_boosts, weights
 from retriever.results import Phase1, Target
 
 KEEP_RATIO = 0.3  # sections scoring below this share of the best are not read
 CANDIDATES = 50  # ranked before the cut, so ties at the cut are decided deterministically
+PER_DOCUMENT = 4  # sections read per file, so one long document cannot crowd out the rest
 
 
 def estimate_tokens(text: str) -> int:
@@ -28,40 +29,17 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def query_weights(memory: Memory, terms: tuple[str, ...]) -> dict[str, float]:
-    """Each query term's idf: rare terms weigh more; terms the memory lacks weigh most."""
-    return {t: memory.index.term_idf(t) for t in terms}
-
-
-def term_words(query: str) -> dict[str, str]:
-    """Index term → the query word it came from, so reasons speak the user's words."""
-    words: dict[str, str] = {}
-    for word in analyzer.raw_words(query):
-        for term in analyzer.terms(word):
-            words.setdefault(term, word)
-    return words
-
-
 def section_terms(doc: Document, section: Section) -> dict[str, set[str]]:
     """Field name → the set of index terms in that field of the section."""
-    return {name: set(analyzer.terms(text)) for name, text in zip(FIELDS, section_fields(doc, section), strict=True)}
+    texts = section_fields(doc, section)
+    return {name: set(analyzer.terms(text)) for name, text in zip(FIELDS, texts, strict=True)}
 
 
-def coverage(weights: Mapping[str, float], present: set[str]) -> float:
-    """Share of the query's idf weight found in ``present`` (0..1)."""
-    total = sum(weights.values())
-    return sum(w for t, w in weights.items() if t in present) / total if total else 0.0
+def _reason(doc: Document, section: Section, fields: dict[str, set[str]], query: Query) -> str:
+    terms = query.terms
 
-
-def _reason(
-    doc: Document,
-    section: Section,
-    fields: dict[str, set[str]],
-    words: dict[str, str],
-    terms: tuple[str, ...],
-) -> str:
     def named(field: str) -> list[str]:
-        return [words.get(t, t) for t in terms if t in fields[field]]
+        return list(dict.fromkeys(query.word(t) for t in terms if t in fields[field]))
 
     parts = []
     heading = section.heading_path[-1] if section.heading_path else section.title
@@ -87,20 +65,32 @@ def _strategy(targets: list[Target]) -> str:
     return "broad" if files >= 6 else "moderate"
 
 
-def choose(memory: Memory, query: str, terms: tuple[str, ...], max_sections: int) -> Phase1:
-    """Phase 1 over the whole index for the query's ``terms``."""
-    hits = memory.index.top(terms, CANDIDATES)
-    if not hits:
+def _diverse(memory: Memory, hits: list[tuple[int, float]], limit: int) -> list[tuple[int, float]]:
+    """The strongest hits within ``KEEP_RATIO`` of the best, at most ``PER_DOCUMENT`` per file."""
+    best = hits[0][1] if hits else 0.0
+    per_file: dict[str, int] = {}
+    chosen: list[tuple[int, float]] = []
+    for sid, score in hits:
+        if score < KEEP_RATIO * best or len(chosen) >= limit:
+            break
+        path = memory.state.section_files[sid]
+        if per_file.get(path, 0) < PER_DOCUMENT:
+            per_file[path] = per_file.get(path, 0) + 1
+            chosen.append((sid, score))
+    return chosen
+
+
+def choose(memory: Memory, query: Query, max_sections: int) -> Phase1:
+    """Phase 1 over the whole index for the analysed ``query``."""
+    hits = memory.index.top(query.terms, CANDIDATES, framing_boosts(query.terms))
+    chosen, ranked = _diverse(memory, hits, max_sections), len(hits)
+    if not chosen:
         return Phase1("none", 0, (), "No section of the memory contains any of the query's terms.", 0)
-    best = hits[0][1]
-    chosen = [(sid, score) for sid, score in hits if score >= KEEP_RATIO * best][:max_sections]
-    weights = query_weights(memory, terms)
-    words = term_words(query)
+    term_weights = weights(query, memory.index)
     targets, tokens = [], 0
     for sid, score in chosen:
         doc, section = memory.section(sid)
         fields = section_terms(doc, section)
-        present = set().union(*fields.values())
         tokens += estimate_tokens(section.text) + estimate_tokens(" ".join(section.heading_path))
         targets.append(
             Target(
@@ -111,21 +101,27 @@ def choose(memory: Memory, query: str, terms: tuple[str, ...], max_sections: int
                 source_path=memory.source_path(doc.rel_path),
                 lines=section.lines,
                 score=score,
-                coverage=coverage(weights, present),
-                reason=_reason(doc, section, fields, words, terms),
+                coverage=coverage(term_weights, set().union(*fields.values())),
+                reason=_reason(doc, section, fields, query),
             )
         )
+    return Phase1(
+        _strategy(targets), tokens, tuple(targets), _reasoning(memory, query, targets, ranked), memory.sections_count
+    )
+
+
+def _reasoning(memory: Memory, query: Query, targets: list[Target], ranked: int) -> str:
     files = len({t.rel_path for t in targets})
-    reasoning = (
+    return (
         f"BM25F over {memory.sections_count:,} sections (headings, titles and paths weighted above body text) "
-        f"ranked {len(hits)} candidates; the {len(targets)} strongest, from {files} document"
+        f"ranked {ranked} candidates; the {len(targets)} strongest, from {files} document"
         f"{'s' if files != 1 else ''}, were read for facts."
     )
-    return Phase1(_strategy(targets), tokens, tuple(targets), reasoning, memory.sections_count)
 
 
 def run(state: Run, ctx: Context) -> Run:
     if state.skipped or ctx.memory is None or not ctx.readiness[0]:
         return dataclasses.replace(state, phase1=Phase1("none", 0, (), "Retrieval was not run.", 0))
-    phase1 = choose(ctx.memory, state.query, state.query_terms, ctx.settings.max_sections)
+    assert state.query is not None
+    phase1 = choose(ctx.memory, state.query, ctx.settings.max_sections)
     return dataclasses.replace(state, phase1=phase1)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from retriever import analyzer
 from retriever.context import Context, Run
+from retriever.query import analyze
 from retriever.results import Triage
 from retriever.stopwords import WORDS as STOP_WORDS
 
@@ -92,5 +93,5 @@ def triage(prompt: str, history: Sequence[str] = ()) -> Triage:
 def run(state: Run, ctx: Context) -> Run:
     assert state.request is not None
     result = triage(state.request.prompt, ctx.history)
-    terms = tuple(dict.fromkeys(analyzer.terms(result.rewritten_query or state.request.prompt)))
-    return dataclasses.replace(state, triage=result, query_terms=terms)
+    query = analyze(result.rewritten_query or state.request.prompt)
+    return dataclasses.replace(state, triage=result, query=query)

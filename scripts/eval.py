@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from retriever import Retriever, Settings
+from retriever.index import Params
 from retriever.markup import normalize_heading
 
 ANSWERABLE = ("lookup", "paraphrase", "people", "multi")
@@ -57,14 +58,14 @@ def corpus_root(corpus: Path, name: str) -> Path:
     return corpus / name if (corpus / name).is_dir() else corpus
 
 
-def retriever_system(corpus: Path, state_dir: Path, top_k: int) -> System:
+def retriever_system(corpus: Path, state_dir: Path, top_k: int, params: Params | None = None) -> System:
     retrievers: dict[str, Retriever] = {}
     settings = Settings(state_dir=state_dir, top_k=top_k)
 
     def answer(query: dict) -> Answer:
         name = query["corpus"]
         if name not in retrievers:
-            retrievers[name] = Retriever(corpus_root(corpus, name), settings, refresh_interval=1e9)
+            retrievers[name] = Retriever(corpus_root(corpus, name), settings, params=params, refresh_interval=1e9)
             _ = retrievers[name].memory
         began = time.perf_counter()
         result = retrievers[name].retrieve(query["question"])

@@ -1,0 +1,3 @@
+from retriever.adapters.cli import main
+
+main()

@@ -1,0 +1,202 @@
+"""The ``retriever`` command line: a thin click adapter over the core.
+
+    retriever query "Who owns billing?" [--root DIR] [--json] [--top-k N]
+    retriever tree [--root DIR] [--json]
+
+Exit codes: 0 success; 1 retrieval failed (timeout, internal error); 2 bad usage or input
+(invalid arguments, missing root, invalid settings).  Errors go to stderr; with ``--json``
+the seed's error object is printed on stdout as well.  Heavy modules are imported inside
+the commands so that ``--help`` and small trees answer fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from retriever.errors import RetrieverError
+    from retriever.memory import Memory
+
+EXIT_FAILURE, EXIT_USAGE = 1, 2
+_PROGRESS_AFTER_SECONDS = 0.5
+
+
+def _exit_code(error: RetrieverError) -> int:
+    from retriever.errors import ConfigError, InvalidArguments, MemoryNotFound
+
+    return EXIT_USAGE if isinstance(error, InvalidArguments | MemoryNotFound | ConfigError) else EXIT_FAILURE
+
+
+def _fail(error: RetrieverError, as_json: bool) -> None:
+    """Report a core error the way scripts and people both expect, then exit."""
+    from retriever.report import error_content
+
+    if as_json:
+        click.echo(json.dumps(error_content(error), ensure_ascii=False, indent=2))
+    click.echo(f"Error ({error.code}): {error.message}", err=True)
+    sys.exit(_exit_code(error))
+
+
+class _ProgressBar:
+    """A progress bar on stderr, shown only when indexing is slow and stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.started < _PROGRESS_AFTER_SECONDS or not sys.stderr.isatty():
+                return
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("Indexing memory", total=total)
+        self.bar.update(self.task, completed=done, total=total)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _root(root: Path | None) -> Path:
+    from retriever.retriever import default_root
+
+    return root if root is not None else default_root()
+
+
+def _open_memory(root: Path, settings: Any, as_json: bool) -> Memory:
+    from retriever.errors import RetrieverError
+    from retriever.memory import Memory
+
+    progress = _ProgressBar()
+    try:
+        return Memory.open(root, settings, progress=progress)
+    except RetrieverError as exc:
+        _fail(exc, as_json)
+        raise  # unreachable: _fail exits
+    finally:
+        progress.close()
+
+
+root_option = click.option(
+    "--root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Memory tree folder [default: $RETRIEVER_ROOT, else ./company_context].",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="company-memory-retriever", prog_name="retriever")
+def cli() -> None:
+    """Company memory retriever: ranked, cited facts from a markdown memory tree."""
+
+
+@cli.command()
+@click.argument("prompt")
+@root_option
+@click.option("--json", "as_json", is_flag=True, help="Print structuredContent as JSON.")
+@click.option("--top-k", type=click.IntRange(1, 100), default=None, help="Facts to return [default: 12].")
+def query(prompt: str, root: Path | None, as_json: bool, top_k: int | None) -> None:
+    """Retrieve what the memory knows about PROMPT."""
+    from retriever.config import Settings
+    from retriever.errors import RetrieverError
+    from retriever.retriever import Retriever
+
+    try:
+        settings = Settings.from_env(top_k=top_k)
+        retriever = Retriever(_root(root), settings)
+        retriever._memory = _open_memory(retriever.root, settings, as_json)
+        result = retriever.retrieve(prompt)
+    except RetrieverError as exc:
+        _fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(result.structured, ensure_ascii=False, indent=2))
+    elif sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(result.text))
+    else:
+        click.echo(result.text)
+
+
+@cli.command()
+@root_option
+@click.option("--json", "as_json", is_flag=True, help="Print the outline as JSON.")
+def tree(root: Path | None, as_json: bool) -> None:
+    """Print the memory tree's outline: documents, section counts, skipped files."""
+    from retriever.config import Settings
+    from retriever.errors import RetrieverError
+
+    try:
+        memory = _open_memory(_root(root), Settings.from_env(), as_json)
+    except RetrieverError as exc:
+        _fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(_outline(memory), ensure_ascii=False, indent=2))
+        return
+    for line in _outline_lines(memory):
+        click.echo(line)
+
+
+def _outline(memory: Memory) -> dict[str, Any]:
+    ready, state = memory.readiness()
+    docs = [
+        {
+            "path": memory.source_path(p),
+            "tree_path": memory.tree_path(p),
+            "title": i.title,
+            "type": i.doc_type,
+            "sections": i.sections,
+        }
+        for p, i in sorted(memory.state.catalog.items())
+    ]
+    return {
+        "root": str(memory.root),
+        "memory_ready": ready,
+        "readiness_state": state,
+        "documents": docs,
+        "sections": memory.sections_count,
+        "skipped": [{"path": memory.source_path(s.rel_path), "reason": s.reason} for s in memory.skipped],
+    }
+
+
+def _outline_lines(memory: Memory) -> list[str]:
+    _, state = memory.readiness()
+    lines = [f"{memory.root_name}/  {memory.documents_count} documents, {memory.sections_count} sections ({state})"]
+    shown: set[str] = set()
+    for path, info in sorted(memory.state.catalog.items()):
+        folders = path.split("/")[:-1]
+        for depth in range(1, len(folders) + 1):
+            key = "/".join(folders[:depth])
+            if key not in shown:
+                shown.add(key)
+                lines.append(f"{'  ' * depth}{folders[depth - 1]}/  {memory.folder_titles(path)[depth - 1]}")
+        kind = f" [{info.doc_type}]" if info.doc_type else ""
+        plural = "s" if info.sections != 1 else ""
+        lines.append(
+            f"{'  ' * (len(folders) + 1)}{path.rsplit('/', 1)[-1]}  {info.title}{kind} · "
+            f"{info.sections} section{plural}"
+        )
+    if memory.skipped:
+        lines += ["", f"Skipped files ({len(memory.skipped)}):"]
+        lines += [f"  {memory.source_path(s.rel_path)}: {s.reason}" for s in memory.skipped]
+    return lines
+
+
+def main() -> None:
+    cli()
