@@ -19,8 +19,8 @@ from retriever.models import Document
 from retriever.results import Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
 
 # Thresholds on the best fact's relevance, and on how many facts are strong.
-COMPREHENSIVE, PARTIAL, LIMITED = 0.75, 0.55, 0.35
-STRONG = 0.6
+COMPREHENSIVE, PARTIAL, LIMITED = 0.8, 0.55, 0.35
+STRONG, STRONG_NEEDED = 0.6, 2
 MAX_ENTITIES, MAX_RELATIONSHIPS = 12, 24
 
 # Front-matter fields that name other documents even when the name does not resolve.
@@ -38,7 +38,7 @@ def assess(facts: tuple[Fact, ...]) -> str:
         return "none"
     top = facts[0].relevance_score
     strong = sum(f.relevance_score >= STRONG for f in facts)
-    if top >= COMPREHENSIVE and strong >= 3:
+    if top >= COMPREHENSIVE and strong >= STRONG_NEEDED:
         return "comprehensive"
     if top >= PARTIAL:
         return "partial"

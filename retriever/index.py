@@ -30,8 +30,11 @@ FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 Analyzed = tuple[Counter[str], ...]  # one section's term counts, per field
 
-# Front-matter keys whose text describes the document (the rest are ids, dates, layout…).
-_META_KEYS = ("summary", "description", "tags", "keywords", "questions", "topics", "category", "categories")
+# Front-matter keys that hold site machinery, not knowledge; every other value is indexed.
+_NOT_META = frozenset(
+    "title aliases type layout permalink redirect_from redirect_to weight slug url draft toc sidebar "
+    "menu nav_order parent_layout template css js bookcollapsesection bookhidden booksearchexclude".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +54,11 @@ class Params:
 
 
 def _meta_text(doc: Document) -> str:
+    """Front-matter values (summary, tags, owner, email…) as one text; title and aliases have their own field."""
     out: list[str] = []
-    for key in _META_KEYS:
-        value = doc.front_matter.get(key)
+    for key, value in doc.front_matter.items():
+        if key.lower() in _NOT_META:
+            continue
         if isinstance(value, str):
             out.append(value)
         elif isinstance(value, list):

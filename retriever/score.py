@@ -32,6 +32,8 @@ class ScoreParams:
     statement: float = 0.20
     section: float = 0.50
     same_section_decay: float = 0.70
+    long_statement: int = 30  # terms; longer statements match query words by chance more often
+    length_penalty: float = 0.3
 
 
 DEFAULT = ScoreParams()
@@ -60,13 +62,15 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
     headings: dict[int, set[str]] = {}
     out = []
     for cand in candidates:
-        own = set(analyzer.terms(cand.statement))
+        terms = analyzer.terms(cand.statement)
+        own = set(terms)
         if cand.target.section_id not in headings:
             headings[cand.target.section_id] = _heading_terms(memory, cand.target)
         framed = own | headings[cand.target.section_id]
+        density = min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty
         score = (
-            params.with_headings * coverage(term_weights, framed)
-            + params.statement * coverage(term_weights, own)
+            params.with_headings * coverage(term_weights, framed) * density
+            + params.statement * coverage(term_weights, own) * density
             + params.section * cand.target.coverage * (cand.target.score / best)
         )
         out.append(_Scored(cand, min(1.0, max(0.0, score))))

@@ -40,7 +40,7 @@ WORDS = ENGLISH | UKRAINIAN
 # priorities"). They are kept, since they sometimes matter, but weigh less in a query.
 FRAMING = frozenset(
     """
-main key current currently latest recent recently new top best highest lowest biggest largest smallest most least
+main many key current currently latest recent recently new top best highest lowest biggest largest smallest most least
 list show give find tell explain describe summary summarize overview info information details detail
 regarding related relevant know want need like get make use used using work way thing things kind type
 responsible general overall specific exactly actually usually typically normally etc time
