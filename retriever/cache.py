@@ -26,7 +26,7 @@ import numpy as np
 from retriever.index import Params, SectionIndex, Segment
 from retriever.models import Document, Fingerprint
 
-FORMAT = 4  # bump when Document, the analyzer or the index layout changes
+FORMAT = 5  # bump when Document, the analyzer or the index layout changes
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,7 @@ class IndexState:
     section_files: list[str]  # section id → rel_path
     section_ordinals: list[int]  # section id → ordinal inside its document
     catalog: dict[str, DocInfo] = field(default_factory=dict)  # rel_path → outline info
+    acronyms: dict[str, set[str]] = field(default_factory=dict)  # acronym → its expansions, lower-case
     segment_names: list[str] = field(default_factory=list)  # segments already saved, in order
 
 
@@ -161,6 +162,7 @@ class IndexCache:
             saved["section_files"],
             saved["section_ordinals"],
             saved["catalog"],
+            saved["acronyms"],
             list(saved["segments"]),
         )
 
@@ -185,6 +187,7 @@ class IndexCache:
             "section_files": state.section_files,
             "section_ordinals": state.section_ordinals,
             "catalog": state.catalog,
+            "acronyms": state.acronyms,
         }
         _atomic_write(base / "state.pkl", pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL))
         state.segment_names = names

@@ -99,3 +99,34 @@ def truncate(text: str, limit: int, marker: str = " … [truncated]") -> tuple[s
         return text, False
     cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
     return cut.rstrip(" ,;:") + marker, True
+
+
+_ACRONYM = r"[A-Z][A-Za-z0-9&]{1,7}"
+_ACR_THEN_EXPANSION = re.compile(rf"\b({_ACRONYM})\s*\(([A-Za-z][\w&' -]{{3,80}})\)")
+_EXPANSION_THEN_ACR = re.compile(rf"\b((?:[A-Za-z][\w'-]*[\s-]+){{1,7}}[A-Za-z][\w'-]*)\s*\(({_ACRONYM})\)")
+_MINOR_WORDS = frozenset({"and", "of", "for", "the", "a", "an", "to", "in", "on", "&"})
+
+
+def _initials_match(acronym: str, expansion: str) -> str | None:
+    """The expansion's words that spell ``acronym`` (ending at the last word), or None."""
+    letters = [c.lower() for c in acronym if c.isalnum()]
+    words = [w for w in re.split(r"[\s-]+", expansion.strip()) if w]
+    # Take the shortest run of words, ending at the last, whose initials spell the acronym.
+    for start in range(len(words) - 1, -1, -1):
+        run = [w for w in words[start:] if w.lower() not in _MINOR_WORDS]
+        if [w[0].lower() for w in run] == letters:
+            return " ".join(words[start:])
+    return None
+
+
+def find_acronyms(text: str) -> list[tuple[str, str]]:
+    """(acronym, expansion) pairs defined in ``text``, as "MRR (monthly recurring revenue)"
+    or "Monthly Recurring Revenue (MRR)"; only pairs whose initials spell the acronym."""
+    found: list[tuple[str, str]] = []
+    for acronym, expansion in _ACR_THEN_EXPANSION.findall(text):
+        if sum(c.isupper() for c in acronym) >= 2 and (match := _initials_match(acronym, expansion)):
+            found.append((acronym, match))
+    for expansion, acronym in _EXPANSION_THEN_ACR.findall(text):
+        if sum(c.isupper() for c in acronym) >= 2 and (match := _initials_match(acronym, expansion)):
+            found.append((acronym, match))
+    return list(dict.fromkeys(found))

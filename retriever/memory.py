@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retriever import reader
+from retriever import analyzer, reader
 from retriever.cache import DocInfo, FileRow, IndexCache, IndexState
 from retriever.config import Settings, index_cache_dir
 from retriever.errors import MemoryNotFound
@@ -194,6 +194,8 @@ class Memory:
             self.state.section_files.extend([doc.rel_path] * len(sids))
             self.state.section_ordinals.extend(range(len(sids)))
             self.state.catalog[doc.rel_path] = DocInfo(doc.title, doc.doc_type, doc.aliases, len(sids))
+            for acronym, expansion in doc.acronyms:
+                self.state.acronyms.setdefault(analyzer.normalize(acronym), set()).add(expansion.casefold())
             self._file_sections[doc.rel_path] = sids
 
     def _sections_of(self, rel_path: str) -> list[int]:

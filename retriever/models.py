@@ -49,6 +49,7 @@ class Document:
     links: tuple[str, ...]  # link targets resolved to rel_paths inside the tree
     sections: tuple[Section, ...]
     line_count: int = 0
+    acronyms: tuple[tuple[str, str], ...] = ()  # (acronym, expansion) pairs the document defines
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from frontmatter.default_handlers import YAMLHandler
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from retriever.markup import clean_inline, humanize, split_sentences
+from retriever.markup import clean_inline, find_acronyms, humanize, split_sentences
 from retriever.models import Document, Section, Unit
 
 _YAML_FENCE = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$\r?\n?", re.S | re.M)
@@ -169,6 +169,7 @@ def parse_document(rel_path: str, text: str) -> Document:
         links=_links(rel_path, body),
         sections=tuple(sections),
         line_count=total_lines,
+        acronyms=tuple(dict.fromkeys(a for s in sections for a in find_acronyms(f"{s.title}\n{s.text}"))),
     )
 
 

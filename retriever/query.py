@@ -13,39 +13,79 @@ questions and lost file hit@1 without gaining multi-section recall, so it is not
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from retriever import analyzer
 from retriever.index import SectionIndex
 from retriever.stopwords import FRAMING
 
 FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
+EXPANSION_WEIGHT = 0.6  # an acronym or expansion added to the query counts this much
 _FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
+
+Acronyms = Mapping[str, Iterable[str]]  # acronym (lower-case) → its expansions, as the memory defines them
 
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """An analysed query: unique terms in order and the user's word for each term."""
+    """An analysed query.
+
+    ``terms``: unique terms in order.  ``extra``: terms added from the memory's own acronym
+    definitions ("recurring revenue" brings in ``mrr``; "MRR" brings in its expansion).
+    ``alternates``: term → sets of terms that, all present, stand for it.
+    """
 
     text: str
     terms: tuple[str, ...]
     words: Mapping[str, str]
+    extra: tuple[str, ...] = ()
+    alternates: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
+
+    def boosts(self) -> dict[str, float]:
+        """Term multipliers for ranking: framing words and added terms count less."""
+        out = framing_boosts(self.terms)
+        out.update({t: EXPANSION_WEIGHT for t in self.extra})
+        return out
 
 
 def _is_compound(term: str) -> bool:
     return any(not ch.isalnum() for ch in term)
 
 
-def analyze(text: str) -> Query:
-    """Terms and words of a query text."""
+def analyze(text: str, acronyms: Acronyms | None = None) -> Query:
+    """Terms and words of a query text, expanded with the memory's acronym definitions."""
     words: dict[str, str] = {}
     for word in analyzer.raw_words(text):
         for term in analyzer.terms(word):
             words.setdefault(term, word)
-    return Query(text, tuple(dict.fromkeys(analyzer.terms(text))), words)
+    terms = tuple(dict.fromkeys(analyzer.terms(text)))
+    extra, alternates = _expand(terms, acronyms or {})
+    return Query(text, terms, words, tuple(t for t in extra if t not in terms), alternates)
+
+
+def _expand(terms: tuple[str, ...], acronyms: Acronyms) -> tuple[list[str], dict[str, tuple[frozenset[str], ...]]]:
+    present = set(terms)
+    extra: list[str] = []
+    alternates: dict[str, list[frozenset[str]]] = {}
+    for acronym, expansions in acronyms.items():
+        short = frozenset(analyzer.terms(acronym))
+        for expansion in expansions:
+            long = frozenset(analyzer.terms(expansion))
+            if not short or len(long) < 2:
+                continue
+            if short <= present:  # the query says "MRR": its expansion stands for it too
+                extra.extend(sorted(long))
+                for term in short:
+                    alternates.setdefault(term, []).append(long)
+            shared = long & present
+            if len(shared) >= 2 and len(shared) * 3 >= len(long) * 2:  # "recurring revenue" → MRR
+                extra.extend(sorted(short))
+                for term in shared:
+                    alternates.setdefault(term, []).append(short)
+    return list(dict.fromkeys(extra)), {t: tuple(dict.fromkeys(v)) for t, v in alternates.items()}
 
 
 def framing_boosts(terms: Iterable[str]) -> dict[str, float]:
@@ -59,7 +99,11 @@ def weights(query: Query, index: SectionIndex) -> dict[str, float]:
     return {t: index.term_idf(t) * boosts.get(t, 1.0) for t in query.terms if not _is_compound(t)}
 
 
-def coverage(weights: Mapping[str, float], present: set[str]) -> float:
-    """Share of the query's weight found in ``present`` (0..1)."""
+def coverage(weights: Mapping[str, float], present: set[str], query: Query | None = None) -> float:
+    """Share of the query's weight found in ``present`` (0..1), alternates counting as the term."""
     total = sum(weights.values())
-    return sum(w for t, w in weights.items() if t in present) / total if total else 0.0
+    if not total:
+        return 0.0
+    alternates = query.alternates if query else {}
+    found = sum(w for t, w in weights.items() if t in present or any(a <= present for a in alternates.get(t, ())))
+    return found / total

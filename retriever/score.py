@@ -69,8 +69,8 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
         framed = own | headings[cand.target.section_id]
         density = min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty
         score = (
-            params.with_headings * coverage(term_weights, framed) * density
-            + params.statement * coverage(term_weights, own) * density
+            params.with_headings * coverage(term_weights, framed, query) * density
+            + params.statement * coverage(term_weights, own, query) * density
             + params.section * cand.target.coverage * (cand.target.score / best)
         )
         out.append(_Scored(cand, min(1.0, max(0.0, score))))

@@ -16,7 +16,7 @@ from retriever.context import Context, Run
 from retriever.index import FIELDS, section_fields
 from retriever.memory import Memory
 from retriever.models import Document, Section
-from retriever.query import Query, coverage, framing_boosts, weights
+from retriever.query import Query, coverage, weights
 from retriever.results import Phase1, Target
 
 KEEP_RATIO = 0.3  # sections scoring below this share of the best are not read
@@ -53,7 +53,8 @@ def _reason(doc: Document, section: Section, fields: dict[str, set[str]], query:
     if not parts and named("path"):
         parts.append(f"filed under {', '.join(named('path'))}")
     found = len({t for t in terms if any(t in f for f in fields.values())})
-    return f"{'; '.join(parts).capitalize()} ({found} of {len(terms)} query terms)."
+    text = "; ".join(parts)
+    return f"{text[:1].upper()}{text[1:]} ({found} of {len(terms)} query terms)."
 
 
 def _strategy(targets: list[Target]) -> str:
@@ -82,7 +83,7 @@ def _diverse(memory: Memory, hits: list[tuple[int, float]], limit: int) -> list[
 
 def choose(memory: Memory, query: Query, max_sections: int) -> Phase1:
     """Phase 1 over the whole index for the analysed ``query``."""
-    hits = memory.index.top(query.terms, CANDIDATES, framing_boosts(query.terms))
+    hits = memory.index.top(query.terms + query.extra, CANDIDATES, query.boosts())
     chosen, ranked = _diverse(memory, hits, max_sections), len(hits)
     if not chosen:
         return Phase1("none", 0, (), "No section of the memory contains any of the query's terms.", 0)
@@ -101,7 +102,7 @@ def choose(memory: Memory, query: Query, max_sections: int) -> Phase1:
                 source_path=memory.source_path(doc.rel_path),
                 lines=section.lines,
                 score=score,
-                coverage=coverage(term_weights, set().union(*fields.values())),
+                coverage=coverage(term_weights, set().union(*fields.values()), query),
                 reason=_reason(doc, section, fields, query),
             )
         )

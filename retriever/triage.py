@@ -93,5 +93,6 @@ def triage(prompt: str, history: Sequence[str] = ()) -> Triage:
 def run(state: Run, ctx: Context) -> Run:
     assert state.request is not None
     result = triage(state.request.prompt, ctx.history)
-    query = analyze(result.rewritten_query or state.request.prompt)
+    acronyms = ctx.memory.state.acronyms if ctx.memory else None
+    query = analyze(result.rewritten_query or state.request.prompt, acronyms)
     return dataclasses.replace(state, triage=result, query=query)

@@ -1,0 +1,229 @@
+"""The library surface: ``Retriever(root).retrieve(prompt)`` end to end on real trees."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import COMPANY_CONTEXT, SHARED_SCHEMAS, TreeFactory
+from fixtures import ACME
+
+from retriever import InvalidArguments, RetrievalTimeout, Retriever, Settings
+from retriever.contracts import StructuredContent
+
+
+@pytest.fixture
+def acme(make_tree: TreeFactory) -> Retriever:
+    return Retriever(make_tree(ACME))
+
+
+def _files(result: Any) -> list[str]:
+    return [f.rel_path for f in result.facts]
+
+
+def test_top_fact_for_sick_days_is_the_sick_leave_sentence(acme: Retriever) -> None:
+    result = acme.retrieve("How many sick days do employees earn?")
+    top = result.facts[0]
+    assert (top.rel_path, top.lines, top.statement) == (
+        "policies/leave.md",
+        (9, 9),
+        "Employees earn 10 sick days per year.",
+    )
+    assert top.tree_path == "Memory > Policies > Leave Policy > Sick leave"
+    assert top.source_path == "memory/policies/leave.md"
+
+
+def test_identifier_query_finds_its_decision_record_first(acme: Retriever) -> None:
+    result = acme.retrieve("What was decided in DEC-0054?")
+    assert _files(result)[0] == "decisions/dec_0054.md"
+
+
+def test_ukrainian_question_finds_the_ukrainian_fact(acme: Retriever) -> None:
+    result = acme.retrieve("Скільки днів лікарняних отримують працівники?")
+    assert result.facts[0].statement == "Працівники отримують 10 днів лікарняних на рік без довідки."
+    assert result.facts[0].rel_path == "policies/vidpustka.md"
+
+
+def test_follow_up_owner_question_ranks_owner_statements_and_table_rows(acme: Retriever) -> None:
+    result = acme.retrieve("Who owns the billing migration and what follow-up is due?")
+    statements = [f.statement for f in result.facts]
+    assert statements[0] == "Owns the billing migration and its follow-up with finance."
+    assert "Action: Reconcile November invoices; Owner: Taras Kovalenko; Due: 2026-12-05" in statements[:3]
+
+
+def test_entities_and_relationships_come_from_front_matter_of_contributing_documents(acme: Retriever) -> None:
+    retrieval = acme.retrieve("Who owns the billing migration?").structured["retrieval"]
+    labels = {(e["label"], e["type"]) for e in retrieval["entities"]}
+    assert {("Billing Migration", "project"), ("Olena Marchenko", "person")} <= labels
+    edges = {(r["source"], r["target"], r["type"]) for r in retrieval["relationships"]}
+    assert ("Billing Migration", "Olena Marchenko", "owner") in edges
+    assert ("Billing Migration", "Northwind Retail", "client") in edges
+
+
+def test_question_the_memory_cannot_answer_scores_low_and_says_so(acme: Retriever) -> None:
+    retrieval = acme.retrieve("Does Acme offer pet insurance for dogs?").structured["retrieval"]
+    assert retrieval["coverage_assessment"] in ("none", "limited")
+    assert all(f["relevance_score"] < 0.5 for f in retrieval["facts"])
+
+
+@pytest.mark.parametrize("prompt", ["hi", "thanks!", "ok 👍", "дякую", "got it, cheers"])
+def test_low_information_prompts_are_skipped_without_retrieval(acme: Retriever, prompt: str) -> None:
+    content = acme.retrieve(prompt).structured
+    assert content["triage"]["decision"] == "skip"
+    assert content["phase1"]["targeted_sections"] == []
+    assert content["retrieval"]["facts"] == []
+    assert content["retrieval"]["coverage_assessment"] == "none"
+
+
+def test_content_text_is_the_report_and_the_structure_validates(acme: Retriever) -> None:
+    result = acme.retrieve("How many sick days do employees earn?")
+    assert result.structured["content_text"] == result.text
+    StructuredContent.model_validate(result.structured)
+    mcp = result.to_mcp()
+    assert mcp["content"] == [{"type": "text", "text": result.text}]
+    assert mcp["isError"] is False
+
+
+def test_diagnostics_report_request_sections_and_zero_llm_calls_offline(acme: Retriever) -> None:
+    first = acme.retrieve("How many sick days do employees earn?", session_id="thread-1").structured
+    second = acme.retrieve("How many sick days do employees earn?").structured
+    diagnostics = first["diagnostics"]
+    assert diagnostics["gemini_calls_estimate"] == 0
+    assert diagnostics["mode"] == "offline"
+    assert diagnostics["session_id"] == "thread-1"
+    assert diagnostics["request_id"] != second["diagnostics"]["request_id"]
+    assert diagnostics["sections_searched"] == [t["tree_path"] for t in first["phase1"]["targeted_sections"]]
+    assert diagnostics["avg_relevance_score"] == first["retrieval"]["avg_relevance_score"]
+    assert diagnostics["estimated_tokens"] > 0
+
+
+def test_phase1_targets_carry_specific_reasons_and_token_estimates(acme: Retriever) -> None:
+    phase1 = acme.retrieve("How many sick days do employees earn?").structured["phase1"]
+    first = phase1["targeted_sections"][0]
+    assert first["tree_path"] == "Memory > Policies > Leave Policy > Sick leave"
+    assert first["relevance_reason"].startswith('Heading "Sick leave" matches sick')
+    assert first["lines"] == [7, 10]
+    assert phase1["search_strategy"] in ("narrow", "moderate", "broad")
+    assert phase1["estimated_tokens"] > 0
+
+
+def test_missing_root_is_not_ready_rather_than_an_error(tmp_path: Path) -> None:
+    content = Retriever(tmp_path / "nowhere").retrieve("Who owns billing?").structured
+    assert (content["status"], content["memory_ready"], content["readiness_state"]) == ("ok", False, "missing")
+    assert content["retrieval"]["facts"] == []
+
+
+def test_empty_tree_is_not_ready(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    content = Retriever(tmp_path / "empty").retrieve("Who owns billing?").structured
+    assert (content["memory_ready"], content["readiness_state"]) == (False, "empty")
+
+
+def test_small_tree_is_ready_sparse(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "# A\n\nBilling is owned by Olena.\n"})
+    content = Retriever(root).retrieve("Who owns billing?").structured
+    assert (content["memory_ready"], content["readiness_state"]) == (True, "ready_sparse")
+
+
+def test_prompt_over_8000_chars_is_invalid_arguments(acme: Retriever) -> None:
+    with pytest.raises(InvalidArguments, match="8,001 characters; the limit is 8,000"):
+        acme.retrieve("x" * 8001)
+
+
+def test_unknown_argument_is_invalid_arguments(acme: Retriever) -> None:
+    with pytest.raises(InvalidArguments, match="unknown argument 'limit'"):
+        acme.call({"prompt": "billing", "limit": 3})
+
+
+def test_zero_deadline_ends_in_retrieval_timeout(make_tree: TreeFactory) -> None:
+    retriever = Retriever(make_tree(ACME), Settings(deadline_seconds=0))
+    with pytest.raises(RetrievalTimeout) as caught:
+        retriever.retrieve("How many sick days do employees earn?")
+    assert caught.value.to_dict()["error_code"] == "retrieval_timeout"
+
+
+def test_top_k_limits_the_number_of_facts(make_tree: TreeFactory) -> None:
+    retriever = Retriever(make_tree(ACME), Settings(top_k=2))
+    assert len(retriever.retrieve("billing migration invoices Stripe").facts) == 2
+
+
+def test_skipped_files_are_listed_in_diagnostics_and_never_stop_retrieval(make_tree: TreeFactory) -> None:
+    root = make_tree({**ACME, "broken.md": "---\ntitle: [unclosed\n---\n# Broken\n", "latin1.md": b"caf\xe9\n"})
+    content = Retriever(root).retrieve("How many sick days do employees earn?").structured
+    skipped = {s["path"]: s["reason"] for s in content["diagnostics"]["skipped_files"]}
+    assert set(skipped) == {"broken.md", "latin1.md"}
+    assert skipped["broken.md"].startswith("invalid YAML front matter")
+    assert "not UTF-8" in skipped["latin1.md"]
+    assert content["retrieval"]["facts"][0]["statement"] == "Employees earn 10 sick days per year."
+
+
+def test_an_edited_file_is_picked_up_by_the_next_retrieval(make_tree: TreeFactory) -> None:
+    root = make_tree(ACME)
+    retriever = Retriever(root, refresh_interval=0)
+    assert "12 sick days" not in retriever.retrieve("How many sick days do employees earn?").text
+    leave = root / "policies" / "leave.md"
+    leave.write_text(leave.read_text().replace("10 sick days", "12 sick days"))
+    assert "Employees earn 12 sick days per year." in retriever.retrieve("How many sick days do employees earn?").text
+
+
+# -- the bundled company_context and the seed's example questions -------------------------
+
+
+@pytest.fixture(scope="module")
+def company() -> Retriever:
+    return Retriever(COMPANY_CONTEXT)
+
+
+def test_company_context_is_ready_rich(company: Retriever) -> None:
+    assert company.memory.readiness() == (True, "ready_rich")
+    assert company.memory.skipped == []
+
+
+def test_seed_question_on_enterprise_clients_and_recurring_revenue(company: Retriever) -> None:
+    result = company.retrieve(
+        "Who are our main enterprise clients and which accounts have the highest recurring revenue?"
+    )
+    files = set(_files(result)[:8])
+    assert {"financials/active_accounts_mrr.md", "relationships/client_organizations.md"} <= files
+    assert any("Helix Health Systems" in f.statement for f in result.facts)
+    assert result.structured["retrieval"]["coverage_assessment"] in ("comprehensive", "partial")
+
+
+def test_seed_question_on_project_priorities_and_follow_up_owners(company: Retriever) -> None:
+    result = company.retrieve(
+        "What do we know about our current project priorities, and who is responsible for follow-up on each?"
+    )
+    assert result.facts[0].rel_path.startswith("projects/")
+    assert any("priorit" in f.tree_path.lower() for f in result.facts[:5])
+
+
+# -- schemas -------------------------------------------------------------------------------
+
+
+def _shared_schema(name: str) -> dict[str, Any]:
+    path = SHARED_SCHEMAS / name
+    if not path.is_file():
+        pytest.skip(f"{path} is not present (a clone without ../shared)")
+    return dict(json.loads(path.read_text()))
+
+
+@pytest.mark.parametrize("prompt", ["How many sick days do employees earn?", "hi", "Does Acme offer pet insurance?"])
+def test_structured_content_validates_against_our_own_schema(acme: Retriever, prompt: str) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(acme.retrieve(prompt).structured, StructuredContent.model_json_schema())
+
+
+@pytest.mark.parametrize("prompt", ["How many sick days do employees earn?", "hi", "Does Acme offer pet insurance?"])
+def test_structured_content_validates_against_the_shared_seed_schema(acme: Retriever, prompt: str) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    result = acme.retrieve(prompt)
+    jsonschema.validate(result.structured, _shared_schema("retrieve_memory.structured.schema.json"))
+    jsonschema.validate(result.to_mcp(), _shared_schema("mcp_tool_result.schema.json"))
+
+
+def test_error_object_validates_against_the_shared_seed_schema() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    error = InvalidArguments("'prompt' is empty: describe the company context you need").to_dict()
+    jsonschema.validate(error, _shared_schema("retrieve_memory.structured.schema.json"))
