@@ -24,6 +24,9 @@ _TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\w+(?:['’ʼ./\-]\w+)*")
 _JOINERS = re.compile(r"['’ʼ./\-_@+]+")
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'"})
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_SCRIPT_RUNS = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+|[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+"
+)
 _LATIN = re.compile(r"^[a-z]+$")
 _CYRILLIC = re.compile(r"^[а-яіїєґё']+$")
 
@@ -74,7 +77,9 @@ def _is_useful(part: str) -> bool:
 def _expand(token: str) -> Iterator[str]:
     """Index terms for one raw token: plain words stemmed, compounds whole plus parts."""
     if _CJK.search(token):
-        yield from _cjk_bigrams(token)
+        # Runs of CJK become bigrams; Latin or digits written among them stay words ("使用API接口").
+        for run in _SCRIPT_RUNS.findall(token):
+            yield from _cjk_bigrams(run) if _CJK.match(run) else _expand(run)
         return
     parts = [p for p in _JOINERS.split(token) if p]
     if (len(parts) == 1 and "_" not in token) or _CYRILLIC.match(token):

@@ -31,7 +31,7 @@ _ABBREVIATIONS = frozenset(
     "e.g i.e etc mr mrs ms dr st vs no approx incl fig dept inc ltd co u.s u.k a.m p.m jan feb mar apr "
     "jun jul aug sep sept oct nov dec".split()
 )
-_BOUNDARY = re.compile(r"(?<=[.!?…])[\"”’)]?\s+(?=[\"“‘(\[*_]*[A-ZА-ЯІЇЄҐ0-9])")
+_BOUNDARY = re.compile(r"(?<=[.!?…])([\"”’)]?)\s+(?=[\"“‘(\[*_]*[A-ZА-ЯІЇЄҐ0-9])")
 
 
 def _template_args(match: re.Match[str]) -> str:
@@ -41,8 +41,8 @@ def _template_args(match: re.Match[str]) -> str:
 
 def clean_inline(text: str) -> str:
     """Plain text of inline markdown: link texts kept, URLs, tags and emphasis marks dropped."""
+    text = _TEMPLATE_EXPR.sub(" ", text)  # {{< hugo >}} and {{% hugo %}} first: they contain {% … %}
     text = _TEMPLATE_TAG.sub(_template_args, text)
-    text = _TEMPLATE_EXPR.sub(" ", text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(r"\1", text)
     text = _REF_LINK.sub(r"\1", text)
@@ -77,7 +77,7 @@ def split_sentences(text: str) -> list[tuple[int, str]]:
         last_word = before.rsplit(None, 1)[-1].rstrip(".").casefold() if before.strip() else ""
         if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
             continue
-        pieces.append((start, text[start : match.start()].strip()))
+        pieces.append((start, text[start : match.start() + len(match.group(1))].strip()))
         start = match.end()
     pieces.append((start, text[start:].strip()))
     return [(offset, piece) for offset, piece in pieces if piece]
@@ -97,7 +97,10 @@ def truncate(text: str, limit: int, marker: str = " … [truncated]") -> tuple[s
     """``text`` cut at a word boundary to at most ``limit`` characters, plus a visible marker."""
     if len(text) <= limit:
         return text, False
-    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    if text[limit] == " ":  # the cut falls exactly between words
+        cut = text[:limit]
+    else:
+        cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
     return cut.rstrip(" ,;:") + marker, True
 
 

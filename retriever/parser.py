@@ -151,6 +151,8 @@ class _Builder:
 
 def parse_document(rel_path: str, text: str) -> Document:
     """Parse one markdown file (its text already decoded) into a ``Document``."""
+    # Windows line endings would hide the front matter's closing fence; lines stay the same.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     meta, body, offset = split_front_matter(text)
     tokens = _MD.parse(body)
     title = _title(meta, tokens, rel_path)
@@ -294,7 +296,8 @@ def _html_units(token: Token, builder: _Builder) -> None:
     if len(text.split()) >= 3:
         first_line = token.map[0] + builder.offset + 1 if token.map else builder.start
         builder.texts.append(text)
-        builder.units.append(Unit("sentence", text, (first_line, first_line + token.content.count("\n"))))
+        last_line = token.map[1] + builder.offset if token.map else first_line
+        builder.units.append(Unit("sentence", text, (first_line, last_line)))
 
 
 def _links(rel_path: str, body: str) -> tuple[str, ...]:

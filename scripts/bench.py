@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Benchmark the retriever on a large generated memory tree.
+
+    python scripts/bench.py --corpus ../shared/corpora --files 10000 [--compare-rank-bm25]
+
+Builds a tree of ``--files`` markdown files from the corpora (copies with varied names and
+text: numbers shifted, per-copy words added, paragraphs rotated), then reports:
+cold index time, cached load time, warm query p50/p95 (library, in process), one changed file
+refreshed, peak RSS, and the wall time of ``retriever query`` with a warm cache on
+``company_context``.  Targets (issue 2): warm p50 ≤ 50 ms at 10k files, CLI ≤ 1 s, cold 10k
+index ≤ 60 s, one changed file ≤ 0.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from retriever import Retriever, Settings
+from retriever.memory import Memory
+
+REPO = Path(__file__).resolve().parent.parent
+QUESTIONS = [
+    "How much sick leave do federal employees earn?",
+    "What are the monthly internet, phone and wellness stipends?",
+    "Who should I contact about the Turing infrastructure drop-in sessions?",
+    "How long do I have to report an IT security incident?",
+    "What incident severity levels do we use?",
+    "Can I expense a coworking space membership?",
+    "How do merit increases work and how are salary bands set?",
+    "What is the default licence for permissive open source code?",
+    "Who approves travel bookings?",
+    "What is the professional development budget per year?",
+]
+_NUMBER = re.compile(r"\b\d{1,4}\b")
+
+
+def sources(corpus: Path) -> list[tuple[str, str]]:
+    """(relative path, text) of every markdown file under ``corpus``."""
+    out = []
+    for path in sorted(corpus.rglob("*.md")):
+        if not any(part.startswith(".") for part in path.relative_to(corpus).parts):
+            out.append((path.relative_to(corpus).as_posix(), path.read_text(encoding="utf-8", errors="replace")))
+    return out
+
+
+def vary(text: str, copy: int, rng: random.Random) -> str:
+    """A copy that is not a duplicate: shifted numbers, a per-copy vocabulary, rotated paragraphs."""
+    if copy == 0:
+        return text
+    text = _NUMBER.sub(lambda m: str(int(m.group()) + copy), text)
+    paragraphs = text.split("\n\n")
+    if len(paragraphs) > 4:
+        k = rng.randrange(1, len(paragraphs) - 1)
+        head, body = paragraphs[:1], paragraphs[1:]
+        paragraphs = head + body[k:] + body[:k]
+    words = " ".join(f"project{copy}x{rng.randrange(500)}" for _ in range(8))
+    return "\n\n".join(paragraphs) + f"\n\nCopy {copy} notes: {words}.\n"
+
+
+def build_tree(corpus: Path, target: Path, files: int, seed: int = 7) -> int:
+    rng = random.Random(seed)
+    pool = sources(corpus)
+    written = 0
+    copy = 0
+    while written < files:
+        for rel, text in pool:
+            if written >= files:
+                break
+            path = target / f"batch_{copy:02d}" / rel
+            if copy:
+                path = path.with_name(f"{path.stem}_{copy}.md")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(vary(text, copy, rng), encoding="utf-8")
+            written += 1
+        copy += 1
+    return written
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def time_queries(retriever: Retriever, rounds: int) -> list[float]:
+    times = []
+    for _ in range(rounds):
+        for question in QUESTIONS:
+            began = time.perf_counter()
+            retriever.retrieve(question)
+            times.append((time.perf_counter() - began) * 1000)
+    return times
+
+
+def cli_wall_time(state: Path, runs: int = 5) -> float:
+    env = {**os.environ, "RETRIEVER_STATE_DIR": str(state)}
+    command = [
+        str(Path(sys.executable).with_name("retriever")),
+        "query",
+        QUESTIONS[1],
+        "--root",
+        str(REPO / "company_context"),
+    ]
+    if not Path(command[0]).exists():
+        command = [sys.executable, "-m", "retriever", *command[1:]]
+    subprocess.run(command, env=env, check=True, capture_output=True)  # warm the cache
+    times = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        subprocess.run(command, env=env, check=True, capture_output=True)
+        times.append(time.perf_counter() - began)
+    return statistics.median(times)
+
+
+def rank_bm25_query_ms(memory: Memory) -> tuple[float, float]:
+    """(build seconds, median query ms) of plain rank-bm25 over the same sections, for comparison."""
+    from rank_bm25 import BM25Okapi
+
+    from retriever import analyzer
+
+    began = time.perf_counter()
+    corpus = []
+    for path in sorted(memory.state.catalog):
+        doc = memory.document(path)
+        corpus.extend(analyzer.terms(" ".join([*s.heading_path, s.text])) or ["_"] for s in doc.sections)
+    bm25 = BM25Okapi(corpus)
+    build = time.perf_counter() - began
+    times = []
+    for question in QUESTIONS:
+        started = time.perf_counter()
+        bm25.get_scores(analyzer.terms(question))
+        times.append((time.perf_counter() - started) * 1000)
+    return build, statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpora")
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=5, help="passes over the questions when timing queries")
+    parser.add_argument("--keep", type=Path, default=None, help="build the tree here and keep it")
+    parser.add_argument("--compare-rank-bm25", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="retriever-bench-"))
+    tree = args.keep or work / "tree"
+    state = work / "state"
+    results: dict[str, float | int | str] = {}
+    try:
+        if not tree.exists() or not any(tree.iterdir()):
+            results["files"] = build_tree(args.corpus, tree, args.files)
+        settings = Settings(state_dir=state)
+
+        began = time.perf_counter()
+        memory = Memory.open(tree, settings)
+        results["cold_index_s"] = round(time.perf_counter() - began, 2)
+        results["sections"] = memory.sections_count
+        results["documents"] = memory.documents_count
+
+        began = time.perf_counter()
+        memory = Memory.open(tree, settings)
+        results["cached_load_s"] = round(time.perf_counter() - began, 3)
+
+        retriever = Retriever(tree, settings, refresh_interval=float("inf"))
+        retriever._memory = memory  # the loaded memory, as a server holds it
+        time_queries(retriever, 1)  # warm-up
+        times = time_queries(retriever, args.rounds)
+        results["warm_query_p50_ms"] = round(percentile(times, 0.5), 2)
+        results["warm_query_p95_ms"] = round(percentile(times, 0.95), 2)
+
+        victim = next(iter(sorted(tree.rglob("*.md"))))
+        victim.write_text(victim.read_text(encoding="utf-8") + "\n\nEdited for the benchmark: zebra quokka.\n")
+        began = time.perf_counter()
+        stats = memory.refresh()
+        results["one_file_refresh_s"] = round(time.perf_counter() - began, 3)
+        results["one_file_refresh_parsed"] = stats.parsed
+
+        results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        if args.compare_rank_bm25:
+            build, query_ms = rank_bm25_query_ms(memory)
+            results["rank_bm25_build_s"] = round(build, 2)
+            results["rank_bm25_query_p50_ms"] = round(query_ms, 2)
+        results["cli_query_warm_s"] = round(cli_wall_time(work / "cli-state"), 3)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        print("| measure | value |\n|---|---|")
+        for key, value in results.items():
+            print(f"| {key} | {value} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

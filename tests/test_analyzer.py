@@ -1,0 +1,118 @@
+"""The tokeniser shared by index and query: stems, stop words, identifiers, scripts."""
+
+from __future__ import annotations
+
+from retriever.analyzer import normalize, raw_words, stem, terms
+
+
+def test_approval_and_approve_meet_on_one_stem() -> None:
+    assert terms("approval") == ["approv"]
+    assert terms("approve") == ["approv"]
+    assert terms("approved approvals approving") == ["approv", "approv", "approv"]
+
+
+def test_english_stop_words_are_dropped() -> None:
+    assert terms("What is the plan for the launch?") == ["plan", "launch"]
+
+
+def test_ukrainian_stop_words_are_dropped() -> None:
+    assert terms("Що це за план для клієнтів?") == ["план", "клієн"]
+
+
+def test_contractions_that_are_stop_words_are_dropped() -> None:
+    assert terms("don't stop") == ["stop"]
+
+
+def test_identifiers_like_dec_0054_are_kept_whole_and_split() -> None:
+    assert terms("Decision DEC-0054 was made") == ["decis", "dec-0054", "dec", "0054", "made"]
+
+
+def test_a_trailing_full_stop_does_not_stick_to_an_identifier() -> None:
+    assert terms("See DEC-0054.") == ["see", "dec-0054", "dec", "0054"]
+
+
+def test_versions_like_v4_2_1_are_kept_whole_and_split() -> None:
+    assert terms("release v4.2.1") == ["releas", "v4.2.1", "v4", "2", "1"]
+
+
+def test_emails_are_kept_whole_and_split_into_stemmed_parts() -> None:
+    assert terms("mail olena@brightwave.io now") == [
+        "mail",
+        "olena@brightwave.io",
+        "olena",
+        "brightwav",
+        "io",
+    ]
+
+
+def test_snake_case_names_are_kept_whole_and_split() -> None:
+    assert terms("snake_case") == ["snake_case", "snake", "case"]
+    assert terms("set follow_up_date") == ["set", "follow_up_date", "follow", "date"]
+
+
+def test_single_latin_letters_inside_identifiers_are_not_terms() -> None:
+    assert terms("401(k)") == ["401"]
+    assert terms("A/B test") == ["a/b", "test"]
+
+
+def test_inflected_ukrainian_forms_of_a_noun_meet() -> None:
+    assert terms("клієнтів клієнтами клієнти") == ["клієн", "клієн", "клієн"]
+
+
+def test_ukrainian_apostrophe_forms_meet_whichever_apostrophe_is_typed() -> None:
+    expected = ["пам'я"]
+    assert terms("пам'ять") == expected  # ASCII apostrophe
+    assert terms("пам’яті") == expected  # U+2019 right single quotation mark
+    assert terms("памʼять") == expected  # U+02BC modifier letter apostrophe
+
+
+def test_upper_case_ukrainian_is_stemmed_like_lower_case() -> None:
+    assert terms("КЛІЄНТАМИ") == terms("клієнтами") == ["клієн"]
+
+
+def test_cjk_runs_become_overlapping_bigrams() -> None:
+    assert terms("東京都の会議") == ["東京", "京都", "都の", "の会", "会議"]
+
+
+def test_a_single_cjk_character_stays_one_term() -> None:
+    assert terms("会") == ["会"]
+
+
+def test_korean_words_become_bigrams() -> None:
+    assert terms("데이터 보호") == ["데이", "이터", "보호"]
+
+
+def test_latin_words_inside_cjk_text_stay_findable() -> None:
+    # Suspected bug: "使用API接口" is one \w+ token, so the whole token is cut into bigrams
+    # ("用a", "ap", "pi", "i接") and a query for "API" (term "api") can never match it.
+    found = terms("使用API接口")
+    assert "api" in found
+    assert "使用" in found
+    assert "接口" in found
+
+
+def test_full_width_query_terms_match_ascii_document_terms() -> None:
+    assert terms("ＤＥＣ-0054") == terms("dec-0054") == ["dec-0054", "dec", "0054"]
+
+
+def test_stem_leaves_words_of_other_scripts_unchanged() -> None:
+    assert stem("approval") == "approv"
+    assert stem("клієнтами") == "клієн"
+    assert stem("东京") == "东京"
+    assert stem("v4") == "v4"
+
+
+def test_raw_words_keep_stop_words_and_identifiers_in_order() -> None:
+    assert raw_words("What is the plan for DEC-0054?") == ["what", "is", "the", "plan", "for", "dec-0054"]
+
+
+def test_raw_words_lower_case_ukrainian_without_stemming() -> None:
+    assert raw_words("Хто відповідає за продажі?") == ["хто", "відповідає", "за", "продажі"]
+
+
+def test_normalize_casefolds_and_applies_nfkc() -> None:
+    assert normalize("Ｆｕｌｌ Straße ﬁle ＡＢＣ") == "full strasse file abc"
+
+
+def test_normalize_makes_typographic_apostrophes_plain() -> None:
+    assert normalize("O’Brien памʼять") == "o'brien пам'ять"

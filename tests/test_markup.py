@@ -1,0 +1,186 @@
+"""Inline markdown to plain text, sentence splitting, heading keys, titles and truncation."""
+
+from __future__ import annotations
+
+from retriever.markup import clean_inline, humanize, normalize_heading, split_sentences, truncate
+
+# clean_inline
+
+
+def test_links_keep_their_text_and_drop_the_url() -> None:
+    assert clean_inline("See [the policy](https://example.com/policy.md) now") == "See the policy now"
+
+
+def test_link_urls_containing_parentheses_are_dropped_whole() -> None:
+    assert clean_inline("A link [with (parens)](https://x.com/a_(b)) ok") == "A link with (parens) ok"
+
+
+def test_images_keep_their_alt_text() -> None:
+    assert clean_inline("![Org chart](img/org.png) below") == "Org chart below"
+
+
+def test_reference_wiki_and_auto_links_keep_readable_text() -> None:
+    assert clean_inline("ref [text][ref] here") == "ref text here"
+    assert clean_inline("[[Wiki Page]] and [[Target|Shown]]") == "Wiki Page and Shown"
+    assert clean_inline("<https://example.com/x> auto") == "https://example.com/x auto"
+
+
+def test_emphasis_strike_and_code_marks_are_removed() -> None:
+    text = "**bold** and *italic* and __strong__ and _em_ and `code` and ~~gone~~"
+    assert clean_inline(text) == "bold and italic and strong and em and code and gone"
+
+
+def test_underscores_inside_snake_case_names_are_kept() -> None:
+    assert clean_inline("use follow_up_date and snake_case here") == "use follow_up_date and snake_case here"
+    assert clean_inline("don't _touch_ this_one") == "don't touch this_one"
+
+
+def test_lone_asterisks_in_arithmetic_are_left_alone() -> None:
+    assert clean_inline("2 * 3 * 4") == "2 * 3 * 4"
+
+
+def test_html_tags_and_comments_are_removed_and_breaks_become_spaces() -> None:
+    assert clean_inline('<span class="x">Hello</span> <b>world</b><br/>next') == "Hello world next"
+    assert clean_inline("<!-- comment --> visible") == "visible"
+
+
+def test_liquid_tags_keep_their_quoted_arguments() -> None:
+    assert clean_inline('Ask in {% slack_channel "tts-leave" %} please') == "Ask in tts-leave please"
+    assert clean_inline("Ask in {%- include 'foo.html' -%} ok") == "Ask in foo.html ok"
+
+
+def test_hugo_shortcodes_and_template_expressions_are_dropped() -> None:
+    assert clean_inline('Before {{< figure src="x.png" >}} after') == "Before after"
+    assert clean_inline("Value {{ page.title }} end") == "Value end"
+
+
+def test_hugo_percent_shortcodes_are_dropped_without_leftover_braces() -> None:
+    # Suspected bug: the Liquid-tag pattern runs first and eats the inner "{% note %}",
+    # leaving "{}" behind; _TEMPLATE_EXPR was written to drop "{{% ... %}}" whole.
+    assert clean_inline("Before {{% note %}} after") == "Before after"
+
+
+def test_heading_anchors_are_removed() -> None:
+    assert clean_inline("Q3 Goals {#q3-goals}") == "Q3 Goals"
+
+
+def test_html_entities_are_unescaped_and_whitespace_collapsed() -> None:
+    assert clean_inline("Fish &amp; chips &lt;3 &quot;q&quot; &#8212; done") == 'Fish & chips <3 "q" — done'
+    assert clean_inline("multi\n  line   text ") == "multi line text"
+
+
+# split_sentences
+
+
+def test_sentences_split_on_terminal_punctuation_with_their_offsets() -> None:
+    text = "We ship weekly. Reviews happen on Friday! Is that ok? Yes."
+    assert split_sentences(text) == [
+        (0, "We ship weekly."),
+        (16, "Reviews happen on Friday!"),
+        (42, "Is that ok?"),
+        (54, "Yes."),
+    ]
+    for offset, sentence in split_sentences(text):
+        assert text[offset:].startswith(sentence)
+
+
+def test_abbreviations_like_eg_and_ie_do_not_end_a_sentence() -> None:
+    assert split_sentences("Use tools, e.g. Jira and Linear. Then report.") == [
+        (0, "Use tools, e.g. Jira and Linear."),
+        (33, "Then report."),
+    ]
+    assert split_sentences("That is, i.e. Linear, the tool. Next one.") == [
+        (0, "That is, i.e. Linear, the tool."),
+        (32, "Next one."),
+    ]
+
+
+def test_us_and_titles_like_dr_do_not_end_a_sentence() -> None:
+    assert split_sentences("The U.S. Office opened. It is big.") == [(0, "The U.S. Office opened."), (24, "It is big.")]
+    assert split_sentences("Mr. Brown met Dr. Who. They talked.") == [
+        (0, "Mr. Brown met Dr. Who."),
+        (23, "They talked."),
+    ]
+
+
+def test_initials_do_not_end_a_sentence() -> None:
+    assert split_sentences("Contact J. Smith about it. He knows.") == [
+        (0, "Contact J. Smith about it."),
+        (27, "He knows."),
+    ]
+
+
+def test_offsets_count_newlines_and_cyrillic_capitals_start_sentences() -> None:
+    assert split_sentences("First line.\nSecond line here.") == [(0, "First line."), (12, "Second line here.")]
+    assert split_sentences("Версія готова. Клієнти задоволені.") == [(0, "Версія готова."), (15, "Клієнти задоволені.")]
+
+
+def test_text_without_terminal_punctuation_is_one_sentence_and_empty_text_none() -> None:
+    assert split_sentences("No terminal punctuation") == [(0, "No terminal punctuation")]
+    assert split_sentences("") == []
+
+
+def test_a_closing_quote_stays_with_its_sentence() -> None:
+    # Suspected bug: the boundary match starts at the closing quote/paren, so the first
+    # sentence is cut before it ('He said "Stop.' and '(See the appendix.').
+    assert split_sentences('He said "Stop." Then left.') == [(0, 'He said "Stop."'), (16, "Then left.")]
+    assert split_sentences("(See the appendix.) Then go.") == [(0, "(See the appendix.)"), (20, "Then go.")]
+
+
+# normalize_heading
+
+
+def test_normalize_heading_drops_emoji_bold_marks_and_trailing_colon() -> None:
+    assert normalize_heading("🚀 **Launch** plan:") == "launch plan"
+    assert normalize_heading("✅ Done ✅") == "done"
+
+
+def test_normalize_heading_keeps_link_text_and_drops_anchors_and_tags() -> None:
+    assert normalize_heading("[Pricing](pricing.md) Overview") == "pricing overview"
+    assert normalize_heading("Q3 Goals {#q3}") == "q3 goals"
+    assert normalize_heading("<em>Hi</em> there:") == "hi there"
+
+
+def test_normalize_heading_casefolds_collapses_spaces_and_maps_none_to_empty() -> None:
+    assert normalize_heading("  Mixed   CASE  ") == "mixed case"
+    assert normalize_heading("`code` heading") == "code heading"
+    assert normalize_heading(None) == ""
+
+
+# humanize
+
+
+def test_humanize_turns_file_names_into_titles() -> None:
+    assert humanize("active_accounts_mrr") == "Active Accounts Mrr"
+    assert humanize("active_accounts_mrr.md") == "Active Accounts Mrr"
+    assert humanize("q3-okrs.MD") == "Q3 Okrs"
+    assert humanize("ui--kit__x") == "Ui Kit X"
+
+
+def test_humanize_keeps_words_that_already_have_capitals() -> None:
+    assert humanize("MRR-report") == "MRR Report"
+    assert humanize("iOS_release notes") == "iOS Release Notes"
+
+
+# truncate
+
+
+def test_truncate_leaves_short_text_alone_and_says_so() -> None:
+    assert truncate("short", 10) == ("short", False)
+    assert truncate("hello world", 11) == ("hello world", False)
+
+
+def test_truncate_cuts_at_a_word_boundary_and_shows_the_marker() -> None:
+    assert truncate("hello world foo bar", 14) == ("hello world … [truncated]", True)
+
+
+def test_truncate_strips_trailing_punctuation_before_the_marker() -> None:
+    assert truncate("alpha, beta gamma", 8) == ("alpha … [truncated]", True)
+
+
+def test_truncate_cuts_a_single_long_word_hard() -> None:
+    assert truncate("abcdefghijkl", 5) == ("abcde … [truncated]", True)
+
+
+def test_truncate_uses_a_custom_marker() -> None:
+    assert truncate("one two three", 9, marker="...") == ("one two...", True)

@@ -1,0 +1,307 @@
+"""Markdown text → Document: front matter, sections by heading, statements with file lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from retriever.models import Section, Unit
+from retriever.parser import ParseError, parse_document, split_front_matter
+
+PERSON = """\
+---
+title: Olena Kovalenko
+type: Person
+aliases: [Olena, OK]
+created: 2024-03-01
+updated: 2024-03-01T10:00:00
+summary: Head of sales
+---
+Intro line about Olena.
+
+## Role
+She leads sales.
+
+### Accounts
+- Acme
+  - renewal in May
+- Globex
+
+## Notes
+| Client | Owner |
+|---|---|
+| Acme | Olena |
+| Globex | Petro |
+"""
+
+
+def _headings(sections: tuple[Section, ...]) -> list[str | None]:
+    return [s.heading for s in sections]
+
+
+# front matter
+
+
+def test_yaml_front_matter_fields_fill_the_document() -> None:
+    doc = parse_document("people/olena.md", PERSON)
+    assert doc.title == "Olena Kovalenko"
+    assert doc.doc_type == "person"
+    assert doc.aliases == ("Olena", "OK")
+    assert doc.summary == "Head of sales"
+    assert doc.line_count == 23
+
+
+def test_yaml_dates_become_iso_strings() -> None:
+    doc = parse_document("people/olena.md", PERSON)
+    assert doc.front_matter["created"] == "2024-03-01"
+    assert doc.front_matter["updated"] == "2024-03-01T10:00:00"
+
+
+def test_toml_front_matter_is_read_and_aliases_may_be_a_comma_string() -> None:
+    text = '+++\ntitle = "Toml Doc"\ntype = "DECISION"\naliases = "a, b ,c"\ndate = 2024-01-02\n+++\n\nBody here.\n'
+    doc = parse_document("x.md", text)
+    assert doc.title == "Toml Doc"
+    assert doc.doc_type == "decision"
+    assert doc.aliases == ("a", "b", "c")
+    assert dict(doc.front_matter) == {
+        "title": "Toml Doc",
+        "type": "DECISION",
+        "aliases": "a, b ,c",
+        "date": "2024-01-02",
+    }
+    assert doc.sections[0].units == (Unit("sentence", "Body here.", (8, 8)),)
+
+
+def test_split_front_matter_reports_the_lines_the_block_occupies() -> None:
+    assert split_front_matter("---\na: 1\n---\nbody\n") == ({"a": 1}, "body\n", 3)
+    assert split_front_matter("\ufeff---\na: 1\n...\nbody\n") == ({"a": 1}, "body\n", 3)
+    assert split_front_matter("+++\na = 1\n+++\nbody\n") == ({"a": 1}, "body\n", 3)
+    assert split_front_matter("no front matter\n") == ({}, "no front matter\n", 0)
+
+
+def test_crlf_front_matter_is_recognised() -> None:
+    # Suspected bug: the closing fence uses ``$`` under re.M, which does not match before "\r",
+    # so Windows line endings leave the block unparsed and "title: Win" becomes a setext heading.
+    doc = parse_document("crlf.md", "---\r\ntitle: Win\r\n---\r\n## A\r\nx\r\n")
+    assert dict(doc.front_matter) == {"title": "Win"}
+    assert doc.title == "Win"
+    assert [(s.heading, s.lines) for s in doc.sections] == [("A", (4, 5))]
+
+
+def test_bad_yaml_raises_parse_error_naming_the_line() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_document("e.md", "---\ntitle: a: b\n---\nx\n")
+    assert (
+        str(caught.value)
+        == "invalid YAML front matter at front matter line 2: mapping values are not allowed in this context"
+    )
+
+
+def test_front_matter_that_is_a_list_raises_parse_error() -> None:
+    with pytest.raises(ParseError, match=r"^front matter must be a mapping of fields, found list$"):
+        parse_document("e.md", "---\n- a\n- b\n---\nx\n")
+
+
+def test_bad_toml_raises_parse_error() -> None:
+    with pytest.raises(ParseError, match=r"^invalid TOML front matter: "):
+        parse_document("e.md", "+++\ntitle = \n+++\nx\n")
+
+
+def test_aliases_list_keeps_only_non_empty_scalars_and_non_string_type_is_ignored() -> None:
+    doc = parse_document("al.md", "---\naliases: [a, 3, null, '', {x: 1}]\ntype: 5\n---\nx\n")
+    assert doc.aliases == ("a", "3")
+    assert doc.doc_type is None
+
+
+# sections and line numbers
+
+
+def test_sections_carry_file_line_numbers_including_the_front_matter() -> None:
+    doc = parse_document("people/olena.md", PERSON)
+    assert [(s.heading, s.level, s.lines) for s in doc.sections] == [
+        (None, 0, (9, 10)),
+        ("Role", 2, (11, 13)),
+        ("Accounts", 3, (14, 18)),
+        ("Notes", 2, (19, 23)),
+    ]
+    assert doc.sections[1].units == (Unit("sentence", "She leads sales.", (12, 12)),)
+
+
+def test_text_before_the_first_heading_is_a_preamble_titled_after_the_document() -> None:
+    preamble = parse_document("people/olena.md", PERSON).sections[0]
+    assert preamble.heading is None
+    assert preamble.level == 0
+    assert preamble.title == "Olena Kovalenko"
+    assert preamble.heading_path == ()
+    assert preamble.text == "Intro line about Olena."
+
+
+def test_an_empty_preamble_makes_no_section() -> None:
+    doc = parse_document("fm.md", "---\ntitle: T\n---\n\n\n## A\nx\n")
+    assert [(s.heading, s.lines) for s in doc.sections] == [("A", (6, 7))]
+
+
+def test_hash_lines_in_fenced_indented_and_html_blocks_never_make_headings() -> None:
+    text = (
+        "## Real\n"
+        "Text.\n"
+        "\n"
+        "```bash\n"
+        "# not a heading\n"
+        "```\n"
+        "\n"
+        "    # indented not heading\n"
+        "\n"
+        "<div>\n"
+        "# html not heading\n"
+        "</div>\n"
+    )
+    doc = parse_document("a.md", text)
+    assert _headings(doc.sections) == ["Real"]
+    assert doc.sections[0].text == "Text.\n# not a heading\n# indented not heading\n# html not heading"
+
+
+def test_html_block_statement_spans_only_the_block_lines() -> None:
+    # Suspected bug: the end line counts token.content's trailing newline, giving (1, 4)
+    # for a three-line block in a three-line file.
+    doc = parse_document("h.md", "<div>\nSome words here\n</div>\n")
+    assert doc.line_count == 3
+    assert doc.sections[0].units == (Unit("sentence", "Some words here", (1, 3)),)
+
+
+def test_setext_headings_make_sections() -> None:
+    doc = parse_document("a.md", "Title Here\n==========\n\nIntro para.\n\nSub Part\n--------\nText.\n")
+    assert doc.title == "Title Here"
+    assert [(s.heading, s.level, s.lines) for s in doc.sections] == [("Title Here", 1, (1, 5)), ("Sub Part", 2, (6, 8))]
+
+
+def test_heading_paths_nest_and_unwind_by_level() -> None:
+    text = "## A\na\n\n### B\nb\n\n#### C\nc\n\n## D\nd\n\n# Top\n\n### Deep\ne\n"
+    doc = parse_document("h.md", text)
+    assert [s.heading_path for s in doc.sections] == [
+        ("A",),
+        ("A", "B"),
+        ("A", "B", "C"),
+        ("D",),
+        ("Top",),
+        ("Top", "Deep"),
+    ]
+
+
+def test_headings_keep_markdown_while_titles_and_paths_are_plain() -> None:
+    section = parse_document("h.md", "## **Launch** [plan](plan.md)\nx\n").sections[0]
+    assert section.heading == "**Launch** [plan](plan.md)"
+    assert section.title == "Launch plan"
+    assert section.heading_path == ("Launch plan",)
+
+
+# document title
+
+
+def test_title_comes_from_a_leading_h1_whose_heading_leaves_the_paths() -> None:
+    doc = parse_document("notes/q3_plan.md", "# Actual Title\n\n## A\nx\n")
+    assert doc.title == "Actual Title"
+    assert [(s.heading, s.heading_path) for s in doc.sections] == [("Actual Title", ()), ("A", ("A",))]
+
+
+def test_front_matter_title_wins_and_an_h1_repeating_it_leaves_the_paths() -> None:
+    doc = parse_document("t.md", "---\ntitle: Pricing\n---\n# Pricing\n\n## Tiers\nx\n")
+    assert doc.title == "Pricing"
+    assert [s.heading_path for s in doc.sections] == [(), ("Tiers",)]
+
+
+def test_an_h1_that_differs_from_the_front_matter_title_stays_in_the_paths() -> None:
+    doc = parse_document("t.md", "---\ntitle: Pricing\n---\n# Overview\n\n## Tiers\nx\n")
+    assert doc.title == "Pricing"
+    assert [s.heading_path for s in doc.sections] == [("Overview",), ("Overview", "Tiers")]
+
+
+def test_title_falls_back_to_the_file_name() -> None:
+    assert parse_document("notes/q3_plan.md", "## Sub\nx\n").title == "Q3 Plan"
+
+
+@pytest.mark.parametrize("name", ["README.md", "_index.md", "index.md"])
+def test_index_files_take_their_folders_name(name: str) -> None:
+    assert parse_document(f"teams/sales_ops/{name}", "Just text.\n").title == "Sales Ops"
+
+
+# statements: tables, lists, sentences
+
+
+def test_table_rows_become_column_value_units_on_their_own_lines() -> None:
+    notes = parse_document("people/olena.md", PERSON).sections[3]
+    assert notes.units == (
+        Unit("row", "Client: Acme; Owner: Olena", (22, 22)),
+        Unit("row", "Client: Globex; Owner: Petro", (23, 23)),
+    )
+
+
+def test_empty_table_cells_are_left_out_of_the_row() -> None:
+    text = "| Name | Role | Note |\n|---|---|---|\n| **Olena** | [Sales](s.md) | |\n| | | |\n| Petro | | x |\n"
+    doc = parse_document("tbl.md", text)
+    assert doc.sections[0].units == (
+        Unit("row", "Name: Olena; Role: Sales", (3, 3)),
+        Unit("row", "Name: Petro; Note: x", (5, 5)),
+    )
+
+
+def test_nested_list_items_carry_their_parent_item_as_context() -> None:
+    accounts = parse_document("people/olena.md", PERSON).sections[2]
+    assert accounts.units == (
+        Unit("item", "Acme", (15, 15)),
+        Unit("item", "renewal in May", (16, 16), context="Acme"),
+        Unit("item", "Globex", (17, 17)),
+    )
+
+
+def test_deeper_list_items_take_their_nearest_parent_as_context() -> None:
+    doc = parse_document("n.md", "1. Step one\n   - detail a\n     - deeper\n2. Step two\n")
+    assert doc.sections[0].units == (
+        Unit("item", "Step one", (1, 1)),
+        Unit("item", "detail a", (2, 2), context="Step one"),
+        Unit("item", "deeper", (3, 3), context="detail a"),
+        Unit("item", "Step two", (4, 4)),
+    )
+
+
+def test_paragraphs_split_into_sentences_on_their_own_lines() -> None:
+    text = "---\ntitle: P\n---\nFirst sentence here. Second one is **here**.\nThird on the next line. Fourth!\n"
+    assert parse_document("p.md", text).sections[0].units == (
+        Unit("sentence", "First sentence here.", (4, 4)),
+        Unit("sentence", "Second one is here.", (4, 4)),
+        Unit("sentence", "Third on the next line.", (5, 5)),
+        Unit("sentence", "Fourth!", (5, 5)),
+    )
+
+
+def test_long_list_items_split_into_sentence_items() -> None:
+    long_item = " ".join(f"Sentence number {i} is about the item." for i in range(20))
+    units = parse_document("l.md", f"- {long_item}\n- short\n").sections[0].units
+    assert [u.text for u in units[:2]] == [
+        "Sentence number 0 is about the item.",
+        "Sentence number 1 is about the item.",
+    ]
+    assert {u.kind for u in units} == {"item"}
+    assert len(units) == 21
+    assert units[-1] == Unit("item", "short", (2, 2))
+
+
+# links
+
+
+def test_relative_markdown_links_resolve_to_tree_paths() -> None:
+    text = (
+        '# Setup\n\nSee [intro](../intro.md), [same](./other.md#part), [deep](sub/deep.md "T"), [dup](../intro.md).\n'
+    )
+    assert parse_document("docs/guide/setup.md", text).links == (
+        "docs/intro.md",
+        "docs/guide/other.md",
+        "docs/guide/sub/deep.md",
+    )
+
+
+def test_web_anchor_absolute_escaping_and_non_markdown_links_are_ignored() -> None:
+    text = (
+        "[anchor](#top) [web](https://example.com/x.md) [escape](../../../outside.md) "
+        "[abs](/root.md) [mail](mailto:a@b.md) [img](pic.png) [noext](../intro)\n"
+    )
+    assert parse_document("docs/guide/setup.md", text).links == ()

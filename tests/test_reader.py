@@ -1,0 +1,152 @@
+"""The file-system seam: which files make the memory tree, and their decoded text."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from retriever.models import Skipped
+from retriever.reader import Entry, Unreadable, read_text, scan
+
+if TYPE_CHECKING:
+    from conftest import TreeFactory
+
+
+def _paths(root: Path) -> list[str]:
+    return [e.rel_path for e in scan(root)[0]]
+
+
+# scan
+
+
+def test_scan_lists_markdown_files_sorted_with_posix_relative_paths(make_tree: TreeFactory) -> None:
+    root = make_tree({"zeta.md": "z", "teams/sales/plan.md": "p", "alpha.md": "a", "teams/about.markdown": "m"})
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == ["alpha.md", "teams/about.markdown", "teams/sales/plan.md", "zeta.md"]
+    assert skipped == []
+
+
+def test_scan_reports_each_files_size_and_mtime(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "hello"})
+    os.utime(root / "a.md", ns=(1_700_000_000_000_000_000, 1_700_000_000_123_456_789))
+    assert scan(root) == ([Entry("a.md", 5, 1_700_000_000_123_456_789)], [])
+
+
+def test_scan_ignores_hidden_files_and_folders(make_tree: TreeFactory) -> None:
+    root = make_tree({".git/HEAD.md": "x", ".obsidian/workspace.md": "x", ".hidden.md": "x", "kept.md": "k"})
+    assert _paths(root) == ["kept.md"]
+
+
+def test_scan_ignores_editor_noise(make_tree: TreeFactory) -> None:
+    root = make_tree({"foo.md~": "x", "#foo.md#": "x", ".#foo.md": "x", "foo.md.swp": "x", "foo.md": "f"})
+    assert _paths(root) == ["foo.md"]
+
+
+def test_scan_ignores_non_markdown_files(make_tree: TreeFactory) -> None:
+    root = make_tree({"notes.txt": "x", "data.csv": "x", "logo.png": b"\x89PNG", "doc.md": "d"})
+    assert _paths(root) == ["doc.md"]
+
+
+def test_scan_honours_a_gitignore_in_the_root(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            ".gitignore": "drafts/\n*.secret.md\n",
+            "drafts/d.md": "x",
+            "teams/pw.secret.md": "x",
+            "teams/plan.md": "p",
+        }
+    )
+    assert _paths(root) == ["teams/plan.md"]
+
+
+def test_scan_honours_a_nested_gitignore_relative_to_its_folder(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            "sub/.gitignore": "local.md\n/anchored.md\n",
+            "local.md": "kept: the rule is in sub/",
+            "sub/local.md": "x",
+            "sub/deep/local.md": "x",
+            "sub/anchored.md": "x",
+            "sub/deep/anchored.md": "kept: /anchored.md only matches in sub/",
+        }
+    )
+    assert _paths(root) == ["local.md", "sub/deep/anchored.md"]
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symlinks unsupported")
+def test_symlink_leading_outside_the_root_is_skipped_with_a_reason(make_tree: TreeFactory, tmp_path: Path) -> None:
+    root = make_tree({"a.md": "a"})
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret", encoding="utf-8")
+    os.symlink(outside, root / "out.md")
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == ["a.md"]
+    assert skipped == [Skipped("out.md", "symlink leads outside the memory root; copy the file in instead")]
+    assert "outside" in skipped[0].reason
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symlinks unsupported")
+def test_symlink_to_a_file_inside_the_root_is_listed(make_tree: TreeFactory) -> None:
+    root = make_tree({"teams/a.md": "hello"})
+    os.symlink(Path("teams") / "a.md", root / "alias.md")
+    entries, skipped = scan(root)
+    assert [(e.rel_path, e.size) for e in entries] == [("alias.md", 5), ("teams/a.md", 5)]
+    assert skipped == []
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symlinks unsupported")
+def test_dangling_symlink_is_skipped_with_a_reason(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "a"})
+    os.symlink("missing.md", root / "dangling.md")
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == ["a.md"]
+    assert skipped == [Skipped("dangling.md", "symlink does not lead to a file")]
+
+
+# read_text
+
+
+def test_read_text_returns_the_text_and_the_sha1_of_the_bytes(make_tree: TreeFactory) -> None:
+    data = "# Пам'ять\n\nCafé notes.\n".encode()
+    root = make_tree({"a.md": data})
+    assert read_text(root, "a.md", 1000) == ("# Пам'ять\n\nCafé notes.\n", hashlib.sha1(data).hexdigest())
+
+
+def test_read_text_strips_a_utf8_bom_but_hashes_the_raw_bytes(make_tree: TreeFactory) -> None:
+    data = b"\xef\xbb\xbfhello\n"
+    root = make_tree({"bom.md": data})
+    assert read_text(root, "bom.md", 1000) == ("hello\n", hashlib.sha1(data).hexdigest())
+
+
+def test_read_text_refuses_a_file_over_the_size_limit(make_tree: TreeFactory) -> None:
+    root = make_tree({"big.md": "x" * 1500})
+    with pytest.raises(Unreadable) as caught:
+        read_text(root, "big.md", 1000)
+    assert str(caught.value) == "larger than the 1,000-byte limit (1,500 bytes); split it or raise max_file_bytes"
+
+
+def test_read_text_accepts_a_file_exactly_at_the_size_limit(make_tree: TreeFactory) -> None:
+    root = make_tree({"edge.md": "x" * 1000})
+    assert read_text(root, "edge.md", 1000)[0] == "x" * 1000
+
+
+def test_read_text_refuses_binary_content(make_tree: TreeFactory) -> None:
+    root = make_tree({"bin.md": b"ab\x00cd"})
+    with pytest.raises(Unreadable, match=r"^binary content \(NUL bytes\), not markdown text$"):
+        read_text(root, "bin.md", 1000)
+
+
+def test_read_text_refuses_non_utf8_naming_the_byte_offset(make_tree: TreeFactory) -> None:
+    root = make_tree({"latin1.md": "café".encode("latin-1")})
+    with pytest.raises(Unreadable) as caught:
+        read_text(root, "latin1.md", 1000)
+    assert str(caught.value) == "not UTF-8 (invalid byte at offset 3); re-save it as UTF-8"
+
+
+def test_read_text_of_a_missing_file_is_unreadable(tmp_path: Path) -> None:
+    with pytest.raises(Unreadable, match=r"^cannot be read: No such file or directory$"):
+        read_text(tmp_path, "nope.md", 1000)
