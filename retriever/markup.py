@@ -39,8 +39,13 @@ def _template_args(match: re.Match[str]) -> str:
     return " ".join(a or b for a, b in _QUOTED.findall(match.group(1)))
 
 
+_MARKUP_CHARS = re.compile(r"[\[\]<>{}*_`~&]")
+
+
 def clean_inline(text: str) -> str:
     """Plain text of inline markdown: link texts kept, URLs, tags and emphasis marks dropped."""
+    if not _MARKUP_CHARS.search(text):  # plain prose: nothing to strip
+        return _SPACES.sub(" ", text).strip()
     text = _TEMPLATE_EXPR.sub(" ", text)  # {{< hugo >}} and {{% hugo %}} first: they contain {% … %}
     text = _TEMPLATE_TAG.sub(_template_args, text)
     text = _IMAGE.sub(r"\1", text)
@@ -104,9 +109,9 @@ def truncate(text: str, limit: int, marker: str = " … [truncated]") -> tuple[s
     return cut.rstrip(" ,;:") + marker, True
 
 
-_ACRONYM = r"[A-Z][A-Za-z0-9&]{1,7}"
-_ACR_THEN_EXPANSION = re.compile(rf"\b({_ACRONYM})\s*\(([A-Za-z][\w&' -]{{3,80}})\)")
-_EXPANSION_THEN_ACR = re.compile(rf"\b((?:[A-Za-z][\w'-]*[\s-]+){{1,7}}[A-Za-z][\w'-]*)\s*\(({_ACRONYM})\)")
+_ACRONYM = re.compile(r"[A-Z][A-Za-z0-9&]{1,7}")
+_PARENS = re.compile(r"\(([^()]{2,80})\)")
+_WORD_BEFORE = re.compile(r"([A-Z][A-Za-z0-9&]{1,7})\s*$")
 _MINOR_WORDS = frozenset({"and", "of", "for", "the", "a", "an", "to", "in", "on", "&"})
 
 
@@ -115,21 +120,33 @@ def _initials_match(acronym: str, expansion: str) -> str | None:
     letters = [c.lower() for c in acronym if c.isalnum()]
     words = [w for w in re.split(r"[\s-]+", expansion.strip()) if w]
     # Take the shortest run of words, ending at the last, whose initials spell the acronym.
-    for start in range(len(words) - 1, -1, -1):
+    for start in range(len(words) - 1, max(-1, len(words) - 12), -1):
         run = [w for w in words[start:] if w.lower() not in _MINOR_WORDS]
         if [w[0].lower() for w in run] == letters:
             return " ".join(words[start:])
     return None
 
 
+def _is_acronym(word: str) -> bool:
+    return bool(_ACRONYM.fullmatch(word)) and sum(c.isupper() for c in word) >= 2
+
+
 def find_acronyms(text: str) -> list[tuple[str, str]]:
     """(acronym, expansion) pairs defined in ``text``, as "MRR (monthly recurring revenue)"
     or "Monthly Recurring Revenue (MRR)"; only pairs whose initials spell the acronym."""
     found: list[tuple[str, str]] = []
-    for acronym, expansion in _ACR_THEN_EXPANSION.findall(text):
-        if sum(c.isupper() for c in acronym) >= 2 and (match := _initials_match(acronym, expansion)):
-            found.append((acronym, match))
-    for expansion, acronym in _EXPANSION_THEN_ACR.findall(text):
-        if sum(c.isupper() for c in acronym) >= 2 and (match := _initials_match(acronym, expansion)):
-            found.append((acronym, match))
+    if "(" not in text:
+        return found
+    for match in _PARENS.finditer(text):
+        inner = match.group(1).strip()
+        before = text[max(0, match.start() - 120) : match.start()]
+        if _is_acronym(inner):
+            words = re.findall(r"[A-Za-z][\w'&-]*", before)[-10:]
+            expansion = _initials_match(inner, " ".join(words)) if words else None
+            if expansion:
+                found.append((inner, expansion))
+        elif (word := _WORD_BEFORE.search(before)) and _is_acronym(word.group(1)):
+            expansion = _initials_match(word.group(1), inner)
+            if expansion is not None and expansion == inner:
+                found.append((word.group(1), expansion))
     return list(dict.fromkeys(found))

@@ -177,7 +177,10 @@ class Memory:
 
     def _rebuild(self, changed: dict[str, Document | None], present: set[str]) -> None:
         """Index every document afresh as one segment (first run, or compaction)."""
-        docs = self.cache.all_documents() if self.cache else dict(self._docs)
+        docs = {p: d for p, d in self._docs.items() if p in present}
+        missing = [p for p in present if p not in docs and changed.get(p, True) is not None]
+        if self.cache and missing:  # documents parsed by an earlier run
+            docs.update(self.cache.documents(missing))
         docs.update({p: d for p, d in changed.items() if d is not None})
         ordered = [docs[p] for p in sorted(docs) if p in present]
         self.state = _empty_state(self.params)

@@ -59,6 +59,8 @@ def _load_yaml(block: str) -> dict[str, Any]:
         where = f" at front matter line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ParseError(f"invalid YAML front matter{where}: {problem}") from exc
+    except (ValueError, OverflowError, TypeError) as exc:  # well-formed YAML, impossible value (2023-13-45)
+        raise ParseError(f"invalid YAML front matter: {exc}") from exc
     return _as_mapping(data)
 
 

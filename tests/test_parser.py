@@ -305,3 +305,8 @@ def test_web_anchor_absolute_escaping_and_non_markdown_links_are_ignored() -> No
         "[abs](/root.md) [mail](mailto:a@b.md) [img](pic.png) [noext](../intro)\n"
     )
     assert parse_document("docs/guide/setup.md", text).links == ()
+
+
+def test_impossible_date_in_front_matter_is_a_parse_error_not_a_crash() -> None:
+    with pytest.raises(ParseError, match=r"invalid YAML front matter: month must be in 1\.\.12"):
+        parse_document("a.md", "---\nupdated: 2026-13-45\n---\n# A\n")

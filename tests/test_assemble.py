@@ -1,0 +1,81 @@
+"""Stage 6: coverage labels, entities and relationships from front matter, cut excerpts."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import TreeFactory
+from fixtures import ACME
+
+from retriever import Retriever
+from retriever.assemble import assess, summarize
+from retriever.results import Fact
+
+
+def _facts(*scores: float) -> tuple[Fact, ...]:
+    return tuple(
+        Fact(f"s{i}", score, "m/a.md", "M > A", (1, 1), "a.md", None, "A", i) for i, score in enumerate(scores)
+    )
+
+
+@pytest.mark.parametrize(
+    ("scores", "label"),
+    [
+        ((), "none"),
+        ((0.2, 0.1), "none"),
+        ((0.4,), "limited"),
+        ((0.6, 0.3), "partial"),
+        ((0.9,), "partial"),
+        ((0.85, 0.62), "comprehensive"),
+        ((0.8, 0.7, 0.65), "comprehensive"),
+    ],
+)
+def test_coverage_label_follows_the_calibrated_scores(scores: tuple[float, ...], label: str) -> None:
+    assert assess(_facts(*scores)) == label
+
+
+def test_summary_names_sources_and_leads_with_the_strongest_statements() -> None:
+    facts = (
+        Fact("Billing is owned by Olena", 0.9, "m/a.md", "M > A", (1, 1), "a.md", None, "Billing", 0),
+        Fact("Due 2026-12-15.", 0.7, "m/b.md", "M > B", (1, 1), "b.md", None, "Plan", 1),
+    )
+    assert summarize(facts, "comprehensive") == (
+        "The memory covers this well (sources: Billing, Plan). Billing is owned by Olena. Due 2026-12-15."
+    )
+    assert summarize((), "none") == "The memory holds nothing that matches this query."
+
+
+def test_relation_fields_become_edges_and_unresolved_names_are_kept(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            **ACME,
+            "projects/side.md": "---\ntype: project\ntitle: Side Quest\nowner: Nobody Known\n---\n"
+            "# Side Quest\n\nSide quest notes about the billing retries.\n",
+        }
+    )
+    retrieval = Retriever(root).retrieve("side quest billing retries").structured["retrieval"]
+    edges = {(r["source"], r["target"], r["type"]) for r in retrieval["relationships"]}
+    assert ("Side Quest", "Nobody Known", "owner") in edges
+
+
+def test_links_between_documents_become_links_to_edges(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            **ACME,
+            "notes/handover.md": (
+                "# Handover\n\nThe billing handover is in [the project](../projects/billing_migration.md).\n"
+            ),
+        }
+    )
+    retrieval = Retriever(root).retrieve("billing handover").structured["retrieval"]
+    edges = {(r["source"], r["target"], r["type"]) for r in retrieval["relationships"]}
+    assert ("Handover", "Billing Migration", "links_to") in edges
+
+
+def test_long_excerpts_are_cut_with_a_visible_marker(make_tree: TreeFactory) -> None:
+    long_text = " ".join(f"Invoice rule {i} applies to exported batches." for i in range(60))
+    root = make_tree({"rules.md": f"# Invoice rules\n\n{long_text}\n"})
+    documents = Retriever(root).retrieve("invoice rules exported batches").structured["retrieval"]["documents"]
+    assert documents[0]["truncated"] is True
+    assert documents[0]["excerpt"].endswith(" … [truncated]")
+    assert len(documents[0]["excerpt"]) <= 700 + len(" … [truncated]")
+    assert documents[0]["lines"] == [1, 3]

@@ -1,0 +1,138 @@
+"""The click adapter, through CliRunner: stdout and stderr apart, exit codes, JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import SHARED_SCHEMAS, TreeFactory
+from fixtures import ACME
+
+from retriever.adapters.cli import cli
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def root(make_tree: TreeFactory) -> Path:
+    return make_tree(ACME)
+
+
+def test_query_prints_the_markdown_report_when_piped(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "How many sick days do employees earn?", "--root", str(root)])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "# Retrieved Company Context"
+    assert "**Query:** How many sick days do employees earn?" in lines
+    assert any(line.startswith("- [") and "**Employees earn 10 sick days per year.**" in line for line in lines)
+    assert lines[-1].startswith("*Retrieved ") and lines[-1].endswith("*")
+    assert result.stderr == ""
+
+
+def test_query_json_prints_structured_content(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "How many sick days do employees earn?", "--root", str(root), "--json"])
+    assert result.exit_code == 0
+    content = json.loads(result.stdout)
+    assert content["status"] == "ok"
+    assert content["retrieval"]["facts"][0]["statement"] == "Employees earn 10 sick days per year."
+    schema = SHARED_SCHEMAS / "retrieve_memory.structured.schema.json"
+    if schema.is_file():
+        jsonschema = pytest.importorskip("jsonschema")
+        jsonschema.validate(content, json.loads(schema.read_text()))
+
+
+def test_top_k_limits_facts(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "billing migration invoices", "--root", str(root), "--json", "--top-k", "1"])
+    assert len(json.loads(result.stdout)["retrieval"]["facts"]) == 1
+
+
+def test_top_k_out_of_range_is_a_usage_error(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "billing", "--root", str(root), "--top-k", "0"])
+    assert result.exit_code == 2
+    assert "--top-k" in result.stderr
+    assert result.stdout == ""
+
+
+def test_root_defaults_to_the_environment_variable(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "DEC-0054", "--json"], env={"RETRIEVER_ROOT": str(root)})
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["retrieval"]["facts"][0]["source_path"] == "memory/decisions/dec_0054.md"
+
+
+def test_empty_prompt_fails_with_invalid_arguments_on_stderr(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "   ", "--root", str(root)])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert (
+        result.stderr.strip() == "Error (invalid_arguments): 'prompt' is empty: describe the company context you need"
+    )
+
+
+def test_error_with_json_prints_the_error_object_on_stdout_too(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "x" * 8001, "--root", str(root), "--json"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {
+        "status": "error",
+        "error_code": "invalid_arguments",
+        "error_message": "'prompt' is 8,001 characters; the limit is 8,000: shorten it",
+    }
+    assert result.stderr.startswith("Error (invalid_arguments):")
+
+
+def test_missing_root_is_a_clear_usage_error(runner: CliRunner, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-memory"
+    result = runner.invoke(cli, ["query", "billing", "--root", str(missing)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"Error (memory_not_found): memory root {str(missing)!r} is not a folder; pass --root DIR or set RETRIEVER_ROOT"
+    )
+
+
+def test_invalid_setting_in_the_environment_is_a_usage_error(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "billing", "--root", str(root)], env={"RETRIEVER_TOP_K": "lots"})
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error (invalid_config): invalid setting: RETRIEVER_TOP_K='lots'")
+
+
+def test_timeout_exits_with_failure(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "billing", "--root", str(root)], env={"RETRIEVER_DEADLINE_SECONDS": "0"})
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error (retrieval_timeout): retrieval exceeded its 0 s deadline")
+
+
+def test_tree_prints_outline_with_section_counts_and_skipped_files(runner: CliRunner, make_tree: TreeFactory) -> None:
+    root = make_tree({**ACME, "broken.md": "---\ntitle: [x\n---\n"})
+    result = runner.invoke(cli, ["tree", "--root", str(root)])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0] == "memory/  8 documents, 15 sections (ready_sparse)"
+    assert "  policies/  Policies" in lines
+    assert "    leave.md  Leave Policy [policy] · 3 sections" in lines
+    assert lines[-2] == "Skipped files (1):"
+    assert lines[-1].startswith("  memory/broken.md: invalid YAML front matter")
+
+
+def test_tree_json_lists_documents_and_skipped(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["tree", "--root", str(root), "--json"])
+    outline = json.loads(result.stdout)
+    assert outline["memory_ready"] is True
+    assert outline["skipped"] == []
+    leave = next(d for d in outline["documents"] if d["path"] == "memory/policies/leave.md")
+    assert leave == {
+        "path": "memory/policies/leave.md",
+        "tree_path": "Memory > Policies > Leave Policy",
+        "title": "Leave Policy",
+        "type": "policy",
+        "sections": 3,
+    }
+
+
+def test_version_and_help_need_no_memory(runner: CliRunner) -> None:
+    assert runner.invoke(cli, ["--version"]).stdout.startswith("retriever, version ")
+    help_text = runner.invoke(cli, ["query", "--help"]).stdout
+    assert "--top-k" in help_text and "--json" in help_text and "--root" in help_text

@@ -1,0 +1,50 @@
+"""Query analysis: terms, user words, weights, and expansion from the memory's acronyms."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from retriever.index import Params, SectionIndex
+from retriever.query import EXPANSION_WEIGHT, FRAMING_WEIGHT, analyze, coverage, weights
+
+
+def test_terms_are_unique_and_words_map_back_to_what_the_user_typed() -> None:
+    query = analyze("Which clients renewed? Clients who renewed early")
+    assert query.terms == ("client", "renew", "earli")
+    assert [query.word(t) for t in query.terms] == ["clients", "renewed", "early"]
+
+
+def test_query_naming_an_expansion_brings_in_the_acronym() -> None:
+    query = analyze("Which accounts have the highest recurring revenue?", {"mrr": ["monthly recurring revenue"]})
+    assert query.extra == ("mrr",)
+    assert query.alternates == {"recur": (frozenset({"mrr"}),), "revenu": (frozenset({"mrr"}),)}
+    assert query.boosts()["mrr"] == EXPANSION_WEIGHT
+
+
+def test_query_naming_an_acronym_brings_in_its_expansion() -> None:
+    query = analyze("What is our MRR?", {"mrr": ["monthly recurring revenue"]})
+    assert query.extra == ("month", "recur", "revenu")
+    assert query.alternates == {"mrr": (frozenset({"month", "recur", "revenu"}),)}
+
+
+def test_one_shared_word_is_not_enough_to_expand() -> None:
+    assert analyze("What revenue did we book?", {"mrr": ["monthly recurring revenue"]}).extra == ()
+
+
+def test_framing_words_weigh_less_and_compounds_are_left_to_their_parts() -> None:
+    index = SectionIndex(params=Params())
+    empty: Counter[str] = Counter()
+    index.add([(empty, Counter({"client": 1}), empty, empty, Counter({"main": 1, "end": 1, "year": 1}))])
+    query = analyze("main clients at end-of-year")
+    found = weights(query, index)
+    assert set(found) == {"main", "client", "end", "year"}
+    assert found["main"] == index.term_idf("main") * FRAMING_WEIGHT
+    assert found["client"] == index.term_idf("client")
+
+
+def test_coverage_is_the_share_of_weight_present_and_alternates_count() -> None:
+    query = analyze("recurring revenue by account", {"mrr": ["monthly recurring revenue"]})
+    term_weights = {"recur": 2.0, "revenu": 1.0, "account": 1.0}
+    assert coverage(term_weights, {"account"}) == 0.25
+    assert coverage(term_weights, {"account", "mrr"}, query) == 1.0
+    assert coverage({}, {"x"}) == 0.0

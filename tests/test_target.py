@@ -1,0 +1,76 @@
+"""Stage 3 (phase 1): which sections are read, why, and what strategy that makes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import TreeFactory
+from fixtures import ACME
+
+from retriever.config import Settings
+from retriever.memory import Memory
+from retriever.query import analyze
+from retriever.target import choose, estimate_tokens
+
+
+@pytest.fixture
+def memory(make_tree: TreeFactory) -> Memory:
+    return Memory.open(make_tree(ACME), Settings())
+
+
+def _short(tree_path: str) -> str:
+    return " > ".join(tree_path.split(" > ")[1:])
+
+
+def test_sections_are_ranked_with_the_heading_match_first(memory: Memory) -> None:
+    phase1 = choose(memory, analyze("How much paid leave do employees get?"), 10)
+    assert [_short(t.tree_path) for t in phase1.targets] == [
+        "Policies > Leave Policy > Parental leave",
+        "Policies > Leave Policy > Sick leave",
+        "Policies > Leave Policy",
+    ]
+
+
+def test_reason_names_the_matched_words_and_where(memory: Memory) -> None:
+    target = choose(memory, analyze("Who owns the billing migration?"), 10).targets[0]
+    assert _short(target.tree_path) == "Projects > Billing Migration"
+    assert target.reason == ('Heading "Billing Migration" matches billing, migration (2 of 3 query terms).')
+
+
+def test_at_most_four_sections_of_one_document_are_read(make_tree: TreeFactory) -> None:
+    body = "\n".join(f"## Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(8))
+    memory = Memory.open(
+        make_tree(
+            {
+                "a.md": f"# Invoices\n\n{body}",
+                "b.md": "# Invoice exports\n\nEach invoice step exports invoices weekly.\n",
+            }
+        ),
+        Settings(),
+    )
+    targets = choose(memory, analyze("invoice step exports"), 10).targets
+    assert sum(t.rel_path == "a.md" for t in targets) == 4
+    assert "b.md" in {t.rel_path for t in targets}
+
+
+def test_no_matching_term_means_no_targets_and_strategy_none(memory: Memory) -> None:
+    phase1 = choose(memory, analyze("xylophone quartet"), 10)
+    assert (phase1.targets, phase1.search_strategy, phase1.estimated_tokens) == ((), "none", 0)
+
+
+def test_strategy_and_tokens_follow_from_what_was_chosen(memory: Memory) -> None:
+    narrow = choose(memory, analyze("DEC-0054 Stripe invoices decision"), 1)
+    assert narrow.search_strategy == "narrow"
+    _, section = memory.section(narrow.targets[0].section_id)
+    assert narrow.estimated_tokens == estimate_tokens(section.text) + estimate_tokens(" ".join(section.heading_path))
+    broad = choose(memory, analyze("Olena Platform billing leave Northwind Stripe Taras invoices team"), 10)
+    assert broad.search_strategy == "broad"
+
+
+def test_sections_below_a_third_of_the_best_score_are_not_read(tmp_path: Path, make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {"a.md": "# Quokka habitat\n\nQuokka quokka habitat on Rottnest.\n", "b.md": "# Misc\n\nA habitat.\n"}
+    )
+    targets = choose(Memory.open(root, Settings()), analyze("quokka habitat"), 10).targets
+    assert [t.rel_path for t in targets] == ["a.md"]
