@@ -11,6 +11,7 @@ full rebuild unless there was no usable cache).  Files that cannot be read are l
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -32,6 +33,7 @@ Progress = Callable[[int, int], None]
 _INDEX_NAMES = ("readme.md", "_index.md", "index.md")
 _COMPACT_DEAD_SHARE = 0.3
 _COMPACT_SEGMENTS = 8
+_DOCUMENTS_IN_MEMORY = 2048  # parsed documents kept after a refresh when the cache holds them all
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,7 @@ class Memory:
             self._index_docs([d for d in changed.values() if d is not None])
         dirty = rebuilt or bool(changed or gone)
         self._save(dirty)
+        self._trim_documents()
         word = "disabled" if not self.cache else "built" if rebuilt else "updated" if dirty else "hit"
         parsed = sum(d is not None for d in changed.values())
         self.stats = RefreshStats(len(present), parsed, len(removed), rebuilt, word)
@@ -208,6 +211,13 @@ class Memory:
                     self._file_sections.setdefault(path, []).append(sid)
         return self._file_sections.get(rel_path, [])
 
+    def _trim_documents(self) -> None:
+        """Keep only the most recently used documents in memory; the cache serves the rest."""
+        excess = len(self._docs) - _DOCUMENTS_IN_MEMORY
+        if self.cache and excess > 0:
+            for path in list(itertools.islice(self._docs, excess)):
+                self._docs.pop(path, None)
+
     def _save(self, dirty: bool) -> None:
         if not self.cache:
             return
@@ -243,11 +253,14 @@ class Memory:
         return self.state.index
 
     def document(self, rel_path: str) -> Document:
-        doc = self._docs.get(rel_path)
-        if doc is None and self.cache:
+        doc = self._docs.pop(rel_path, None)
+        if doc is not None:
+            self._docs[rel_path] = doc  # most recently used last
+        elif self.cache:
             doc = self.cache.documents([rel_path]).get(rel_path)
             if doc is not None:
                 self._docs[rel_path] = doc
+                self._trim_documents()
         if doc is None:
             raise KeyError(rel_path)
         return doc

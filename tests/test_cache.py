@@ -1,0 +1,274 @@
+"""The index cache: parsed documents in SQLite, index segments as ``.npy`` files beside a state file."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fixtures import ACME
+
+from retriever import analyzer
+from retriever.cache import FORMAT, DocInfo, FileRow, IndexCache, IndexState
+from retriever.index import Params, SectionIndex, analyze_document
+from retriever.models import Document, Fingerprint
+from retriever.parser import parse_document
+
+GLOSSARY = """---
+title: Glossary
+---
+## Revenue
+
+Monthly recurring revenue (MRR) is billed every month.
+"""
+
+QUERIES = ["billing migration", "Olena", "sick days", "Stripe invoices", "MRR", "лікарняних"]
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Iterator[IndexCache]:
+    store = IndexCache(tmp_path / "cache")
+    yield store
+    store.close()
+
+
+def _docs(files: dict[str, str]) -> list[Document]:
+    return [parse_document(rel, text) for rel, text in sorted(files.items())]
+
+
+def _add(state: IndexState, docs: list[Document]) -> None:
+    """Index ``docs`` as one new segment, keeping the section table in step (as Memory does)."""
+    analyzed = [analyze_document(d) for d in docs]
+    state.index.add([fields_ for per_doc in analyzed for fields_ in per_doc])
+    for doc in docs:
+        state.section_files.extend([doc.rel_path] * len(doc.sections))
+        state.section_ordinals.extend(range(len(doc.sections)))
+        state.catalog[doc.rel_path] = DocInfo(doc.title, doc.doc_type, doc.aliases, len(doc.sections))
+        for acronym, expansion in doc.acronyms:
+            state.acronyms.setdefault(analyzer.normalize(acronym), set()).add(expansion.casefold())
+
+
+def _state(docs: list[Document], params: Params | None = None) -> IndexState:
+    state = IndexState(SectionIndex(params=params or Params()), [], [])
+    state.index.set_avglen([fields_ for d in docs for fields_ in analyze_document(d)])
+    _add(state, docs)
+    return state
+
+
+def _segment_files(cache: IndexCache) -> set[str]:
+    return {p.name for p in (cache.folder / "index").glob("*.npy")}
+
+
+def _assert_same_index(loaded: IndexState, saved: IndexState) -> None:
+    for query in QUERIES:
+        terms = analyzer.terms(query)
+        np.testing.assert_array_equal(loaded.index.scores(terms), saved.index.scores(terms))
+        assert loaded.index.top(terms, 5) == saved.index.top(terms, 5)
+    assert loaded.index.vocab == saved.index.vocab
+    assert loaded.index.alive.tolist() == saved.index.alive.tolist()
+    assert loaded.index.df.tolist() == saved.index.df.tolist()
+    assert loaded.index.avglen == saved.index.avglen
+    assert loaded.index.params == saved.index.params
+    assert len(loaded.index.segments) == len(saved.index.segments)
+    assert loaded.catalog == saved.catalog
+    assert loaded.acronyms == saved.acronyms
+    assert loaded.section_files == saved.section_files
+    assert loaded.section_ordinals == saved.section_ordinals
+    assert loaded.segment_names == saved.segment_names
+
+
+# files
+
+
+def test_put_documents_come_back_equal(cache: IndexCache) -> None:
+    docs = _docs(ACME)
+    for number, doc in enumerate(docs):
+        cache.put(doc.rel_path, Fingerprint(100 + number, 1_700_000_000_000_000_000, f"sha-{number}"), doc, None)
+
+    assert cache.documents(["policies/leave.md", "teams/platform.md"]) == {
+        "policies/leave.md": next(d for d in docs if d.rel_path == "policies/leave.md"),
+        "teams/platform.md": next(d for d in docs if d.rel_path == "teams/platform.md"),
+    }
+    assert cache.all_documents() == {d.rel_path: d for d in docs}
+    assert cache.documents(["not/there.md"]) == {}
+    assert cache.documents([]) == {}
+
+
+def test_file_rows_hold_fingerprints_and_skip_reasons(cache: IndexCache) -> None:
+    doc = parse_document("teams/platform.md", ACME["teams/platform.md"])
+    cache.put("teams/platform.md", Fingerprint(321, 1_700_000_000_000_000_001, "aaa"), doc, None)
+    cache.put("broken.md", Fingerprint(12, 1_700_000_000_000_000_002, "bbb"), None, "invalid YAML front matter")
+
+    assert cache.file_rows() == {
+        "teams/platform.md": FileRow(Fingerprint(321, 1_700_000_000_000_000_001, "aaa"), None),
+        "broken.md": FileRow(Fingerprint(12, 1_700_000_000_000_000_002, "bbb"), "invalid YAML front matter"),
+    }
+    assert cache.documents(["teams/platform.md", "broken.md"]) == {"teams/platform.md": doc}
+
+
+def test_touch_updates_size_and_mtime_only(cache: IndexCache) -> None:
+    doc = parse_document("teams/platform.md", ACME["teams/platform.md"])
+    cache.put("teams/platform.md", Fingerprint(321, 1_700_000_000_000_000_000, "aaa"), doc, None)
+
+    cache.touch("teams/platform.md", Fingerprint(322, 1_800_000_000_000_000_000, "zzz"))
+    cache.touch("not/there.md", Fingerprint(1, 1, "x"))
+
+    assert cache.file_rows() == {"teams/platform.md": FileRow(Fingerprint(322, 1_800_000_000_000_000_000, "aaa"), None)}
+    assert cache.documents(["teams/platform.md"]) == {"teams/platform.md": doc}
+
+
+def test_forget_removes_rows_and_documents(cache: IndexCache) -> None:
+    docs = _docs(ACME)
+    for doc in docs:
+        cache.put(doc.rel_path, Fingerprint(1, 1, "s"), doc, None)
+
+    cache.forget(["policies/leave.md", "teams/platform.md", "never/there.md"])
+
+    assert sorted(cache.file_rows()) == sorted(d.rel_path for d in docs if d.rel_path not in ("policies/leave.md", "teams/platform.md"))
+    assert cache.documents(["policies/leave.md", "teams/platform.md"]) == {}
+
+
+def test_committed_rows_survive_reopening_the_folder(tmp_path: Path) -> None:
+    doc = parse_document("teams/platform.md", ACME["teams/platform.md"])
+    first = IndexCache(tmp_path / "cache")
+    first.put("teams/platform.md", Fingerprint(5, 6, "abc"), doc, None)
+    first.commit()
+    first.close()
+
+    second = IndexCache(tmp_path / "cache")
+    try:
+        assert second.file_rows() == {"teams/platform.md": FileRow(Fingerprint(5, 6, "abc"), None)}
+        assert second.documents(["teams/platform.md"]) == {"teams/platform.md": doc}
+    finally:
+        second.close()
+
+
+def test_an_unreadable_record_is_left_out_of_documents(cache: IndexCache) -> None:
+    doc = parse_document("teams/platform.md", ACME["teams/platform.md"])
+    cache.put("teams/platform.md", Fingerprint(1, 1, "a"), doc, None)
+    cache.put("garbled.md", Fingerprint(1, 1, "b"), doc, None)
+    cache.commit()
+    with sqlite3.connect(cache.folder / "records.sqlite") as db:
+        db.execute("UPDATE files SET record = ? WHERE rel_path = 'garbled.md'", (b"\x80\x05garbage",))
+    db.close()
+
+    assert cache.documents(["teams/platform.md", "garbled.md"]) == {"teams/platform.md": doc}
+
+
+def test_a_different_stored_format_clears_the_files_and_the_index(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    first = IndexCache(folder)
+    first.put("teams/platform.md", Fingerprint(1, 1, "a"), parse_document("teams/platform.md", "Text."), None)
+    first.save_index(_state(_docs(ACME)))
+    first.commit()
+    first.close()
+    with sqlite3.connect(folder / "records.sqlite") as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (str(FORMAT - 1),))
+    db.close()
+
+    second = IndexCache(folder)
+    try:
+        assert second.file_rows() == {}
+        assert second.load_index(Params()) is None
+        assert not (folder / "index" / "state.pkl").exists()
+    finally:
+        second.close()
+    with sqlite3.connect(folder / "records.sqlite") as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'format'").fetchall() == [(str(FORMAT),)]
+    db.close()
+
+
+# index
+
+
+def test_a_saved_index_loads_back_identical(cache: IndexCache) -> None:
+    state = _state(_docs({**ACME, "glossary.md": GLOSSARY}))
+    state.index.remove([state.section_files.index("teams/platform.md")])
+    assert state.acronyms == {"mrr": {"monthly recurring revenue"}}
+
+    cache.save_index(state)
+    loaded = cache.load_index(Params())
+
+    assert loaded is not None
+    assert len(state.segment_names) == 1
+    _assert_same_index(loaded, state)
+    assert loaded.index.live_count == 15
+    assert _segment_files(cache) == {f"{state.segment_names[0]}.{part}.npy" for part in ("indptr", "indices", "values")}
+
+
+def test_nothing_saved_loads_as_none(cache: IndexCache) -> None:
+    assert cache.load_index(Params()) is None
+
+
+def test_an_index_saved_with_other_params_loads_as_none(cache: IndexCache) -> None:
+    cache.save_index(_state(_docs(ACME)))
+    assert cache.load_index(Params(k1=2.0)) is None
+    assert cache.load_index(Params(group_weights=(1.0, 1.0, 1.0))) is None
+    assert cache.load_index(Params()) is not None
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        pytest.param(b"", id="empty"),
+        pytest.param(b"this is not a pickle", id="text"),
+        pytest.param(b"\x80\x05\x95", id="pickle-cut-short"),
+        pytest.param(b"\x00\xff" * 40, id="noise"),
+        pytest.param(b"\x80\x05\x8e\xff\xff\xff\xff\xff\xff\xff\x7f", id="impossible-length"),
+    ],
+)
+def test_a_corrupt_state_file_loads_as_none(cache: IndexCache, garbage: bytes) -> None:
+    cache.save_index(_state(_docs(ACME)))
+    (cache.folder / "index" / "state.pkl").write_bytes(garbage)
+    assert cache.load_index(Params()) is None
+
+
+def test_a_missing_segment_file_loads_as_none(cache: IndexCache) -> None:
+    state = _state(_docs(ACME))
+    cache.save_index(state)
+    (cache.folder / "index" / f"{state.segment_names[0]}.values.npy").unlink()
+    assert cache.load_index(Params()) is None
+
+
+def test_a_second_save_writes_only_the_new_segment(cache: IndexCache) -> None:
+    docs = _docs(ACME)
+    state = _state(docs[:5])
+    cache.save_index(state)
+    [first] = state.segment_names
+    old_files = _segment_files(cache)
+    old_mtimes = {name: 1_600_000_000_000_000_000 + n for n, name in enumerate(sorted(old_files))}
+    for name, stamp in old_mtimes.items():
+        os.utime(cache.folder / "index" / name, ns=(stamp, stamp))
+
+    _add(state, docs[5:])
+    cache.save_index(state)
+
+    [kept, second] = state.segment_names
+    assert kept == first
+    assert _segment_files(cache) == old_files | {f"{second}.{part}.npy" for part in ("indptr", "indices", "values")}
+    assert {name: (cache.folder / "index" / name).stat().st_mtime_ns for name in old_files} == old_mtimes
+    loaded = cache.load_index(Params())
+    assert loaded is not None
+    _assert_same_index(loaded, state)
+
+
+def test_saving_a_compacted_index_removes_segments_no_longer_listed(cache: IndexCache) -> None:
+    docs = _docs(ACME)
+    state = _state(docs[:5])
+    cache.save_index(state)
+    _add(state, docs[5:])
+    cache.save_index(state)
+    (cache.folder / "index" / "stray.values.npy").write_bytes(b"left by an old run")
+
+    compacted = _state(docs)
+    cache.save_index(compacted)
+
+    [name] = compacted.segment_names
+    assert name not in state.segment_names
+    assert _segment_files(cache) == {f"{name}.{part}.npy" for part in ("indptr", "indices", "values")}
+    loaded = cache.load_index(Params())
+    assert loaded is not None
+    _assert_same_index(loaded, compacted)

@@ -1,0 +1,309 @@
+"""The section index: exact BM25F scores, segments and tombstones, and what each field holds."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from retriever import analyzer
+from retriever.index import FIELDS, Analyzed, Params, SectionIndex, analyze_document
+from retriever.parser import parse_document
+
+NOTHING: Counter[str] = Counter()
+
+
+def _section(
+    title: dict[str, int] | None = None,
+    heading: dict[str, int] | None = None,
+    path: dict[str, int] | None = None,
+    meta: dict[str, int] | None = None,
+    body: dict[str, int] | None = None,
+) -> Analyzed:
+    """One analysed section, its term counts given per field in ``FIELDS`` order."""
+    return tuple(Counter(counts or {}) for counts in (title, heading, path, meta, body))
+
+
+def _index(sections: list[Analyzed], params: Params | None = None) -> SectionIndex:
+    index = SectionIndex(params=params or Params())
+    index.set_avglen(sections)
+    index.add(sections)
+    return index
+
+
+def _saturate(tf: float, k1: float = 1.2) -> float:
+    return tf * (k1 + 1.0) / (tf + k1)
+
+
+def _terms(text: str) -> Counter[str]:
+    return Counter(analyzer.terms(text))
+
+
+# scoring
+
+
+def test_one_section_one_term_scores_the_hand_computed_bm25f_value() -> None:
+    params = Params(
+        k1=1.0,
+        weights=(2.0, 1.0, 1.0, 0.5, 1.0),
+        b=(0.0, 0.0, 0.0, 0.0, 0.5),
+        groups=(0, 1, 2, 2, 2),
+        group_weights=(1.0, 2.0, 1.0),
+    )
+    section = _section(title={"stripe": 1}, heading={"stripe": 1}, meta={"stripe": 2}, body={"stripe": 1, "invoic": 1})
+    index = _index([section], params)
+
+    # N = 1, df = 1: idf = ln(1 + 0.5 / 1.5) = ln(4/3).  The body is as long as the average (norm 1).
+    # title group: tf' = 2·1 = 2          → 2·2/(2+1) = 4/3, weighted 1
+    # heading group: tf' = 1·1 = 1        → 1·2/(1+1) = 1,   weighted 2
+    # path/meta/body group: 0.5·2 + 1 = 2 → 4/3,             weighted 1
+    expected = math.log(4 / 3) * (4 / 3 + 2 * 1 + 4 / 3)
+    assert index.scores(["stripe"]).tolist() == [pytest.approx(expected, rel=1e-6)]
+    assert index.top(["stripe"], 5) == [(0, pytest.approx(expected, rel=1e-6))]
+
+
+def test_length_normalisation_uses_each_fields_b_and_average_length() -> None:
+    apple = _section(
+        title={"appl": 1},
+        path={"appl": 1, "farm": 1},
+        meta={"appl": 1},
+        body={"appl": 2, "pie": 2},
+    )
+    pear = _section(
+        title={"pear": 1},
+        heading={"pear": 1},
+        path={"farm": 1, "orchard": 1, "north": 1, "field": 1},
+        body={"pear": 8},
+    )
+    index = _index([apple, pear], Params())
+
+    # Default params: k1 1.2, weights (1, 1, 1, 0.5, 1), b (0, 0, 0.3, 0, 0.75), groups (0, 1, 2, 2, 2),
+    # group weights (1, 1.5, 1).  avglen: path (2 + 4) / 2 = 3, body (4 + 8) / 2 = 6.
+    assert index.avglen == (1.0, 1.0, 3.0, 1.0, 6.0)
+    path = 1 / (1 - 0.3 + 0.3 * 2 / 3)  # 1 / 0.9
+    meta = 0.5 * 1
+    body = 2 / (1 - 0.75 + 0.75 * 4 / 6)  # 2 / 0.75
+    expected = math.log(1 + (2 - 1 + 0.5) / (1 + 0.5)) * (1.0 * _saturate(1.0) + 1.0 * _saturate(path + meta + body))
+    assert index.scores(["appl"]).tolist() == [pytest.approx(expected, rel=1e-6), 0.0]
+
+
+def test_a_tiny_set_ranks_exactly_and_ties_break_on_section_id() -> None:
+    sections = [
+        _section(heading={"refund": 1}, body={"polici": 4}),
+        _section(body={"refund": 1, "polici": 3}),
+        _section(body={"refund": 3, "polici": 1}),
+        _section(body={"polici": 4}),
+        _section(title={"refund": 1}, body={"polici": 4}),
+        _section(meta={"refund": 1}, body={"polici": 4}),
+    ]
+    index = _index(sections)
+
+    # idf = ln(1 + (6 - 5 + 0.5) / 5.5); every body is 4 terms long, the average, so no length penalty.
+    idf = math.log(1 + 1.5 / 5.5)
+    assert index.top(["refund"], 10) == [
+        (2, pytest.approx(idf * _saturate(3.0), rel=1e-6)),  # three body mentions
+        (0, pytest.approx(idf * 1.5 * _saturate(1.0), rel=1e-6)),  # the heading, group weight 1.5
+        (1, pytest.approx(idf * _saturate(1.0), rel=1e-6)),  # one body mention …
+        (4, pytest.approx(idf * _saturate(1.0), rel=1e-6)),  # … ties with the title: lower id first
+        (5, pytest.approx(idf * _saturate(0.5), rel=1e-6)),  # front matter counts half
+    ]
+
+
+def test_identical_sections_come_back_in_section_id_order() -> None:
+    match, other = _section(body={"quota": 1}), _section(body={"target": 1})
+    index = _index([match, other, match, match, other])
+    assert [sid for sid, _ in index.top(["quota"], 10)] == [0, 2, 3]
+
+
+def test_ties_at_the_cut_off_keep_the_lowest_section_ids() -> None:
+    sections = [_section(body={"quota": tf, "pad": 3 - tf}) for tf in (1, 1, 2, 2)]
+    index = _index(sections)
+    full = [sid for sid, _ in index.top(["quota"], 4)]
+    assert full == [2, 3, 0, 1]
+    assert [sid for sid, _ in index.top(["quota"], 1)] == [2]
+    assert [sid for sid, _ in index.top(["quota"], 3)] == [2, 3, 0]
+
+
+def test_boosts_scale_a_terms_contribution() -> None:
+    index = _index(
+        [
+            _section(body={"billing": 1, "stripe": 2}),
+            _section(body={"billing": 2}),
+            _section(body={"stripe": 1, "invoic": 1}),
+        ]
+    )
+    billing, stripe = index.scores(["billing"]), index.scores(["stripe"])
+    boosted = index.scores(["billing", "stripe"], boosts={"billing": 2.0})
+    np.testing.assert_allclose(boosted, 2.0 * billing + stripe, rtol=1e-6)
+    np.testing.assert_allclose(index.scores(["billing", "stripe"], boosts={}), billing + stripe, rtol=1e-6)
+
+
+def test_a_repeated_query_term_counts_once() -> None:
+    index = _index([_section(body={"billing": 1}), _section(body={"stripe": 1})])
+    np.testing.assert_array_equal(index.scores(["billing", "billing", "billing"]), index.scores(["billing"]))
+
+
+def test_unknown_terms_score_nothing() -> None:
+    index = _index([_section(body={"billing": 1}), _section(body={"stripe": 1})])
+    assert index.scores(["zebra"]).tolist() == [0.0, 0.0]
+    assert index.top(["zebra"], 5) == []
+    assert index.top([], 5) == []
+
+
+def test_top_never_returns_sections_with_zero_score() -> None:
+    index = _index([_section(body={"other": 1}), _section(body={"quota": 1}), _section(body={"other": 2})] * 2)
+    assert [sid for sid, _ in index.top(["quota"], 10)] == [1, 4]
+    assert index.top(["quota"], 0) == []
+
+
+def test_an_empty_index_scores_nothing() -> None:
+    index = SectionIndex()
+    assert (index.size, index.live_count) == (0, 0)
+    assert index.scores(["anything"]).tolist() == []
+    assert index.top(["anything"], 5) == []
+
+
+# idf
+
+
+def test_an_unseen_terms_idf_is_unseen_idf_and_beats_every_seen_term() -> None:
+    index = _index(
+        [_section(body={"billing": 1, "stripe": 1}), _section(body={"billing": 1}), _section(body={"rare": 1})]
+    )
+    assert index.unseen_idf() == pytest.approx(math.log(1 + (3 + 0.5) / 0.5))
+    assert index.term_idf("never-indexed") == index.unseen_idf()
+    assert index.term_idf("billing") == pytest.approx(math.log(1 + (3 - 2 + 0.5) / (2 + 0.5)))
+    assert index.term_idf("rare") == pytest.approx(math.log(1 + (3 - 1 + 0.5) / (1 + 0.5)))
+    assert max(index.term_idf(term) for term in index.vocab) < index.unseen_idf()
+
+
+# tombstones and segments
+
+
+def test_removed_sections_score_zero_and_leave_the_document_frequencies() -> None:
+    index = _index([_section(body={"quota": 1}), _section(body={"quota": 2}), _section(body={"target": 1})])
+    assert index.df[index.vocab["quota"]] == 2
+
+    index.remove([0])
+
+    assert index.scores(["quota"])[0] == 0.0
+    assert [sid for sid, _ in index.top(["quota"], 10)] == [1]
+    assert index.df[index.vocab["quota"]] == 1
+    assert (index.size, index.live_count) == (3, 2)
+    assert index.alive.tolist() == [False, True, True]
+
+
+def test_removing_a_dead_section_again_changes_nothing() -> None:
+    index = _index([_section(body={"quota": 1}), _section(body={"quota": 2})])
+    index.remove([0])
+    index.remove([0, 0])
+    index.remove([])
+    assert index.df[index.vocab["quota"]] == 1
+    assert index.live_count == 1
+
+
+def test_a_tombstoned_index_scores_like_one_built_without_the_dead_sections() -> None:
+    keep = [_section(body={"quota": 1, "sales": 2}), _section(heading={"quota": 1}, body={"target": 3})]
+    drop = [_section(body={"quota": 4}), _section(title={"sales": 1}, body={"quota": 1})]
+    everything = [drop[0], keep[0], drop[1], keep[1]]
+    tombstoned = _index(everything)
+    tombstoned.remove([0, 2])
+    clean = SectionIndex()
+    clean.set_avglen(everything)  # same average lengths, so only the tombstones differ
+    clean.add(keep)
+
+    for term in ("quota", "sales", "target"):
+        np.testing.assert_allclose(tombstoned.scores([term])[[1, 3]], clean.scores([term]), rtol=1e-6)
+        assert tombstoned.term_idf(term) == pytest.approx(clean.term_idf(term))
+
+
+def test_a_term_only_dead_sections_held_scores_nothing_and_counts_as_unseen() -> None:
+    index = _index([_section(body={"quota": 1}), _section(body={"legacy": 1, "quota": 1})])
+    index.remove([1])
+    assert index.scores(["legacy"]).tolist() == [0.0, 0.0]
+    assert index.top(["legacy"], 5) == []
+    assert index.term_idf("legacy") == index.unseen_idf()
+
+
+def test_adding_after_a_removal_makes_a_new_segment_with_later_ids() -> None:
+    index = _index([_section(body={"quota": 1}), _section(body={"target": 1})])
+    index.remove([0])
+
+    ids = index.add([_section(body={"quota": 2, "fresh": 1}), _section(heading={"fresh": 1})])
+
+    assert ids == range(2, 4)
+    assert len(index.segments) == 2
+    assert (index.size, index.live_count) == (4, 3)
+    assert index.alive.tolist() == [False, True, True, True]
+    assert index.df[index.vocab["quota"]] == 1
+    assert index.df[index.vocab["fresh"]] == 2
+    assert [sid for sid, _ in index.top(["quota"], 10)] == [2]
+    assert [sid for sid, _ in index.top(["fresh"], 10)] == [3, 2]
+
+
+def test_terms_first_seen_in_a_later_segment_score_in_it_alone() -> None:
+    index = _index([_section(body={"quota": 1})])
+    index.add([_section(body={"newword": 1})])
+    assert index.scores(["newword"]).tolist() == [0.0, pytest.approx(index.term_idf("newword"), rel=1e-6)]
+
+
+# fields
+
+
+LEAVE = """---
+title: Leave Policy
+aliases: [Time Off]
+type: policy
+layout: wide
+permalink: /leave/
+weight: 3
+owner: Maria Lopez
+email: hr@acme.test
+summary: How holidays accrue
+tags: [benefits, wellbeing]
+---
+Preamble about holidays.
+
+## Sick Leave
+
+### Certificates
+
+Doctors sign certificates after three days.
+"""
+
+
+def test_analyze_document_fills_each_field_from_its_source() -> None:
+    doc = parse_document("handbook/people-ops/leave_policy.md", LEAVE)
+    assert [s.heading_path for s in doc.sections] == [(), ("Sick Leave",), ("Sick Leave", "Certificates")]
+
+    analyzed = analyze_document(doc)
+
+    title = _terms("Leave Policy Time Off")
+    path = _terms("handbook people ops leave policy")
+    meta = _terms("Maria Lopez hr@acme.test How holidays accrue benefits wellbeing")
+    assert analyzed == [
+        (title, _terms("Leave Policy"), path, meta, _terms("Preamble about holidays.")),
+        (title, _terms("Sick Leave"), path, meta, NOTHING),
+        (
+            title,
+            _terms("Certificates"),
+            path + _terms("Sick Leave"),
+            meta,
+            _terms("Doctors sign certificates after three days."),
+        ),
+    ]
+
+
+def test_the_meta_field_holds_owner_email_and_summary_but_not_site_machinery() -> None:
+    doc = parse_document("handbook/people-ops/leave_policy.md", LEAVE)
+    meta = analyze_document(doc)[0][FIELDS.index("meta")]
+    assert {"maria", "lopez", "hr@acme.test", "accru", "benefit", "wellb"} <= set(meta)
+    for machinery in ("polici", "wide", "leav", "3"):  # type, layout, permalink, weight (and title)
+        assert machinery not in meta
+
+
+def test_a_document_without_sections_analyzes_to_nothing() -> None:
+    doc = parse_document("empty.md", "---\ntitle: Empty\n---\n")
+    assert analyze_document(doc) == []
