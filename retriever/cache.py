@@ -105,7 +105,7 @@ class IndexCache:
             for rel_path, blob in self._db.execute(query, chunk):
                 try:
                     out[rel_path] = pickle.loads(blob)
-                except (pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
+                except Exception:  # noqa: BLE001 - a corrupt record is re-read from its file on the next refresh
                     continue
         return out
 
@@ -147,7 +147,7 @@ class IndexCache:
                 Segment(*(np.load(base / f"{name}.{part}.npy") for part in ("indptr", "indices", "values")))
                 for name in saved["segments"]
             ]
-        except (OSError, ValueError, KeyError, TypeError, pickle.UnpicklingError, EOFError):
+        except Exception:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything; rebuild instead
             return None
         index = SectionIndex(
             params=params,
@@ -198,6 +198,8 @@ class IndexCache:
 
     def _drop_index(self) -> None:
         (self.folder / "index" / "state.pkl").unlink(missing_ok=True)
+        for path in (self.folder / "index").glob("*.npy"):
+            path.unlink(missing_ok=True)
 
 
 def _params_json(params: Params) -> dict[str, Any]:

@@ -13,6 +13,8 @@ into one segment again.  A query costs one vectorised pass over its terms' posti
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from array import array
 from collections import Counter
@@ -59,8 +61,8 @@ def _meta_text(doc: Document) -> str:
     for key, value in doc.front_matter.items():
         if key.lower() in _NOT_META:
             continue
-        if isinstance(value, str):
-            out.append(value)
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            out.append(str(value))
         elif isinstance(value, list):
             out.extend(str(v) for v in value if isinstance(v, str | int | float))
     return " ".join(out)
@@ -130,6 +132,16 @@ class SectionIndex:
     alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     df: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     avglen: tuple[float, ...] = (1.0,) * len(FIELDS)
+    _sorted_terms: list[str] | None = field(default=None, repr=False, compare=False)
+
+    def with_prefix(self, prefix: str, limit: int = 8) -> list[str]:
+        """Live vocabulary terms starting with ``prefix`` (most frequent first, at most ``limit``)."""
+        if self._sorted_terms is None or len(self._sorted_terms) != len(self.vocab):
+            self._sorted_terms = sorted(self.vocab)
+        start = bisect.bisect_left(self._sorted_terms, prefix)
+        found = list(itertools.takewhile(lambda t: t.startswith(prefix), self._sorted_terms[start : start + 64]))
+        live = [t for t in found if self.df[self.vocab[t]] > 0]
+        return sorted(live, key=lambda t: (-int(self.df[self.vocab[t]]), t))[:limit]
 
     @property
     def size(self) -> int:
@@ -213,6 +225,11 @@ class SectionIndex:
         n = max(self.live_count, 1)
         return math.log(1.0 + (n + 0.5) / 0.5)
 
+    def term_df(self, term: str) -> int:
+        """Live sections containing ``term``."""
+        tid = self.vocab.get(term)
+        return 0 if tid is None or tid >= len(self.df) else int(self.df[tid])
+
     def term_idf(self, term: str) -> float:
         tid = self.vocab.get(term)
         return self.unseen_idf() if tid is None or self.df[tid] <= 0 else self.idf(tid)
@@ -243,10 +260,12 @@ class SectionIndex:
         k = min(k, int((scores > 0).sum()))
         if k <= 0:
             return []
-        best = np.argpartition(-scores, k - 1)[:k]
-        # Ties break on section id so rankings are deterministic.
-        ranked = sorted(best.tolist(), key=lambda sid: (-float(scores[sid]), sid))
-        return [(sid, float(scores[sid])) for sid in ranked]
+        # Everything scoring at least the k-th best (ties included), then ties break on section id,
+        # so top(k) is always the first k of top(n).
+        kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+        candidates = np.nonzero(scores >= kth)[0]
+        ranked = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
+        return [(int(sid), float(scores[sid])) for sid in ranked]
 
 
 def _grow(values: IntArray, size: int) -> IntArray:

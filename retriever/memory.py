@@ -76,6 +76,7 @@ class Memory:
         cache, warnings = _open_cache(settings, root)
         state = (cache.load_index(params) if cache else None) or _empty_state(params)
         memory = cls(root.resolve(), settings, params, state, cache, warnings=warnings)
+        memory._file_sections = _sections_by_file(state)
         memory.refresh(progress)
         return memory
 
@@ -97,7 +98,8 @@ class Memory:
             outcome = self._check(entry, rows.get(entry.rel_path))
             if isinstance(outcome, Skipped):
                 skipped.append(outcome)
-                changed.setdefault(entry.rel_path, None)
+                if entry.rel_path in self.state.catalog:  # was indexed, is unreadable now
+                    changed[entry.rel_path] = None
             elif outcome is not None:
                 changed[entry.rel_path] = outcome
             if progress:
@@ -162,16 +164,18 @@ class Memory:
             self._docs.pop(path, None)
         removed = [p for p in [*changed, *gone] if p in state.catalog]
         dead = [sid for p in removed for sid in self._sections_of(p)]
+        new_docs = [d for d in changed.values() if d is not None]
         rebuilt = not state.index.segments or _too_fragmented(state.index, len(dead))
         if rebuilt:
             self._rebuild(changed, present)
-        elif changed or gone:
+        else:
             state.index.remove(dead)
             for path in removed:
                 state.catalog.pop(path, None)
                 self._file_sections.pop(path, None)
-            self._index_docs([d for d in changed.values() if d is not None])
-        dirty = rebuilt or bool(changed or gone)
+            if new_docs:
+                self._index_docs(new_docs)
+        dirty = rebuilt or bool(removed or new_docs)
         self._save(dirty)
         self._trim_documents()
         word = "disabled" if not self.cache else "built" if rebuilt else "updated" if dirty else "hit"
@@ -205,10 +209,6 @@ class Memory:
             self._file_sections[doc.rel_path] = sids
 
     def _sections_of(self, rel_path: str) -> list[int]:
-        if not self._file_sections and self.state.section_files:
-            for sid, path in enumerate(self.state.section_files):
-                if self.state.index.alive[sid]:
-                    self._file_sections.setdefault(path, []).append(sid)
         return self._file_sections.get(rel_path, [])
 
     def _trim_documents(self) -> None:
@@ -302,6 +302,14 @@ class Memory:
         if self.documents_count < 5 or self.sections_count < 20:
             return True, "ready_sparse"
         return True, "ready_rich"
+
+
+def _sections_by_file(state: IndexState) -> dict[str, list[int]]:
+    """Live section ids per file, from a loaded index."""
+    out: dict[str, list[int]] = {}
+    for sid in state.index.alive.nonzero()[0].tolist():
+        out.setdefault(state.section_files[sid], []).append(sid)
+    return out
 
 
 def _empty_state(params: Params) -> IndexState:

@@ -20,7 +20,8 @@ from retriever.index import SectionIndex
 from retriever.stopwords import FRAMING
 
 FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
-EXPANSION_WEIGHT = 0.6  # an acronym or expansion added to the query counts this much
+EXPANSION_WEIGHT = 0.6  # an acronym, expansion or spelling variant added to the query counts this much
+PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
 _FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
 
 Acronyms = Mapping[str, Iterable[str]]  # acronym (lower-case) → its expansions, as the memory defines them
@@ -55,15 +56,37 @@ def _is_compound(term: str) -> bool:
     return any(not ch.isalnum() for ch in term)
 
 
-def analyze(text: str, acronyms: Acronyms | None = None) -> Query:
-    """Terms and words of a query text, expanded with the memory's acronym definitions."""
+def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | None = None) -> Query:
+    """Terms and words of a query text, expanded with the memory's acronym definitions and,
+    for words the memory never uses, with its words that share a long prefix."""
     words: dict[str, str] = {}
     for word in analyzer.raw_words(text):
         for term in analyzer.terms(word):
             words.setdefault(term, word)
     terms = tuple(dict.fromkeys(analyzer.terms(text)))
     extra, alternates = _expand(terms, acronyms or {})
-    return Query(text, terms, words, tuple(t for t in extra if t not in terms), alternates)
+    if index is not None:
+        for term, variants in _variants(terms, index).items():
+            extra.extend(variants)
+            alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
+    return Query(text, terms, words, tuple(dict.fromkeys(t for t in extra if t not in terms)), alternates)
+
+
+def _variants(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str]]:
+    """For terms the memory lacks, its terms sharing a prefix of at least ``PREFIX_MIN`` letters.
+
+    Stemmers miss some pairs ("subsidised"/"subsidy", British and American spellings, long
+    Ukrainian inflections); a word the memory never uses contributes nothing otherwise.
+    """
+    out: dict[str, list[str]] = {}
+    for term in terms:
+        if len(term) <= PREFIX_MIN or _is_compound(term) or index.term_df(term) > 0:
+            continue
+        prefix = term[: max(PREFIX_MIN, len(term) - 2)]
+        variants = [v for v in index.with_prefix(prefix) if v != term and not _is_compound(v)]
+        if variants:
+            out[term] = variants
+    return out
 
 
 def _expand(terms: tuple[str, ...], acronyms: Acronyms) -> tuple[list[str], dict[str, tuple[frozenset[str], ...]]]:

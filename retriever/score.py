@@ -31,7 +31,7 @@ class ScoreParams:
     with_headings: float = 0.30
     statement: float = 0.20
     section: float = 0.50
-    same_section_decay: float = 0.70
+    same_section_decay: float = 0.50
     long_statement: int = 30  # terms; longer statements match query words by chance more often
     length_penalty: float = 0.3
 

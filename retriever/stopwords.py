@@ -19,7 +19,8 @@ such than that that's the their theirs them themselves then there there's these 
 they're they've this those though through thus to too under until up upon us very via was wasn't we
 we'd we'll we're we've were weren't what what's when when's where where's whether which while who who's
 whom whose why why's will with within without won't would wouldn't yet you you'd you'll you're you've
-your yours yourself yourselves anyone anything someone something one ones really tell know
+your yours yourself yourselves anyone anything someone something one ones really tell know inside
+outside
 """.split()
 )
 
@@ -44,6 +45,7 @@ main many key current currently latest recent recently new top best highest lowe
 list show give find tell explain describe summary summarize overview info information details detail
 regarding related relevant know want need like get make use used using work way thing things kind type
 responsible general overall specific exactly actually usually typically normally etc time
+possible
 основний основні головний головні поточний поточні актуальний останній найвищий найбільший список
 розкажи покажи інформація деталі
 """.split()

@@ -21,7 +21,7 @@ from retriever.results import Phase1, Target
 
 KEEP_RATIO = 0.3  # sections scoring below this share of the best are not read
 CANDIDATES = 50  # ranked before the cut, so ties at the cut are decided deterministically
-PER_DOCUMENT = 4  # sections read per file, so one long document cannot crowd out the rest
+PER_DOCUMENT = 6  # sections read per file, so one long document cannot crowd out the rest
 
 
 def estimate_tokens(text: str) -> int:

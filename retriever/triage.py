@@ -93,6 +93,10 @@ def triage(prompt: str, history: Sequence[str] = ()) -> Triage:
 def run(state: Run, ctx: Context) -> Run:
     assert state.request is not None
     result = triage(state.request.prompt, ctx.history)
-    acronyms = ctx.memory.state.acronyms if ctx.memory else None
-    query = analyze(result.rewritten_query or state.request.prompt, acronyms)
+    memory = ctx.memory
+    query = analyze(
+        result.rewritten_query or state.request.prompt,
+        memory.state.acronyms if memory else None,
+        memory.index if memory else None,
+    )
     return dataclasses.replace(state, triage=result, query=query)

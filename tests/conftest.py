@@ -21,6 +21,8 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
         if name.startswith("RETRIEVER_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("RETRIEVER_STATE_DIR", str(state))
+    # Even code that ignores RETRIEVER_STATE_DIR (plain Settings()) must not reach the user's cache.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(state / "xdg-cache"))
     yield state
 
 

@@ -16,7 +16,7 @@ from retriever.target import choose, estimate_tokens
 
 @pytest.fixture
 def memory(make_tree: TreeFactory) -> Memory:
-    return Memory.open(make_tree(ACME), Settings())
+    return Memory.open(make_tree(ACME), Settings.from_env())
 
 
 def _short(tree_path: str) -> str:
@@ -38,7 +38,7 @@ def test_reason_names_the_matched_words_and_where(memory: Memory) -> None:
     assert target.reason == ('Heading "Billing Migration" matches billing, migration (2 of 3 query terms).')
 
 
-def test_at_most_four_sections_of_one_document_are_read(make_tree: TreeFactory) -> None:
+def test_at_most_six_sections_of_one_document_are_read(make_tree: TreeFactory) -> None:
     body = "\n".join(f"## Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(8))
     memory = Memory.open(
         make_tree(
@@ -47,10 +47,10 @@ def test_at_most_four_sections_of_one_document_are_read(make_tree: TreeFactory) 
                 "b.md": "# Invoice exports\n\nEach invoice step exports invoices weekly.\n",
             }
         ),
-        Settings(),
+        Settings.from_env(),
     )
     targets = choose(memory, analyze("invoice step exports"), 10).targets
-    assert sum(t.rel_path == "a.md" for t in targets) == 4
+    assert sum(t.rel_path == "a.md" for t in targets) == 6
     assert "b.md" in {t.rel_path for t in targets}
 
 
@@ -72,5 +72,5 @@ def test_sections_below_a_third_of_the_best_score_are_not_read(tmp_path: Path, m
     root = make_tree(
         {"a.md": "# Quokka habitat\n\nQuokka quokka habitat on Rottnest.\n", "b.md": "# Misc\n\nA habitat.\n"}
     )
-    targets = choose(Memory.open(root, Settings()), analyze("quokka habitat"), 10).targets
+    targets = choose(Memory.open(root, Settings.from_env()), analyze("quokka habitat"), 10).targets
     assert [t.rel_path for t in targets] == ["a.md"]
