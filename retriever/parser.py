@@ -188,11 +188,16 @@ def _title(meta: Mapping[str, Any], tokens: list[Token], rel_path: str) -> str:
 
 def _drop_title_heading(sections: list[Section], title: str) -> list[Section]:
     """Leave the document title out of heading paths where the top heading repeats it."""
-    key = title.casefold()
+    key = _comparable(title)
     return [
-        _replace_path(s, s.heading_path[1:]) if s.heading_path and s.heading_path[0].casefold() == key else s
+        _replace_path(s, s.heading_path[1:]) if s.heading_path and _comparable(s.heading_path[0]) == key else s
         for s in sections
     ]
+
+
+def _comparable(text: str) -> str:
+    # "Sync — 2026-11-12" repeats the title "Sync 2026-11-12": compare letters and digits only.
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def _replace_path(section: Section, path: tuple[str, ...]) -> Section:

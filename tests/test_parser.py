@@ -310,3 +310,8 @@ def test_web_anchor_absolute_escaping_and_non_markdown_links_are_ignored() -> No
 def test_impossible_date_in_front_matter_is_a_parse_error_not_a_crash() -> None:
     with pytest.raises(ParseError, match=r"invalid YAML front matter: month must be in 1\.\.12"):
         parse_document("a.md", "---\nupdated: 2026-13-45\n---\n# A\n")
+
+
+def test_an_h1_repeating_the_title_with_other_punctuation_is_left_out_of_paths() -> None:
+    doc = parse_document("m.md", "---\ntitle: Sync 2026-11-12\n---\n# Sync — 2026-11-12\n\n## Actions\n\nShip it.\n")
+    assert [s.heading_path for s in doc.sections] == [(), ("Actions",)]

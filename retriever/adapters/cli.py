@@ -128,7 +128,8 @@ def query(prompt: str, root: Path | None, as_json: bool, top_k: int | None) -> N
         from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(result.text))
+        # Seed 000's report puts Reasoning and Sections searched on consecutive lines; keep them apart.
+        Console().print(Markdown(result.text.replace("\n**Sections searched:**", "  \n**Sections searched:**")))
     else:
         click.echo(result.text)
 
