@@ -148,7 +148,7 @@ def summarize(facts: tuple[Fact, ...], coverage: str) -> str:
 
 def _sentence(text: str) -> str:
     text, _ = truncate(text, 240, marker="…")
-    return text if text.endswith((".", "!", "?", "…")) else text + "."
+    return text if text.endswith((".", "!", "?", "…")) else text.rstrip(" :;,") + "."
 
 
 def assemble(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Context) -> Retrieval:

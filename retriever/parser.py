@@ -29,6 +29,7 @@ _TOML_FENCE = re.compile(r"\A(?:\ufeff)?\+\+\+[ \t]*\r?\n(.*?)^\+\+\+[ \t]*$\r?\
 _LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _LONG_UNIT = 600  # characters; longer list items are split into sentences
 _INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})
+_ROW_NUMBER_HEADERS = frozenset({"#", "No.", "No", "№"})
 
 # Only block rules run: inline parsing is done by ``clean_inline`` on the pieces we keep.
 _MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
@@ -291,7 +292,9 @@ def _table(tokens: list[Token], i: int, builder: _Builder) -> int:
 
 
 def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _Builder) -> None:
-    pairs = [f"{h}: {v}" if h else v for h, v in zip(header or [""] * len(row), row, strict=False) if v]
+    # A "#" column only numbers the rows; it says nothing about them.
+    cells = zip(header or [""] * len(row), row, strict=False)
+    pairs = [f"{h}: {v}" if h else v for h, v in cells if v and h not in _ROW_NUMBER_HEADERS]
     text = "; ".join(pairs)
     line = row_map[0] + builder.offset + 1
     builder.units.append(Unit("row", text, (line, line)))
