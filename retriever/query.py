@@ -12,6 +12,7 @@ questions and lost file hit@1 without gaining multi-section recall, so it is not
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -22,6 +23,13 @@ from retriever.stopwords import FRAMING
 FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
 EXPANSION_WEIGHT = 0.6  # an acronym, expansion or spelling variant added to the query counts this much
 PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
+# Where a question splits into parts: "?" between questions, ";" or ":", ", and how…", " and what…",
+# "both … and …", and a comma before a final "and" list.
+_CLAUSE = re.compile(
+    r"\?\s+|[;:]\s+|\bboth\b|,\s+(?=(?:and\s+)?(?:how|what|who|when|where|which|why|is|are|do|does|can)\b)"
+    r"|\s+and\s+(?=(?:how|what|who|when|where|which|why)\b)|,\s+(?=[^,]*\band\b[^,]*$)",
+    re.I,
+)
 _FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
 
 Acronyms = Mapping[str, Iterable[str]]  # acronym (lower-case) → its expansions, as the memory defines them
@@ -39,6 +47,7 @@ class Query:
     text: str
     terms: tuple[str, ...]
     words: Mapping[str, str]
+    many_part: bool = False  # asks several things at once ("…, and how far ahead must I ask?")
     extra: tuple[str, ...] = ()
     alternates: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
 
@@ -69,7 +78,15 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
         for term, variants in _variants(terms, index).items():
             extra.extend(variants)
             alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
-    return Query(text, terms, words, tuple(dict.fromkeys(t for t in extra if t not in terms)), alternates)
+    extra_terms = tuple(dict.fromkeys(t for t in extra if t not in terms))
+    return Query(text, terms, words, is_many_part(text), extra_terms, alternates)
+
+
+def is_many_part(text: str) -> bool:
+    """True when the question asks several things: two clauses with content words each."""
+    clauses = [c for c in _CLAUSE.split(text) if c and c.strip(" ,.?")]
+    content = [c for c in clauses if len([t for t in analyzer.terms(c) if t not in _FRAMING_TERMS]) >= 1]
+    return len(content) >= 2
 
 
 def _variants(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str]]:

@@ -32,6 +32,7 @@ class ScoreParams:
     statement: float = 0.20
     section: float = 0.50
     same_section_decay: float = 0.50
+    many_part_decay: float = 0.25  # a many-part question wants breadth: one fact per section first
     long_statement: int = 30  # terms; longer statements match query words by chance more often
     length_penalty: float = 0.3
 
@@ -119,5 +120,6 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     assert state.query is not None
     scored = relevance(state.candidates, ctx.memory, state.query, params)
     ctx.check_deadline()
-    ranked = rank(scored, ctx.settings.top_k, params.same_section_decay)
+    decay = params.many_part_decay if state.query.many_part else params.same_section_decay
+    ranked = rank(scored, ctx.settings.top_k, decay)
     return dataclasses.replace(state, facts=tuple(to_fact(ctx.memory, s) for s in ranked))

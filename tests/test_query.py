@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from retriever.index import Params, SectionIndex
-from retriever.query import EXPANSION_WEIGHT, FRAMING_WEIGHT, analyze, coverage, weights
+from retriever.query import EXPANSION_WEIGHT, FRAMING_WEIGHT, analyze, coverage, is_many_part, weights
 
 
 def test_terms_are_unique_and_words_map_back_to_what_the_user_typed() -> None:
@@ -48,3 +50,20 @@ def test_coverage_is_the_share_of_weight_present_and_alternates_count() -> None:
     assert coverage(term_weights, {"account"}) == 0.25
     assert coverage(term_weights, {"account", "mrr"}, query) == 1.0
     assert coverage({}, {"x"}) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "many"),
+    [
+        ("How do I get approval for a paid conference, and how far ahead do I need to ask?", True),
+        ("What mental health support is there, both through insurance and free services?", True),
+        ("What are the budget limits for a team offsite: per-person budget, hotels and meals?", True),
+        ("How do merit increases work and how are salary bands set?", True),
+        ("How much sick leave do federal employees earn?", False),
+        ("What health and retirement benefits do I get?", False),
+        ("DEC-0054", False),
+    ],
+)
+def test_many_part_questions_are_told_from_single_ones(text: str, many: bool) -> None:
+    assert is_many_part(text) is many
+    assert analyze(text).many_part is many

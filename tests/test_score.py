@@ -23,3 +23,9 @@ def test_duplicate_statements_are_dropped() -> None:
 
 def test_top_k_bounds_the_result() -> None:
     assert len(rank([_scored(i, 0.5, str(i)) for i in range(20)], top_k=4, decay=0.7)) == 4
+
+
+def test_a_lower_decay_puts_every_sections_best_fact_first() -> None:
+    scored = [_scored(1, 0.9, "a"), _scored(1, 0.8, "b"), _scored(2, 0.35, "c")]
+    assert [s.candidate.statement for s in rank(scored, 3, decay=0.5)] == ["a", "b", "c"]
+    assert [s.candidate.statement for s in rank(scored, 3, decay=0.25)] == ["a", "c", "b"]
