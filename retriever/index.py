@@ -164,36 +164,13 @@ class SectionIndex:
 
     def add(self, analyzed: Sequence[Analyzed]) -> range:
         """Index sections as one new segment; returns their section ids."""
-        first = self.size
-        tids, sids, vals = array("q"), array("i"), array("f")
-        for offset, fields_ in enumerate(analyzed):
-            for term, values in self._combined(fields_).items():
-                tid = self.vocab.setdefault(term, len(self.vocab))
-                tids.append(tid)
-                sids.append(first + offset)
-                vals.extend(values)
-        self._append_segment(
-            np.frombuffer(tids, dtype=np.int64),
-            np.frombuffer(sids, dtype=np.int32),
-            np.frombuffer(vals, dtype=np.float32).reshape(len(tids), len(self.params.group_weights)),
-        )
-        self.alive = np.concatenate([self.alive, np.ones(len(analyzed), dtype=bool)])
-        return range(first, first + len(analyzed))
+        builder = SegmentBuilder(self)
+        for fields_ in analyzed:
+            builder.add(fields_)
+        return builder.finish()
 
-    def _combined(self, fields_: Analyzed) -> dict[str, list[float]]:
-        """Term → tf' per field group (weighted, length-normalised field frequencies summed)."""
-        groups = len(self.params.group_weights)
-        acc: dict[str, list[float]] = {}
-        for f, counts in enumerate(fields_):
-            if not counts:
-                continue
-            norm = 1.0 - self.params.b[f] + self.params.b[f] * sum(counts.values()) / self.avglen[f]
-            weight, group = self.params.weights[f] / norm, self.params.groups[f]
-            for term, tf in counts.items():
-                acc.setdefault(term, [0.0] * groups)[group] += weight * tf
-        return acc
-
-    def _append_segment(self, tids: IntArray, sids: npt.NDArray[np.int32], vals: FloatArray) -> None:
+    def append_segment(self, tids: IntArray, sids: npt.NDArray[np.int32], vals: FloatArray) -> None:
+        """Add postings (any order) as a segment; section ids must be new and contiguous."""
         order = np.argsort(tids, kind="stable")
         counts = np.bincount(tids, minlength=len(self.vocab)).astype(np.int64)
         indptr = np.zeros(len(self.vocab) + 1, dtype=np.int64)
@@ -266,6 +243,69 @@ class SectionIndex:
         candidates = np.nonzero(scores >= kth)[0]
         ranked = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
         return [(int(sid), float(scores[sid])) for sid in ranked]
+
+
+class SegmentBuilder:
+    """Collects sections' per-field term counts in flat arrays, then writes one segment.
+
+    Holding counts as arrays rather than ``Counter`` objects keeps a 10,000-file build's
+    memory small; tf' (weights, length normalisation, field groups) is computed vectorised
+    once every section is in, so a full build can fix the average field lengths first.
+    """
+
+    def __init__(self, index: SectionIndex) -> None:
+        self.index = index
+        self.tids, self.rows, self.fields, self.counts = array("q"), array("i"), array("b"), array("f")
+        self.lengths = array("f")
+        self.sections = 0
+
+    def add(self, fields_: Analyzed) -> None:
+        vocab = self.index.vocab
+        for f, counts in enumerate(fields_):
+            for term, tf in counts.items():
+                self.tids.append(vocab.setdefault(term, len(vocab)))
+                self.rows.append(self.sections)
+                self.fields.append(f)
+                self.counts.append(tf)
+            self.lengths.append(sum(counts.values()))
+        self.sections += 1
+
+    def finish(self, fix_avglen: bool = False) -> range:
+        """Write the segment (first fixing average field lengths, for a full build)."""
+        index, params = self.index, self.index.params
+        lengths = np.frombuffer(self.lengths, dtype=np.float32).reshape(self.sections, len(FIELDS))
+        if fix_avglen and self.sections:
+            index.avglen = tuple(max(1.0, float(x)) for x in lengths.mean(axis=0))
+        tids = np.frombuffer(self.tids, dtype=np.int64)
+        rows = np.frombuffer(self.rows, dtype=np.int32)
+        fields = np.frombuffer(self.fields, dtype=np.int8).astype(np.int64)
+        b, weight = np.asarray(params.b)[fields], np.asarray(params.weights)[fields]
+        norm = 1.0 - b + b * lengths[rows, fields] / np.asarray(index.avglen)[fields]
+        vals = (weight * np.frombuffer(self.counts, dtype=np.float32) / norm).astype(np.float32)
+        groups = np.asarray(params.groups)[fields]
+        pair_tids, pair_rows, values = _combine(tids, rows, groups, vals, len(params.group_weights))
+        first = index.size
+        index.append_segment(pair_tids, (pair_rows + first).astype(np.int32), values)
+        index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
+        return range(first, first + self.sections)
+
+
+def _combine(
+    tids: IntArray, rows: npt.NDArray[np.int32], groups: IntArray, vals: FloatArray, n_groups: int
+) -> tuple[IntArray, npt.NDArray[np.int32], FloatArray]:
+    """Sum field postings of the same (term, section) into one posting with a tf' per group."""
+    if not len(tids):
+        return tids, rows, np.zeros((0, n_groups), dtype=np.float32)
+    order = np.lexsort((rows, tids))
+    tids, rows, groups, vals = tids[order], rows[order], groups[order], vals[order]
+    new = np.ones(len(tids), dtype=bool)
+    new[1:] = (tids[1:] != tids[:-1]) | (rows[1:] != rows[:-1])
+    pair = np.cumsum(new) - 1
+    values = np.zeros((int(pair[-1]) + 1, n_groups), dtype=np.float32)
+    for g in range(n_groups):
+        mask = groups == g
+        values[:, g] = np.bincount(pair[mask], weights=vals[mask], minlength=len(values))
+    return tids[new], rows[new], values
 
 
 def _grow(values: IntArray, size: int) -> IntArray:

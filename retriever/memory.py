@@ -22,7 +22,7 @@ from retriever import analyzer, reader
 from retriever.cache import DocInfo, FileRow, IndexCache, IndexState
 from retriever.config import Settings, index_cache_dir
 from retriever.errors import MemoryNotFound
-from retriever.index import Analyzed, Params, SectionIndex, analyze_document
+from retriever.index import Params, SectionIndex, SegmentBuilder, analyze_document
 from retriever.markup import humanize
 from retriever.models import Document, Fingerprint, Section, Skipped
 from retriever.parser import ParseError, parse_document
@@ -192,13 +192,15 @@ class Memory:
         ordered = [docs[p] for p in sorted(docs) if p in present]
         self.state = _empty_state(self.params)
         self._file_sections = {}
-        analyzed = [analyze_document(d) for d in ordered]
-        self.state.index.set_avglen([fields_ for per_doc in analyzed for fields_ in per_doc])
-        self._index_docs(ordered, analyzed)
+        self._index_docs(ordered, full_build=True)
 
-    def _index_docs(self, docs: list[Document], analyzed: list[list[Analyzed]] | None = None) -> None:
-        analyzed = analyzed if analyzed is not None else [analyze_document(d) for d in docs]
-        ids = iter(self.state.index.add([fields_ for per_doc in analyzed for fields_ in per_doc]))
+    def _index_docs(self, docs: list[Document], full_build: bool = False) -> None:
+        """Index documents as one new segment (a full build also fixes average field lengths)."""
+        builder = SegmentBuilder(self.state.index)
+        for doc in docs:
+            for fields_ in analyze_document(doc):
+                builder.add(fields_)
+        ids = iter(builder.finish(fix_avglen=full_build))
         for doc in docs:
             sids = [next(ids) for _ in doc.sections]
             self.state.section_files.extend([doc.rel_path] * len(sids))
