@@ -248,25 +248,30 @@ class SectionIndex:
 class SegmentBuilder:
     """Collects sections' per-field term counts in flat arrays, then writes one segment.
 
-    Holding counts as arrays rather than ``Counter`` objects keeps a 10,000-file build's
-    memory small; tf' (weights, length normalisation, field groups) is computed vectorised
-    once every section is in, so a full build can fix the average field lengths first.
+    One posting per (term, section) holds that term's count in each field; arrays instead
+    of ``Counter`` objects keep a 10,000-file build's memory small.  tf' (weights, length
+    normalisation, field groups) is computed vectorised once every section is in, so a full
+    build can fix the average field lengths first.
     """
 
     def __init__(self, index: SectionIndex) -> None:
         self.index = index
-        self.tids, self.rows, self.fields, self.counts = array("q"), array("i"), array("b"), array("f")
-        self.lengths = array("f")
+        self.tids, self.rows, self.counts, self.lengths = array("q"), array("i"), array("f"), array("f")
         self.sections = 0
+        self._zeros = array("f", [0.0] * len(FIELDS))
 
     def add(self, fields_: Analyzed) -> None:
-        vocab = self.index.vocab
+        vocab, width = self.index.vocab, len(FIELDS)
+        seen: dict[str, int] = {}
         for f, counts in enumerate(fields_):
             for term, tf in counts.items():
-                self.tids.append(vocab.setdefault(term, len(vocab)))
-                self.rows.append(self.sections)
-                self.fields.append(f)
-                self.counts.append(tf)
+                pos = seen.get(term)
+                if pos is None:
+                    pos = seen[term] = len(self.tids)
+                    self.tids.append(vocab.setdefault(term, len(vocab)))
+                    self.rows.append(self.sections)
+                    self.counts.extend(self._zeros)
+                self.counts[pos * width + f] += tf
             self.lengths.append(sum(counts.values()))
         self.sections += 1
 
@@ -276,36 +281,17 @@ class SegmentBuilder:
         lengths = np.frombuffer(self.lengths, dtype=np.float32).reshape(self.sections, len(FIELDS))
         if fix_avglen and self.sections:
             index.avglen = tuple(max(1.0, float(x)) for x in lengths.mean(axis=0))
-        tids = np.frombuffer(self.tids, dtype=np.int64)
         rows = np.frombuffer(self.rows, dtype=np.int32)
-        fields = np.frombuffer(self.fields, dtype=np.int8).astype(np.int64)
-        b, weight = np.asarray(params.b)[fields], np.asarray(params.weights)[fields]
-        norm = 1.0 - b + b * lengths[rows, fields] / np.asarray(index.avglen)[fields]
-        vals = (weight * np.frombuffer(self.counts, dtype=np.float32) / norm).astype(np.float32)
-        groups = np.asarray(params.groups)[fields]
-        pair_tids, pair_rows, values = _combine(tids, rows, groups, vals, len(params.group_weights))
+        counts = np.frombuffer(self.counts, dtype=np.float32).reshape(len(rows), len(FIELDS))
+        values = np.zeros((len(rows), len(params.group_weights)), dtype=np.float32)
+        for f in range(len(FIELDS)):
+            b, avg = np.float32(params.b[f]), np.float32(index.avglen[f])
+            norm = np.float32(1.0) - b + b * lengths[rows, f] / avg
+            values[:, params.groups[f]] += np.float32(params.weights[f]) * counts[:, f] / norm
         first = index.size
-        index.append_segment(pair_tids, (pair_rows + first).astype(np.int32), values)
+        index.append_segment(np.frombuffer(self.tids, dtype=np.int64), rows + np.int32(first), values)
         index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
         return range(first, first + self.sections)
-
-
-def _combine(
-    tids: IntArray, rows: npt.NDArray[np.int32], groups: IntArray, vals: FloatArray, n_groups: int
-) -> tuple[IntArray, npt.NDArray[np.int32], FloatArray]:
-    """Sum field postings of the same (term, section) into one posting with a tf' per group."""
-    if not len(tids):
-        return tids, rows, np.zeros((0, n_groups), dtype=np.float32)
-    order = np.lexsort((rows, tids))
-    tids, rows, groups, vals = tids[order], rows[order], groups[order], vals[order]
-    new = np.ones(len(tids), dtype=bool)
-    new[1:] = (tids[1:] != tids[:-1]) | (rows[1:] != rows[:-1])
-    pair = np.cumsum(new) - 1
-    values = np.zeros((int(pair[-1]) + 1, n_groups), dtype=np.float32)
-    for g in range(n_groups):
-        mask = groups == g
-        values[:, g] = np.bincount(pair[mask], weights=vals[mask], minlength=len(values))
-    return tids[new], rows[new], values
 
 
 def _grow(values: IntArray, size: int) -> IntArray:
