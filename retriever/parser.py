@@ -57,7 +57,7 @@ def _load_yaml(block: str) -> dict[str, Any]:
         data = YAMLHandler().load(block)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" at front matter line {mark.line + 2}" if mark is not None else ""
+        where = f" at line {mark.line + 2}" if mark is not None else ""  # a file line: the block starts on line 2
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ParseError(f"invalid YAML front matter{where}: {problem}") from exc
     except (ValueError, OverflowError, TypeError) as exc:  # well-formed YAML, impossible value (2023-13-45)

@@ -204,7 +204,7 @@ def test_a_file_that_becomes_unreadable_is_skipped_and_stops_scoring(acme: Path,
 
     assert memory.stats == RefreshStats(files=8, parsed=0, removed=1, rebuilt=False, cache="updated")
     assert [s.rel_path for s in memory.skipped] == ["relationships/northwind_retail.md"]
-    assert memory.skipped[0].reason.startswith("invalid YAML front matter at front matter line 4:")
+    assert memory.skipped[0].reason.startswith("invalid YAML front matter at line 4:")
     assert _files(memory, "Portugal") == []
     assert "relationships/northwind_retail.md" not in memory.state.catalog
     assert memory.sections_count == ACME_SECTIONS - 1
@@ -444,3 +444,32 @@ def test_the_cache_folder_is_under_the_state_folder_not_the_tree(
     assert memory.cache.folder.is_relative_to(isolated_state)
     assert (memory.cache.folder / "records.sqlite").is_file()
     assert _listing(acme) == before
+
+
+def test_every_kind_of_bad_file_is_skipped_with_a_reason_and_the_rest_is_indexed(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n\nSecret notes.\n")
+    root = make_tree(
+        {
+            **ACME,
+            "bad_yaml.md": BAD_YAML,
+            "not_a_mapping.md": "---\n- one\n- two\n---\n# List\n",
+            "latin1.md": "# Café\n\nCafé menu.\n".encode("latin-1"),
+            "binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+            "huge.md": "# Huge\n\n" + "word " * 400,
+        }
+    )
+    (root / "linked.md").symlink_to(outside)
+    memory = Memory.open(root, Settings.from_env(max_file_bytes=1000))
+    reasons = {s.rel_path: s.reason for s in memory.skipped}
+    assert set(reasons) == {"bad_yaml.md", "not_a_mapping.md", "latin1.md", "binary.md", "huge.md", "linked.md"}
+    assert reasons["bad_yaml.md"].startswith("invalid YAML front matter at line 4")
+    assert reasons["not_a_mapping.md"] == "front matter must be a mapping of fields, found list"
+    assert reasons["latin1.md"].startswith("not UTF-8 (invalid byte at offset")
+    assert reasons["binary.md"] == "binary content (NUL bytes), not markdown text"
+    assert reasons["huge.md"].startswith("larger than the 1,000-byte limit")
+    assert "outside the memory root" in reasons["linked.md"]
+    assert len(memory.state.catalog) == len(ACME)
+    assert memory.sections_count == ACME_SECTIONS

@@ -90,10 +90,7 @@ def test_crlf_front_matter_is_recognised() -> None:
 def test_bad_yaml_raises_parse_error_naming_the_line() -> None:
     with pytest.raises(ParseError) as caught:
         parse_document("e.md", "---\ntitle: a: b\n---\nx\n")
-    assert (
-        str(caught.value)
-        == "invalid YAML front matter at front matter line 2: mapping values are not allowed in this context"
-    )
+    assert str(caught.value) == "invalid YAML front matter at line 2: mapping values are not allowed in this context"
 
 
 def test_front_matter_that_is_a_list_raises_parse_error() -> None:
