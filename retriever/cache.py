@@ -26,7 +26,7 @@ import numpy as np
 from retriever.index import Params, SectionIndex, Segment
 from retriever.models import Document, Fingerprint
 
-FORMAT = 7  # bump when Document, the analyzer or the index layout changes
+FORMAT = 8  # bump when Document, the analyzer or the index layout changes
 
 
 @dataclass(frozen=True, slots=True)
