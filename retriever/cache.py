@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import pickle
 import sqlite3
+import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,33 +66,37 @@ class IndexCache:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
+        # One connection shared by a server's threads: every statement goes through ``_sql``'s lock.
+        self._lock = threading.Lock()
         self._db = sqlite3.connect(folder / "records.sqlite", check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
+        self._sql("PRAGMA journal_mode=WAL")
+        self._sql(
             "CREATE TABLE IF NOT EXISTS files (rel_path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
             " sha1 TEXT, skipped TEXT, record BLOB)"
         )
-        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        self._sql("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         if self._meta("format") != str(FORMAT):
-            self._db.execute("DELETE FROM files")
-            self._set_meta("format", str(FORMAT))
+            self._sql("DELETE FROM files")
+            self._sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("format", str(FORMAT)))
             self._drop_index()
-        self._db.commit()
+        self.commit()
+
+    def _sql(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def _meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def _set_meta(self, key: str, value: str) -> None:
-        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+        rows = self._sql("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if not rows else str(rows[0][0])
 
     # -- files ---------------------------------------------------------------------------
 
     def file_rows(self) -> dict[str, FileRow]:
-        rows = self._db.execute("SELECT rel_path, size, mtime_ns, sha1, skipped FROM files")
+        rows = self._sql("SELECT rel_path, size, mtime_ns, sha1, skipped FROM files")
         return {r[0]: FileRow(Fingerprint(r[1], r[2], r[3]), r[4]) for r in rows}
 
     def documents(self, rel_paths: Iterable[str]) -> dict[str, Document]:
@@ -102,7 +107,7 @@ class IndexCache:
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
             query = f"SELECT rel_path, record FROM files WHERE record IS NOT NULL AND rel_path IN ({marks})"
-            for rel_path, blob in self._db.execute(query, chunk):
+            for rel_path, blob in self._sql(query, chunk):
                 try:
                     out[rel_path] = pickle.loads(blob)
                 except Exception:  # noqa: BLE001 - a corrupt record is re-read from its file on the next refresh
@@ -110,28 +115,29 @@ class IndexCache:
         return out
 
     def all_documents(self) -> dict[str, Document]:
-        rows = self._db.execute("SELECT rel_path FROM files WHERE record IS NOT NULL")
-        return self.documents(r[0] for r in rows)
+        return self.documents(r[0] for r in self._sql("SELECT rel_path FROM files WHERE record IS NOT NULL"))
 
     def put(self, rel_path: str, fingerprint: Fingerprint, doc: Document | None, skipped: str | None) -> None:
         blob = pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL) if doc is not None else None
-        self._db.execute(
+        self._sql(
             "INSERT OR REPLACE INTO files (rel_path, size, mtime_ns, sha1, skipped, record) VALUES (?,?,?,?,?,?)",
             (rel_path, fingerprint.size, fingerprint.mtime_ns, fingerprint.sha1, skipped, blob),
         )
 
     def touch(self, rel_path: str, fingerprint: Fingerprint) -> None:
         """Record a new size/mtime for a file whose bytes did not change."""
-        self._db.execute(
+        self._sql(
             "UPDATE files SET size = ?, mtime_ns = ? WHERE rel_path = ?",
             (fingerprint.size, fingerprint.mtime_ns, rel_path),
         )
 
     def forget(self, rel_paths: Iterable[str]) -> None:
-        self._db.executemany("DELETE FROM files WHERE rel_path = ?", [(p,) for p in rel_paths])
+        for path in rel_paths:
+            self._sql("DELETE FROM files WHERE rel_path = ?", (path,))
 
     def commit(self) -> None:
-        self._db.commit()
+        with self._lock:
+            self._db.commit()
 
     # -- index ---------------------------------------------------------------------------
 

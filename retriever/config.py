@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from retriever.errors import ConfigError
 
@@ -25,6 +25,11 @@ _ENV = {
     "top_k": "RETRIEVER_TOP_K",
     "deadline_seconds": "RETRIEVER_DEADLINE_SECONDS",
     "max_file_bytes": "RETRIEVER_MAX_FILE_BYTES",
+    "redis_url": "RETRIEVER_REDIS_URL",
+    "api_key": "RETRIEVER_API_KEY",
+    "refresh_seconds": "RETRIEVER_REFRESH_SECONDS",
+    "request_log_limit": "RETRIEVER_REQUEST_LOG_LIMIT",
+    "allowed_origins": "RETRIEVER_ALLOWED_ORIGINS",
 }
 
 
@@ -40,6 +45,16 @@ class Settings(BaseModel):
     max_file_bytes: int = Field(default=2_000_000, ge=1, description="Larger files are skipped.")
     excerpt_chars: int = Field(default=700, ge=50, description="Document excerpts are cut here.")
     max_documents: int = Field(default=4, ge=0, le=20, description="Document excerpts per result.")
+    redis_url: str | None = Field(default=None, description="Sessions and request log in Redis, not SQLite.")
+    api_key: SecretStr | None = Field(default=None, description="Bearer token the HTTP server requires.")
+    refresh_seconds: float = Field(default=2.0, gt=0, description="How often a server looks for edited files.")
+    request_log_limit: int = Field(default=10_000, ge=1, description="Requests kept in the request log.")
+    allowed_origins: tuple[str, ...] = Field(default=(), description="Browser origins the HTTP server accepts.")
+
+    @field_validator("allowed_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: Any) -> Any:
+        return tuple(v.strip() for v in value.split(",") if v.strip()) if isinstance(value, str) else value
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -62,6 +77,15 @@ def cache_home(settings: Settings, environ: Mapping[str, str] | None = None) -> 
     if settings.state_dir is not None:
         return settings.state_dir / "cache"
     base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / APP_DIR
+
+
+def state_home(settings: Settings, environ: Mapping[str, str] | None = None) -> Path:
+    """The folder for state worth keeping: sessions and the request log."""
+    environ = os.environ if environ is None else environ
+    if settings.state_dir is not None:
+        return settings.state_dir / "state"
+    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / APP_DIR
 
 

@@ -23,6 +23,7 @@ class Context:
     history: Sequence[str] = ()  # the session's prior prompts, oldest first
     deadline: float = float("inf")  # time.monotonic() value
     readiness: tuple[bool, str] = (False, "missing")
+    session_id: str | None = None  # the session the caller resolved (argument, else handshake)
 
     def check_deadline(self) -> None:
         """Raise ``RetrievalTimeout`` once the deadline has passed."""

@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import logging
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,44 @@ _INDEX_NAMES = ("readme.md", "_index.md", "index.md")
 _COMPACT_DEAD_SHARE = 0.3
 _COMPACT_SEGMENTS = 8
 _DOCUMENTS_IN_MEMORY = 2048  # parsed documents kept after a refresh when the cache holds them all
+
+
+class ReadWriteLock:
+    """Many readers or one writer; a waiting writer holds back new readers so it is not starved."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._waiting = 0
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._cond:
+            while self._writing or self._waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._cond:
+            self._waiting += 1
+            while self._writing or self._readers:
+                self._cond.wait()
+            self._waiting -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writing = False
+                self._cond.notify_all()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +101,10 @@ class Memory:
     _docs: dict[str, Document] = field(default_factory=dict)
     _rows: dict[str, FileRow] = field(default_factory=dict)  # fingerprints when there is no cache
     _file_sections: dict[str, list[int]] = field(default_factory=dict)
+    # Retrievals read under ``_rw``; a refresh parses outside it and applies under its write side.
+    _rw: ReadWriteLock = field(default_factory=ReadWriteLock, repr=False)
+    _refreshing: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _docs_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- opening and refreshing ------------------------------------------------------------
 
@@ -85,10 +128,18 @@ class Memory:
         return self.root.name
 
     def refresh(self, progress: Progress | None = None) -> RefreshStats:
-        """Bring documents and index up to date with the files on disk."""
-        with self._lock():
+        """Bring documents and index up to date with the files on disk.
+
+        Safe while other threads retrieve: files are read and parsed first, and only the
+        short step that swaps sections in the index waits for running retrievals.
+        """
+        with self._refreshing, self._lock():
             self._refresh(progress)
         return self.stats
+
+    def reading(self) -> contextlib.AbstractContextManager[None]:
+        """Hold while retrieving, so a refresh never changes the index mid-query."""
+        return self._rw.reading()
 
     def _refresh(self, progress: Progress | None) -> None:
         entries, skipped = reader.scan(self.root)
@@ -106,8 +157,9 @@ class Memory:
                 progress(number, len(entries))
         present = {e.rel_path for e in entries}
         gone = sorted({p for p in [*rows, *self.state.catalog] if p not in present})
-        self.skipped = sorted(skipped, key=lambda s: s.rel_path)
-        self._apply(changed, gone, present)
+        with self._rw.writing():
+            self.skipped = sorted(skipped, key=lambda s: s.rel_path)
+            self._apply(changed, gone, present)
 
     def _check(self, entry: reader.Entry, known: FileRow | None) -> Document | Skipped | None:
         """None when the file is unchanged and indexed; else its new document or skip reason."""
@@ -150,10 +202,11 @@ class Memory:
             self.cache.put(entry.rel_path, fingerprint, doc, reason)
         else:
             self._rows[entry.rel_path] = FileRow(fingerprint, reason)
-        if doc is not None:
-            self._docs[entry.rel_path] = doc
-        elif not touch:
-            self._docs.pop(entry.rel_path, None)
+        with self._docs_lock:
+            if doc is not None:
+                self._docs[entry.rel_path] = doc
+            elif not touch:
+                self._docs.pop(entry.rel_path, None)
 
     def _apply(self, changed: dict[str, Document | None], gone: list[str], present: set[str]) -> None:
         state = self.state
@@ -215,10 +268,11 @@ class Memory:
 
     def _trim_documents(self) -> None:
         """Keep only the most recently used documents in memory; the cache serves the rest."""
-        excess = len(self._docs) - _DOCUMENTS_IN_MEMORY
-        if self.cache and excess > 0:
-            for path in list(itertools.islice(self._docs, excess)):
-                self._docs.pop(path, None)
+        with self._docs_lock:
+            excess = len(self._docs) - _DOCUMENTS_IN_MEMORY
+            if self.cache and excess > 0:
+                for path in list(itertools.islice(self._docs, excess)):
+                    self._docs.pop(path, None)
 
     def _save(self, dirty: bool) -> None:
         if not self.cache:
@@ -255,13 +309,15 @@ class Memory:
         return self.state.index
 
     def document(self, rel_path: str) -> Document:
-        doc = self._docs.pop(rel_path, None)
-        if doc is not None:
-            self._docs[rel_path] = doc  # most recently used last
-        elif self.cache:
+        with self._docs_lock:
+            doc = self._docs.pop(rel_path, None)
+            if doc is not None:
+                self._docs[rel_path] = doc  # most recently used last
+        if doc is None and self.cache:
             doc = self.cache.documents([rel_path]).get(rel_path)
             if doc is not None:
-                self._docs[rel_path] = doc
+                with self._docs_lock:
+                    self._docs[rel_path] = doc
                 self._trim_documents()
         if doc is None:
             raise KeyError(rel_path)

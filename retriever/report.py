@@ -230,7 +230,7 @@ def diagnostics(state: Run, ctx: Context) -> Diagnostics:
         warnings=tuple(memory.warnings) if memory else (),
         timings_ms=state.timings_ms,
         extra={
-            "session_id": state.request.session_id if state.request else None,
+            "session_id": ctx.session_id or (state.request.session_id if state.request else None),
             "sections_indexed": memory.sections_count if memory else 0,
             "documents_indexed": memory.documents_count if memory else 0,
             "index_cache": memory.stats.cache if memory else "disabled",

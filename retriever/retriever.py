@@ -8,6 +8,7 @@ A missing or empty tree is not an error: the result says ``memory_ready: false``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -76,6 +77,11 @@ class Retriever:
         self._lock = threading.Lock()
 
     @property
+    def loaded(self) -> bool:
+        """Whether the memory has been opened (indexing a large tree takes a while the first time)."""
+        return self._memory is not None
+
+    @property
     def memory(self) -> Memory:
         """The loaded memory; raises ``MemoryNotFound`` when the root is not a folder."""
         with self._lock:
@@ -85,11 +91,9 @@ class Retriever:
             return self._memory
 
     def refresh(self) -> None:
-        """Pick up added, changed and deleted files now."""
-        memory = self.memory
-        with self._lock:
-            memory.refresh()
-            self._refreshed = time.monotonic()
+        """Pick up added, changed and deleted files now (safe while other threads retrieve)."""
+        self.memory.refresh()
+        self._refreshed = time.monotonic()
 
     def _current_memory(self) -> Memory | None:
         try:
@@ -107,17 +111,23 @@ class Retriever:
             arguments["session_id"] = session_id
         return self.call(arguments, history=history)
 
-    def call(self, arguments: Mapping[str, Any], *, history: Sequence[str] = ()) -> RetrievalResult:
-        """Like ``retrieve`` but from raw tool arguments, validated as seed 000 says."""
+    def call(
+        self, arguments: Mapping[str, Any], *, history: Sequence[str] = (), session_id: str | None = None
+    ) -> RetrievalResult:
+        """Like ``retrieve`` but from raw tool arguments, validated as seed 000 says.
+
+        ``session_id`` is the session a server resolved (the argument, else the handshake's).
+        """
         state = new_run(arguments)
         memory = self._current_memory()
-        readiness = memory.readiness() if memory else (False, "missing")
-        ctx = Context(
-            memory=memory,
-            settings=self.settings,
-            history=tuple(history),
-            deadline=state.started + self.settings.deadline_seconds,
-            readiness=readiness,
-        )
-        state = execute(state, ctx)
+        with memory.reading() if memory else contextlib.nullcontext():
+            ctx = Context(
+                memory=memory,
+                settings=self.settings,
+                history=tuple(history),
+                deadline=state.started + self.settings.deadline_seconds,
+                readiness=memory.readiness() if memory else (False, "missing"),
+                session_id=session_id,
+            )
+            state = execute(state, ctx)
         return RetrievalResult(state.text, state.structured, state)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import subprocess
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -23,6 +27,7 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("RETRIEVER_STATE_DIR", str(state))
     # Even code that ignores RETRIEVER_STATE_DIR (plain Settings()) must not reach the user's cache.
     monkeypatch.setenv("XDG_CACHE_HOME", str(state / "xdg-cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(state / "xdg-state"))
     yield state
 
 
@@ -46,3 +51,65 @@ def make_tree(tmp_path: Path) -> TreeFactory:
         return root
 
     return build
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02) -> bool:
+    """Poll ``check`` until it is true or ``timeout`` seconds pass (a bounded wait, not a sleep)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(interval)
+    return check()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server on a free loopback port, for the whole test session; yields its URL.
+
+    Skipped where redis-server is not installed (``.ci/run`` installs it with apt-get).
+    """
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server); Redis store tests skipped")
+    port = free_port()
+    folder = tmp_path_factory.mktemp("redis")
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        import redis
+
+        client = redis.Redis.from_url(url)
+
+        def answers() -> bool:
+            try:
+                return bool(client.ping())
+            except redis.RedisError:
+                return False
+
+        assert wait_until(answers), f"redis-server did not answer on port {port}"
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def redis_url(redis_server: str) -> Iterator[str]:
+    """The session's Redis, emptied before each test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server)
+    client.flushdb()
+    yield redis_server
+    client.close()

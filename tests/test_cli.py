@@ -136,3 +136,24 @@ def test_version_and_help_need_no_memory(runner: CliRunner) -> None:
     assert runner.invoke(cli, ["--version"]).stdout.startswith("retriever, version ")
     help_text = runner.invoke(cli, ["query", "--help"]).stdout
     assert "--top-k" in help_text and "--json" in help_text and "--root" in help_text
+
+
+def test_requests_prints_the_request_log_newest_first(runner: CliRunner, root: Path) -> None:
+    from retriever import Retriever, Settings
+    from retriever.service import MemoryService
+    from retriever.store import open_store
+
+    service = MemoryService(Retriever(root, Settings.from_env()), open_store(Settings.from_env()), watch=False)
+    service.call_tool("retrieve_memory", {"prompt": "How many sick days?", "session_id": "cli"})
+    service.call_tool("retrieve_memory", {"prompt": ""}, handshake_session="other")
+    service.close()
+    text = runner.invoke(cli, ["requests"])
+    assert text.exit_code == 0
+    lines = text.stdout.splitlines()
+    assert len(lines) == 2
+    assert " error " in lines[0] and "session=other" in lines[0]
+    assert " ok " in lines[1] and "session=cli" in lines[1] and lines[1].endswith("How many sick days?")
+    records = json.loads(runner.invoke(cli, ["requests", "--json", "--session-id", "cli"]).stdout)
+    assert [r["prompt"] for r in records] == ["How many sick days?"]
+    assert records[0]["response"]["isError"] is False
+    assert runner.invoke(cli, ["requests", "--since", "whenever"]).exit_code == 2

@@ -199,5 +199,108 @@ def _outline_lines(memory: Memory) -> list[str]:
     return lines
 
 
+def _service(root: Path | None) -> Any:
+    """The retriever and the store a server needs; a store that cannot be opened stops start-up."""
+    from retriever.config import Settings
+    from retriever.errors import RetrieverError
+    from retriever.retriever import Retriever
+    from retriever.service import MemoryService
+    from retriever.store import open_store
+
+    try:
+        settings = Settings.from_env()
+        store = open_store(settings)
+    except RetrieverError as exc:
+        _fail(exc, as_json=False)
+    return MemoryService(Retriever(_root(root), settings), store)
+
+
+@cli.command()
+@root_option
+def mcp(root: Path | None) -> None:
+    """Serve the retrieve_memory tool over stdio (for Claude Desktop, Claude Code, Cursor)."""
+    from retriever.adapters.mcp_stdio import run_stdio
+
+    service = _service(root)
+    try:
+        run_stdio(service)
+    finally:
+        service.close()
+
+
+@cli.command()
+@root_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0 picks a free port.")
+def serve(root: Path | None, host: str, port: int) -> None:
+    """Serve MCP over HTTP at /v1/mcp/memory, with /healthz and /v1/dev/mcp-requests."""
+    import socket
+
+    import uvicorn
+
+    from retriever.adapters.http import create_app
+
+    service = _service(root)
+    settings = service.retriever.settings
+    api_key = settings.api_key.get_secret_value() if settings.api_key else None
+    if host not in ("127.0.0.1", "localhost", "::1") and api_key is None:
+        click.echo(
+            f"Warning: serving on {host} without RETRIEVER_API_KEY: anyone who can reach it can read the memory.",
+            err=True,
+        )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        click.echo(f"Error: cannot listen on {host}:{port}: {exc.strerror}; choose another --port", err=True)
+        sys.exit(EXIT_USAGE)
+    bound = sock.getsockname()[1]
+    click.echo(f"Serving MCP at http://{host}:{bound}/v1/mcp/memory (memory: {service.retriever.root})", err=True)
+    app = create_app(service, api_key, settings.allowed_origins)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        service.close()
+
+
+@cli.command()
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option("--session-id", default=None, help="Only this session's requests.")
+@click.option("--since", default=None, help="Unix seconds or ISO 8601 time.")
+@click.option("--json", "as_json", is_flag=True, help="Full records (prompt and response) as JSON.")
+def requests(limit: int, session_id: str | None, since: str | None, as_json: bool) -> None:
+    """Print the request log: every counted tool call, newest first."""
+    from retriever.config import Settings
+    from retriever.errors import RetrieverError
+    from retriever.store import open_store, parse_since
+
+    try:
+        since_value = parse_since(since) if since else None
+    except ValueError:
+        raise click.BadParameter(
+            f"{since!r} is neither Unix seconds nor an ISO 8601 time", param_hint="--since"
+        ) from None
+    try:
+        store = open_store(Settings.from_env())
+        records = [r.to_dict() for r in store.requests(limit, session_id, since_value)]
+        store.close()
+    except RetrieverError as exc:
+        _fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(records, ensure_ascii=False, indent=2))
+        return
+    for r in records:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["received_at"]))
+        prompt = " ".join(str(r.get("prompt") or "").split())[:80]
+        click.echo(
+            f"{when}  {r['request_id']}  {r['status']:5}  {r['duration_ms']:8.1f} ms  "
+            f"session={r['session_id'] or '-'}  {prompt}"
+        )
+
+
 def main() -> None:
     cli()

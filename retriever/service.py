@@ -1,0 +1,254 @@
+"""The ``retrieve_memory`` tool as a service: what every MCP transport calls, minus the protocol.
+
+Contract: ``MemoryService.call_tool(name, arguments, handshake_session=…)`` returns an MCP
+``tools/call`` result as a plain dict (``content``, ``structuredContent``, ``isError``) and
+never raises for bad arguments or timeouts: those become ``isError`` results in seed 000's
+error shape.  It raises ``UnknownTool`` only for a tool it does not have (a protocol error).
+For every counted call it resolves the session (``session_id``, else the handshake's id),
+gives triage that session's last 3 prompts, stores the prompt (last 5, 30-day TTL) and logs
+the full request and response.  A failing store is logged and named in the response's
+diagnostics; retrieval still answers.  A background thread picks up edited files so that no
+query waits for a rescan.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from retriever.config import MAX_PROMPT_CHARS
+from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout, RetrieverError
+from retriever.report import error_content, error_text
+from retriever.retriever import Retriever
+from retriever.store import RequestRecord, Store, StoreUnavailable
+from retriever.triage import HISTORY_FOR_TRIAGE
+from retriever.validate import validate_arguments
+
+log = logging.getLogger(__name__)
+
+TOOL_NAME = "retrieve_memory"
+TOOL_TITLE = "Retrieve company memory"
+TOOL_DESCRIPTION = """\
+Read-only tool. Retrieves company memory context: ranked facts, each citing its source file, \
+section and lines, with a short summary, the reasoning behind the search, entities, \
+relationships and document excerpts. It does not write to chat history or change the memory.
+
+When to call: pass a prompt when the task may depend on company-specific context. Prefer \
+retrieval before guessing about:
+- People, teams, and ownership
+- Projects, decisions, and priorities
+- Processes, customers, and internal terminology
+- Documents, meetings, and historical context
+
+Use the summary and top-ranked facts first; read document excerpts only when source-level \
+detail is needed. `coverage_assessment` says when the memory does not know (`none`, `limited`).
+
+Parameters: `prompt` (required, at most 8,000 characters): a natural-language description of \
+the context you need. `session_id` (optional): a stable conversation id; without it the MCP \
+session is used. The last 5 prompts of a session are kept for 30 days and the last 3 help \
+interpret a follow-up ("and who owns it?"). Only `prompt` and `session_id` are accepted; any \
+other argument returns `invalid_arguments`."""
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "prompt": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_PROMPT_CHARS,
+            "description": "Natural-language description of the context your agent needs. "
+            "Maximum length: 8,000 characters.",
+        },
+        "session_id": {
+            "type": "string",
+            "description": "Optional stable conversation ID; defaults to the MCP session.",
+        },
+    },
+    "required": ["prompt"],
+    "additionalProperties": False,
+}
+
+ANNOTATIONS: dict[str, Any] = {
+    "title": TOOL_TITLE,
+    "readOnlyHint": True,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": False,
+}
+
+
+class UnknownTool(RetrieverError):
+    """A ``tools/call`` named a tool this server does not have."""
+
+    code = "unknown_tool"
+
+
+def tool_definition() -> dict[str, Any]:
+    """The tool as ``tools/list`` describes it."""
+    return {
+        "name": TOOL_NAME,
+        "title": TOOL_TITLE,
+        "description": TOOL_DESCRIPTION,
+        "inputSchema": INPUT_SCHEMA,
+        "annotations": ANNOTATIONS,
+    }
+
+
+def error_result(error: RetrieverError) -> dict[str, Any]:
+    """An ``isError`` tool result carrying the seed's error object."""
+    return {
+        "content": [{"type": "text", "text": error_text(error)}],
+        "structuredContent": error_content(error),
+        "isError": True,
+    }
+
+
+class MemoryService:
+    """One retriever and one store, shared by every request of a server."""
+
+    def __init__(self, retriever: Retriever, store: Store, *, watch: bool = True) -> None:
+        self.retriever = retriever
+        self.store = store
+        retriever.refresh_interval = float("inf")  # the watcher refreshes; queries never wait for a scan
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+        if watch:
+            self._watcher = threading.Thread(target=self._watch, name="memory-watcher", daemon=True)
+            self._watcher.start()
+
+    # -- the tool ------------------------------------------------------------------------------
+
+    def call_tool(
+        self, name: str, arguments: Any, *, handshake_session: str | None = None, transport: str = "mcp"
+    ) -> dict[str, Any]:
+        """Run ``tools/call``; bad arguments and timeouts come back as ``isError`` results."""
+        if name != TOOL_NAME:
+            raise UnknownTool(f"unknown tool {name!r}; this server has {TOOL_NAME!r}")
+        received, began = time.time(), time.perf_counter()
+        session = _session(arguments) or handshake_session
+        warnings: list[str] = []
+        try:
+            validate_arguments(arguments)
+            history = self._history(session, warnings)
+            result = self.retriever.call(arguments, history=history, session_id=session)
+            response, status, code, request_id = result.to_mcp(), "ok", None, result.run.request_id
+        except (InvalidArguments, RetrievalTimeout) as exc:
+            response, status, code, request_id = error_result(exc), "error", exc.code, str(uuid.uuid4())
+        if status == "ok":
+            self._remember_prompt(session, arguments["prompt"], warnings)
+        record = RequestRecord(
+            request_id,
+            received,
+            session,
+            name,
+            transport,
+            status,
+            (time.perf_counter() - began) * 1000,
+            dict(arguments) if isinstance(arguments, Mapping) else {"arguments": arguments},
+            response,
+            code,
+        )
+        self._log(record, warnings)
+        if warnings and status == "ok":
+            response["structuredContent"]["diagnostics"]["warnings"].extend(warnings)
+        return response
+
+    def _history(self, session: str | None, warnings: list[str]) -> list[str]:
+        if session is None:
+            return []
+        try:
+            return self.store.prompts(session)[-HISTORY_FOR_TRIAGE:]
+        except StoreUnavailable as exc:
+            log.warning("session history unavailable: %s", exc.message)
+            warnings.append(f"session history unavailable: {exc.message}")
+            return []
+
+    def _remember_prompt(self, session: str | None, prompt: str, warnings: list[str]) -> None:
+        if session is None:
+            return
+        try:
+            self.store.add_prompt(session, prompt)
+        except StoreUnavailable as exc:
+            log.warning("session prompt not stored: %s", exc.message)
+            warnings.append(f"session prompt not stored: {exc.message}")
+
+    def _log(self, record: RequestRecord, warnings: list[str]) -> None:
+        try:
+            self.store.log(record)
+        except StoreUnavailable as exc:
+            log.warning("request %s not logged: %s", record.request_id, exc.message)
+            warnings.append(f"request not logged: {exc.message}")
+
+    # -- the rest of the server's surface -----------------------------------------------------------
+
+    def requests(
+        self, limit: int = 50, session_id: str | None = None, since: float | None = None
+    ) -> list[dict[str, Any]]:
+        """The request log, newest first (raises ``StoreUnavailable``)."""
+        return [r.to_dict() for r in self.store.requests(limit, session_id, since)]
+
+    def health(self) -> dict[str, Any]:
+        """Readiness for ``/healthz``: memory state, counts, skipped files, store kind."""
+        if not self.retriever.loaded and self.retriever.root.is_dir():
+            return {
+                "memory_ready": False,
+                "readiness_state": "loading",
+                "files": 0,
+                "sections": 0,
+                "skipped_files": 0,
+                "store": self.store.kind,
+            }
+        try:
+            memory = self.retriever.memory
+        except MemoryNotFound as exc:
+            return {
+                "memory_ready": False,
+                "readiness_state": "missing",
+                "files": 0,
+                "sections": 0,
+                "skipped_files": 0,
+                "store": self.store.kind,
+                "error": exc.message,
+            }
+        ready, state = memory.readiness()
+        return {
+            "memory_ready": ready,
+            "readiness_state": state,
+            "files": memory.documents_count,
+            "sections": memory.sections_count,
+            "skipped_files": len(memory.skipped),
+            "store": self.store.kind,
+            "root": str(memory.root),
+        }
+
+    def _watch(self) -> None:
+        """Open the memory (so serving starts at once), then look for edited files periodically."""
+        try:
+            _ = self.retriever.memory
+        except MemoryNotFound as exc:
+            log.warning("%s", exc.message)
+        while not self._stop.wait(self.retriever.settings.refresh_seconds):
+            try:
+                self.retriever.refresh()
+            except MemoryNotFound:
+                continue  # the root may appear later; health says "missing" meanwhile
+            except Exception:  # top-level handler of the watcher thread: it must never die
+                log.exception(
+                    "refreshing the memory failed; retrying in %.1f s", self.retriever.settings.refresh_seconds
+                )
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=5)
+        self.store.close()
+
+
+def _session(arguments: Any) -> str | None:
+    if isinstance(arguments, Mapping) and isinstance(arguments.get("session_id"), str):
+        return arguments["session_id"].strip() or None
+    return None

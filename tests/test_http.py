@@ -1,0 +1,300 @@
+"""``retriever serve`` over real HTTP on loopback: the MCP SDK client, plain POSTs, security."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+from conftest import SHARED_SCHEMAS, TreeFactory, free_port, wait_until
+from fixtures import ACME
+from mcp import Client
+
+from retriever import Retriever, Settings
+from retriever.adapters.http import create_app
+from retriever.contracts import ErrorContent, StructuredContent
+from retriever.service import MemoryService
+from retriever.store_sqlite import SQLiteStore
+
+CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "retrieve_memory", "arguments": {"prompt": "How many sick days do employees earn?"}},
+}
+
+
+@contextmanager
+def serving(service: MemoryService, **options: Any) -> Iterator[str]:
+    """The app on a free loopback port in a background thread; yields the base URL."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(service, **options), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    assert wait_until(lambda: server.started), "server did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def service(make_tree: TreeFactory, tmp_path: Path) -> Iterator[MemoryService]:
+    running = MemoryService(
+        Retriever(make_tree(ACME), Settings.from_env()), SQLiteStore(tmp_path / "s.sqlite"), watch=False
+    )
+    _ = running.retriever.memory
+    yield running
+    running.close()
+
+
+@pytest.fixture
+def base(service: MemoryService) -> Iterator[str]:
+    with serving(service) as url:
+        yield url
+
+
+def _post(url: str, body: Any, headers: dict[str, str] | None = None) -> httpx.Response:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(url, content=content, headers={"Content-Type": "application/json", **(headers or {})}, timeout=30)
+
+
+def _schema(name: str) -> dict[str, Any] | None:
+    path = SHARED_SCHEMAS / name
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _validate(result: dict[str, Any]) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    model = ErrorContent if result["isError"] else StructuredContent
+    model.model_validate(result["structuredContent"])
+    for name, part in (
+        ("mcp_tool_result.schema.json", result),
+        ("retrieve_memory.structured.schema.json", result["structuredContent"]),
+    ):
+        schema = _schema(name)
+        if schema is not None:
+            jsonschema.validate(part, schema)
+
+
+def _run(coroutine: Callable[[], Any]) -> Any:
+    return anyio.run(coroutine)
+
+
+# -- the official MCP client --------------------------------------------------------------------
+
+
+def test_the_sdk_client_initializes_lists_and_calls_the_tool(base: str) -> None:
+    async def session() -> tuple[Any, Any, Any]:
+        async with Client(f"{base}/v1/mcp/memory") as client:
+            tools = await client.list_tools()
+            good = await client.call_tool("retrieve_memory", {"prompt": "How many sick days do employees earn?"})
+            bad = await client.call_tool("retrieve_memory", {"prompt": "x", "limit": 5})
+            return tools, good, bad
+
+    tools, good, bad = _run(session)
+    assert [t.name for t in tools.tools] == ["retrieve_memory"]
+    assert tools.tools[0].annotations.read_only_hint is True
+    result = good.model_dump(by_alias=True, exclude_none=True)
+    assert result["isError"] is False
+    assert result["structuredContent"]["retrieval"]["facts"][0]["statement"] == "Employees earn 10 sick days per year."
+    assert len(result["structuredContent"]["diagnostics"]["session_id"]) == 32  # the handshake's Mcp-Session-Id
+    _validate(result)
+    error = bad.model_dump(by_alias=True, exclude_none=True)
+    assert error["isError"] is True
+    assert error["structuredContent"]["error_code"] == "invalid_arguments"
+    _validate(error)
+
+
+def test_the_alias_route_ending_in_mcp_serves_the_same_tool(base: str) -> None:
+    async def session() -> Any:
+        async with Client(f"{base}/v1/memory/mcp") as client:
+            return await client.list_tools()
+
+    assert [t.name for t in _run(session).tools] == ["retrieve_memory"]
+
+
+# -- plain JSON-RPC, as the seed shows it ----------------------------------------------------
+
+
+def test_a_bare_tools_call_post_answers_json(base: str) -> None:
+    response = _post(f"{base}/v1/mcp/memory", CALL)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert body["id"] == 1 and body["jsonrpc"] == "2.0"
+    assert body["result"]["structuredContent"]["retrieval"]["facts"][0]["statement"] == (
+        "Employees earn 10 sick days per year."
+    )
+    _validate(body["result"])
+
+
+def test_initialize_issues_a_session_id_that_later_requests_carry(base: str) -> None:
+    init = _post(
+        f"{base}/v1/mcp/memory",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    )
+    session = init.headers["mcp-session-id"]
+    assert init.json()["result"]["protocolVersion"] == "2025-06-18"
+    assert init.json()["result"]["capabilities"] == {"tools": {"listChanged": False}}
+    assert (
+        _post(
+            f"{base}/v1/mcp/memory",
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"Mcp-Session-Id": session},
+        ).status_code
+        == 202
+    )
+    listed = _post(
+        f"{base}/v1/mcp/memory", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, {"Mcp-Session-Id": session}
+    )
+    assert listed.json()["result"]["tools"][0]["name"] == "retrieve_memory"
+    called = _post(f"{base}/v1/mcp/memory", CALL, {"Mcp-Session-Id": session})
+    assert called.json()["result"]["structuredContent"]["diagnostics"]["session_id"] == session
+    assert httpx.delete(f"{base}/v1/mcp/memory", headers={"Mcp-Session-Id": session}).status_code == 204
+    assert _post(f"{base}/v1/mcp/memory", CALL, {"Mcp-Session-Id": session}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"{not json", 400, -32700),
+        ([1, 2], 400, -32600),
+        ({"jsonrpc": "1.0", "id": 1, "method": "tools/list"}, 400, -32600),
+        ({"jsonrpc": "2.0", "id": 1}, 400, -32600),
+        ({"jsonrpc": "2.0", "id": 1, "method": "resources/list"}, 200, -32601),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope", "arguments": {}}}, 200, -32602),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ["x"]}, 200, -32602),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {}}}, 200, -32602),
+    ],
+)
+def test_bad_json_rpc_gets_the_standard_error_codes(base: str, body: Any, status: int, code: int) -> None:
+    response = _post(f"{base}/v1/mcp/memory", body)
+    assert response.status_code == status
+    assert response.json()["error"]["code"] == code
+
+
+def test_bad_tool_arguments_are_a_tool_error_not_a_protocol_error(base: str) -> None:
+    call = {**CALL, "params": {"name": "retrieve_memory", "arguments": {"prompt": "x" * 8001}}}
+    result = _post(f"{base}/v1/mcp/memory", call).json()["result"]
+    assert result["isError"] is True
+    assert (
+        result["structuredContent"]["error_message"] == "'prompt' is 8,001 characters; the limit is 8,000: shorten it"
+    )
+    _validate(result)
+
+
+def test_get_is_not_allowed_and_ping_answers(base: str) -> None:
+    assert httpx.get(f"{base}/v1/mcp/memory").status_code == 405
+    assert _post(f"{base}/v1/mcp/memory", {"jsonrpc": "2.0", "id": 7, "method": "ping"}).json() == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "result": {},
+    }
+
+
+# -- concurrency and the request log ----------------------------------------------------------
+
+
+def test_fifty_concurrent_calls_all_answer_with_distinct_ids_all_logged(base: str) -> None:
+    questions = [
+        "How many sick days do employees earn?",
+        "Who owns the billing migration?",
+        "DEC-0054",
+        "Skilky dniv?",
+        "Northwind Retail client",
+    ]
+
+    def call(i: int) -> dict[str, Any]:
+        body = {
+            **CALL,
+            "id": i,
+            "params": {"name": "retrieve_memory", "arguments": {"prompt": questions[i % 5], "session_id": f"c{i % 3}"}},
+        }
+        response = _post(f"{base}/v1/mcp/memory", body)
+        assert response.status_code == 200
+        return dict(response.json())
+
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        answers = list(pool.map(call, range(50)))
+    assert sorted(a["id"] for a in answers) == list(range(50))
+    ids = [a["result"]["structuredContent"]["diagnostics"]["request_id"] for a in answers]
+    assert len(set(ids)) == 50
+    logged = httpx.get(f"{base}/v1/dev/mcp-requests", params={"limit": 100}).json()
+    assert logged["count"] == 50
+    assert {r["request_id"] for r in logged["requests"]} == set(ids)
+
+
+def test_the_request_log_filters_by_session_limit_and_since(base: str) -> None:
+    for session in ("a", "b", "a"):
+        body = {
+            **CALL,
+            "params": {"name": "retrieve_memory", "arguments": {"prompt": "billing", "session_id": session}},
+        }
+        _post(f"{base}/v1/mcp/memory", body)
+    only_a = httpx.get(f"{base}/v1/dev/mcp-requests", params={"session_id": "a"}).json()["requests"]
+    assert [r["session_id"] for r in only_a] == ["a", "a"]
+    assert only_a[0]["received_at"] >= only_a[1]["received_at"]
+    assert only_a[0]["prompt"] == "billing" and only_a[0]["response"]["isError"] is False
+    assert len(httpx.get(f"{base}/v1/dev/mcp-requests", params={"limit": 1}).json()["requests"]) == 1
+    assert httpx.get(f"{base}/v1/dev/mcp-requests", params={"since": "2999-01-01T00:00:00Z"}).json()["count"] == 0
+    assert httpx.get(f"{base}/v1/dev/mcp-requests", params={"since": "soon"}).status_code == 400
+    assert httpx.get(f"{base}/v1/dev/mcp-requests", params={"limit": 0}).status_code == 400
+
+
+def test_healthz_reports_readiness(base: str) -> None:
+    health = httpx.get(f"{base}/healthz")
+    assert health.status_code == 200
+    assert health.json() | {"root": None} == {
+        "memory_ready": True,
+        "readiness_state": "ready_sparse",
+        "files": 8,
+        "sections": 15,
+        "skipped_files": 0,
+        "store": "sqlite",
+        "root": None,
+    }
+
+
+# -- security ---------------------------------------------------------------------------------
+
+
+def test_an_api_key_is_required_when_configured(service: MemoryService) -> None:
+    with serving(service, api_key="s3cret") as url:
+        assert _post(f"{url}/v1/mcp/memory", CALL).status_code == 401
+        assert _post(f"{url}/v1/mcp/memory", CALL, {"Authorization": "Bearer wrong"}).status_code == 401
+        ok = _post(f"{url}/v1/mcp/memory", CALL, {"Authorization": "Bearer s3cret"})
+        assert ok.status_code == 200 and ok.json()["result"]["isError"] is False
+        assert httpx.get(f"{url}/v1/dev/mcp-requests").status_code == 401
+        assert httpx.get(f"{url}/healthz").status_code == 200  # readiness stays open for probes
+
+
+def test_foreign_origins_are_refused_and_loopback_or_listed_ones_accepted(service: MemoryService) -> None:
+    with serving(service, allowed_origins=("https://agent.example.com",)) as url:
+        assert _post(f"{url}/v1/mcp/memory", CALL, {"Origin": "http://evil.example"}).status_code == 403
+        assert _post(f"{url}/v1/mcp/memory", CALL, {"Origin": "http://localhost:3000"}).status_code == 200
+        assert _post(f"{url}/v1/mcp/memory", CALL, {"Origin": "https://agent.example.com"}).status_code == 200
+
+
+def test_an_oversized_body_is_refused(base: str) -> None:
+    assert _post(f"{base}/v1/mcp/memory", b"{" + b" " * 1_000_001 + b"}").status_code == 413
