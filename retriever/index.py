@@ -140,8 +140,8 @@ class SectionIndex:
             self._sorted_terms = sorted(self.vocab)
         start = bisect.bisect_left(self._sorted_terms, prefix)
         found = list(itertools.takewhile(lambda t: t.startswith(prefix), self._sorted_terms[start : start + 64]))
-        live = [t for t in found if self.df[self.vocab[t]] > 0]
-        return sorted(live, key=lambda t: (-int(self.df[self.vocab[t]]), t))[:limit]
+        live = [t for t in found if self.term_df(t) > 0]
+        return sorted(live, key=lambda t: (-self.term_df(t), t))[:limit]
 
     @property
     def size(self) -> int:
@@ -209,7 +209,7 @@ class SectionIndex:
 
     def term_idf(self, term: str) -> float:
         tid = self.vocab.get(term)
-        return self.unseen_idf() if tid is None or self.df[tid] <= 0 else self.idf(tid)
+        return self.unseen_idf() if self.term_df(term) <= 0 or tid is None else self.idf(tid)
 
     def scores(self, terms: Iterable[str], boosts: Mapping[str, float] | None = None) -> FloatArray:
         """BM25F score of every section id for the unique ``terms`` (dead sections score 0).
@@ -220,8 +220,9 @@ class SectionIndex:
         k1 = self.params.k1
         group_weights = np.asarray(self.params.group_weights, dtype=np.float32)
         for term in dict.fromkeys(terms):
+            # A refresh may be adding terms (ids past ``df``) while this query runs: skip them.
             tid = self.vocab.get(term)
-            if tid is None or self.df[tid] <= 0:
+            if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
                 continue
             idf = self.idf(tid) * (boosts.get(term, 1.0) if boosts else 1.0)
             for segment in self.segments:

@@ -157,9 +157,7 @@ class Memory:
                 progress(number, len(entries))
         present = {e.rel_path for e in entries}
         gone = sorted({p for p in [*rows, *self.state.catalog] if p not in present})
-        with self._rw.writing():
-            self.skipped = sorted(skipped, key=lambda s: s.rel_path)
-            self._apply(changed, gone, present)
+        self._apply(changed, gone, present, skipped)
 
     def _check(self, entry: reader.Entry, known: FileRow | None) -> Document | Skipped | None:
         """None when the file is unchanged and indexed; else its new document or skip reason."""
@@ -208,26 +206,36 @@ class Memory:
             elif not touch:
                 self._docs.pop(entry.rel_path, None)
 
-    def _apply(self, changed: dict[str, Document | None], gone: list[str], present: set[str]) -> None:
+    def _apply(
+        self, changed: dict[str, Document | None], gone: list[str], present: set[str], skipped: list[Skipped]
+    ) -> None:
+        """Bring the index up to date.  The heavy work (tokenising, a full rebuild) happens before
+        the write lock; retrievals wait only for the swap."""
         state = self.state
         if self.cache:
             self.cache.forget(gone)
-        for path in gone:
-            self._rows.pop(path, None)
-            self._docs.pop(path, None)
         removed = [p for p in [*changed, *gone] if p in state.catalog]
         dead = [sid for p in removed for sid in self._sections_of(p)]
         new_docs = [d for d in changed.values() if d is not None]
         rebuilt = not state.index.segments or _too_fragmented(state.index, len(dead))
         if rebuilt:
-            self._rebuild(changed, present)
+            fresh, sections = self._build(changed, present)
         else:
-            state.index.remove(dead)
-            for path in removed:
-                state.catalog.pop(path, None)
-                self._file_sections.pop(path, None)
-            if new_docs:
-                self._index_docs(new_docs)
+            builder = _analyzed(state.index, new_docs)
+        with self._rw.writing():
+            self.skipped = sorted(skipped, key=lambda s: s.rel_path)
+            for path in gone:
+                self._rows.pop(path, None)
+                self._docs.pop(path, None)
+            if rebuilt:
+                self.state, self._file_sections = fresh, sections
+            else:
+                state.index.remove(dead)
+                for path in removed:
+                    state.catalog.pop(path, None)
+                    self._file_sections.pop(path, None)
+                if new_docs:
+                    _register(state, self._file_sections, new_docs, builder.finish())
         dirty = rebuilt or bool(removed or new_docs)
         self._save(dirty)
         self._trim_documents()
@@ -235,33 +243,18 @@ class Memory:
         parsed = sum(d is not None for d in changed.values())
         self.stats = RefreshStats(len(present), parsed, len(removed), rebuilt, word)
 
-    def _rebuild(self, changed: dict[str, Document | None], present: set[str]) -> None:
-        """Index every document afresh as one segment (first run, or compaction)."""
-        docs = {p: d for p, d in self._docs.items() if p in present}
+    def _build(self, changed: dict[str, Document | None], present: set[str]) -> tuple[IndexState, dict[str, list[int]]]:
+        """A new index of every document as one segment (first run, or compaction)."""
+        with self._docs_lock:
+            docs = {p: d for p, d in self._docs.items() if p in present}
         missing = [p for p in present if p not in docs and changed.get(p, True) is not None]
         if self.cache and missing:  # documents parsed by an earlier run
             docs.update(self.cache.documents(missing))
         docs.update({p: d for p, d in changed.items() if d is not None})
         ordered = [docs[p] for p in sorted(docs) if p in present]
-        self.state = _empty_state(self.params)
-        self._file_sections = {}
-        self._index_docs(ordered, full_build=True)
-
-    def _index_docs(self, docs: list[Document], full_build: bool = False) -> None:
-        """Index documents as one new segment (a full build also fixes average field lengths)."""
-        builder = SegmentBuilder(self.state.index)
-        for doc in docs:
-            for fields_ in analyze_document(doc):
-                builder.add(fields_)
-        ids = iter(builder.finish(fix_avglen=full_build))
-        for doc in docs:
-            sids = [next(ids) for _ in doc.sections]
-            self.state.section_files.extend([doc.rel_path] * len(sids))
-            self.state.section_ordinals.extend(range(len(sids)))
-            self.state.catalog[doc.rel_path] = DocInfo(doc.title, doc.doc_type, doc.aliases, len(sids))
-            for acronym, expansion in doc.acronyms:
-                self.state.acronyms.setdefault(analyzer.normalize(acronym), set()).add(expansion.casefold())
-            self._file_sections[doc.rel_path] = sids
+        state, sections = _empty_state(self.params), dict[str, list[int]]()
+        _register(state, sections, ordered, _analyzed(state.index, ordered).finish(fix_avglen=True))
+        return state, sections
 
     def _sections_of(self, rel_path: str) -> list[int]:
         return self._file_sections.get(rel_path, [])
@@ -360,6 +353,28 @@ class Memory:
         if self.documents_count < 5 or self.sections_count < 20:
             return True, "ready_sparse"
         return True, "ready_rich"
+
+
+def _analyzed(index: SectionIndex, docs: list[Document]) -> SegmentBuilder:
+    """Documents tokenised into a segment builder (not yet visible to queries)."""
+    builder = SegmentBuilder(index)
+    for doc in docs:
+        for fields_ in analyze_document(doc):
+            builder.add(fields_)
+    return builder
+
+
+def _register(state: IndexState, sections: dict[str, list[int]], docs: list[Document], ids: range) -> None:
+    """Record which section ids belong to which document, and the documents' outline info."""
+    next_id = iter(ids)
+    for doc in docs:
+        sids = [next(next_id) for _ in doc.sections]
+        state.section_files.extend([doc.rel_path] * len(sids))
+        state.section_ordinals.extend(range(len(sids)))
+        state.catalog[doc.rel_path] = DocInfo(doc.title, doc.doc_type, doc.aliases, len(sids))
+        for acronym, expansion in doc.acronyms:
+            state.acronyms.setdefault(analyzer.normalize(acronym), set()).add(expansion.casefold())
+        sections[doc.rel_path] = sids
 
 
 def _sections_by_file(state: IndexState) -> dict[str, list[int]]:

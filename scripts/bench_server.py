@@ -152,20 +152,31 @@ def health_url(mcp_url: str) -> str:
     return str(parts.copy_with(path="/healthz", query=None))
 
 
+def _health_once(client: httpx.Client, url: str) -> tuple[dict[str, Any] | None, str]:
+    """(health body if 200, else None; a description); raises if the memory will never be ready."""
+    try:
+        response = client.get(url)
+        body = response.json()
+    except (httpx.HTTPError, ValueError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    if response.status_code == 200 and isinstance(body, dict):
+        return body, "ready"
+    last = f"HTTP {response.status_code}: {response.text[:200]}"
+    if response.status_code == 503 and isinstance(body, dict) and body.get("readiness_state") != "loading":
+        raise RuntimeError(f"the memory is not ready and will not be ({last})")
+    return None, last
+
+
 def wait_healthy(mcp_url: str, timeout: float, server: Server | None = None) -> dict[str, Any]:
-    """Poll ``GET /healthz`` until 200; fail if the server exits or the wait runs out."""
+    """Poll ``GET /healthz`` until 200; fail if the server exits, the memory is missing or the wait runs out."""
     deadline, last = time.monotonic() + timeout, "no answer"
     with httpx.Client(timeout=5.0) as client:
         while time.monotonic() < deadline:
             if server is not None and server.process.poll() is not None:
                 raise RuntimeError(f"the server exited with status {server.process.returncode} while loading")
-            try:
-                response = client.get(health_url(mcp_url))
-                if response.status_code == 200:
-                    return dict(response.json())
-                last = f"HTTP {response.status_code}: {response.text[:200]}"
-            except httpx.HTTPError as exc:
-                last = f"{type(exc).__name__}: {exc}"
+            health, last = _health_once(client, health_url(mcp_url))
+            if health is not None:
+                return health
             time.sleep(0.1)
     raise RuntimeError(f"/healthz did not answer 200 within {timeout:.0f} s (last: {last})")
 
