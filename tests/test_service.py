@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -214,3 +216,40 @@ def _connect(url: str) -> RedisStore:
 
     assert wait_until(up)
     return store[0]
+
+
+def test_retrievals_keep_answering_while_files_change_and_the_index_compacts(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    root = make_tree(ACME)
+    retriever = Retriever(root, Settings.from_env())
+    service = MemoryService(retriever, SQLiteStore(tmp_path / "s.sqlite"), watch=False)
+    _ = retriever.memory
+    failures: list[str] = []
+    stop = threading.Event()
+
+    def ask() -> None:
+        while not stop.is_set():
+            result = service.call_tool(TOOL_NAME, {"prompt": "How many sick days do employees earn?"})
+            if result["isError"] or not _facts(result)[0].startswith("Employees earn"):
+                failures.append(json.dumps(result["structuredContent"])[:300])
+
+    askers = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in askers:
+        thread.start()
+    try:
+        leave = root / "policies" / "leave.md"
+        for i in range(12):  # more refreshes than segments allowed, so the index compacts too
+            leave.write_text(leave.read_text().replace(f"{10 + i} sick days", f"{11 + i} sick days"))
+            (root / f"notes/n{i}.md").parent.mkdir(exist_ok=True)
+            (root / f"notes/n{i}.md").write_text(f"# Note {i}\n\nInvoices batch {i} shipped.\n")
+            stats = retriever.memory.refresh()
+            assert stats.parsed == 2
+    finally:
+        stop.set()
+        for thread in askers:
+            thread.join(timeout=30)
+        service.close()
+    assert failures == []
+    final = service.retriever.retrieve("How many sick days do employees earn?")
+    assert final.facts[0].statement == "Employees earn 22 sick days per year."
