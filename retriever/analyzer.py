@@ -117,6 +117,19 @@ def terms(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=100_000)
+def cached_terms(text: str) -> tuple[str, ...]:
+    """``terms(text)`` memoised: at query time the same sections, statements and acronyms are
+    analysed again and again, and a server answers many queries."""
+    return tuple(terms(text))
+
+
+@lru_cache(maxsize=100_000)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct terms of ``text``, memoised like ``cached_terms``."""
+    return frozenset(cached_terms(text))
+
+
 def raw_words(text: str) -> list[str]:
     """Lower-cased words of ``text`` before stop-word removal (for triage)."""
     return [m.group() for m in _TOKEN.finditer(normalize(text))]

@@ -151,9 +151,23 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?", "…")) else text.rstrip(" :;,") + "."
 
 
+_resolvers: dict[tuple[int, int, int], _Resolver] = {}
+
+
+def _resolver(memory: Memory) -> _Resolver:
+    """The name index of the memory as it is now; rebuilt only after a refresh changed documents."""
+    key = (id(memory.state), len(memory.state.catalog), memory.index.size)
+    resolver = _resolvers.get(key)
+    if resolver is None:  # threads may race here; the worst case is building it twice
+        resolver = _Resolver(memory)
+        _resolvers.clear()
+        _resolvers[key] = resolver
+    return resolver
+
+
 def assemble(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Context) -> Retrieval:
     docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
-    resolve = _Resolver(memory)
+    resolve = _resolver(memory)
     cover = assess(facts)
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
     return Retrieval(

@@ -111,9 +111,9 @@ def _expand(terms: tuple[str, ...], acronyms: Acronyms) -> tuple[list[str], dict
     extra: list[str] = []
     alternates: dict[str, list[frozenset[str]]] = {}
     for acronym, expansions in acronyms.items():
-        short = frozenset(analyzer.terms(acronym))
+        short = analyzer.term_set(acronym)
         for expansion in expansions:
-            long = frozenset(analyzer.terms(expansion))
+            long = analyzer.term_set(expansion)
             if not short or len(long) < 2:
                 continue
             if short <= present:  # the query says "MRR": its expansion stands for it too

@@ -53,7 +53,7 @@ class _Scored:
 
 def _heading_terms(memory: Memory, target: Target) -> set[str]:
     doc, section = memory.section(target.section_id)
-    return set(analyzer.terms(" ".join([doc.title, *section.heading_path])))
+    return set(analyzer.term_set(" ".join([doc.title, *section.heading_path])))
 
 
 def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
@@ -63,7 +63,7 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
     headings: dict[int, set[str]] = {}
     out = []
     for cand in candidates:
-        terms = analyzer.terms(cand.statement)
+        terms = analyzer.cached_terms(cand.statement)
         own = set(terms)
         if cand.target.section_id not in headings:
             headings[cand.target.section_id] = _heading_terms(memory, cand.target)

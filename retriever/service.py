@@ -183,6 +183,10 @@ class MemoryService:
             log.warning("request %s not logged: %s", record.request_id, exc.message)
             warnings.append(f"request not logged: {exc.message}")
 
+    def answers_quickly(self) -> bool:
+        """True when a call is pure in-memory CPU work (no index to load first)."""
+        return self.retriever.loaded
+
     # -- the rest of the server's surface -----------------------------------------------------------
 
     def requests(

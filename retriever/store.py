@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -49,7 +49,8 @@ class RequestRecord:
     error_code: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        """A JSON-ready dict (``prompt`` lifted out of the arguments); nested values are shared, not copied."""
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
         out["prompt"] = self.arguments.get("prompt") if isinstance(self.arguments, Mapping) else None
         return out
 

@@ -32,7 +32,7 @@ def estimate_tokens(text: str) -> int:
 def section_terms(doc: Document, section: Section) -> dict[str, set[str]]:
     """Field name → the set of index terms in that field of the section."""
     texts = section_fields(doc, section)
-    return {name: set(analyzer.terms(text)) for name, text in zip(FIELDS, texts, strict=True)}
+    return {name: set(analyzer.term_set(text)) for name, text in zip(FIELDS, texts, strict=True)}
 
 
 def _reason(doc: Document, section: Section, fields: dict[str, set[str]], query: Query) -> str:
