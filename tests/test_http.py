@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -298,3 +301,58 @@ def test_foreign_origins_are_refused_and_loopback_or_listed_ones_accepted(servic
 
 def test_an_oversized_body_is_refused(base: str) -> None:
     assert _post(f"{base}/v1/mcp/memory", b"{" + b" " * 1_000_001 + b"}").status_code == 413
+
+
+# -- the real command ---------------------------------------------------------------------------
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith(("RETRIEVER_", "XDG_", "PATH", "HOME", "PYTHON"))}
+
+
+def test_retriever_serve_as_a_process_answers_the_sdk_client_and_a_plain_post(make_tree: TreeFactory) -> None:
+    root = make_tree(ACME)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(root)],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=_env(),
+    )
+    assert process.stderr is not None
+    watchdog = threading.Timer(60, process.kill)  # bounds the blocking read below
+    watchdog.start()
+    try:
+        line = process.stderr.readline()
+        assert line.startswith("Serving MCP at http://127.0.0.1:"), line
+        url = line.split()[3]
+        assert wait_until(lambda: httpx.get(url.replace("/v1/mcp/memory", "/healthz")).status_code == 200)
+
+        async def session() -> Any:
+            async with Client(url) as client:
+                return await client.call_tool("retrieve_memory", {"prompt": "How many sick days do employees earn?"})
+
+        result = _run(session).model_dump(by_alias=True, exclude_none=True)
+        assert result["structuredContent"]["retrieval"]["facts"][0]["statement"] == (
+            "Employees earn 10 sick days per year."
+        )
+        _validate(result)
+        assert _post(url, CALL).json()["result"]["isError"] is False
+    finally:
+        watchdog.cancel()
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_retriever_serve_stops_at_start_up_when_redis_is_unreachable(make_tree: TreeFactory) -> None:
+    env = {**_env(), "RETRIEVER_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(make_tree(ACME))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error (store_unavailable): cannot reach Redis at redis://127.0.0.1:")
+    assert "start redis-server or unset RETRIEVER_REDIS_URL" in done.stderr
