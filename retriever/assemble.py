@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from retriever.context import Context, Run
+from retriever.guided import guide_summary
 from retriever.markup import truncate
 from retriever.memory import Memory
 from retriever.models import Document
@@ -22,6 +23,7 @@ from retriever.results import Entity, Excerpt, Fact, Phase1, Relationship, Retri
 COMPREHENSIVE, PARTIAL, LIMITED = 0.8, 0.55, 0.35
 STRONG, STRONG_NEEDED = 0.6, 2
 MAX_ENTITIES, MAX_RELATIONSHIPS = 12, 24
+SUMMARY_FACTS = 8  # facts a model summary is built from
 
 # Front-matter fields that name other documents even when the name does not resolve.
 RELATION_FIELDS = frozenset(
@@ -165,13 +167,22 @@ def _resolver(memory: Memory) -> _Resolver:
     return resolver
 
 
-def assemble(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Context) -> Retrieval:
+def _summary(facts: tuple[Fact, ...], coverage: str, ctx: Context, question: str) -> str:
+    """The model's summary of the kept facts when one is configured, else the extractive one."""
+    if ctx.llm is not None and facts:
+        written = guide_summary(ctx.llm, question, [f.statement for f in facts[:SUMMARY_FACTS]])
+        if written is not None:
+            return written
+    return summarize(facts, coverage)
+
+
+def assemble(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Context, question: str = "") -> Retrieval:
     docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
     resolve = _resolver(memory)
     cover = assess(facts)
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
     return Retrieval(
-        context_summary=summarize(facts, cover),
+        context_summary=_summary(facts, cover, ctx, question),
         facts=facts,
         entities=entities(docs, memory, resolve),
         relationships=relationships(docs, memory, resolve),
@@ -191,5 +202,5 @@ def run(state: Run, ctx: Context) -> Run:
     elif ctx.memory is None or not ctx.readiness[0] or state.phase1 is None:
         retrieval = empty(f"Company memory is not ready ({ctx.readiness[1]}); nothing was retrieved.")
     else:
-        retrieval = assemble(ctx.memory, state.phase1, state.facts, ctx)
+        retrieval = assemble(ctx.memory, state.phase1, state.facts, ctx, state.query_text)
     return dataclasses.replace(state, retrieval=retrieval)

@@ -11,7 +11,7 @@ import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -30,7 +30,15 @@ _ENV = {
     "refresh_seconds": "RETRIEVER_REFRESH_SECONDS",
     "request_log_limit": "RETRIEVER_REQUEST_LOG_LIMIT",
     "allowed_origins": "RETRIEVER_ALLOWED_ORIGINS",
+    "llm_model": "RETRIEVER_LLM_MODEL",
+    "llm_stages": "RETRIEVER_LLM_STAGES",
+    "llm_max_calls": "RETRIEVER_LLM_MAX_CALLS",
+    "llm_token_budget": "RETRIEVER_LLM_TOKEN_BUDGET",
+    "llm_timeout_seconds": "RETRIEVER_LLM_TIMEOUT_SECONDS",
+    "llm_json_mode": "RETRIEVER_LLM_JSON_MODE",
 }
+LLMStage = Literal["triage", "target", "extract", "summary"]
+LLM_STAGES: tuple[LLMStage, ...] = ("triage", "target", "extract", "summary")
 
 
 class Settings(BaseModel):
@@ -51,9 +59,18 @@ class Settings(BaseModel):
     request_log_limit: int = Field(default=10_000, ge=1, description="Requests kept in the request log.")
     allowed_origins: tuple[str, ...] = Field(default=(), description="Browser origins the HTTP server accepts.")
 
-    @field_validator("allowed_origins", mode="before")
+    llm_model: str | None = Field(default=None, description="LLM model name; unset means offline.")
+    llm_stages: tuple[LLMStage, ...] = Field(default=LLM_STAGES, description="Stages the LLM may guide.")
+    llm_max_calls: int = Field(default=3, ge=0, le=10, description="LLM calls per retrieval at most.")
+    llm_token_budget: int = Field(default=8000, ge=500, description="Prompt tokens per retrieval at most.")
+    llm_timeout_seconds: float = Field(default=20.0, gt=0, description="Per LLM call.")
+    llm_json_mode: Literal["auto", "json_schema", "json_object"] = Field(
+        default="auto", description="How structured answers are requested."
+    )
+
+    @field_validator("allowed_origins", "llm_stages", mode="before")
     @classmethod
-    def _split_origins(cls, value: Any) -> Any:
+    def _split_commas(cls, value: Any) -> Any:
         return tuple(v.strip() for v in value.split(",") if v.strip()) if isinstance(value, str) else value
 
     @classmethod

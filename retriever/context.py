@@ -9,6 +9,7 @@ from typing import Any
 
 from retriever.config import Settings
 from retriever.errors import RetrievalTimeout
+from retriever.guided import LLMRun
 from retriever.memory import Memory
 from retriever.query import Query
 from retriever.results import Candidate, Fact, Phase1, Request, Retrieval, Triage
@@ -24,6 +25,7 @@ class Context:
     deadline: float = float("inf")  # time.monotonic() value
     readiness: tuple[bool, str] = (False, "missing")
     session_id: str | None = None  # the session the caller resolved (argument, else handshake)
+    llm: LLMRun | None = None  # None: offline
 
     def check_deadline(self) -> None:
         """Raise ``RetrievalTimeout`` once the deadline has passed."""

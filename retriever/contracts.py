@@ -83,6 +83,22 @@ class SkippedFileOut(_Model):
     reason: str
 
 
+class FallbackOut(_Model):
+    stage: str
+    reason: str
+
+
+class LLMDiagnosticsOut(_Model):
+    model: str
+    stages_guided: list[str] = Field(description="Stages the model answered; the rest stayed offline.")
+    calls: int = Field(ge=0)
+    tokens_in: int = Field(ge=0)
+    tokens_out: int = Field(ge=0)
+    cache_hits: int = Field(ge=0)
+    fallbacks: list[FallbackOut]
+    ungrounded_facts_dropped: int = Field(ge=0)
+
+
 class DiagnosticsOut(_Model):
     request_id: str = Field(min_length=1)
     duration_ms: float = Field(ge=0)
@@ -98,6 +114,7 @@ class DiagnosticsOut(_Model):
     skipped_files: list[SkippedFileOut]
     warnings: list[str]
     timings_ms: dict[str, float]
+    llm: LLMDiagnosticsOut | None = Field(description="What the LLM did; null offline.")
 
 
 class StructuredContent(_Model):

@@ -10,9 +10,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
+from retriever import analyzer
 from retriever.context import Context, Run
+from retriever.guided import LLMRun, guide_extract
 from retriever.memory import Memory
-from retriever.models import Section, Unit
+from retriever.models import Lines, Section, Unit
+from retriever.prompts import SectionText
 from retriever.results import Candidate, Phase1, Target
 
 _SHORT_WORDS = 6
@@ -36,15 +39,42 @@ def candidates_of(memory: Memory, target: Target) -> Iterator[Candidate]:
             yield Candidate(framed(unit, section), target, unit.lines, unit.kind, unit.context)
 
 
-def extract(memory: Memory, phase1: Phase1, ctx: Context) -> tuple[Candidate, ...]:
+def extract(memory: Memory, phase1: Phase1, ctx: Context, question: str = "") -> tuple[Candidate, ...]:
+    """Every statement of the targeted sections, plus the LLM's grounded facts when one is configured."""
     out: list[Candidate] = []
     for target in phase1.targets:
         ctx.check_deadline()
         out.extend(candidates_of(memory, target))
+    if ctx.llm is not None:
+        out.extend(llm_candidates(memory, phase1, ctx.llm, question))
     return tuple(out)
+
+
+def llm_candidates(memory: Memory, phase1: Phase1, llm: LLMRun, question: str) -> list[Candidate]:
+    """Facts the model extracted from the targeted sections, kept only when grounded in them."""
+    by_key = {f"S{i}": target for i, target in enumerate(phase1.targets, 1)}
+    sections = [SectionText(key, t.tree_path, t.section_text) for key, t in by_key.items()]
+    facts = guide_extract(llm, question, sections)
+    out = []
+    for fact in facts or ():
+        target = by_key[fact.section_key]
+        out.append(
+            Candidate(
+                fact.statement, target, _lines_of(memory, target, fact.statement), "llm", llm_relevance=fact.relevance
+            )
+        )
+    return out
+
+
+def _lines_of(memory: Memory, target: Target, statement: str) -> Lines:
+    """The lines of the section's statement that shares most words with ``statement``."""
+    _, section = memory.section(target.section_id)
+    wanted = analyzer.term_set(statement)
+    best = max(section.units, key=lambda u: len(wanted & analyzer.term_set(u.text)), default=None)
+    return best.lines if best is not None and wanted & analyzer.term_set(best.text) else section.lines
 
 
 def run(state: Run, ctx: Context) -> Run:
     if state.phase1 is None or ctx.memory is None or not state.phase1.targets:
         return state
-    return dataclasses.replace(state, candidates=extract(ctx.memory, state.phase1, ctx))
+    return dataclasses.replace(state, candidates=extract(ctx.memory, state.phase1, ctx, state.query_text))

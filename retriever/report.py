@@ -29,6 +29,8 @@ from retriever.contracts import (
     EntityOut,
     ErrorContent,
     FactOut,
+    FallbackOut,
+    LLMDiagnosticsOut,
     Phase1Out,
     RelationshipOut,
     RetrievalOut,
@@ -63,10 +65,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def render(prompt: str, triage: Triage, phase1: Phase1, retrieval: Retrieval) -> str:
+def render(prompt: str, triage: Triage, phase1: Phase1, retrieval: Retrieval, mode: str = "") -> str:
     """The markdown report an agent reads."""
     searched = ", ".join(_short_path(t.tree_path) for t in phase1.targets) or "none"
     reasoning = triage.reasoning if triage.decision == "skip" else f"{triage.reasoning} {phase1.reasoning}"
+    reasoning = f"{reasoning} {mode}".strip()
     lines = [
         "# Retrieved Company Context",
         "",
@@ -199,7 +202,39 @@ def _diagnostics(d: Diagnostics) -> DiagnosticsOut:
         skipped_files=[SkippedFileOut(path=p, reason=r) for p, r in extra.get("skipped_files", [])],
         warnings=list(d.warnings),
         timings_ms={k: round(v, 3) for k, v in d.timings_ms.items()},
+        llm=extra.get("llm"),
     )
+
+
+def _llm(ctx: Context) -> LLMDiagnosticsOut | None:
+    run = ctx.llm
+    if run is None:
+        return None
+    return LLMDiagnosticsOut(
+        model=run.client.model,
+        stages_guided=list(run.guided),
+        calls=run.calls,
+        tokens_in=run.tokens_in,
+        tokens_out=run.tokens_out,
+        cache_hits=run.cached,
+        fallbacks=[FallbackOut(stage=stage, reason=reason) for stage, reason in run.fallbacks],
+        ungrounded_facts_dropped=run.ungrounded,
+    )
+
+
+def mode_note(ctx: Context) -> str:
+    """One sentence for the report: which mode answered, and what fell back."""
+    run = ctx.llm
+    if run is None:
+        return "Mode: offline (no LLM configured)."
+    if not run.guided:
+        return f"Mode: offline; the LLM ({run.client.model}) was not used: " + _fallbacks(run.fallbacks) + "."
+    note = f"Mode: LLM-guided ({run.client.model}: {', '.join(run.guided)})"
+    return note + (f"; offline for {_fallbacks(run.fallbacks)}." if run.fallbacks else ".")
+
+
+def _fallbacks(fallbacks: list[tuple[str, str]]) -> str:
+    return "; ".join(f"{stage} ({reason})" for stage, reason in fallbacks) or "no stage needed it"
 
 
 def error_content(error: RetrieverError) -> dict[str, Any]:
@@ -225,8 +260,8 @@ def diagnostics(state: Run, ctx: Context) -> Diagnostics:
         + sum(estimate_tokens(d.excerpt) for d in (retrieval.documents if retrieval else ())),
         sections_searched=tuple(t.tree_path for t in phase1.targets),
         avg_relevance_score=retrieval.avg_relevance_score if retrieval else 0.0,
-        gemini_calls_estimate=0,
-        mode="offline",
+        gemini_calls_estimate=ctx.llm.calls if ctx.llm else 0,
+        mode="llm" if ctx.llm and ctx.llm.guided else "offline",
         warnings=tuple(memory.warnings) if memory else (),
         timings_ms=state.timings_ms,
         extra={
@@ -235,6 +270,7 @@ def diagnostics(state: Run, ctx: Context) -> Diagnostics:
             "documents_indexed": memory.documents_count if memory else 0,
             "index_cache": memory.stats.cache if memory else "disabled",
             "skipped_files": [(s.rel_path, s.reason) for s in memory.skipped] if memory else [],
+            "llm": _llm(ctx),
         },
     )
 
@@ -242,6 +278,6 @@ def diagnostics(state: Run, ctx: Context) -> Diagnostics:
 def run(state: Run, ctx: Context) -> Run:
     assert state.request is not None and state.triage is not None and state.retrieval is not None
     phase1 = state.phase1 or Phase1("none", 0, (), "")
-    text = render(state.request.prompt, state.triage, phase1, state.retrieval)
+    text = render(state.request.prompt, state.triage, phase1, state.retrieval, mode_note(ctx))
     content = structured(text, ctx.readiness, state.triage, phase1, state.retrieval, diagnostics(state, ctx))
     return dataclasses.replace(state, text=text, structured=content)

@@ -37,6 +37,7 @@ class Target:
     score: float  # BM25F
     coverage: float  # share of the query's idf weight found anywhere in the section
     reason: str
+    section_text: str = ""  # headings and body, for token estimates and LLM extraction
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +56,9 @@ class Candidate:
     statement: str
     target: Target
     lines: Lines
-    kind: str
+    kind: str  # "sentence" | "item" | "row" | "llm"
     context: str = ""  # text that frames the statement (a parent list item)
+    llm_relevance: float | None = None  # the model's own relevance, for facts it extracted
 
 
 @dataclass(frozen=True, slots=True)

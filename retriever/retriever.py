@@ -20,7 +20,9 @@ from typing import Any
 from retriever.config import Settings
 from retriever.context import Context, Run
 from retriever.errors import MemoryNotFound
+from retriever.guided import LLMRun
 from retriever.index import Params
+from retriever.llm import LLMClient
 from retriever.memory import Memory, Progress
 from retriever.pipeline import execute, new_run
 from retriever.results import Fact
@@ -66,6 +68,7 @@ class Retriever:
         params: Params | None = None,
         progress: Progress | None = None,
         refresh_interval: float = 2.0,
+        llm: LLMClient | None = None,
     ) -> None:
         self.root = Path(root) if root is not None else default_root()
         self.settings = settings or Settings.from_env()
@@ -75,6 +78,8 @@ class Retriever:
         self._memory: Memory | None = None
         self._refreshed = 0.0
         self._lock = threading.Lock()
+        # The LLM, when a model is configured: guidance for the stages, offline fallback always.
+        self.llm = llm if llm is not None else (LLMClient(self.settings) if self.settings.llm_model else None)
 
     @property
     def loaded(self) -> bool:
@@ -128,6 +133,9 @@ class Retriever:
                 deadline=state.started + self.settings.deadline_seconds,
                 readiness=memory.readiness() if memory else (False, "missing"),
                 session_id=session_id,
+                llm=LLMRun(self.llm, self.settings, state.started + self.settings.deadline_seconds)
+                if self.llm
+                else None,
             )
             state = execute(state, ctx)
         return RetrievalResult(state.text, state.structured, state)

@@ -38,6 +38,7 @@ class ScoreParams:
 
 
 DEFAULT = ScoreParams()
+LLM_BLEND = 0.4  # weight of the model's relevance for the facts it extracted
 _PUNCT = re.compile(r"[\W_]+")
 
 
@@ -74,6 +75,8 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
             + params.statement * coverage(term_weights, own, query) * density
             + params.section * cand.target.coverage * (cand.target.score / best)
         )
+        if cand.llm_relevance is not None:  # one scale: our calibrated score, tempered by the model's own
+            score = (1 - LLM_BLEND) * score + LLM_BLEND * cand.llm_relevance
         out.append(_Scored(cand, min(1.0, max(0.0, score))))
     return out
 

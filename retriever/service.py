@@ -184,8 +184,8 @@ class MemoryService:
             warnings.append(f"request not logged: {exc.message}")
 
     def answers_quickly(self) -> bool:
-        """True when a call is pure in-memory CPU work (no index to load first)."""
-        return self.retriever.loaded
+        """True when a call is pure in-memory CPU work (no index to load first, no LLM to wait for)."""
+        return self.retriever.loaded and self.retriever.llm is None
 
     # -- the rest of the server's surface -----------------------------------------------------------
 

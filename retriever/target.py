@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 
 from retriever import analyzer
 from retriever.context import Context, Run
+from retriever.guided import LLMRun, OutlineEntry, guide_target
 from retriever.index import FIELDS, section_fields
+from retriever.markup import truncate
 from retriever.memory import Memory
 from retriever.models import Document, Section
 from retriever.query import Query, coverage, weights
@@ -81,18 +84,45 @@ def _diverse(memory: Memory, hits: list[tuple[int, float]], limit: int) -> list[
     return chosen
 
 
-def choose(memory: Memory, query: Query, max_sections: int) -> Phase1:
-    """Phase 1 over the whole index for the analysed ``query``."""
+def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None = None) -> Phase1:
+    """Phase 1: BM25F over the whole index; with an LLM, the model picks among BM25's candidates."""
     hits = memory.index.top(query.terms + query.extra, CANDIDATES, query.boosts())
-    chosen, ranked = _diverse(memory, hits, max_sections), len(hits)
-    if not chosen:
+    if not hits:
         return Phase1("none", 0, (), "No section of the memory contains any of the query's terms.", 0)
+    picked = _guided(memory, query, hits, llm) if llm is not None else None
+    if picked is not None:
+        scores = dict(hits)
+        chosen: list[tuple[int, float, str | None]] = [
+            (sid, scores[sid], reason) for sid, reason in picked[:max_sections]
+        ]
+        targets = _targets(memory, query, chosen)
+        reasoning = (
+            f"The model ({llm.client.model if llm else ''}) chose {len(targets)} of the {len(hits)} sections BM25F "
+            f"ranked highest over {memory.sections_count:,} sections, each for the reason given."
+        )
+    else:
+        chosen = [(sid, score, None) for sid, score in _diverse(memory, hits, max_sections)]
+        targets = _targets(memory, query, chosen)
+        reasoning = _reasoning(memory, targets, len(hits))
+    tokens = sum(estimate_tokens(t.section_text) for t in targets)
+    return Phase1(_strategy(targets), tokens, tuple(targets), reasoning, memory.sections_count)
+
+
+def _guided(memory: Memory, query: Query, hits: list[tuple[int, float]], llm: LLMRun) -> list[tuple[int, str]] | None:
+    candidates = []
+    for number, (sid, score) in enumerate(hits, 1):
+        doc, section = memory.section(sid)
+        snippet, _ = truncate(" ".join(section.text.split()), 160, marker="…")
+        candidates.append(OutlineEntry(f"S{number}", sid, memory.tree_path(doc.rel_path, section), score, snippet))
+    return guide_target(llm, query.text, candidates)
+
+
+def _targets(memory: Memory, query: Query, chosen: Sequence[tuple[int, float, str | None]]) -> list[Target]:
     term_weights = weights(query, memory.index)
-    targets, tokens = [], 0
-    for sid, score in chosen:
+    targets = []
+    for sid, score, given_reason in chosen:
         doc, section = memory.section(sid)
         fields = section_terms(doc, section)
-        tokens += estimate_tokens(section.text) + estimate_tokens(" ".join(section.heading_path))
         targets.append(
             Target(
                 section_id=sid,
@@ -103,15 +133,14 @@ def choose(memory: Memory, query: Query, max_sections: int) -> Phase1:
                 lines=section.lines,
                 score=score,
                 coverage=coverage(term_weights, set().union(*fields.values()), query),
-                reason=_reason(doc, section, fields, query),
+                reason=given_reason or _reason(doc, section, fields, query),
+                section_text=" ".join([*section.heading_path, section.text]),
             )
         )
-    return Phase1(
-        _strategy(targets), tokens, tuple(targets), _reasoning(memory, query, targets, ranked), memory.sections_count
-    )
+    return targets
 
 
-def _reasoning(memory: Memory, query: Query, targets: list[Target], ranked: int) -> str:
+def _reasoning(memory: Memory, targets: list[Target], ranked: int) -> str:
     files = len({t.rel_path for t in targets})
     return (
         f"BM25F over {memory.sections_count:,} sections (headings, titles and paths weighted above body text) "
@@ -124,5 +153,5 @@ def run(state: Run, ctx: Context) -> Run:
     if state.skipped or ctx.memory is None or not ctx.readiness[0]:
         return dataclasses.replace(state, phase1=Phase1("none", 0, (), "Retrieval was not run.", 0))
     assert state.query is not None
-    phase1 = choose(ctx.memory, state.query, ctx.settings.max_sections)
+    phase1 = choose(ctx.memory, state.query, ctx.settings.max_sections, ctx.llm)
     return dataclasses.replace(state, phase1=phase1)

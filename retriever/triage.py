@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from retriever import analyzer
 from retriever.context import Context, Run
+from retriever.guided import guide_triage
 from retriever.query import analyze
 from retriever.results import Triage
 from retriever.stopwords import WORDS as STOP_WORDS
@@ -93,6 +94,10 @@ def triage(prompt: str, history: Sequence[str] = ()) -> Triage:
 def run(state: Run, ctx: Context) -> Run:
     assert state.request is not None
     result = triage(state.request.prompt, ctx.history)
+    if ctx.llm is not None and result.decision == "retrieve":
+        guided = guide_triage(ctx.llm, state.request.prompt, ctx.history[-HISTORY_FOR_TRIAGE:])
+        if guided is not None:
+            result = Triage("retrieve", guided.reasoning.strip() or result.reasoning, guided.rewritten_query.strip())
     memory = ctx.memory
     query = analyze(
         result.rewritten_query or state.request.prompt,

@@ -63,7 +63,7 @@ def test_strategy_and_tokens_follow_from_what_was_chosen(memory: Memory) -> None
     narrow = choose(memory, analyze("DEC-0054 Stripe invoices decision"), 1)
     assert narrow.search_strategy == "narrow"
     _, section = memory.section(narrow.targets[0].section_id)
-    assert narrow.estimated_tokens == estimate_tokens(section.text) + estimate_tokens(" ".join(section.heading_path))
+    assert narrow.estimated_tokens == estimate_tokens(" ".join([*section.heading_path, section.text]))
     broad = choose(memory, analyze("Olena Platform billing leave Northwind Stripe Taras invoices team"), 10)
     assert broad.search_strategy == "broad"
 

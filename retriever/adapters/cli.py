@@ -108,14 +108,20 @@ def cli() -> None:
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print structuredContent as JSON.")
 @click.option("--top-k", type=click.IntRange(1, 100), default=None, help="Facts to return [default: 12].")
-def query(prompt: str, root: Path | None, as_json: bool, top_k: int | None) -> None:
+@click.option("--llm-model", default=None, help="Guide retrieval with this model [default: $RETRIEVER_LLM_MODEL].")
+@click.option("--no-llm", is_flag=True, help="Answer offline even when a model is configured.")
+def query(
+    prompt: str, root: Path | None, as_json: bool, top_k: int | None, llm_model: str | None, no_llm: bool
+) -> None:
     """Retrieve what the memory knows about PROMPT."""
     from retriever.config import Settings
     from retriever.errors import RetrieverError
     from retriever.retriever import Retriever
 
     try:
-        settings = Settings.from_env(top_k=top_k)
+        settings = Settings.from_env(top_k=top_k, llm_model=llm_model)
+        if no_llm:
+            settings = settings.model_copy(update={"llm_model": None})
         retriever = Retriever(_root(root), settings)
         retriever._memory = _open_memory(retriever.root, settings, as_json)
         result = retriever.retrieve(prompt)

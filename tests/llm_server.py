@@ -1,0 +1,124 @@
+"""A scripted OpenAI-compatible server on loopback: real HTTP for the real ``openai`` client.
+
+A test gives it a ``Script``: a function from the request's JSON to a ``Reply`` (status,
+assistant content or raw body, optional delay).  Every request is recorded so tests can
+assert what was sent: model, messages, ``response_format``, ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: str | None = None  # the assistant message's content
+    status: int = 200
+    body: dict[str, Any] | None = None  # a raw body instead of a completion
+    delay: float = 0.0
+    finish_reason: str = "stop"
+
+
+Script = Callable[[dict[str, Any]], Reply]
+
+
+def stage_of(request: dict[str, Any]) -> str:
+    """Which answer model a request asks for: TriageAnswer, TargetAnswer, ExtractAnswer or SummaryAnswer."""
+    fmt = request.get("response_format") or {}
+    schema = fmt.get("json_schema", {}).get("schema") if fmt.get("type") == "json_schema" else fmt.get("schema")
+    return str((schema or {}).get("title", ""))
+
+
+def user_text(request: dict[str, Any]) -> str:
+    return next(m["content"] for m in request["messages"] if m["role"] == "user")
+
+
+def outline_ids(request: dict[str, Any]) -> dict[str, str]:
+    """Outline id → tree path, from a target request."""
+    return dict(re.findall(r"^(S\d+) \| ([^|]+?) \|", user_text(request), re.M))
+
+
+def section_blocks(request: dict[str, Any]) -> dict[str, str]:
+    """Section id → text, from an extract request."""
+    pattern = r"<<<SECTION (S\d+) \| [^\n]*>>>\n(.*?)\n<<<END \1>>>"
+    return {m[0]: m[1] for m in re.findall(pattern, user_text(request), re.S)}
+
+
+def answer(payload: dict[str, Any]) -> Reply:
+    return Reply(content=json.dumps(payload))
+
+
+@dataclass
+class ScriptedLLM:
+    url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    script: Script = lambda request: Reply(status=500)
+
+    def stages(self) -> list[str]:
+        return [stage_of(r) for r in self.requests]
+
+
+def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:  # quiet
+            return
+
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            server.requests.append(request)
+            reply = server.script(request)
+            if reply.delay:
+                time.sleep(reply.delay)
+            body = reply.body if reply.body is not None else _completion(request, reply)
+            data = json.dumps(body).encode()
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test)
+
+    return Handler
+
+
+def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    if reply.status != 200:
+        return {"error": {"message": f"scripted {reply.status}", "type": "scripted", "code": reply.status}}
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.get("model"),
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": reply.finish_reason,
+                "message": {"role": "assistant", "content": reply.content},
+            }
+        ],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+    }
+
+
+def serve() -> Iterator[ScriptedLLM]:
+    """Start the server on a free loopback port; yields it; stops it after."""
+    scripted = ScriptedLLM(url="")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(scripted))
+    httpd.daemon_threads = True
+    scripted.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield scripted
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

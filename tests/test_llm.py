@@ -1,0 +1,125 @@
+"""The LLM seam against a scripted OpenAI-compatible server: real HTTP, the real ``openai`` client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from conftest import free_port
+from llm_server import Reply, ScriptedLLM, answer, serve, stage_of
+
+from retriever import Settings
+from retriever.llm import LLMClient, LLMFailure
+from retriever.prompts import SummaryAnswer
+
+
+@pytest.fixture
+def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedLLM]:
+    for server in serve():
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        yield server
+
+
+def _client(**settings: Any) -> LLMClient:
+    return LLMClient(Settings(llm_model="test-model", **settings))
+
+
+def test_a_structured_answer_is_requested_with_the_schema_and_validated(llm: ScriptedLLM) -> None:
+    llm.script = lambda request: answer({"summary": "Olena owns billing."})
+    result, usage = _client().complete(SummaryAnswer, "system text", "user text", timeout=5, max_tokens=300)
+    assert result == SummaryAnswer(summary="Olena owns billing.")
+    assert (usage.calls, usage.tokens_in, usage.tokens_out, usage.cached) == (1, 100, 20, False)
+    sent = llm.requests[0]
+    assert sent["model"] == "test-model"
+    assert sent["temperature"] == 0 and sent["max_tokens"] == 300
+    assert sent["messages"] == [{"role": "system", "content": "system text"}, {"role": "user", "content": "user text"}]
+    assert sent["response_format"]["type"] == "json_schema"
+    assert sent["response_format"]["json_schema"]["name"] == "SummaryAnswer"
+    assert sent["response_format"]["json_schema"]["schema"]["required"] == ["summary"]
+
+
+def test_a_server_that_only_accepts_json_object_is_detected_and_remembered(llm: ScriptedLLM) -> None:
+    def json_object_only(request: dict[str, Any]) -> Reply:
+        if request["response_format"]["type"] == "json_schema":
+            return Reply(status=500)  # as llama.cpp's Python server does
+        return answer({"summary": "ok"})
+
+    llm.script = json_object_only
+    client = _client()
+    _, first = client.complete(SummaryAnswer, "s", "u1", timeout=5)
+    _, second = client.complete(SummaryAnswer, "s", "u2", timeout=5)
+    assert (first.calls, second.calls) == (2, 1)
+    assert [r["response_format"]["type"] for r in llm.requests] == ["json_schema", "json_object", "json_object"]
+    fmt = llm.requests[1]["response_format"]
+    assert fmt["schema"]["title"] == "SummaryAnswer"
+    assert "JSON Schema" in llm.requests[1]["messages"][0]["content"]  # the schema is in the prompt too
+    assert client.json_mode == "json_object"
+
+
+def test_json_object_mode_can_be_configured_up_front(llm: ScriptedLLM) -> None:
+    llm.script = lambda request: answer({"summary": "ok"})
+    _client(llm_json_mode="json_object").complete(SummaryAnswer, "s", "u", timeout=5)
+    assert [r["response_format"]["type"] for r in llm.requests] == ["json_object"]
+
+
+def test_an_answer_in_a_code_fence_is_accepted(llm: ScriptedLLM) -> None:
+    llm.script = lambda request: Reply(content='```json\n{"summary": "fenced"}\n```')
+    assert _client().complete(SummaryAnswer, "s", "u", timeout=5)[0].summary == "fenced"
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (Reply(content="not json at all"), "malformed JSON answer (JSONDecodeError)"),
+        (Reply(content='{"wrong": 1}'), "malformed JSON answer (ValidationError)"),
+        (Reply(status=429), "rate limited (HTTP 429)"),
+        (Reply(status=503), "server error (HTTP 503)"),
+        (Reply(content=None), "empty answer"),
+        (Reply(content='{"summary": "cut', finish_reason="length"), "answer cut off at the token limit"),
+        (
+            Reply(
+                body={
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": None, "refusal": "I can't."},
+                        }
+                    ]
+                }
+            ),
+            "the model refused",
+        ),
+    ],
+)
+def test_failures_are_named(llm: ScriptedLLM, reply: Reply, reason: str) -> None:
+    llm.script = lambda request: reply
+    with pytest.raises(LLMFailure) as caught:
+        _client(llm_json_mode="json_object").complete(SummaryAnswer, "s", "u", timeout=5)
+    assert caught.value.reason == reason
+
+
+def test_a_slow_answer_past_the_timeout_fails_fast(llm: ScriptedLLM) -> None:
+    llm.script = lambda request: Reply(content=json.dumps({"summary": "late"}), delay=2.0)
+    with pytest.raises(LLMFailure, match=r"timed out after 0\.3 s"):
+        _client().complete(SummaryAnswer, "s", "u", timeout=0.3)
+
+
+def test_an_unreachable_endpoint_is_a_failure_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    with pytest.raises(LLMFailure, match="cannot reach the LLM endpoint"):
+        _client().complete(SummaryAnswer, "s", "u", timeout=2)
+
+
+def test_identical_requests_are_answered_from_the_cache(llm: ScriptedLLM) -> None:
+    llm.script = lambda request: answer({"summary": "once"})
+    client = _client()
+    client.complete(SummaryAnswer, "s", "same", timeout=5)
+    result, usage = client.complete(SummaryAnswer, "s", "same", timeout=5)
+    assert result.summary == "once" and usage.cached and usage.calls == 0
+    client.complete(SummaryAnswer, "s", "different", timeout=5)
+    assert len(llm.requests) == 2
+    assert [stage_of(r) for r in llm.requests] == ["SummaryAnswer", "SummaryAnswer"]
