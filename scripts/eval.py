@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -42,6 +43,10 @@ class Answer:
     coverage: str
     top_score: float
     ms: float
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    fallbacks: tuple[str, ...] = ()
 
 
 System = Callable[[dict], Answer]
@@ -58,9 +63,13 @@ def corpus_root(corpus: Path, name: str) -> Path:
     return corpus / name if (corpus / name).is_dir() else corpus
 
 
-def retriever_system(corpus: Path, state_dir: Path, top_k: int, params: Params | None = None) -> System:
+def retriever_system(
+    corpus: Path, state_dir: Path, top_k: int, params: Params | None = None, llm_model: str | None = None
+) -> System:
     retrievers: dict[str, Retriever] = {}
-    settings = Settings(state_dir=state_dir, top_k=top_k)
+    settings = Settings.from_env(state_dir=state_dir, top_k=top_k, llm_model=llm_model)
+    if llm_model is None:
+        settings = settings.model_copy(update={"llm_model": None})
 
     def answer(query: dict) -> Answer:
         name = query["corpus"]
@@ -71,6 +80,7 @@ def retriever_system(corpus: Path, state_dir: Path, top_k: int, params: Params |
         result = retrievers[name].retrieve(query["question"])
         ms = (time.perf_counter() - began) * 1000
         retrieval = result.structured["retrieval"]
+        llm = result.structured["diagnostics"]["llm"] or {}
         facts = result.facts
         return Answer(
             hits=[(f.rel_path, f.section_heading) for f in facts],
@@ -78,6 +88,10 @@ def retriever_system(corpus: Path, state_dir: Path, top_k: int, params: Params |
             coverage=retrieval["coverage_assessment"],
             top_score=facts[0].relevance_score if facts else 0.0,
             ms=ms,
+            llm_calls=llm.get("calls", 0),
+            tokens_in=llm.get("tokens_in", 0),
+            tokens_out=llm.get("tokens_out", 0),
+            fallbacks=tuple(f"{f['stage']}: {f['reason']}" for f in llm.get("fallbacks", [])),
         )
 
     return answer
@@ -197,22 +211,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top-k", type=int, default=12)
     parser.add_argument("--baseline", action="store_true", help="also score plain rank-bm25 over sections")
     parser.add_argument("--details", action="store_true", help="print each question's outcome")
+    parser.add_argument(
+        "--llm",
+        nargs="?",
+        const=os.environ.get("RETRIEVER_LLM_MODEL", ""),
+        default=None,
+        metavar="MODEL",
+        help="guide retrieval with an LLM (default model: $RETRIEVER_LLM_MODEL; endpoint: $OPENAI_BASE_URL)",
+    )
     args = parser.parse_args(argv)
+    if args.llm == "":
+        parser.error("--llm needs a model: pass --llm MODEL or set RETRIEVER_LLM_MODEL")
     queries = load_queries(args.queries, args.corpus)
     counts: dict[str, int] = defaultdict(int)
     for q in queries:
         counts[q["kind"]] += 1
         counts["all"] += 1
     with tempfile.TemporaryDirectory(prefix="retriever-eval-") as state:
-        systems = {"retriever (offline)": retriever_system(args.corpus, Path(state), args.top_k)}
+        label = f"retriever (LLM-guided: {args.llm})" if args.llm else "retriever (offline)"
+        systems = {label: retriever_system(args.corpus, Path(state), args.top_k, llm_model=args.llm)}
         if args.baseline:
             systems["plain rank-bm25 over sections"] = baseline_system(args.corpus, Path(state), args.top_k)
         for title, system in systems.items():
             answers = run(system, queries)
             print(table(title, score(queries, answers), counts), end="\n\n")
+            if args.llm and title.startswith("retriever"):
+                print(_llm_summary(answers), end="\n\n")
             if args.details:
                 _details(queries, answers)
     return 0
+
+
+def _llm_summary(answers: Sequence[Answer]) -> str:
+    """LLM calls and tokens per question, and how often each stage fell back."""
+    n = max(len(answers), 1)
+    fallbacks: dict[str, int] = defaultdict(int)
+    for a in answers:
+        for f in a.fallbacks:
+            fallbacks[f] += 1
+    lines = ["| LLM cost per question | mean | max |", "|---|---|---|"]
+    for label, values in (
+        ("calls", [a.llm_calls for a in answers]),
+        ("tokens in", [a.tokens_in for a in answers]),
+        ("tokens out", [a.tokens_out for a in answers]),
+    ):
+        lines.append(f"| {label} | {sum(values) / n:.2f} | {max(values, default=0)} |")
+    lines += ["", "Fallbacks:"] + [f"- {k}: {v}" for k, v in sorted(fallbacks.items(), key=lambda kv: -kv[1])]
+    return "\n".join(lines if fallbacks else lines[:5])
 
 
 def _details(queries: Sequence[dict], answers: Sequence[Answer]) -> None:
@@ -221,6 +266,7 @@ def _details(queries: Sequence[dict], answers: Sequence[Answer]) -> None:
         rank = next((i for i, h in enumerate(a.hits, 1) if any(_same(h, g) for g in gold)), None)
         print(
             f"{q['id']:28} {q['kind']:10} sect_rank={rank!s:4} top={a.top_score:.2f} {a.coverage:13} "
+            f"llm_calls={a.llm_calls} tokens={a.tokens_in}/{a.tokens_out} "
             f"{q['question'][:70]}"
         )
 
