@@ -137,8 +137,12 @@ def guide_target(run: LLMRun, question: str, candidates: Sequence[OutlineEntry])
     answer = run.ask("target", prompts.TargetAnswer, *prompts.target_prompt(question, lines), max_tokens=800)
     if answer is None:
         return None
-    by_id = {c.id: c for c in candidates[: len(lines)]}
-    picked = [(by_id[p.id].section_id, p.relevance_reason.strip()) for p in answer.sections if p.id in by_id]
+    offered = candidates[: len(lines)]
+    # Ids are asked for; a model that answers with the path instead is understood too. Anything else is invented.
+    by_key = {**{c.tree_path: c for c in offered}, **{c.id: c for c in offered}}
+    picked = [
+        (by_key[p.id.strip()].section_id, p.relevance_reason.strip()) for p in answer.sections if p.id.strip() in by_key
+    ]
     picked = list({sid: reason for sid, reason in reversed(picked)}.items())[::-1]  # first mention wins
     if not picked:
         run.fall_back("target", "the model picked no section from the outline")

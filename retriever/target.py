@@ -112,7 +112,8 @@ def _guided(memory: Memory, query: Query, hits: list[tuple[int, float]], llm: LL
     candidates = []
     for number, (sid, score) in enumerate(hits, 1):
         doc, section = memory.section(sid)
-        snippet, _ = truncate(" ".join(section.text.split()), 160, marker="…")
+        about = f"about: {doc.summary} · " if doc.summary else ""  # the front-matter summary, when there is one
+        snippet, _ = truncate(about + " ".join(section.text.split()), 200, marker="…")
         candidates.append(OutlineEntry(f"S{number}", sid, memory.tree_path(doc.rel_path, section), score, snippet))
     return guide_target(llm, query.text, candidates)
 

@@ -289,3 +289,26 @@ def test_the_cli_can_force_offline_or_name_a_model(root: Path, llm: ScriptedLLM)
     guided = runner.invoke(cli, ["query", QUESTION, "--root", str(root), "--json", "--llm-model", "test-model"])
     assert guided.exit_code == 0, guided.stderr
     assert '"mode": "llm"' in guided.stdout and len(llm.requests) == 3
+
+
+def test_the_outline_carries_front_matter_summaries_and_paths_are_understood_as_ids(
+    make_tree: TreeFactory, llm: ScriptedLLM
+) -> None:
+    project = ACME["projects/billing_migration.md"].replace(
+        "type: project\n", "type: project\nsummary: Moving invoices to Stripe before the EU e-invoicing deadline.\n"
+    )
+    root = make_tree({**ACME, "projects/billing_migration.md": project})
+
+    def by_path(request: dict[str, Any]) -> Reply:
+        if stage_of(request) == "TargetAnswer":
+            return answer(
+                {"sections": [{"id": "Memory > Projects > Billing Migration > Status", "relevance_reason": "p"}]}
+            )
+        return smart(request)
+
+    llm.script = by_path
+    result = _retriever(root).retrieve(QUESTION)
+    assert "about: Moving invoices to Stripe before the EU e-invoicing deadline." in user_text(llm.requests[0])
+    assert [s["tree_path"] for s in result.structured["phase1"]["targeted_sections"]] == [
+        "Memory > Projects > Billing Migration > Status"
+    ]
