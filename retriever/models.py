@@ -20,6 +20,7 @@ class Unit:
     text: str
     lines: Lines
     context: str = ""  # the parent list item, for nested items
+    cells: tuple[tuple[str, str], ...] = ()  # a table row's (column, value) pairs
 
 
 @dataclass(frozen=True, slots=True)

@@ -294,10 +294,10 @@ def _table(tokens: list[Token], i: int, builder: _Builder) -> int:
 def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _Builder) -> None:
     # A "#" column only numbers the rows; it says nothing about them.
     cells = zip(header or [""] * len(row), row, strict=False)
-    pairs = [f"{h}: {v}" if h else v for h, v in cells if v and h not in _ROW_NUMBER_HEADERS]
-    text = "; ".join(pairs)
+    kept = tuple((h, v) for h, v in cells if v and h not in _ROW_NUMBER_HEADERS)
+    text = "; ".join(f"{h}: {v}" if h else v for h, v in kept)
     line = row_map[0] + builder.offset + 1
-    builder.units.append(Unit("row", text, (line, line)))
+    builder.units.append(Unit("row", text, (line, line), cells=kept))
     builder.texts.append(text)
 
 

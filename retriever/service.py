@@ -20,91 +20,23 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from retriever.config import MAX_PROMPT_CHARS
-from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout, RetrieverError
-from retriever.report import error_content, error_text
+from retriever import assistant
+from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout
 from retriever.retriever import Retriever
 from retriever.store import RequestRecord, Store, StoreUnavailable
+from retriever.tools import (
+    GET_MEMORY,
+    TOOL_NAME,
+    UnknownTool,
+    error_result,
+    json_error,
+    json_result,
+    validate_get_memory,
+)
 from retriever.triage import HISTORY_FOR_TRIAGE
 from retriever.validate import validate_arguments
 
 log = logging.getLogger(__name__)
-
-TOOL_NAME = "retrieve_memory"
-TOOL_TITLE = "Retrieve company memory"
-TOOL_DESCRIPTION = """\
-Read-only tool. Retrieves company memory context: ranked facts, each citing its source file, \
-section and lines, with a short summary, the reasoning behind the search, entities, \
-relationships and document excerpts. It does not write to chat history or change the memory.
-
-When to call: pass a prompt when the task may depend on company-specific context. Prefer \
-retrieval before guessing about:
-- People, teams, and ownership
-- Projects, decisions, and priorities
-- Processes, customers, and internal terminology
-- Documents, meetings, and historical context
-
-Use the summary and top-ranked facts first; read document excerpts only when source-level \
-detail is needed. `coverage_assessment` says when the memory does not know (`none`, `limited`).
-
-Parameters: `prompt` (required, at most 8,000 characters): a natural-language description of \
-the context you need. `session_id` (optional): a stable conversation id; without it the MCP \
-session is used. The last 5 prompts of a session are kept for 30 days and the last 3 help \
-interpret a follow-up ("and who owns it?"). Only `prompt` and `session_id` are accepted; any \
-other argument returns `invalid_arguments`."""
-
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "prompt": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": MAX_PROMPT_CHARS,
-            "description": "Natural-language description of the context your agent needs. "
-            "Maximum length: 8,000 characters.",
-        },
-        "session_id": {
-            "type": "string",
-            "description": "Optional stable conversation ID; defaults to the MCP session.",
-        },
-    },
-    "required": ["prompt"],
-    "additionalProperties": False,
-}
-
-ANNOTATIONS: dict[str, Any] = {
-    "title": TOOL_TITLE,
-    "readOnlyHint": True,
-    "destructiveHint": False,
-    "idempotentHint": True,
-    "openWorldHint": False,
-}
-
-
-class UnknownTool(RetrieverError):
-    """A ``tools/call`` named a tool this server does not have."""
-
-    code = "unknown_tool"
-
-
-def tool_definition() -> dict[str, Any]:
-    """The tool as ``tools/list`` describes it."""
-    return {
-        "name": TOOL_NAME,
-        "title": TOOL_TITLE,
-        "description": TOOL_DESCRIPTION,
-        "inputSchema": INPUT_SCHEMA,
-        "annotations": ANNOTATIONS,
-    }
-
-
-def error_result(error: RetrieverError) -> dict[str, Any]:
-    """An ``isError`` tool result carrying the seed's error object."""
-    return {
-        "content": [{"type": "text", "text": error_text(error)}],
-        "structuredContent": error_content(error),
-        "isError": True,
-    }
 
 
 class MemoryService:
@@ -126,8 +58,10 @@ class MemoryService:
         self, name: str, arguments: Any, *, handshake_session: str | None = None, transport: str = "mcp"
     ) -> dict[str, Any]:
         """Run ``tools/call``; bad arguments and timeouts come back as ``isError`` results."""
+        if name == GET_MEMORY:
+            return self._get_memory(arguments, handshake_session, transport)
         if name != TOOL_NAME:
-            raise UnknownTool(f"unknown tool {name!r}; this server has {TOOL_NAME!r}")
+            raise UnknownTool(f"unknown tool {name!r}; this server has {TOOL_NAME!r} and {GET_MEMORY!r}")
         received, began = time.time(), time.perf_counter()
         session = _session(arguments) or handshake_session
         warnings: list[str] = []
@@ -155,6 +89,32 @@ class MemoryService:
         self._log(record, warnings)
         if warnings and status == "ok":
             response["structuredContent"]["diagnostics"]["warnings"].extend(warnings)
+        return response
+
+    def _get_memory(self, arguments: Any, session: str | None, transport: str) -> dict[str, Any]:
+        """Seed 002's ``get_memory``: the assistant memory, filtered by agent and query."""
+        received, began = time.time(), time.perf_counter()
+        try:
+            agent, query = validate_get_memory(arguments)
+            memory = self.retriever.memory
+            with memory.reading():
+                response, status, code = json_result(assistant.get_memory(memory, agent, query)), "ok", None
+        except (InvalidArguments, MemoryNotFound) as exc:
+            response, status, code = json_error(exc), "error", exc.code
+        logged = dict(arguments) if isinstance(arguments, Mapping) else {"arguments": arguments}
+        record = RequestRecord(
+            str(uuid.uuid4()),
+            received,
+            session,
+            GET_MEMORY,
+            transport,
+            status,
+            (time.perf_counter() - began) * 1000,
+            logged,
+            response,
+            code,
+        )
+        self._log(record, [])
         return response
 
     def _history(self, session: str | None, warnings: list[str]) -> list[str]:

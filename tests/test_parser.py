@@ -227,8 +227,8 @@ def test_index_files_take_their_folders_name(name: str) -> None:
 def test_table_rows_become_column_value_units_on_their_own_lines() -> None:
     notes = parse_document("people/olena.md", PERSON).sections[3]
     assert notes.units == (
-        Unit("row", "Client: Acme; Owner: Olena", (22, 22)),
-        Unit("row", "Client: Globex; Owner: Petro", (23, 23)),
+        Unit("row", "Client: Acme; Owner: Olena", (22, 22), cells=(("Client", "Acme"), ("Owner", "Olena"))),
+        Unit("row", "Client: Globex; Owner: Petro", (23, 23), cells=(("Client", "Globex"), ("Owner", "Petro"))),
     )
 
 
@@ -236,8 +236,8 @@ def test_empty_table_cells_are_left_out_of_the_row() -> None:
     text = "| Name | Role | Note |\n|---|---|---|\n| **Olena** | [Sales](s.md) | |\n| | | |\n| Petro | | x |\n"
     doc = parse_document("tbl.md", text)
     assert doc.sections[0].units == (
-        Unit("row", "Name: Olena; Role: Sales", (3, 3)),
-        Unit("row", "Name: Petro; Note: x", (5, 5)),
+        Unit("row", "Name: Olena; Role: Sales", (3, 3), cells=(("Name", "Olena"), ("Role", "Sales"))),
+        Unit("row", "Name: Petro; Note: x", (5, 5), cells=(("Name", "Petro"), ("Note", "x"))),
     )
 
 

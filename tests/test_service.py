@@ -14,10 +14,11 @@ from conftest import TreeFactory, free_port, wait_until
 from fixtures import ACME
 
 from retriever import Retriever, Settings
-from retriever.service import TOOL_NAME, MemoryService, UnknownTool, tool_definition
+from retriever.service import MemoryService
 from retriever.store import Store
 from retriever.store_redis import RedisStore
 from retriever.store_sqlite import SQLiteStore
+from retriever.tools import TOOL_NAME, UnknownTool, tool_definition
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -85,8 +86,8 @@ def test_a_timeout_is_an_error_result(make_tree: TreeFactory, store: Store) -> N
 
 
 def test_an_unknown_tool_is_a_protocol_error(service: MemoryService) -> None:
-    with pytest.raises(UnknownTool, match="unknown tool 'get_memory'"):
-        service.call_tool("get_memory", {})
+    with pytest.raises(UnknownTool, match="unknown tool 'delete_memory'"):
+        service.call_tool("delete_memory", {})
 
 
 def test_a_follow_up_is_rewritten_with_the_sessions_earlier_prompt(service: MemoryService) -> None:

@@ -36,8 +36,9 @@ from starlette.routing import Route
 
 from retriever import __version__
 from retriever.errors import RetrieverError
-from retriever.service import MemoryService, UnknownTool, tool_definition
+from retriever.service import MemoryService
 from retriever.store import StoreUnavailable, parse_since
+from retriever.tools import UnknownTool, tool_definitions
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +144,7 @@ class McpHttp:
         if method == "ping":
             return {}, {}
         if method == "tools/list":
-            return {"tools": [tool_definition()]}, {}
+            return {"tools": tool_definitions()}, {}
         if method == "tools/call":
             return await self._call(params, session), {}
         raise RpcError(METHOD_NOT_FOUND, f"method not found: {method!r}")

@@ -18,32 +18,37 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
 from retriever import __version__
-from retriever.service import MemoryService, UnknownTool, tool_definition
+from retriever.service import MemoryService
+from retriever.tools import UnknownTool, tool_definitions
 
 log = logging.getLogger(__name__)
 
 
-def build_server(service: MemoryService) -> Server[Any]:
-    """An SDK server whose one tool is ``retrieve_memory``."""
-    definition = tool_definition()
-    tool = types.Tool(
+def _tool(definition: dict[str, Any]) -> types.Tool:
+    hints = definition["annotations"]
+    return types.Tool(
         name=definition["name"],
         title=definition["title"],
         description=definition["description"],
         input_schema=definition["inputSchema"],
         annotations=types.ToolAnnotations(
-            title=definition["annotations"]["title"],
-            read_only_hint=True,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
+            title=hints["title"],
+            read_only_hint=hints["readOnlyHint"],
+            destructive_hint=hints["destructiveHint"],
+            idempotent_hint=hints["idempotentHint"],
+            open_world_hint=hints["openWorldHint"],
         ),
     )
+
+
+def build_server(service: MemoryService) -> Server[Any]:
+    """An SDK server with the ``retrieve_memory`` and ``get_memory`` tools."""
+    tools = [_tool(definition) for definition in tool_definitions()]
     # A stdio connection is one client: its session, unless a call names its own session_id.
     connection_session = f"stdio-{uuid.uuid4().hex}"
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[tool])
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = params.arguments if params.arguments is not None else {}
