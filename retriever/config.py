@@ -36,6 +36,8 @@ _ENV = {
     "llm_token_budget": "RETRIEVER_LLM_TOKEN_BUDGET",
     "llm_timeout_seconds": "RETRIEVER_LLM_TIMEOUT_SECONDS",
     "llm_json_mode": "RETRIEVER_LLM_JSON_MODE",
+    "graphs": "RETRIEVER_GRAPHS",
+    "user_trees": "RETRIEVER_USER_TREES",
 }
 LLMStage = Literal["triage", "target", "extract", "summary"]
 LLM_STAGES: tuple[LLMStage, ...] = ("triage", "target", "extract", "summary")
@@ -67,6 +69,21 @@ class Settings(BaseModel):
     llm_json_mode: Literal["auto", "json_schema", "json_object"] = Field(
         default="auto", description="How structured answers are requested."
     )
+
+    graphs: dict[str, Path] = Field(
+        default_factory=dict, description="Shared memory trees by graph id (``id=path,id=path``)."
+    )
+    user_trees: Path | None = Field(default=None, description="Folder of per-user trees, one sub-folder per user id.")
+
+    @field_validator("graphs", mode="before")
+    @classmethod
+    def _parse_graphs(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        pairs = [p.split("=", 1) for p in value.split(",") if p.strip()]
+        if any(len(p) != 2 or not p[0].strip() or not p[1].strip() for p in pairs):
+            raise ValueError("expected id=path pairs separated by commas, e.g. eng=/srv/memory/eng")
+        return {k.strip(): Path(v.strip()) for k, v in pairs}
 
     @field_validator("allowed_origins", "llm_stages", mode="before")
     @classmethod

@@ -128,6 +128,18 @@ class StructuredContent(_Model):
     diagnostics: DiagnosticsOut
 
 
+class MemoriesRetrieveRequest(BaseModel):
+    """Seed 003's ``POST /memories/retrieve`` body (unknown fields are ignored, as FastAPI does)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    query: str = Field(min_length=1, max_length=5000, description="The user message to retrieve memories for")
+    agent_id: str
+    display_name: str | None = None
+    email: str | None = None
+    graph_ids: list[str] | None = None
+
+
 class ErrorContent(_Model):
     status: Literal["error"] = "error"
     error_code: str = Field(pattern=r"^[a-z][a-z0-9_]*$")

@@ -141,6 +141,14 @@ def read_text(root: Path, rel_path: str, max_bytes: int) -> tuple[str, str]:
     return text.removeprefix("\ufeff"), digest
 
 
+def modified_at(root: Path, rel_path: str) -> float | None:
+    """A file's modification time (Unix seconds), or None when it cannot be read."""
+    try:
+        return (root / rel_path).stat().st_mtime
+    except OSError:
+        return None
+
+
 def sha1_of(root: Path, rel_path: str) -> str:
     """SHA-1 of a file's bytes, to tell a touched file from an edited one."""
     with open(root / rel_path, "rb") as handle:

@@ -13,6 +13,7 @@ query waits for a rescan.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -20,8 +21,12 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from retriever import assistant
+from retriever.contracts import MemoriesRetrieveRequest
 from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout
+from retriever.graphs import GraphRetrieval, UnknownGraph
 from retriever.retriever import Retriever
 from retriever.store import RequestRecord, Store, StoreUnavailable
 from retriever.tools import (
@@ -45,6 +50,7 @@ class MemoryService:
     def __init__(self, retriever: Retriever, store: Store, *, watch: bool = True) -> None:
         self.retriever = retriever
         self.store = store
+        self.graphs = GraphRetrieval(retriever, retriever.settings)
         retriever.refresh_interval = float("inf")  # the watcher refreshes; queries never wait for a scan
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
@@ -116,6 +122,36 @@ class MemoryService:
         )
         self._log(record, [])
         return response
+
+    def memories_retrieve(self, body: Any, user_id: str | None) -> tuple[int, dict[str, Any]]:
+        """Seed 003's ``POST /memories/retrieve``: (HTTP status, body); 422 with ``detail`` when invalid."""
+        received, began = time.time(), time.perf_counter()
+        try:
+            request = MemoriesRetrieveRequest.model_validate(body)
+            status, response = 200, self.graphs.retrieve(request, user_id)
+        except ValidationError as exc:
+            detail = [{**e, "loc": ["body", *e["loc"]]} for e in json.loads(exc.json(include_url=False))]
+            status, response = 422, {"detail": detail}
+        except UnknownGraph as exc:
+            detail = [
+                {"type": "value_error", "loc": ["body", "graph_ids", exc.index], "msg": str(exc), "input": exc.graph_id}
+            ]
+            status, response = 422, {"detail": detail}
+        logged = dict(body) if isinstance(body, Mapping) else {"body": body}
+        record = RequestRecord(
+            str(uuid.uuid4()),
+            received,
+            user_id,
+            "memories/retrieve",
+            "http",
+            "ok" if status == 200 else "error",
+            (time.perf_counter() - began) * 1000,
+            logged,
+            response,
+            None if status == 200 else "validation_error",
+        )
+        self._log(record, [])
+        return status, response
 
     def _history(self, session: str | None, warnings: list[str]) -> list[str]:
         if session is None:

@@ -8,7 +8,9 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,3 +115,25 @@ def redis_url(redis_server: str) -> Iterator[str]:
     client.flushdb()
     yield redis_server
     client.close()
+
+
+@contextmanager
+def serving(service: Any, **options: Any) -> Iterator[str]:
+    """``retriever serve``'s app for ``service`` on a free loopback port, in a thread; yields the base URL."""
+    import threading
+
+    import uvicorn
+
+    from retriever.adapters.http import create_app
+
+    port = free_port()
+    app = create_app(service, **options)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    assert wait_until(lambda: server.started), "server did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

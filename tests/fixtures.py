@@ -113,3 +113,86 @@ title: Відпустки і лікарняні
 Кожен працівник має 24 календарні дні оплачуваної відпустки.
 """,
 }
+
+
+ASSISTANT: dict[str, str] = {
+    "assistant/business_profile.md": """---
+type: business_profile
+title: Business Profile
+business: Acme Analytics
+confirmed: 2026-10-02
+---
+# Business Profile
+
+## Customers
+
+- Acme serves regional newspapers and radio stations in Portugal.
+
+## Rules
+
+- Never quote a price below the Growth plan floor of 3,900 EUR a month.
+- Escalate every security question to the security lead.
+""",
+    "assistant/agents/tanya.md": """---
+type: agent
+title: Tanya
+agent_id: agent_tanya7k
+business: Acme Analytics
+---
+# Tanya
+
+Inbound sales voice agent.
+""",
+    "assistant/agents/rex.md": """---
+type: agent
+title: Rex
+agent_id: agent_rex01
+business: Other Retail Co
+---
+# Rex
+
+A reseller's agent for a different business.
+""",
+    "assistant/episodes/2026-10-14_tanya_hinglish.md": """---
+type: episode
+title: Hinglish handling for education callers
+agent: Tanya
+date: 2026-10-14
+---
+# Hinglish handling for education callers
+
+Tanya now mirrors short Hinglish phrases and slows her speaking rate to 0.92.
+""",
+    "assistant/episodes/2026-11-02_tanya_pricing.md": """---
+type: episode
+title: Pricing answers
+agent: Tanya
+date: 2026-11-02
+---
+# Pricing answers
+
+Tanya quotes list prices only and never discounts below the Growth plan.
+""",
+    "assistant/episodes/2026-09-01_rex_greeting.md": """---
+type: episode
+title: Greeting change
+agent: Rex
+date: 2026-09-01
+---
+# Greeting change
+
+Rex greets callers by store name.
+""",
+    "assistant/decisions/tanya.md": """---
+type: decision_ledger
+title: Tanya decisions
+agent: Tanya
+---
+# Tanya decisions
+
+| Date | Proposal | Status | Reason |
+|---|---|---|---|
+| 2026-10-14 | Hinglish mode for education callers | accepted | two of six calls dropped |
+| 2026-11-03 | Offer a 20% pricing discount on first call | rejected | breaks the pricing rule |
+""",
+}

@@ -9,20 +9,17 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-import uvicorn
-from conftest import SHARED_SCHEMAS, TreeFactory, free_port, wait_until
+from conftest import SHARED_SCHEMAS, TreeFactory, free_port, serving, wait_until
 from fixtures import ACME
 from mcp import Client
 
 from retriever import Retriever, Settings
-from retriever.adapters.http import create_app
 from retriever.contracts import ErrorContent, StructuredContent
 from retriever.service import MemoryService
 from retriever.store_sqlite import SQLiteStore
@@ -33,23 +30,6 @@ CALL = {
     "method": "tools/call",
     "params": {"name": "retrieve_memory", "arguments": {"prompt": "How many sick days do employees earn?"}},
 }
-
-
-@contextmanager
-def serving(service: MemoryService, **options: Any) -> Iterator[str]:
-    """The app on a free loopback port in a background thread; yields the base URL."""
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(service, **options), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    assert wait_until(lambda: server.started), "server did not start"
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 @pytest.fixture

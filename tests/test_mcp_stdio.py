@@ -55,6 +55,8 @@ def test_the_sdk_client_lists_and_calls_the_tool_over_stdio(make_tree: TreeFacto
 
     tools, first, follow, bad = anyio.run(session)
     tool = tools.tools[0]
+    assert [t.name for t in tools.tools] == ["retrieve_memory", "get_memory"]
+    assert all(t.annotations.read_only_hint for t in tools.tools)
     assert (tool.name, tool.annotations.read_only_hint) == ("retrieve_memory", True)
     assert tool.input_schema["additionalProperties"] is False
     result = first.model_dump(by_alias=True, exclude_none=True)

@@ -182,6 +182,19 @@ class McpHttp:
         except RetrieverError as exc:
             raise RpcError(INTERNAL_ERROR, exc.message) from exc
 
+    async def memories_retrieve(self, request: Request) -> Response:
+        """Seed 003: ``POST /memories/retrieve``, validation errors as 422 ``detail``."""
+        if (refusal := self.rejected(request)) is not None:
+            return refusal
+        try:
+            body = json.loads(await request.body())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            detail = [{"type": "json_invalid", "loc": ["body", 0], "msg": f"JSON decode error: {exc}", "input": {}}]
+            return JSONResponse({"detail": detail}, status_code=422)
+        user = request.headers.get("x-external-user-id") or request.headers.get("x-on-behalf-of")
+        status, response = await anyio.to_thread.run_sync(lambda: self.service.memories_retrieve(body, user))
+        return JSONResponse(response, status_code=status)
+
     async def delete(self, request: Request) -> Response:
         if (refusal := self.rejected(request)) is not None:
             return refusal
@@ -229,6 +242,7 @@ def create_app(service: MemoryService, api_key: str | None = None, allowed_origi
     routes += [
         Route("/healthz", endpoint.healthz, methods=["GET"]),
         Route("/v1/dev/mcp-requests", endpoint.requests, methods=["GET"]),
+        Route("/memories/retrieve", _catch(endpoint.memories_retrieve), methods=["POST"]),
     ]
     return Starlette(routes=routes)
 

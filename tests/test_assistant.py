@@ -1,0 +1,81 @@
+"""Seed 002's get_memory over the assistant memory kept in the tree."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import TreeFactory
+from fixtures import ASSISTANT
+
+from retriever import Settings
+from retriever.assistant import get_memory, load
+from retriever.memory import Memory
+
+
+@pytest.fixture
+def memory(make_tree: TreeFactory) -> Memory:
+    return Memory.open(make_tree(ASSISTANT), Settings.from_env())
+
+
+def _counts(out: dict) -> tuple[int, int, int, bool]:
+    return out["facts"], out["episodes"], out["decisions"], out["floor"]
+
+
+def test_the_tree_conventions_become_profile_facts_recaps_and_decisions(memory: Memory) -> None:
+    assistant = load(memory)
+    assert assistant.business == "Acme Analytics"
+    assert [a.name for a in assistant.agents] == ["Rex", "Tanya"]
+    kinds = [(e.kind, e.agent, e.date) for e in assistant.entries]
+    assert kinds.count(("fact", None, "2026-10-02")) == 3
+    assert ("decision", "Tanya", "2026-11-03") in kinds
+    decision = next(e for e in assistant.entries if e.date == "2026-11-03")
+    assert decision.text == "Offer a 20% pricing discount on first call (rejected): breaks the pricing rule"
+
+
+def test_without_filters_the_most_recent_entries_come_back_grouped(memory: Memory) -> None:
+    out = get_memory(memory)
+    assert _counts(out) == (3, 3, 2, False)
+    assert out["business"] == "Acme Analytics"
+    text = out["text"]
+    assert text.startswith("BUSINESS PROFILE: Acme Analytics (confirmed 2026-10-02)\n- Customers: Acme serves")
+    assert "RECAPS: Tanya\n- 2026-11-02 · Pricing answers:" in text
+    assert text.index("2026-11-02 · Pricing answers") < text.index("2026-10-14 · Hinglish handling")
+
+
+def test_a_query_keeps_only_what_matches_most_relevant_first(memory: Memory) -> None:
+    out = get_memory(memory, query="Hinglish")
+    assert _counts(out) == (0, 1, 1, False)
+    assert out["text"].splitlines()[0] in ("DECISIONS: Tanya", "RECAPS: Tanya")
+    assert "Hinglish mode for education callers (accepted): two of six calls dropped" in out["text"]
+
+
+def test_agent_matches_by_name_or_id_and_narrows_to_that_agent(memory: Memory) -> None:
+    by_name = get_memory(memory, agent="tanya", query="pricing")
+    by_id = get_memory(memory, agent="agent_tanya7k", query="pricing")
+    assert by_name["text"] == by_id["text"]
+    assert by_name["agent"] == "Tanya"
+    assert _counts(by_name) == (1, 1, 1, False)
+    assert "Rex" not in by_name["text"]
+
+
+def test_the_profile_is_never_applied_to_an_agent_of_another_business(memory: Memory) -> None:
+    out = get_memory(memory, agent="Rex")
+    assert _counts(out) == (0, 1, 0, False)
+    assert "BUSINESS PROFILE" not in out["text"]
+    assert out["text"] == "RECAPS: Rex\n- 2026-09-01 · Greeting change: Rex greets callers by store name."
+
+
+def test_nothing_matching_the_query_returns_the_most_recent_entries_with_floor(memory: Memory) -> None:
+    out = get_memory(memory, agent="Tanya", query="zebra crossing")
+    assert _counts(out) == (3, 2, 2, True)
+    assert out["text"]
+
+
+def test_an_unknown_agent_gives_empty_text_and_no_counts(memory: Memory) -> None:
+    out = get_memory(memory, agent="Nobody")
+    assert (out["text"], _counts(out), out["agent_found"]) == ("", (0, 0, 0, False), False)
+
+
+def test_a_tree_without_assistant_memory_gives_empty_text(make_tree: TreeFactory) -> None:
+    memory = Memory.open(make_tree({"notes.md": "# Notes\n\nNothing assistant-related.\n"}), Settings.from_env())
+    out = get_memory(memory, query="pricing")
+    assert (out["text"], _counts(out), out["business"]) == ("", (0, 0, 0, False), None)
