@@ -128,7 +128,11 @@ def excerpts(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], limit: int
         doc, section = memory.section(section_id)
         text, cut = truncate(section.text, chars)
         if text:
-            out.append(Excerpt(memory.source_path(doc.rel_path), tree_paths[section_id], section.lines, text, cut))
+            out.append(
+                Excerpt(
+                    memory.source_path(doc.rel_path), tree_paths[section_id], section.lines, text, cut, memory.when(doc)
+                )
+            )
     return tuple(out)
 
 

@@ -202,6 +202,22 @@ class IndexCache:
             if path.name.split(".")[0] not in keep:
                 path.unlink(missing_ok=True)
 
+    # -- git history, by commit ---------------------------------------------------------------------
+
+    def load_history(self, head: str) -> Any:
+        """The git history saved for commit ``head``, or None."""
+        try:
+            with open(self.folder / f"history-{head}.pkl", "rb") as handle:
+                return pickle.load(handle)
+        except Exception:  # noqa: BLE001 - a missing or corrupt file is simply read from git again
+            return None
+
+    def save_history(self, head: str, history: Any) -> None:
+        """Keep one history: the one for the current commit."""
+        for old in self.folder.glob("history-*.pkl"):
+            old.unlink(missing_ok=True)
+        _atomic_write(self.folder / f"history-{head}.pkl", pickle.dumps(history, protocol=pickle.HIGHEST_PROTOCOL))
+
     def _drop_index(self) -> None:
         (self.folder / "index" / "state.pkl").unlink(missing_ok=True)
         for path in (self.folder / "index").glob("*.npy"):

@@ -39,7 +39,15 @@ class Phase1Out(_Model):
     targeted_sections: list[TargetedSectionOut]
 
 
-class FactOut(_Model):
+class WhenOut(_Model):
+    created_at: str | None = Field(description="First commit (git) or front-matter creation date.")
+    valid_at: str | None = Field(description="Last commit (git) or front-matter update date.")
+    author: str | None = Field(description="Author of the last commit, when git knows it.")
+    uncommitted: bool = Field(description="Edited since the last commit.")
+    superseded: bool = Field(description="The document says it was superseded.")
+
+
+class FactOut(WhenOut):
     statement: str = Field(min_length=1)
     relevance_score: Score = Field(ge=0, le=1)
     source_path: str = Field(min_length=1)
@@ -59,7 +67,7 @@ class RelationshipOut(_Model):
     type: str
 
 
-class DocumentOut(_Model):
+class DocumentOut(WhenOut):
     source_path: str
     tree_path: str
     lines: tuple[int, int]
@@ -99,6 +107,12 @@ class LLMDiagnosticsOut(_Model):
     ungrounded_facts_dropped: int = Field(ge=0)
 
 
+class RevisionOut(_Model):
+    requested: str = Field(description="The commit, tag, branch or date asked for.")
+    commit: str
+    committed_at: str
+
+
 class DiagnosticsOut(_Model):
     request_id: str = Field(min_length=1)
     duration_ms: float = Field(ge=0)
@@ -115,6 +129,7 @@ class DiagnosticsOut(_Model):
     warnings: list[str]
     timings_ms: dict[str, float]
     llm: LLMDiagnosticsOut | None = Field(description="What the LLM did; null offline.")
+    revision: RevisionOut | None = Field(default=None, description="The git revision answered from; null for now.")
 
 
 class StructuredContent(_Model):

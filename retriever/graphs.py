@@ -187,16 +187,10 @@ def _version(retriever: Retriever) -> tuple[Any, ...]:
     return (id(memory.state), memory.index.size, memory.index.live_count)
 
 
-def _iso(value: Any) -> str | None:
-    return str(value) if value else None
-
-
 def _times(tree: Tree, fact: Fact) -> tuple[str | None, str | None]:
-    """(created_at, valid_at) from front-matter dates, else the file's modification time."""
+    """(created_at, valid_at): git's first and last commit, else front-matter dates, else the file's time."""
     memory = tree.retriever.memory
-    meta = memory.document(fact.rel_path).front_matter
-    created = _iso(meta.get("created") or meta.get("date"))
-    valid = _iso(meta.get("updated") or meta.get("date") or meta.get("created"))
+    created, valid = fact.when.created_at, fact.when.valid_at
     if created and valid:
         return created, valid
     mtime = reader.modified_at(memory.root, fact.rel_path)

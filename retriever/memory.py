@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retriever import analyzer, reader
+from retriever import analyzer, gitinfo, reader
 from retriever.cache import DocInfo, FileRow, IndexCache, IndexState
 from retriever.config import Settings, index_cache_dir
 from retriever.errors import MemoryNotFound
@@ -27,6 +27,7 @@ from retriever.index import Params, SectionIndex, SegmentBuilder, analyze_docume
 from retriever.markup import humanize
 from retriever.models import Document, Fingerprint, Section, Skipped
 from retriever.parser import ParseError, parse_document
+from retriever.results import When
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,11 @@ class Memory:
     _rw: ReadWriteLock = field(default_factory=ReadWriteLock, repr=False)
     _refreshing: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _docs_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Git: the repository holding the tree (None outside one), its history, files with uncommitted edits.
+    revision: gitinfo.Revision | None = None  # set when the tree is read as it was at a revision
+    _repo: Path | None = None
+    _history: gitinfo.History | None = None
+    _dirty: frozenset[str] = frozenset()
 
     # -- opening and refreshing ------------------------------------------------------------
 
@@ -120,7 +126,32 @@ class Memory:
         state = (cache.load_index(params) if cache else None) or _empty_state(params)
         memory = cls(root.resolve(), settings, params, state, cache, warnings=warnings)
         memory._file_sections = _sections_by_file(state)
+        memory._repo = gitinfo.find_repo(memory.root)
         memory.refresh(progress)
+        return memory
+
+    @classmethod
+    def at_revision(cls, root: Path, settings: Settings, rev: str, params: Params | None = None) -> Memory:
+        """The tree as it was at a commit, tag or date, read from git objects (the working tree is not touched)."""
+        repo = gitinfo.find_repo(root) if root.is_dir() else None
+        if repo is None:
+            raise gitinfo.GitError(f"{str(root)!r} is not inside a git repository; --at needs one")
+        revision = gitinfo.resolve(repo, rev)
+        prefix = gitinfo.prefix_of(repo, root)
+        memory = cls(
+            root.resolve(),
+            settings,
+            params or Params(),
+            _empty_state(params or Params()),
+            None,
+            revision=revision,
+            _repo=repo,
+        )
+        snapshot = gitinfo.GitSnapshot(repo, prefix, revision.commit)
+        docs, skipped = _snapshot_documents(snapshot, settings.max_file_bytes)
+        memory._docs = {path: doc for path, doc in docs.items() if doc is not None}  # no cache: all stay in memory
+        memory._apply(dict(docs), [], set(docs), skipped)
+        memory._history = gitinfo.history(repo, prefix, revision.commit)
         return memory
 
     @property
@@ -133,9 +164,62 @@ class Memory:
         Safe while other threads retrieve: files are read and parsed first, and only the
         short step that swaps sections in the index waits for running retrievals.
         """
+        if self.revision is not None:
+            return self.stats  # a past revision does not change
         with self._refreshing, self._lock():
             self._refresh(progress)
+            self._update_provenance()
         return self.stats
+
+    def _update_provenance(self) -> None:
+        """Git history (re-read only when HEAD moved) and the files edited since the last commit."""
+        if self._repo is None:
+            return
+        try:
+            prefix = gitinfo.prefix_of(self._repo, self.root)
+            current = gitinfo.head(self._repo) or ""
+            if self._history is None or self._history.head != current:
+                self._history = self._load_history(current, prefix)
+            self._dirty = gitinfo.dirty(self._repo, prefix)
+        except gitinfo.GitError as exc:
+            self._repo = None
+            self.warnings.append(f"git provenance unavailable: {exc.message}")
+
+    def when(self, doc: Document) -> When:
+        """The document's dates and author: git's first and last commit, else its front-matter dates."""
+        meta = doc.front_matter
+        superseded = bool(meta.get("superseded_by")) or str(meta.get("status", "")).casefold() == "superseded"
+        found = self.provenance(doc.rel_path)
+        if found is not None and found.valid_at is not None:
+            return When(found.created_at, found.valid_at, found.author, found.uncommitted, superseded)
+        created = meta.get("created") or meta.get("date")
+        valid = meta.get("updated") or meta.get("date") or meta.get("created")
+        return When(
+            str(created) if created else None,
+            str(valid) if valid else None,
+            None,
+            bool(found and found.uncommitted),
+            superseded,
+        )
+
+    def _load_history(self, head: str, prefix: str) -> gitinfo.History:
+        """The history for ``head``: from the cache when this commit was read before, else one ``git log``."""
+        cached = self.cache.load_history(head) if self.cache and head else None
+        if isinstance(cached, gitinfo.History) and cached.head == head:
+            return cached
+        found = gitinfo.history(self._repo, prefix) if self._repo else gitinfo.History("", {}, {})
+        if self.cache and head:
+            try:
+                self.cache.save_history(head, found)
+            except OSError as exc:
+                self.warnings.append(f"git history not cached ({exc.strerror})")
+        return found
+
+    def provenance(self, rel_path: str) -> gitinfo.Provenance | None:
+        """First and last commit of a file, its author and uncommitted state; None outside git."""
+        if self._history is None:
+            return None
+        return self._history.provenance(rel_path, self._dirty)
 
     def reading(self) -> contextlib.AbstractContextManager[None]:
         """Hold while retrieving, so a refresh never changes the index mid-query."""
@@ -383,6 +467,28 @@ def _sections_by_file(state: IndexState) -> dict[str, list[int]]:
     for sid in state.index.alive.nonzero()[0].tolist():
         out.setdefault(state.section_files[sid], []).append(sid)
     return out
+
+
+def _snapshot_documents(
+    snapshot: gitinfo.GitSnapshot, max_bytes: int
+) -> tuple[dict[str, Document | None], list[Skipped]]:
+    """Documents of a git snapshot; unreadable files skipped with a reason, as on disk."""
+    wanted, skipped = [], []
+    for rel_path, (_, size) in sorted(snapshot.files().items()):
+        if not reader.is_memory_file(rel_path):
+            continue
+        try:
+            reader.check_size(size, max_bytes)
+            wanted.append(rel_path)
+        except reader.Unreadable as exc:
+            skipped.append(Skipped(rel_path, str(exc)))
+    docs: dict[str, Document | None] = {}
+    for rel_path, data in snapshot.read(wanted).items():
+        try:
+            docs[rel_path] = parse_document(rel_path, reader.decode(data)[0])
+        except (reader.Unreadable, ParseError) as exc:
+            skipped.append(Skipped(rel_path, str(exc)))
+    return docs, skipped
 
 
 def _empty_state(params: Params) -> IndexState:

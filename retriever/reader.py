@@ -38,6 +38,12 @@ class Entry:
     mtime_ns: int
 
 
+def is_memory_file(rel_path: str) -> bool:
+    """A markdown file outside hidden folders and not an editor's temp file (for trees not read from disk)."""
+    parts = rel_path.split("/")
+    return parts[-1].lower().endswith(_MARKDOWN) and not any(_is_noise(part) for part in parts)
+
+
 def _is_noise(name: str) -> bool:
     return name.startswith((".", "#", "~$")) or name.endswith(_NOISE_SUFFIXES)
 
@@ -123,14 +129,20 @@ def read_text(root: Path, rel_path: str, max_bytes: int) -> tuple[str, str]:
     """The file's text (UTF-8, BOM removed) and the SHA-1 of its bytes."""
     path = root / rel_path
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise Unreadable(
-                f"larger than the {max_bytes:,}-byte limit ({size:,} bytes); split it or raise max_file_bytes"
-            )
+        check_size(path.stat().st_size, max_bytes)
         data = path.read_bytes()
     except OSError as exc:
         raise Unreadable(f"cannot be read: {exc.strerror}") from exc
+    return decode(data)
+
+
+def check_size(size: int, max_bytes: int) -> None:
+    if size > max_bytes:
+        raise Unreadable(f"larger than the {max_bytes:,}-byte limit ({size:,} bytes); split it or raise max_file_bytes")
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Markdown bytes as text (UTF-8, BOM removed) and their SHA-1; ``Unreadable`` for binary or other encodings."""
     digest = hashlib.sha1(data, usedforsecurity=False).hexdigest()
     if b"\x00" in data[:8192]:
         raise Unreadable("binary content (NUL bytes), not markdown text")

@@ -34,13 +34,14 @@ from retriever.contracts import (
     Phase1Out,
     RelationshipOut,
     RetrievalOut,
+    RevisionOut,
     SkippedFileOut,
     StructuredContent,
     TargetedSectionOut,
     TriageOut,
 )
 from retriever.errors import RetrieverError
-from retriever.results import Diagnostics, Excerpt, Fact, Phase1, Retrieval, Triage
+from retriever.results import Diagnostics, Excerpt, Fact, Phase1, Retrieval, Triage, When
 from retriever.target import estimate_tokens
 
 
@@ -58,7 +59,8 @@ def _source(fact: Fact) -> str:
     heading = fact.tree_path.split(" > ")[-1]
     where = f"{fact.source_path}:{fact.lines[0]}"
     label = fact.source_title if heading == fact.source_title else f"{fact.source_title} § {heading}"
-    return f"{label}, {where}"
+    notes = [n for n, on in (("superseded", fact.when.superseded), ("uncommitted", fact.when.uncommitted)) if on]
+    return f"{label}, {where}" + (f"; {', '.join(notes)}" if notes else "")
 
 
 def _one_line(text: str) -> str:
@@ -164,6 +166,7 @@ def _retrieval(r: Retrieval) -> RetrievalOut:
                 source_path=f.source_path,
                 tree_path=f.tree_path,
                 lines=f.lines,
+                **_when(f.when),
             )
             for f in r.facts
         ],
@@ -176,6 +179,7 @@ def _retrieval(r: Retrieval) -> RetrievalOut:
                 lines=d.lines,
                 excerpt=d.excerpt,
                 truncated=d.truncated,
+                **_when(d.when),
             )
             for d in r.documents
         ],
@@ -183,6 +187,16 @@ def _retrieval(r: Retrieval) -> RetrievalOut:
         avg_relevance_score=r.avg_relevance_score,
         coverage_assessment=r.coverage_assessment,  # type: ignore[arg-type]
     )
+
+
+def _when(when: When) -> dict[str, Any]:
+    return {
+        "created_at": when.created_at,
+        "valid_at": when.valid_at,
+        "author": when.author,
+        "uncommitted": when.uncommitted,
+        "superseded": when.superseded,
+    }
 
 
 def _diagnostics(d: Diagnostics) -> DiagnosticsOut:
@@ -203,7 +217,15 @@ def _diagnostics(d: Diagnostics) -> DiagnosticsOut:
         warnings=list(d.warnings),
         timings_ms={k: round(v, 3) for k, v in d.timings_ms.items()},
         llm=extra.get("llm"),
+        revision=extra.get("revision"),
     )
+
+
+def _revision(ctx: Context) -> RevisionOut | None:
+    revision = ctx.memory.revision if ctx.memory else None
+    if revision is None:
+        return None
+    return RevisionOut(requested=revision.requested, commit=revision.commit, committed_at=revision.committed_at)
 
 
 def _llm(ctx: Context) -> LLMDiagnosticsOut | None:
@@ -223,7 +245,17 @@ def _llm(ctx: Context) -> LLMDiagnosticsOut | None:
 
 
 def mode_note(ctx: Context) -> str:
-    """One sentence for the report: which mode answered, and what fell back."""
+    """One sentence for the report: which mode answered, what fell back, and the revision if not the present."""
+    revision = ctx.memory.revision if ctx.memory else None
+    at = (
+        f" Answered from revision {revision.requested} (commit {revision.commit[:12]}, {revision.committed_at})."
+        if revision
+        else ""
+    )
+    return _mode(ctx) + at
+
+
+def _mode(ctx: Context) -> str:
     run = ctx.llm
     if run is None:
         return "Mode: offline (no LLM configured)."
@@ -271,6 +303,7 @@ def diagnostics(state: Run, ctx: Context) -> Diagnostics:
             "index_cache": memory.stats.cache if memory else "disabled",
             "skipped_files": [(s.rel_path, s.reason) for s in memory.skipped] if memory else [],
             "llm": _llm(ctx),
+            "revision": _revision(ctx),
         },
     )
 

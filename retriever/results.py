@@ -72,6 +72,18 @@ class Fact:
     section_heading: str | None  # the heading as written, for evaluation and citations
     source_title: str
     section_id: int
+    when: When = field(default_factory=lambda: When())
+
+
+@dataclass(frozen=True, slots=True)
+class When:
+    """A document's dates and authorship: from git when the tree is in a repository, else front matter."""
+
+    created_at: str | None = None
+    valid_at: str | None = None
+    author: str | None = None
+    uncommitted: bool = False
+    superseded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +107,7 @@ class Excerpt:
     lines: Lines
     excerpt: str
     truncated: bool
+    when: When = field(default_factory=lambda: When())
 
 
 @dataclass(frozen=True, slots=True)

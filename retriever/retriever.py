@@ -69,6 +69,7 @@ class Retriever:
         progress: Progress | None = None,
         refresh_interval: float = 2.0,
         llm: LLMClient | None = None,
+        at: str | None = None,
     ) -> None:
         self.root = Path(root) if root is not None else default_root()
         self.settings = settings or Settings.from_env()
@@ -78,6 +79,7 @@ class Retriever:
         self._memory: Memory | None = None
         self._refreshed = 0.0
         self._lock = threading.Lock()
+        self.at = at  # a git revision (commit, tag, branch or date): answer from the tree as it was then
         # The LLM, when a model is configured: guidance for the stages, offline fallback always.
         self.llm = llm if llm is not None else (LLMClient(self.settings) if self.settings.llm_model else None)
 
@@ -91,7 +93,10 @@ class Retriever:
         """The loaded memory; raises ``MemoryNotFound`` when the root is not a folder."""
         with self._lock:
             if self._memory is None:
-                self._memory = Memory.open(self.root, self.settings, self.params, self._progress)
+                if self.at is not None:
+                    self._memory = Memory.at_revision(self.root, self.settings, self.at, self.params)
+                else:
+                    self._memory = Memory.open(self.root, self.settings, self.params, self._progress)
                 self._refreshed = time.monotonic()
             return self._memory
 

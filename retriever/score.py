@@ -23,7 +23,7 @@ from retriever import analyzer
 from retriever.context import Context, Run
 from retriever.memory import Memory
 from retriever.query import Query, coverage, weights
-from retriever.results import Candidate, Fact, Target
+from retriever.results import Candidate, Fact, Target, When
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,8 @@ class ScoreParams:
 
 DEFAULT = ScoreParams()
 LLM_BLEND = 0.4  # weight of the model's relevance for the facts it extracted
+SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
+TIE_DIGITS = 3  # relevances equal to this many digits are a tie, which recency breaks
 _PUNCT = re.compile(r"[\W_]+")
 
 
@@ -50,6 +52,7 @@ def _dedup_key(text: str) -> str:
 class _Scored:
     candidate: Candidate
     relevance: float
+    valid_at: str = ""  # the document's last change, for "among equals, the newer wins"
 
 
 def _heading_terms(memory: Memory, target: Target) -> set[str]:
@@ -62,6 +65,7 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
     term_weights = weights(query, memory.index)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
     headings: dict[int, set[str]] = {}
+    when: dict[int, When] = {}
     out = []
     for cand in candidates:
         terms = analyzer.cached_terms(cand.statement)
@@ -77,25 +81,35 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
         )
         if cand.llm_relevance is not None:  # one scale: our calibrated score, tempered by the model's own
             score = (1 - LLM_BLEND) * score + LLM_BLEND * cand.llm_relevance
-        out.append(_Scored(cand, min(1.0, max(0.0, score))))
+        sid = cand.target.section_id
+        if sid not in when:
+            when[sid] = memory.when(memory.section(sid)[0])
+        if when[sid].superseded:  # a superseded document ranks below its successor
+            score *= SUPERSEDED_FACTOR
+        out.append(_Scored(cand, min(1.0, max(0.0, score)), when[sid].valid_at or ""))
     return out
 
 
 def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
     """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
-    remaining = sorted(scored, key=lambda s: (-s.relevance, s.candidate.target.section_id, s.candidate.lines))
+    # Newest first among equals: a stable sort by date, then by relevance; ``max`` keeps the first of a tie.
+    remaining = sorted(scored, key=lambda s: (s.candidate.target.section_id, s.candidate.lines))
+    remaining.sort(key=lambda s: s.valid_at, reverse=True)
+    remaining.sort(key=lambda s: -round(s.relevance, TIE_DIGITS))
     cited: Counter[int] = Counter()
     seen: set[str] = set()
     chosen: list[_Scored] = []
     while remaining and len(chosen) < top_k:
-        pick = max(remaining, key=lambda s: s.relevance * decay ** cited[s.candidate.target.section_id])
+        pick = max(
+            remaining, key=lambda s: round(s.relevance * decay ** cited[s.candidate.target.section_id], TIE_DIGITS)
+        )
         remaining.remove(pick)
         key = _dedup_key(pick.candidate.statement)
         if key in seen:
             continue
         seen.add(key)
         sid = pick.candidate.target.section_id
-        chosen.append(_Scored(pick.candidate, pick.relevance * decay ** cited[sid]))
+        chosen.append(_Scored(pick.candidate, pick.relevance * decay ** cited[sid], pick.valid_at))
         cited[sid] += 1
     return chosen
 
@@ -113,6 +127,7 @@ def to_fact(memory: Memory, scored: _Scored) -> Fact:
         section_heading=section.heading,
         source_title=doc.title,
         section_id=cand.target.section_id,
+        when=memory.when(doc),
     )
 
 

@@ -30,8 +30,10 @@ _PROGRESS_AFTER_SECONDS = 0.5
 
 def _exit_code(error: RetrieverError) -> int:
     from retriever.errors import ConfigError, InvalidArguments, MemoryNotFound
+    from retriever.gitinfo import GitError
 
-    return EXIT_USAGE if isinstance(error, InvalidArguments | MemoryNotFound | ConfigError) else EXIT_FAILURE
+    usage = InvalidArguments | MemoryNotFound | ConfigError | GitError
+    return EXIT_USAGE if isinstance(error, usage) else EXIT_FAILURE
 
 
 def _fail(error: RetrieverError, as_json: bool) -> None:
@@ -110,8 +112,15 @@ def cli() -> None:
 @click.option("--top-k", type=click.IntRange(1, 100), default=None, help="Facts to return [default: 12].")
 @click.option("--llm-model", default=None, help="Guide retrieval with this model [default: $RETRIEVER_LLM_MODEL].")
 @click.option("--no-llm", is_flag=True, help="Answer offline even when a model is configured.")
+@click.option("--at", default=None, metavar="REV", help="Answer from the tree as it was at a commit, tag or date.")
 def query(
-    prompt: str, root: Path | None, as_json: bool, top_k: int | None, llm_model: str | None, no_llm: bool
+    prompt: str,
+    root: Path | None,
+    as_json: bool,
+    top_k: int | None,
+    llm_model: str | None,
+    no_llm: bool,
+    at: str | None,
 ) -> None:
     """Retrieve what the memory knows about PROMPT."""
     from retriever.config import Settings
@@ -122,8 +131,9 @@ def query(
         settings = Settings.from_env(top_k=top_k, llm_model=llm_model)
         if no_llm:
             settings = settings.model_copy(update={"llm_model": None})
-        retriever = Retriever(_root(root), settings)
-        retriever._memory = _open_memory(retriever.root, settings, as_json)
+        retriever = Retriever(_root(root), settings, at=at)
+        if at is None:  # open it here, with a progress bar; a past revision is read from git objects
+            retriever._memory = _open_memory(retriever.root, settings, as_json)
         result = retriever.retrieve(prompt)
     except RetrieverError as exc:
         _fail(exc, as_json)
@@ -307,6 +317,19 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
             f"{when}  {r['request_id']}  {r['status']:5}  {r['duration_ms']:8.1f} ms  "
             f"session={r['session_id'] or '-'}  {prompt}"
         )
+
+
+def _register_more() -> None:
+    """Commands that live in their own adapter modules (``retriever check``, ``retriever init``)."""
+    try:
+        from retriever.adapters import cli_check
+    except ImportError:  # pragma: no cover - the module is added alongside
+        return
+    for command in cli_check.COMMANDS:
+        cli.add_command(command)
+
+
+_register_more()
 
 
 def main() -> None:

@@ -1,0 +1,216 @@
+"""The git seam: provenance of memory files, and a tree read as it was at a revision.
+
+Contract:
+- ``find_repo(path)`` → the repository's top folder, or None (not a repository, or no ``git``).
+- ``history(repo, prefix)`` reads every file's first and last commit (time, author, commit) under
+  ``prefix`` in ONE ``git log`` pass; ``dirty(repo, prefix)`` lists files with uncommitted edits.
+  ``Provenance`` joins the two for a file.
+- ``resolve(repo, rev)`` turns a commit, tag, branch or date ("2026-10-01") into a commit;
+  ``GitSnapshot`` lists and reads markdown files from that commit's objects (``git ls-tree``,
+  one ``git cat-file --batch``), never touching the working tree.
+Failures raise ``GitError`` with a message a user can act on.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from retriever.errors import RetrieverError
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:]+.*)?$")
+_RECORD, _FIELD = "\x1e", "\x1f"
+_TIMEOUT = 60
+
+
+class GitError(RetrieverError):
+    """git is missing, the folder is not in a repository, or a revision does not exist."""
+
+    code = "git_error"
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    sha: str
+    at: str  # ISO 8601
+    author: str
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a file's content comes from, as git knows it."""
+
+    created_at: str | None  # first commit that touched it
+    valid_at: str | None  # last commit that touched it
+    author: str | None  # that last commit's author
+    commit: str | None  # that last commit, abbreviated
+    uncommitted: bool  # edited (or new) since the last commit
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    head: str
+    first: dict[str, Commit]  # path (relative to the prefix) → oldest commit
+    last: dict[str, Commit]  # path → newest commit
+
+    def provenance(self, rel_path: str, dirty: frozenset[str]) -> Provenance:
+        first, last = self.first.get(rel_path), self.last.get(rel_path)
+        return Provenance(
+            created_at=first.at if first else None,
+            valid_at=last.at if last else None,
+            author=last.author if last else None,
+            commit=last.sha[:12] if last else None,
+            uncommitted=rel_path in dirty or last is None,
+        )
+
+
+def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    if shutil.which("git") is None:
+        raise GitError("git is not installed; install it to use provenance or --at")
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), "-c", "core.quotepath=off", *args],
+            input=stdin,
+            capture_output=True,
+            timeout=_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise GitError(f"git {args[0]} took longer than {_TIMEOUT} s in {repo}") from exc
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed in {repo}: {message[-1] if message else done.returncode}")
+    return done.stdout
+
+
+def find_repo(path: Path) -> Path | None:
+    """The top folder of the repository containing ``path``, or None."""
+    try:
+        return Path(_git(path, "rev-parse", "--show-toplevel").decode().strip())
+    except (GitError, OSError):
+        return None
+
+
+def prefix_of(repo: Path, root: Path) -> str:
+    """``root`` relative to the repository, as git writes paths ("" for the top)."""
+    relative = root.resolve().relative_to(repo.resolve()).as_posix()
+    return "" if relative == "." else relative
+
+
+def head(repo: Path) -> str | None:
+    try:
+        return _git(repo, "rev-parse", "--verify", "-q", "HEAD").decode().strip() or None
+    except GitError:
+        return None  # a repository without commits yet
+
+
+def history(repo: Path, prefix: str, rev: str | None = None) -> History:
+    """First and last commit of every file under ``prefix`` (up to ``rev``, else HEAD), from one ``git log``."""
+    current = rev or head(repo)
+    if current is None:
+        return History("", {}, {})
+    output = _git(
+        repo,
+        "log",
+        current,
+        "--no-renames",
+        "--name-only",
+        f"--format={_RECORD}%H{_FIELD}%aI{_FIELD}%an",
+        "--",
+        prefix or ".",
+    ).decode(errors="replace")
+    first: dict[str, Commit] = {}
+    last: dict[str, Commit] = {}
+    for record in output.split(_RECORD)[1:]:
+        header, _, names = record.partition("\n")
+        sha, at, author = header.split(_FIELD)
+        commit = Commit(sha, at, author)
+        for name in names.splitlines():
+            rel = _strip(name.strip(), prefix)
+            if rel:
+                last.setdefault(rel, commit)  # newest first: the first sighting is the last commit
+                first[rel] = commit  # ...and the final sighting the first commit
+    return History(current, first, last)
+
+
+def dirty(repo: Path, prefix: str) -> frozenset[str]:
+    """Files under ``prefix`` modified, added or untracked since the last commit."""
+    output = _git(repo, "status", "--porcelain", "-z", "--untracked-files=all", "--", prefix or ".").decode(
+        errors="replace"
+    )
+    paths = [entry[3:] for entry in output.split("\0") if len(entry) > 3]
+    return frozenset(rel for rel in (_strip(p, prefix) for p in paths) if rel)
+
+
+def _strip(path: str, prefix: str) -> str | None:
+    if not prefix:
+        return path
+    return path[len(prefix) + 1 :] if path.startswith(prefix + "/") else None
+
+
+# -- answers as of a revision ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    requested: str
+    commit: str
+    committed_at: str
+
+
+def resolve(repo: Path, rev: str) -> Revision:
+    """A commit, tag, branch, or a date (the last commit before the end of that day)."""
+    target = rev
+    if _DATE.match(rev):
+        moment = rev if "T" in rev or " " in rev else f"{rev} 23:59:59"
+        found = _git(repo, "rev-list", "-1", f"--before={moment}", "HEAD").decode().strip()
+        if not found:
+            raise GitError(f"no commit on or before {rev} in {repo}")
+        target = found
+    try:
+        sha = _git(repo, "rev-parse", "--verify", "-q", f"{target}^{{commit}}").decode().strip()
+    except GitError as exc:
+        raise GitError(
+            f"revision {rev!r} not found in the git repository at {repo}; try a commit, tag or YYYY-MM-DD date"
+        ) from exc
+    at = _git(repo, "show", "-s", "--format=%cI", sha).decode().strip()
+    return Revision(rev, sha, at)
+
+
+class GitSnapshot:
+    """Markdown files under ``prefix`` as they were at ``commit``, read from git objects."""
+
+    def __init__(self, repo: Path, prefix: str, commit: str) -> None:
+        self.repo, self.prefix, self.commit = repo, prefix, commit
+        self._blobs: dict[str, tuple[str, int]] = {}  # rel_path → (blob sha, size)
+
+    def files(self) -> dict[str, tuple[str, int]]:
+        """rel_path → (blob sha, size) of every file under the prefix at the commit."""
+        if not self._blobs:
+            spec = [self.prefix] if self.prefix else []
+            output = _git(self.repo, "ls-tree", "-r", "-l", "-z", self.commit, "--", *spec).decode(errors="replace")
+            for entry in output.split("\0"):
+                meta, _, path = entry.partition("\t")
+                parts = meta.split()
+                if len(parts) == 4 and parts[1] == "blob" and (rel := _strip(path, self.prefix)):
+                    self._blobs[rel] = (parts[2], int(parts[3]) if parts[3].isdigit() else 0)
+        return self._blobs
+
+    def read(self, rel_paths: list[str]) -> dict[str, bytes]:
+        """The bytes of several files in one ``git cat-file --batch``."""
+        wanted = [(rel, self.files()[rel][0]) for rel in rel_paths if rel in self.files()]
+        if not wanted:
+            return {}
+        output = _git(self.repo, "cat-file", "--batch", stdin="".join(f"{sha}\n" for _, sha in wanted).encode())
+        out: dict[str, bytes] = {}
+        position = 0
+        for rel, _ in wanted:
+            header_end = output.index(b"\n", position)
+            size = int(output[position:header_end].split()[2])
+            start = header_end + 1
+            out[rel] = output[start : start + size]
+            position = start + size + 1  # the blob is followed by a newline
+        return out

@@ -1,0 +1,187 @@
+"""Provenance from git, recency and superseded ranking, and answers as of a revision (real git)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from retriever import Retriever, Settings, gitinfo
+from retriever.adapters.cli import cli
+from retriever.memory import Memory
+
+pytestmark = pytest.mark.skipif(os.system("git --version > /dev/null 2>&1") != 0, reason="git is not installed")
+
+LEAVE = (
+    "---\ntype: policy\ntitle: Leave Policy\n---\n# Leave Policy\n\n## Sick leave\n\n"
+    "Employees earn {n} sick days per year.\n"
+)
+
+
+def git(repo: Path, *args: str, author: str = "Alice Example", date: str = "2026-01-10T09:00:00+00:00") -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": author,
+        "GIT_AUTHOR_EMAIL": "a@example.test",
+        "GIT_COMMITTER_NAME": author,
+        "GIT_COMMITTER_EMAIL": "a@example.test",
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_DATE": date,
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True).stdout
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository whose memory lives in ``memory/``: two commits by two authors, a tag between."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo / "memory" / "policies" / "leave.md", LEAVE.format(n=10))
+    write(repo / "README.md", "# The repository, outside the memory\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "first")
+    git(repo, "tag", "v1")
+    write(repo / "memory" / "policies" / "leave.md", LEAVE.format(n=12))
+    write(repo / "memory" / "teams" / "platform.md", "# Platform\n\nThe platform team runs CI.\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "second", author="Bob Example", date="2026-02-20T15:30:00+00:00")
+    return repo
+
+
+def test_provenance_gives_first_and_last_commit_and_author(repo: Path) -> None:
+    history = gitinfo.history(repo, "memory")
+    leave = history.provenance("policies/leave.md", frozenset())
+    assert (leave.created_at, leave.valid_at, leave.author, leave.uncommitted) == (
+        "2026-01-10T09:00:00+00:00",
+        "2026-02-20T15:30:00+00:00",
+        "Bob Example",
+        False,
+    )
+    platform = history.provenance("teams/platform.md", frozenset())
+    assert (platform.created_at, platform.valid_at) == ("2026-02-20T15:30:00+00:00", "2026-02-20T15:30:00+00:00")
+    assert set(history.last) == {"policies/leave.md", "teams/platform.md"}  # README.md is outside the prefix
+
+
+def test_uncommitted_and_untracked_files_are_marked(repo: Path) -> None:
+    write(repo / "memory" / "teams" / "platform.md", "# Platform\n\nThe platform team runs CI and CD.\n")
+    write(repo / "memory" / "new.md", "# New\n\nNot committed yet.\n")
+    assert gitinfo.dirty(repo, "memory") == frozenset({"teams/platform.md", "new.md"})
+    memory = Memory.open(repo / "memory", Settings.from_env())
+    assert memory.provenance("teams/platform.md").uncommitted is True  # type: ignore[union-attr]
+    new = memory.provenance("new.md")
+    assert new is not None and (new.uncommitted, new.created_at) == (True, None)
+    assert memory.provenance("policies/leave.md").uncommitted is False  # type: ignore[union-attr]
+
+
+def test_history_is_one_git_log_and_cached_by_commit(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real: Callable[..., bytes] = gitinfo._git
+
+    def counting(repo_: Path, *args: str, **kw: Any) -> bytes:
+        calls.append(args[0])
+        return real(repo_, *args, **kw)
+
+    monkeypatch.setattr(gitinfo, "_git", counting)
+    Memory.open(repo / "memory", Settings.from_env())
+    assert calls.count("log") == 1
+    calls.clear()
+    Memory.open(repo / "memory", Settings.from_env())  # same HEAD: the history comes from the cache
+    assert calls.count("log") == 0
+    git(repo, "commit", "-q", "--allow-empty", "-m", "third", date="2026-03-01T00:00:00+00:00")
+    calls.clear()
+    Memory.open(repo / "memory", Settings.from_env())
+    assert calls.count("log") == 1
+
+
+def test_facts_and_documents_carry_their_provenance(repo: Path) -> None:
+    content = Retriever(repo / "memory").retrieve("How many sick days do employees earn?").structured
+    fact = content["retrieval"]["facts"][0]
+    assert fact["statement"] == "Employees earn 12 sick days per year."
+    assert (fact["created_at"], fact["valid_at"], fact["author"], fact["uncommitted"]) == (
+        "2026-01-10T09:00:00+00:00",
+        "2026-02-20T15:30:00+00:00",
+        "Bob Example",
+        False,
+    )
+    document = content["retrieval"]["documents"][0]
+    assert document["author"] == "Bob Example"
+
+
+def test_outside_git_front_matter_dates_are_used(make_tree: Any) -> None:
+    root = make_tree({"a.md": "---\ncreated: 2025-05-01\nupdated: 2026-04-02\n---\n# A\n\nQuokkas live on Rottnest.\n"})
+    fact = Retriever(root).retrieve("Where do quokkas live?").structured["retrieval"]["facts"][0]
+    assert (fact["created_at"], fact["valid_at"], fact["author"]) == ("2025-05-01", "2026-04-02", None)
+
+
+def test_among_equal_facts_the_newer_document_wins(repo: Path) -> None:
+    text = "# Coffee\n\nThe office coffee machine is descaled on Fridays at {hour}.\n"
+    write(repo / "memory" / "a" / "coffee.md", text.format(hour=9))  # sorts first: without recency it would win
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "old", date="2026-03-01T00:00:00+00:00")
+    write(repo / "memory" / "b" / "coffee.md", text.format(hour=8))
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "new", date="2026-04-01T00:00:00+00:00")
+    facts = Retriever(repo / "memory").retrieve("When is the coffee machine descaled?").facts
+    assert [f.rel_path for f in facts[:2]] == ["b/coffee.md", "a/coffee.md"]
+
+
+def test_a_superseded_decision_ranks_below_its_successor(make_tree: Any) -> None:
+    root = make_tree(
+        {
+            "decisions/dec_1.md": "---\ntype: decision\ntitle: DEC-1 Host analytics in Frankfurt\nstatus: superseded\n"
+            "superseded_by: DEC-2 Host analytics in Dublin\n---\n# DEC-1 Host analytics in Frankfurt\n\n"
+            "Analytics data is hosted in Frankfurt for all clients.\n",
+            "decisions/dec_2.md": "---\ntype: decision\ntitle: DEC-2 Host analytics in Dublin\nstatus: accepted\n"
+            "supersedes: DEC-1 Host analytics in Frankfurt\n---\n# DEC-2 Host analytics in Dublin\n\n"
+            "Analytics data is hosted in Dublin for all clients.\n",
+        }
+    )
+    result = Retriever(root).retrieve("Where is analytics data hosted for clients?")
+    assert [f.rel_path for f in result.facts[:2]] == ["decisions/dec_2.md", "decisions/dec_1.md"]
+    assert result.structured["retrieval"]["facts"][1]["superseded"] is True
+    assert "; superseded)" in result.text
+
+
+def test_answers_as_of_a_tag_a_date_and_a_commit_come_from_git_objects(repo: Path) -> None:
+    before = (repo / "memory" / "policies" / "leave.md").read_text()
+    for rev in ("v1", "2026-01-31", git(repo, "rev-parse", "v1").strip()):
+        result = Retriever(repo / "memory", at=rev).retrieve("How many sick days do employees earn?")
+        assert result.facts[0].statement == "Employees earn 10 sick days per year."
+        revision = result.structured["diagnostics"]["revision"]
+        assert revision["requested"] == rev and revision["committed_at"] == "2026-01-10T09:00:00+00:00"
+        assert f"Answered from revision {rev} (commit " in result.text
+        assert "teams/platform.md" not in {f.rel_path for f in result.facts}  # it did not exist yet
+    assert (repo / "memory" / "policies" / "leave.md").read_text() == before  # the working tree is untouched
+    now = Retriever(repo / "memory").retrieve("How many sick days do employees earn?")
+    assert now.facts[0].statement == "Employees earn 12 sick days per year."
+    assert now.structured["diagnostics"]["revision"] is None
+
+
+def test_the_cli_answers_at_a_revision_and_explains_bad_ones(repo: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    old = runner.invoke(cli, ["query", "sick days", "--root", str(repo / "memory"), "--at", "v1", "--json"])
+    assert old.exit_code == 0, old.stderr
+    assert json.loads(old.stdout)["retrieval"]["facts"][0]["statement"] == "Employees earn 10 sick days per year."
+    bad = runner.invoke(cli, ["query", "sick days", "--root", str(repo / "memory"), "--at", "v9"])
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("Error (git_error): revision 'v9' not found in the git repository at ")
+    early = runner.invoke(cli, ["query", "sick days", "--root", str(repo / "memory"), "--at", "2020-01-01"])
+    assert early.exit_code == 2 and "no commit on or before 2020-01-01" in early.stderr
+    plain = tmp_path / "plain"
+    write(plain / "a.md", "# A\n\nText.\n")
+    outside = runner.invoke(cli, ["query", "text", "--root", str(plain), "--at", "v1"])
+    assert outside.exit_code == 2 and "is not inside a git repository" in outside.stderr
