@@ -146,6 +146,35 @@ def rank_bm25_query_ms(memory: Memory) -> tuple[float, float]:
     return build, statistics.median(times)
 
 
+def provenance_times(tree: Path, memory: Memory) -> dict[str, float]:
+    """Commit the tree, then time git provenance: one batched ``git log`` cold, then from the cache."""
+    from retriever import gitinfo
+
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Bench",
+        "GIT_AUTHOR_EMAIL": "b@example.test",
+        "GIT_COMMITTER_NAME": "Bench",
+        "GIT_COMMITTER_EMAIL": "b@example.test",
+    }
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "bench"]):
+        subprocess.run(["git", "-C", str(tree), *command], env=env, check=True, capture_output=True)
+    began = time.perf_counter()
+    history = gitinfo.history(tree, "")
+    gitinfo.dirty(tree, "")
+    cold = time.perf_counter() - began
+    assert memory.cache is not None
+    memory.cache.save_history(history.head, history)
+    began = time.perf_counter()
+    memory.cache.load_history(history.head)
+    gitinfo.dirty(tree, "")
+    return {
+        "provenance_cold_s": round(cold, 3),
+        "provenance_cached_s": round(time.perf_counter() - began, 3),
+        "provenance_files": len(history.last),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpora")
@@ -190,6 +219,8 @@ def main() -> int:
         results["one_file_refresh_parsed"] = stats.parsed
 
         results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        if shutil.which("git") and args.keep is None:  # never turn the user's own folder into a repository
+            results.update(provenance_times(tree, memory))
         if args.compare_rank_bm25:
             build, query_ms = rank_bm25_query_ms(memory)
             results["rank_bm25_build_s"] = round(build, 2)
