@@ -320,11 +320,9 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
 
 
 def _register_more() -> None:
-    """Commands that live in their own adapter modules (``retriever check``, ``retriever init``)."""
-    try:
-        from retriever.adapters import cli_check
-    except ImportError:  # pragma: no cover - the module is added alongside
-        return
+    """Commands that live in their own adapter module (``retriever check``, ``retriever init``)."""
+    from retriever.adapters import cli_check
+
     for command in cli_check.COMMANDS:
         cli.add_command(command)
 

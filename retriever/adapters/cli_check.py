@@ -1,0 +1,99 @@
+"""``retriever check`` and ``retriever init``: the linter and the scaffold, as click commands.
+
+    retriever check [--root DIR] [--format text|json|github]
+    retriever init DIR
+
+``check`` exits 0 without findings, 1 with findings, 2 on usage errors (missing root, bad
+settings or a malformed check config).  ``init`` exits 2 when DIR exists and is not empty.
+Findings go to stdout, errors to stderr.  ``retriever.adapters.cli`` registers ``COMMANDS``;
+its helpers are imported inside the commands, since it imports this module while loading.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+EXIT_FAILURE = 1  # findings, or a file that cannot be written
+
+
+@click.command()
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Memory tree folder [default: $RETRIEVER_ROOT, else ./company_context].",
+)
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for scripts, github for GitHub Actions annotations.",
+)
+def check(root: Path | None, output: str) -> None:
+    """Lint the memory tree: unreadable files, field types, links, names, empty parts, relations.
+
+    Exits 0 when the tree is clean and 1 when there are findings. Rules are turned off with
+    [tool.retriever.check] disable = [...] in pyproject.toml or [check] in the tree's .retriever.toml.
+    """
+    from retriever import check as linter
+    from retriever import check_config, check_report
+    from retriever.adapters.cli import _fail, _open_memory, _root
+    from retriever.config import Settings
+    from retriever.errors import RetrieverError
+
+    try:
+        settings = Settings.from_env()
+        memory = _open_memory(_root(root), settings, as_json=False)
+        config = check_config.load_config(memory.root)
+    except RetrieverError as exc:
+        _fail(exc, as_json=False)
+        return
+    for warning in memory.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    findings = linter.check(memory, config)
+    files = linter.files_checked(memory)
+    if output == "json":
+        click.echo(check_report.format_json(findings, files))
+    elif output == "github":
+        for line in [
+            *check_report.format_github(findings, memory.root, Path.cwd()),
+            check_report.summary(findings, files),
+        ]:
+            click.echo(line)
+    else:
+        for line in check_report.format_text(findings, files):
+            click.echo(line)
+    sys.exit(EXIT_FAILURE if findings else 0)
+
+
+@click.command()
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+def init(directory: Path) -> None:
+    """Scaffold a new memory tree in DIR: topic folders, example documents, README and CI hooks.
+
+    DIR must not exist or be empty. The result passes `retriever check` as it is.
+    """
+    from retriever.adapters.cli import _fail
+    from retriever.errors import RetrieverError
+    from retriever.scaffold import scaffold
+
+    try:
+        written = scaffold(directory)
+    except RetrieverError as exc:
+        _fail(exc, as_json=False)
+        return
+    except OSError as exc:
+        click.echo(f"Error: cannot write {exc.filename or directory}: {exc.strerror}", err=True)
+        sys.exit(EXIT_FAILURE)
+    click.echo(f"Created a memory tree in {directory}:")
+    for path in written:
+        click.echo(f"  {path.relative_to(directory).as_posix()}")
+    click.echo(f"Next: cd {directory} && git init && retriever check --root .")
+
+
+COMMANDS = [check, init]

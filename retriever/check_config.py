@@ -1,0 +1,119 @@
+"""``retriever check`` settings: which rules run and which document types are known.
+
+Contract: ``load_config(root)`` reads ``[tool.retriever.check]`` from the nearest ``pyproject.toml``
+at or above ``root`` and ``[check]`` from the tree's own ``.retriever.toml``; both merge.  Either
+table takes ``disable`` (rule ids) and ``types`` (extra document types).  A malformed file raises
+``ConfigError`` naming it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from retriever.errors import ConfigError
+
+ERROR, WARNING = "error", "warning"
+RULES: dict[str, str] = {
+    "unreadable": ERROR,
+    "field-type": ERROR,
+    "unknown-type": WARNING,
+    "broken-link": ERROR,
+    "duplicate-name": WARNING,
+    "empty-file": WARNING,
+    "empty-section": WARNING,
+    "unknown-relation": WARNING,
+}
+KNOWN_TYPES = frozenset(
+    "person team organization project decision process policy meeting glossary topic product financial "
+    "strategy document agent episode business_profile decision_ledger".split()
+)
+PYPROJECT, LOCAL_CONFIG = "pyproject.toml", ".retriever.toml"
+_CONFIG_KEYS = frozenset({"disable", "types"})
+
+
+@dataclass(frozen=True, slots=True)
+class CheckConfig:
+    """Which rules run, and which document types count as known besides ``KNOWN_TYPES``."""
+
+    disable: frozenset[str] = frozenset()
+    types: frozenset[str] = frozenset()
+    sources: tuple[Path, ...] = ()  # the config files read, nearest pyproject first
+
+    @property
+    def known_types(self) -> frozenset[str]:
+        return KNOWN_TYPES | self.types
+
+    def enabled(self, rule: str) -> bool:
+        return rule not in self.disable
+
+
+def load_config(root: Path) -> CheckConfig:
+    """The merged settings of the nearest ``pyproject.toml`` and the tree's ``.retriever.toml``."""
+    sections: list[tuple[Path, str, dict[str, Any]]] = []
+    nearest = _nearest_pyproject(root.resolve())
+    if nearest is not None:
+        sections.append(nearest)
+    local = root / LOCAL_CONFIG
+    if local.is_file():
+        sections.append(_section(local, _read_toml(local), ("check",)))
+    disable: set[str] = set()
+    types: set[str] = set()
+    for path, name, table in sections:
+        where = f"{path}: [{name}]"
+        disable.update(_rule_list(where, table))
+        types.update(t.strip().lower() for t in _string_list(where, table, "types") if t.strip())
+    return CheckConfig(frozenset(disable), frozenset(types), tuple(path for path, _, _ in sections))
+
+
+def _nearest_pyproject(start: Path) -> tuple[Path, str, dict[str, Any]] | None:
+    """The closest ``pyproject.toml`` at or above ``start`` that has a ``[tool.retriever.check]`` table."""
+    for folder in (start, *start.parents):
+        path = folder / PYPROJECT
+        if not path.is_file():
+            continue
+        data = _read_toml(path)
+        tool = data.get("tool")
+        retriever = tool.get("retriever") if isinstance(tool, dict) else None
+        if isinstance(retriever, dict) and "check" in retriever:
+            return _section(path, data, ("tool", "retriever", "check"))
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read check settings from {path}: {exc}; fix or remove the file") from exc
+
+
+def _section(path: Path, data: dict[str, Any], keys: tuple[str, ...]) -> tuple[Path, str, dict[str, Any]]:
+    """(file, table name, table) for the table at ``keys``; empty when absent, only known keys allowed."""
+    table: Any = data
+    for key in keys:
+        table = table.get(key, {}) if isinstance(table, dict) else None
+    name = ".".join(keys)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [{name}] must be a table holding `disable` and `types` lists")
+    unknown = sorted(set(table) - _CONFIG_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: [{name}] has unknown key(s) {', '.join(unknown)}; it takes `disable` and `types`")
+    return path, name, table
+
+
+def _string_list(where: str, table: dict[str, Any], key: str) -> list[str]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        example = '["empty-section"]' if key == "disable" else '["customer_story"]'
+        raise ConfigError(f"{where} {key} must be a list of strings, e.g. {key} = {example}")
+    return value
+
+
+def _rule_list(where: str, table: dict[str, Any]) -> list[str]:
+    rules = _string_list(where, table, "disable")
+    unknown = [r for r in rules if r not in RULES]
+    if unknown:
+        raise ConfigError(f"{where} disable names unknown rule(s) {', '.join(unknown)}; known: {', '.join(RULES)}")
+    return rules

@@ -1,0 +1,550 @@
+"""``retriever check``: each rule on a failing and a passing tree, config files, output formats, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import COMPANY_CONTEXT, TreeFactory
+
+from retriever.adapters.cli import cli
+from retriever.check import Finding, check
+from retriever.check_config import CheckConfig, load_config
+from retriever.config import Settings
+from retriever.errors import ConfigError
+from retriever.memory import Memory
+
+PERSON = """\
+---
+type: person
+title: Olena Marchenko
+aliases: [Olena, OM]
+team: Platform Team
+created: 2026-01-05
+---
+# Olena Marchenko
+
+Olena leads the [Platform Team](../teams/platform.md).
+"""
+
+TEAM = """\
+---
+type: team
+title: Platform Team
+lead: Olena Marchenko
+members:
+  - Olena Marchenko
+related: [people/olena_marchenko.md, olena_marchenko]
+---
+# Platform Team
+
+Runs production.
+"""
+
+CLEAN = {"people/olena_marchenko.md": PERSON, "teams/platform.md": TEAM}
+
+
+def _findings(root: Path, config: CheckConfig | None = None) -> list[tuple[str, int, str, str]]:
+    memory = Memory.open(root, Settings.from_env())
+    return [(f.file, f.line, f.rule, f.severity) for f in check(memory, config)]
+
+
+def _doc(front_matter: str, body: str = "# Doc\n\nSome text.\n") -> str:
+    return f"---\n{front_matter}---\n{body}"
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+# -- the clean tree --------------------------------------------------------------------------------
+
+
+def test_a_consistent_tree_has_no_findings(make_tree: TreeFactory) -> None:
+    assert _findings(make_tree(CLEAN)) == []
+
+
+def test_the_bundled_company_context_checks_clean() -> None:
+    assert _findings(COMPANY_CONTEXT) == []
+
+
+# -- unreadable ----------------------------------------------------------------------------------------
+
+
+def test_invalid_yaml_is_unreadable_at_the_line_yaml_names(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "bad.md": "---\ntitle: Bad\nsummary: [unclosed\nowner: x\n---\nbody\n"})
+    assert _findings(root) == [("memory/bad.md", 4, "unreadable", "error")]
+
+
+def test_front_matter_that_is_not_a_mapping_is_unreadable(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "list.md": "---\n- a\n- b\n---\nbody\n"})
+    assert _findings(root) == [("memory/list.md", 1, "unreadable", "error")]
+
+
+def test_a_file_that_is_not_utf8_is_unreadable(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "latin.md": b"caf\xe9\n"})
+    memory = Memory.open(root, Settings.from_env())
+    assert check(memory) == [
+        Finding(
+            "memory/latin.md",
+            1,
+            "unreadable",
+            "error",
+            "the retriever skips this file: not UTF-8 (invalid byte at offset 3); re-save it as UTF-8",
+        )
+    ]
+
+
+def test_invalid_toml_front_matter_is_unreadable_at_its_file_line(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "toml.md": '+++\ntitle = "x\n+++\nbody\n'})
+    assert _findings(root) == [("memory/toml.md", 2, "unreadable", "error")]
+
+
+def test_a_symlink_leading_outside_the_root_is_unreadable(make_tree: TreeFactory, tmp_path: Path) -> None:
+    root = make_tree(CLEAN)
+    (tmp_path / "outside.md").write_text("# Outside\n\nText.\n", encoding="utf-8")
+    (root / "link.md").symlink_to(tmp_path / "outside.md")
+    assert _findings(root) == [("memory/link.md", 1, "unreadable", "error")]
+
+
+# -- field-type ------------------------------------------------------------------------------------------
+
+
+def test_a_title_that_is_not_text_is_a_field_type_error(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("type: topic\ntitle: 2024\n")})
+    memory = Memory.open(root, Settings.from_env())
+    assert check(memory) == [
+        Finding(
+            "memory/x.md",
+            3,
+            "field-type",
+            "error",
+            "`title` must be text, found a number (2024); write a single value, quoted if needed",
+        )
+    ]
+
+
+def test_a_number_in_tags_is_a_field_type_error_that_says_to_quote_it(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\ntags:\n  - plans\n  - 2027\n")})
+    memory = Memory.open(root, Settings.from_env())
+    [finding] = check(memory)
+    assert (finding.file, finding.line, finding.rule, finding.severity) == ("memory/x.md", 3, "field-type", "error")
+    assert finding.message == (
+        '`tags` must be a name or a list of names, found a list holding a number (2027); quote it: "2027"'
+    )
+
+
+def test_wrong_dates_and_relation_values_are_field_type_errors(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            **CLEAN,
+            "x.md": _doc(
+                "title: X\ncreated: next week\nupdated: '2026-02-30'\nrelated: {a: b}\nowner: [Olena Marchenko, OM]\n"
+            ),
+        }
+    )
+    assert _findings(root) == [
+        ("memory/x.md", 3, "field-type", "error"),
+        ("memory/x.md", 4, "field-type", "error"),
+        ("memory/x.md", 5, "field-type", "error"),
+        ("memory/x.md", 6, "field-type", "error"),
+    ]
+
+
+def test_well_typed_fields_pass(make_tree: TreeFactory) -> None:
+    front_matter = (
+        "title: X\ntype: topic\nsummary: One line.\nowner: Olena Marchenko\naliases: Ex\ntags: [a, '2027']\n"
+        "created: 2026-01-05\nupdated: '2026-01-05T10:00:00'\ndate: 2026-01-06\nrelated: Platform Team\n"
+    )
+    root = make_tree({**CLEAN, "x.md": _doc(front_matter)})
+    assert _findings(root) == []
+
+
+def test_toml_front_matter_keys_are_found_for_field_type_errors(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": '+++\ntitle = "X"\ncreated = 5\n+++\n# X\n\nText.\n'})
+    assert _findings(root) == [("memory/x.md", 3, "field-type", "error")]
+
+
+# -- unknown-type ----------------------------------------------------------------------------------------
+
+
+def test_an_unknown_type_is_a_warning_that_suggests_the_closest(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\ntype: persn\n")})
+    memory = Memory.open(root, Settings.from_env())
+    [finding] = check(memory)
+    assert (finding.file, finding.line, finding.rule, finding.severity) == ("memory/x.md", 3, "unknown-type", "warning")
+    assert finding.message.startswith("type 'persn' is not a known document type; did you mean 'person'? use one of ")
+    assert finding.message.endswith("or list it under `types` in .retriever.toml [check]")
+
+
+def test_known_types_pass_in_any_case_and_configured_types_are_known(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {**CLEAN, "x.md": _doc("title: X\ntype: Decision_Ledger\n"), "y.md": _doc("title: Y\ntype: story\n")}
+    )
+    assert _findings(root, CheckConfig(types=frozenset({"story"}))) == []
+
+
+# -- broken-link ------------------------------------------------------------------------------------------
+
+
+def test_a_relative_link_to_a_missing_file_is_broken_at_its_line(make_tree: TreeFactory) -> None:
+    body = "# Doc\n\nIntro.\n\nSee [the plan](../plans/missing.md#goals) today.\n"
+    root = make_tree({**CLEAN, "notes/x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+    assert check(memory) == [
+        Finding(
+            "memory/notes/x.md",
+            8,
+            "broken-link",
+            "error",
+            "link `../plans/missing.md#goals` points to plans/missing.md, which is not in the tree; "
+            "fix the path or remove the link",
+        )
+    ]
+
+
+def test_a_wiki_link_that_names_no_document_is_broken(make_tree: TreeFactory) -> None:
+    body = "# Doc\n\nAsk [[Olena]] or [[platform|the team]] or [[Nobody Here#Role]].\n"
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+    assert [(f.line, f.rule, f.message) for f in check(memory)] == [
+        (
+            6,
+            "broken-link",
+            "[[Nobody Here]] matches no document title, alias or file name; "
+            "fix the name, or add it to the aliases of the document it means",
+        )
+    ]
+
+
+def test_a_link_leading_outside_the_root_is_broken(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", "# Doc\n\n[up](../../elsewhere.md)\n")})
+    assert _findings(root) == [("memory/x.md", 6, "broken-link", "error")]
+
+
+def test_links_in_code_urls_anchors_and_existing_files_pass(make_tree: TreeFactory) -> None:
+    body = (
+        "# Doc\n\n"
+        "[web](https://example.com/a.md) [mail](mailto:a@b.c) [top](#doc) [abs](/x/y.md) `[code](gone.md)`\n"
+        "[person](people/olena_marchenko.md#role) [folder](teams/) [pic](img/chart.png) [ref][r]\n\n"
+        "[r]: teams/platform.md\n\n"
+        "```markdown\n[inside a fence](missing.md) and [[Nobody]]\n```\n\n"
+        "    [indented code](missing.md)\n"
+    )
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body), "img/chart.png": b"\x89PNG"})
+    assert _findings(root) == []
+
+
+def test_a_link_to_an_unreadable_markdown_file_is_not_broken(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", "# Doc\n\n[latin](latin.md)\n"), "latin.md": b"caf\xe9\n"})
+    assert _findings(root) == [("memory/latin.md", 1, "unreadable", "error")]
+
+
+# -- duplicate-name -------------------------------------------------------------------------------------------
+
+
+def test_a_shared_alias_is_one_warning_on_the_later_document(make_tree: TreeFactory) -> None:
+    other = _doc("type: person\ntitle: Olena Kovalenko\naliases:\n  - OK\n  - olena\n")
+    root = make_tree({**CLEAN, "people/olena_kovalenko.md": other})
+    memory = Memory.open(root, Settings.from_env())
+    assert check(memory) == [
+        Finding(
+            "memory/people/olena_marchenko.md",
+            4,
+            "duplicate-name",
+            "warning",
+            "'Olena' is also used by memory/people/olena_kovalenko.md; "
+            "give each document its own title and aliases so names resolve to one of them",
+        )
+    ]
+
+
+def test_a_shared_title_is_reported_at_the_title_line(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "zz/copy.md": _doc("type: team\ntitle: platform team\n")})
+    assert _findings(root) == [("memory/zz/copy.md", 3, "duplicate-name", "warning")]
+
+
+def test_a_title_taken_from_the_first_heading_is_reported_at_that_heading(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "zz/copy.md": "Intro.\n\n# Platform Team\n\nText.\n"})
+    assert _findings(root) == [("memory/zz/copy.md", 3, "duplicate-name", "warning")]
+
+
+def test_distinct_names_and_an_alias_repeating_its_own_title_pass(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: Leo\naliases: [Leo, LEO, onboarding agent]\n")})
+    assert _findings(root) == []
+
+
+# -- empty-file -------------------------------------------------------------------------------------------------
+
+
+def test_a_file_with_only_front_matter_is_empty(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": "---\ntitle: X\n---\n\n  \n"})
+    memory = Memory.open(root, Settings.from_env())
+    assert check(memory) == [
+        Finding(
+            "memory/x.md",
+            1,
+            "empty-file",
+            "warning",
+            "the file has no content besides front matter; write it or delete it",
+        )
+    ]
+
+
+def test_a_file_with_a_line_of_text_is_not_empty(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": "---\ntitle: X\n---\nOne fact.\n"})
+    assert _findings(root) == []
+
+
+# -- empty-section ----------------------------------------------------------------------------------------------
+
+
+def test_headings_with_nothing_under_them_are_empty_sections(make_tree: TreeFactory) -> None:
+    body = "# Doc\n\nIntro.\n\n## Empty\n\n## Full\n\nText.\n\n### Last\n"
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+    assert [(f.line, f.rule, f.severity, f.message) for f in check(memory)] == [
+        (
+            8,
+            "empty-section",
+            "warning",
+            "heading 'Empty' has nothing under it; write the section or remove the heading",
+        ),
+        (
+            14,
+            "empty-section",
+            "warning",
+            "heading 'Last' has nothing under it; write the section or remove the heading",
+        ),
+    ]
+
+
+def test_a_heading_followed_by_a_higher_level_heading_is_empty(make_tree: TreeFactory) -> None:
+    body = "# Doc\n\nIntro.\n\n## Part\n\n### Empty\n## Next\n\nText.\n"
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    assert _findings(root) == [("memory/x.md", 10, "empty-section", "warning")]
+
+
+def test_a_heading_with_only_sub_headings_or_a_table_or_code_is_not_empty(make_tree: TreeFactory) -> None:
+    body = "# Doc\n\n## Parent\n\n### Child\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Code\n\n```\nx = 1\n```\n"
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    assert _findings(root) == []
+
+
+# -- unknown-relation --------------------------------------------------------------------------------------------
+
+
+def test_a_relation_value_naming_no_document_is_a_warning_at_its_line(make_tree: TreeFactory) -> None:
+    front_matter = "title: X\nteam: Ghost Team\nattendees:\n  - Olena Marchenko\n  - Petro Nobody\n"
+    root = make_tree({**CLEAN, "x.md": _doc(front_matter)})
+    memory = Memory.open(root, Settings.from_env())
+    findings = check(memory)
+    assert [(f.file, f.line, f.rule, f.severity) for f in findings] == [
+        ("memory/x.md", 3, "unknown-relation", "warning"),
+        ("memory/x.md", 6, "unknown-relation", "warning"),
+    ]
+    assert findings[1].message == (
+        "`attendees` names 'Petro Nobody', which matches no document title, alias or path; fix the name, "
+        "add it to the aliases of the document it means, or write that document"
+    )
+
+
+def test_relations_by_title_alias_path_and_file_name_resolve(make_tree: TreeFactory) -> None:
+    front_matter = "title: X\nowner: om\nmembers: [Olena Marchenko, ./teams/platform.md, platform]\nrole: Nobody\n"
+    root = make_tree({**CLEAN, "x.md": _doc(front_matter)})
+    assert _findings(root) == []
+
+
+# -- configuration -------------------------------------------------------------------------------------------------
+
+MESSY = {**CLEAN, "x.md": _doc("title: X\nteam: Ghost Team\n", "# X\n\n## Empty\n")}
+
+
+def test_rules_are_disabled_in_a_parent_pyproject(make_tree: TreeFactory, tmp_path: Path) -> None:
+    root = make_tree(MESSY)
+    (tmp_path / "pyproject.toml").write_text('[tool.retriever.check]\ndisable = ["empty-section"]\n', encoding="utf-8")
+    config = load_config(root)
+    assert config == CheckConfig(frozenset({"empty-section"}), frozenset(), (tmp_path / "pyproject.toml",))
+    assert _findings(root, config) == [("memory/x.md", 3, "unknown-relation", "warning")]
+
+
+def test_the_nearest_pyproject_with_a_check_table_wins(make_tree: TreeFactory, tmp_path: Path) -> None:
+    root = make_tree(MESSY)
+    (tmp_path / "pyproject.toml").write_text('[tool.retriever.check]\ndisable = ["empty-section"]\n', encoding="utf-8")
+    (root / "pyproject.toml").write_text('[tool.retriever.check]\ndisable = ["unknown-relation"]\n', encoding="utf-8")
+    assert _findings(root, load_config(root)) == [("memory/x.md", 7, "empty-section", "warning")]
+
+
+def test_a_pyproject_without_a_check_table_is_passed_over(make_tree: TreeFactory, tmp_path: Path) -> None:
+    root = make_tree(MESSY)
+    (tmp_path / "pyproject.toml").write_text('[tool.retriever.check]\ndisable = ["empty-section"]\n', encoding="utf-8")
+    (root / "pyproject.toml").write_text('[project]\nname = "memory"\n', encoding="utf-8")
+    assert load_config(root).disable == frozenset({"empty-section"})
+
+
+def test_the_trees_retriever_toml_merges_with_pyproject(make_tree: TreeFactory, tmp_path: Path) -> None:
+    root = make_tree({**MESSY, ".retriever.toml": '[check]\ndisable = ["unknown-relation"]\ntypes = ["Story"]\n'})
+    (tmp_path / "pyproject.toml").write_text('[tool.retriever.check]\ndisable = ["empty-section"]\n', encoding="utf-8")
+    config = load_config(root)
+    assert config.disable == frozenset({"empty-section", "unknown-relation"})
+    assert config.types == frozenset({"story"})
+    assert _findings(root, config) == []
+
+
+def test_a_retriever_toml_without_a_check_table_changes_nothing(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, ".retriever.toml": "# nothing yet\n"})
+    assert load_config(root).disable == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("[check\n", "cannot read check settings from"),
+        ('[check]\ndisable = ["empty-sectoin"]\n', "[check] disable names unknown rule(s) empty-sectoin; known: "),
+        ('[check]\ndisable = "empty-section"\n', '[check] disable must be a list of strings, e.g. disable = ["'),
+        ("[check]\ntypes = [1]\n", "[check] types must be a list of strings"),
+        ("[check]\nignore = []\n", "[check] has unknown key(s) ignore; it takes `disable` and `types`"),
+        ("check = 3\n", "[check] must be a table"),
+    ],
+)
+def test_a_malformed_retriever_toml_is_a_config_error_naming_the_file(
+    make_tree: TreeFactory, content: str, problem: str
+) -> None:
+    root = make_tree({**CLEAN, ".retriever.toml": content})
+    with pytest.raises(ConfigError) as caught:
+        load_config(root)
+    assert str(root / ".retriever.toml") in caught.value.message
+    assert problem in caught.value.message
+
+
+# -- the command ----------------------------------------------------------------------------------------------------
+
+
+def test_check_exits_0_and_prints_the_summary_on_a_clean_tree(runner: CliRunner, make_tree: TreeFactory) -> None:
+    result = runner.invoke(cli, ["check", "--root", str(make_tree(CLEAN))])
+    assert result.exit_code == 0
+    assert result.stdout == "No findings in 2 files.\n"
+    assert result.stderr == ""
+
+
+def test_check_exits_1_and_prints_one_line_per_finding(runner: CliRunner, make_tree: TreeFactory) -> None:
+    result = runner.invoke(cli, ["check", "--root", str(make_tree(MESSY))])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "memory/x.md:3: warning unknown-relation: `team` names 'Ghost Team', which matches no document title, alias "
+        "or path; fix the name, add it to the aliases of the document it means, or write that document",
+        "memory/x.md:7: warning empty-section: heading 'Empty' has nothing under it; write the section or remove "
+        "the heading",
+        "2 findings (0 errors, 2 warnings) in 3 files.",
+    ]
+    assert result.stderr == ""
+
+
+def test_check_json_lists_findings_and_counts(runner: CliRunner, make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\ncreated: soon\n")})
+    result = runner.invoke(cli, ["check", "--root", str(root), "--format", "json"])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "findings": [
+            {
+                "file": "memory/x.md",
+                "line": 3,
+                "rule": "field-type",
+                "severity": "error",
+                "message": "`created` must be a date, found 'soon'; write it as YYYY-MM-DD, e.g. created: 2026-03-01",
+            }
+        ],
+        "files": 3,
+        "errors": 1,
+        "warnings": 0,
+    }
+
+
+def test_check_json_on_a_clean_tree(runner: CliRunner, make_tree: TreeFactory) -> None:
+    result = runner.invoke(cli, ["check", "--root", str(make_tree(CLEAN)), "--format", "json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {"findings": [], "files": 2, "errors": 0, "warnings": 0}
+
+
+def test_check_github_prints_annotations_relative_to_the_working_folder(
+    runner: CliRunner, make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\ncreated: soon\nteam: Ghost, Team\n")})
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["check", "--root", "memory", "--format", "github"])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "::error file=memory/x.md,line=3,title=field-type::`created` must be a date, found 'soon'; "
+        "write it as YYYY-MM-DD, e.g. created: 2026-03-01",
+        "::warning file=memory/x.md,line=4,title=unknown-relation::`team` names 'Ghost, Team', which matches no "
+        "document title, alias or path; fix the name, add it to the aliases of the document it means, "
+        "or write that document",
+        "2 findings (1 error, 1 warning) in 3 files.",
+    ]
+    monkeypatch.chdir(root / "teams")
+    result = runner.invoke(cli, ["check", "--root", str(root), "--format", "github"])
+    assert result.stdout.splitlines()[0].startswith("::error file=memory/x.md,line=3,title=field-type::")
+
+
+def test_check_github_escapes_annotation_properties(
+    runner: CliRunner, make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_tree({**CLEAN, "a,b:c.md": _doc("title: X\ncreated: soon\n")})
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["check", "--root", "memory", "--format", "github"])
+    assert result.stdout.splitlines()[0].startswith("::error file=memory/a%2Cb%3Ac.md,line=3,title=field-type::")
+
+
+def test_check_disables_rules_from_pyproject_through_the_command(
+    runner: CliRunner, make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    root = make_tree(MESSY)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.retriever.check]\ndisable = ["empty-section", "unknown-relation"]\n', encoding="utf-8"
+    )
+    result = runner.invoke(cli, ["check", "--root", str(root)])
+    assert (result.exit_code, result.stdout) == (0, "No findings in 3 files.\n")
+
+
+def test_check_disables_rules_from_the_trees_retriever_toml(runner: CliRunner, make_tree: TreeFactory) -> None:
+    root = make_tree({**MESSY, ".retriever.toml": '[check]\ndisable = ["empty-section", "unknown-relation"]\n'})
+    result = runner.invoke(cli, ["check", "--root", str(root)])
+    assert (result.exit_code, result.stdout) == (0, "No findings in 3 files.\n")
+
+
+def test_check_exits_2_on_a_malformed_config(runner: CliRunner, make_tree: TreeFactory, tmp_path: Path) -> None:
+    make_tree(CLEAN)
+    (tmp_path / "pyproject.toml").write_text("[tool.retriever.check]\ndisable = [\n", encoding="utf-8")
+    result = runner.invoke(cli, ["check", "--root", str(tmp_path / "memory")])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        f"Error (invalid_config): cannot read check settings from {tmp_path / 'pyproject.toml'}: "
+    )
+
+
+def test_check_exits_2_when_the_root_is_missing(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["check", "--root", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"Error (memory_not_found): memory root {str(tmp_path / 'nowhere')!r} is not a folder; "
+        "pass --root DIR or set RETRIEVER_ROOT\n"
+    )
+
+
+def test_check_exits_2_on_an_unknown_format(runner: CliRunner, make_tree: TreeFactory) -> None:
+    result = runner.invoke(cli, ["check", "--root", str(make_tree(CLEAN)), "--format", "xml"])
+    assert result.exit_code == 2
+    assert "'xml' is not one of 'text', 'json', 'github'" in result.stderr
+
+
+def test_check_reads_the_root_from_the_environment(
+    runner: CliRunner, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVER_ROOT", str(make_tree(CLEAN)))
+    result = runner.invoke(cli, ["check"])
+    assert (result.exit_code, result.stdout) == (0, "No findings in 2 files.\n")

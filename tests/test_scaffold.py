@@ -1,0 +1,145 @@
+"""``retriever init``: the files it writes, its refusal to overwrite, and a scaffold that checks clean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from retriever.adapters.cli import cli
+from retriever.check import check
+from retriever.check_config import load_config
+from retriever.config import Settings
+from retriever.memory import Memory
+from retriever.scaffold import FILES, FOLDERS, TargetNotEmpty, scaffold
+
+EXPECTED = [
+    "README.md",
+    "people/maria_lopez.md",
+    "teams/platform_team.md",
+    "projects/billing_migration.md",
+    "decisions/dec_0001_move_billing_to_stripe.md",
+    "processes/incident_response.md",
+    "policies/on_call.md",
+    "meetings/2026-01-15_platform_weekly.md",
+    "glossary/glossary.md",
+    ".retriever.toml",
+    ".pre-commit-config.yaml",
+    ".github/workflows/memory-check.yml",
+]
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_scaffold_writes_every_file_and_returns_them_in_order(tmp_path: Path) -> None:
+    target = tmp_path / "memory"
+    written = scaffold(target)
+    assert written == [target / rel for rel in EXPECTED]
+    assert all(path.read_text(encoding="utf-8") == FILES[rel] for rel, path in zip(EXPECTED, written, strict=True))
+
+
+def test_every_topic_folder_holds_one_example_of_its_type(tmp_path: Path) -> None:
+    scaffold(tmp_path / "memory")
+    memory = Memory.open(tmp_path / "memory", Settings.from_env())
+    types = {path.split("/")[0]: info.doc_type for path, info in memory.state.catalog.items() if "/" in path}
+    assert types == {
+        "people": "person",
+        "teams": "team",
+        "projects": "project",
+        "decisions": "decision",
+        "processes": "process",
+        "policies": "policy",
+        "meetings": "meeting",
+        "glossary": "glossary",
+    }
+    assert set(types) == set(FOLDERS)
+
+
+def test_the_example_documents_carry_the_conventional_front_matter(tmp_path: Path) -> None:
+    scaffold(tmp_path / "memory")
+    memory = Memory.open(tmp_path / "memory", Settings.from_env())
+    for rel_path in memory.state.catalog:
+        if "/" in rel_path:
+            front_matter = memory.document(rel_path).front_matter
+            assert {"title", "type", "summary", "owner", "created", "updated", "related"} <= set(front_matter)
+
+
+def test_the_scaffold_passes_every_check_rule(tmp_path: Path) -> None:
+    scaffold(tmp_path / "memory")
+    memory = Memory.open(tmp_path / "memory", Settings.from_env())
+    assert memory.skipped == []
+    assert check(memory, load_config(tmp_path / "memory")) == []
+
+
+def test_the_hooks_run_retriever_check_on_the_tree(tmp_path: Path) -> None:
+    scaffold(tmp_path / "memory")
+    pre_commit = yaml.safe_load((tmp_path / "memory" / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    [hook] = pre_commit["repos"][0]["hooks"]
+    assert pre_commit["repos"][0]["repo"] == "local"
+    assert (hook["id"], hook["entry"], hook["pass_filenames"]) == ("retriever-check", "retriever check --root .", False)
+    workflow = yaml.safe_load((tmp_path / "memory" / ".github/workflows/memory-check.yml").read_text(encoding="utf-8"))
+    steps = workflow["jobs"]["check"]["steps"]
+    assert steps[-1] == {"run": "retriever check --root . --format github"}
+
+
+def test_scaffold_fills_an_existing_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    assert len(scaffold(tmp_path / "memory")) == len(EXPECTED)
+
+
+def test_scaffold_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "notes.md").write_text("mine\n", encoding="utf-8")
+    with pytest.raises(TargetNotEmpty) as caught:
+        scaffold(tmp_path / "memory")
+    assert (
+        caught.value.message == f"{tmp_path / 'memory'} already exists and is not empty; choose a new or empty folder"
+    )
+    assert sorted(p.name for p in (tmp_path / "memory").iterdir()) == ["notes.md"]
+
+
+def test_init_prints_what_it_created(runner: CliRunner, tmp_path: Path) -> None:
+    target = tmp_path / "memory"
+    result = runner.invoke(cli, ["init", str(target)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"Created a memory tree in {target}:",
+        *(f"  {rel}" for rel in EXPECTED),
+        f"Next: cd {target} && git init && retriever check --root .",
+    ]
+    assert result.stderr == ""
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == sorted(EXPECTED)
+
+
+def test_init_refuses_a_folder_that_is_not_empty_with_exit_2(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / ".git").mkdir()
+    result = runner.invoke(cli, ["init", str(tmp_path / "memory")])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"Error (invalid_arguments): {tmp_path / 'memory'} already exists and is not empty; "
+        "choose a new or empty folder\n"
+    )
+
+
+def test_init_refuses_a_path_that_is_a_file(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "memory").write_text("x\n", encoding="utf-8")
+    result = runner.invoke(cli, ["init", str(tmp_path / "memory")])
+    assert result.exit_code == 2
+    assert "already exists and is not empty" in result.stderr
+
+
+def test_the_initialised_tree_checks_clean_through_the_command(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(cli, ["init", "memory"]).exit_code == 0
+    for output in ("text", "github"):
+        result = runner.invoke(cli, ["check", "--root", "memory", "--format", output])
+        assert (result.exit_code, result.stdout, result.stderr) == (0, "No findings in 9 files.\n", "")
