@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -137,3 +138,24 @@ def serving(service: Any, **options: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def validate_shared(instance: Any, schema_name: str) -> None:
+    """Validate against ``../shared/schemas/<schema_name>``; nothing to do in a clone without ``../shared``."""
+    path = SHARED_SCHEMAS / schema_name
+    if path.is_file():
+        pytest.importorskip("jsonschema").validate(instance, json.loads(path.read_text()))
+
+
+def validate_tool_result(result: dict[str, Any]) -> None:
+    """A ``retrieve_memory`` result: our own models, then seed 000's schemas."""
+    from retriever.contracts import ErrorContent, StructuredContent
+
+    (ErrorContent if result["isError"] else StructuredContent).model_validate(result["structuredContent"])
+    validate_shared(result, "mcp_tool_result.schema.json")
+    validate_shared(result["structuredContent"], "retrieve_memory.structured.schema.json")
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a spawned ``retriever``: the test's isolated state folders, nothing else of ours."""
+    return {k: v for k, v in os.environ.items() if k.startswith(("RETRIEVER_", "XDG_", "PATH", "HOME", "PYTHON"))}

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from conftest import SHARED_SCHEMAS, TreeFactory, serving
+from conftest import TreeFactory, serving, validate_shared
 from fixtures import ACME, ASSISTANT
 from mcp import Client
 
@@ -23,17 +23,6 @@ TEAM = {
     "# On-call\n\nThe on-call engineer answers pages within 15 minutes, day and night.\n",
 }
 OWN = {"notes/mine.md": "# My notes\n\nMy on-call week starts on Monday 7 December.\n"}
-
-
-def _schema(name: str) -> dict[str, Any] | None:
-    path = SHARED_SCHEMAS / name
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
-def _validate(body: dict[str, Any], name: str) -> None:
-    schema = _schema(name)
-    if schema is not None:
-        pytest.importorskip("jsonschema").validate(body, schema)
 
 
 @pytest.fixture
@@ -83,7 +72,7 @@ def test_a_retrieval_answers_in_the_seeds_shape(base: str) -> None:
     )
     assert response.status_code == 200
     body = response.json()
-    _validate(body, "memories_retrieve.response.schema.json")
+    validate_shared(body, "memories_retrieve.response.schema.json")
     assert (body["query"], body["agent_id"], body["user_id"]) == (
         "How many sick days do employees earn?",
         "agent_tanya7k",
@@ -145,7 +134,7 @@ def test_chit_chat_is_gated(base: str) -> None:
     body = _retrieve(base, {"query": "thanks!", "agent_id": "a"}).json()
     assert body["retrieval"]["low_info_skipped"] is True
     assert body["retrieval"]["results"] == [] and body["prompt"] is None
-    _validate(body, "memories_retrieve.response.schema.json")
+    validate_shared(body, "memories_retrieve.response.schema.json")
 
 
 def test_a_repeat_is_a_cache_hit_and_an_edit_invalidates_it(
@@ -212,8 +201,8 @@ def test_get_memory_answers_structured_content_and_the_same_json_as_text(base: s
     assert result["isError"] is False
     structured = result["structuredContent"]
     assert json.loads(result["content"][0]["text"]) == structured
-    _validate(structured, "get_memory.output.schema.json")
-    _validate(result, "mcp_tool_result.schema.json")
+    validate_shared(structured, "get_memory.output.schema.json")
+    validate_shared(result, "mcp_tool_result.schema.json")
     assert (structured["facts"], structured["episodes"], structured["decisions"], structured["floor"]) == (
         1,
         1,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -15,12 +14,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from conftest import SHARED_SCHEMAS, TreeFactory, free_port, serving, wait_until
+from conftest import TreeFactory, child_env, free_port, serving, validate_tool_result, wait_until
 from fixtures import ACME
 from mcp import Client
 
 from retriever import Retriever, Settings
-from retriever.contracts import ErrorContent, StructuredContent
 from retriever.service import MemoryService
 from retriever.store_sqlite import SQLiteStore
 
@@ -53,24 +51,6 @@ def _post(url: str, body: Any, headers: dict[str, str] | None = None) -> httpx.R
     return httpx.post(url, content=content, headers={"Content-Type": "application/json", **(headers or {})}, timeout=30)
 
 
-def _schema(name: str) -> dict[str, Any] | None:
-    path = SHARED_SCHEMAS / name
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
-def _validate(result: dict[str, Any]) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
-    model = ErrorContent if result["isError"] else StructuredContent
-    model.model_validate(result["structuredContent"])
-    for name, part in (
-        ("mcp_tool_result.schema.json", result),
-        ("retrieve_memory.structured.schema.json", result["structuredContent"]),
-    ):
-        schema = _schema(name)
-        if schema is not None:
-            jsonschema.validate(part, schema)
-
-
 def _run(coroutine: Callable[[], Any]) -> Any:
     return anyio.run(coroutine)
 
@@ -93,11 +73,11 @@ def test_the_sdk_client_initializes_lists_and_calls_the_tool(base: str) -> None:
     assert result["isError"] is False
     assert result["structuredContent"]["retrieval"]["facts"][0]["statement"] == "Employees earn 10 sick days per year."
     assert len(result["structuredContent"]["diagnostics"]["session_id"]) == 32  # the handshake's Mcp-Session-Id
-    _validate(result)
+    validate_tool_result(result)
     error = bad.model_dump(by_alias=True, exclude_none=True)
     assert error["isError"] is True
     assert error["structuredContent"]["error_code"] == "invalid_arguments"
-    _validate(error)
+    validate_tool_result(error)
 
 
 def test_the_alias_route_ending_in_mcp_serves_the_same_tool(base: str) -> None:
@@ -120,7 +100,7 @@ def test_a_bare_tools_call_post_answers_json(base: str) -> None:
     assert body["result"]["structuredContent"]["retrieval"]["facts"][0]["statement"] == (
         "Employees earn 10 sick days per year."
     )
-    _validate(body["result"])
+    validate_tool_result(body["result"])
 
 
 def test_initialize_issues_a_session_id_that_later_requests_carry(base: str) -> None:
@@ -184,7 +164,7 @@ def test_bad_tool_arguments_are_a_tool_error_not_a_protocol_error(base: str) -> 
     assert (
         result["structuredContent"]["error_message"] == "'prompt' is 8,001 characters; the limit is 8,000: shorten it"
     )
-    _validate(result)
+    validate_tool_result(result)
 
 
 def test_get_is_not_allowed_and_ping_answers(base: str) -> None:
@@ -286,10 +266,6 @@ def test_an_oversized_body_is_refused(base: str) -> None:
 # -- the real command ---------------------------------------------------------------------------
 
 
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k.startswith(("RETRIEVER_", "XDG_", "PATH", "HOME", "PYTHON"))}
-
-
 def test_retriever_serve_as_a_process_answers_the_sdk_client_and_a_plain_post(make_tree: TreeFactory) -> None:
     root = make_tree(ACME)
     process = subprocess.Popen(
@@ -297,7 +273,7 @@ def test_retriever_serve_as_a_process_answers_the_sdk_client_and_a_plain_post(ma
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
-        env=_env(),
+        env=child_env(),
     )
     assert process.stderr is not None
     watchdog = threading.Timer(60, process.kill)  # bounds the blocking read below
@@ -316,7 +292,7 @@ def test_retriever_serve_as_a_process_answers_the_sdk_client_and_a_plain_post(ma
         assert result["structuredContent"]["retrieval"]["facts"][0]["statement"] == (
             "Employees earn 10 sick days per year."
         )
-        _validate(result)
+        validate_tool_result(result)
         assert _post(url, CALL).json()["result"]["isError"] is False
     finally:
         watchdog.cancel()
@@ -325,7 +301,7 @@ def test_retriever_serve_as_a_process_answers_the_sdk_client_and_a_plain_post(ma
 
 
 def test_retriever_serve_stops_at_start_up_when_redis_is_unreachable(make_tree: TreeFactory) -> None:
-    env = {**_env(), "RETRIEVER_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    env = {**child_env(), "RETRIEVER_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
     done = subprocess.run(
         [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(make_tree(ACME))],
         capture_output=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -11,39 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
-from conftest import SHARED_SCHEMAS, TreeFactory
+from conftest import TreeFactory, child_env, validate_tool_result
 from fixtures import ACME
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-
-from retriever.contracts import ErrorContent, StructuredContent
 
 
 def _command(root: Path) -> list[str]:
     return [sys.executable, "-m", "retriever", "mcp", "--root", str(root)]
 
 
-def _env() -> dict[str, str]:
-    # The autouse fixture put RETRIEVER_STATE_DIR and XDG folders in os.environ; the child inherits them.
-    return {k: v for k, v in os.environ.items() if k.startswith(("RETRIEVER_", "XDG_", "PATH", "HOME", "PYTHON"))}
-
-
-def _validate(result: dict[str, Any]) -> None:
-    (ErrorContent if result["isError"] else StructuredContent).model_validate(result["structuredContent"])
-    jsonschema = pytest.importorskip("jsonschema")
-    for name, part in (
-        ("mcp_tool_result.schema.json", result),
-        ("retrieve_memory.structured.schema.json", result["structuredContent"]),
-    ):
-        path = SHARED_SCHEMAS / name
-        if path.is_file():
-            jsonschema.validate(part, json.loads(path.read_text()))
-
-
 def test_the_sdk_client_lists_and_calls_the_tool_over_stdio(make_tree: TreeFactory) -> None:
     root = make_tree(ACME)
-    params = StdioServerParameters(command=sys.executable, args=_command(root)[1:], env=_env())
+    params = StdioServerParameters(command=sys.executable, args=_command(root)[1:], env=child_env())
 
     async def session() -> tuple[Any, Any, Any, Any]:
         async with Client(params) as client:
@@ -62,13 +41,13 @@ def test_the_sdk_client_lists_and_calls_the_tool_over_stdio(make_tree: TreeFacto
     result = first.model_dump(by_alias=True, exclude_none=True)
     assert result["isError"] is False
     assert result["structuredContent"]["retrieval"]["facts"][0]["source_path"] == "memory/projects/billing_migration.md"
-    _validate(result)
+    validate_tool_result(result)
     # One stdio connection is one session: the follow-up is rewritten with the earlier prompt.
     rewritten = follow.model_dump(by_alias=True)["structuredContent"]["triage"]["rewritten_query"]
     assert rewritten == "and who owns it? (context: billing migration project)"
     error = bad.model_dump(by_alias=True, exclude_none=True)
     assert error["isError"] is True and error["structuredContent"]["error_code"] == "invalid_arguments"
-    _validate(error)
+    validate_tool_result(error)
 
 
 def test_only_json_rpc_reaches_stdout_and_the_server_exits_when_stdin_closes(make_tree: TreeFactory) -> None:
@@ -93,7 +72,12 @@ def test_only_json_rpc_reaches_stdout_and_the_server_exits_when_stdin_closes(mak
         },
     ]
     process = subprocess.Popen(
-        _command(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+        _command(root),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
     )
     assert process.stdin is not None and process.stdout is not None
     watchdog = threading.Timer(60, process.kill)  # bounds the blocking reads below
@@ -118,7 +102,7 @@ def test_only_json_rpc_reaches_stdout_and_the_server_exits_when_stdin_closes(mak
 
 
 def test_a_store_that_cannot_open_stops_start_up_with_a_clear_error(make_tree: TreeFactory) -> None:
-    env = {**_env(), "RETRIEVER_REDIS_URL": "redis://127.0.0.1:1/0"}
+    env = {**child_env(), "RETRIEVER_REDIS_URL": "redis://127.0.0.1:1/0"}
     done = subprocess.run(_command(make_tree(ACME)), input="", capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 1
     assert done.stdout == ""
