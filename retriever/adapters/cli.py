@@ -1,10 +1,14 @@
 """The ``retriever`` command line: a thin click adapter over the core.
 
-    retriever query "Who owns billing?" [--root DIR] [--json] [--top-k N]
+    retriever query "Who owns billing?" [--root DIR] [--json] [--top-k N] [--llm-model M | --no-llm] [--at REV]
     retriever tree [--root DIR] [--json]
+    retriever mcp [--root DIR]                      # MCP over stdio
+    retriever serve [--host H] [--port N] [--root DIR]   # MCP over HTTP, /memories/retrieve, /healthz
+    retriever requests [--limit N] [--session-id S] [--since T] [--json]
+    retriever check / retriever init                # in adapters/cli_check.py
 
-Exit codes: 0 success; 1 retrieval failed (timeout, internal error); 2 bad usage or input
-(invalid arguments, missing root, invalid settings).  Errors go to stderr; with ``--json``
+Exit codes: 0 success; 1 retrieval failed (timeout, unreachable store); 2 bad usage or input
+(invalid arguments, missing root, invalid settings, unknown git revision).  Errors go to stderr; with ``--json``
 the seed's error object is printed on stdout as well.  Heavy modules are imported inside
 the commands so that ``--help`` and small trees answer fast.
 """
