@@ -9,7 +9,7 @@ Coverage is read off the calibrated scores, so "the memory does not know" can be
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from retriever.context import Context, Run
@@ -18,6 +18,8 @@ from retriever.markup import truncate
 from retriever.memory import Memory
 from retriever.models import Document
 from retriever.results import Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
+
+Resolve = Callable[[str], str | None]  # a name → the document it refers to (``Memory.resolve``)
 
 # Thresholds on the best fact's relevance, and on how many facts are strong.
 COMPREHENSIVE, PARTIAL, LIMITED = 0.8, 0.55, 0.35
@@ -55,22 +57,6 @@ def _names(value: Any) -> list[str]:
     return []
 
 
-class _Resolver:
-    """Finds documents by title, alias or relative path (case-insensitive)."""
-
-    def __init__(self, memory: Memory) -> None:
-        self.by_name: dict[str, str] = {}
-        for path, info in memory.state.catalog.items():
-            for name in (info.title, *info.aliases):
-                self.by_name.setdefault(name.casefold(), path)
-            self.by_name.setdefault(path.casefold(), path)
-            self.by_name.setdefault(path.rsplit("/", 1)[-1].removesuffix(".md").casefold(), path)
-
-    def __call__(self, name: str) -> str | None:
-        key = name.casefold().removeprefix("./")
-        return self.by_name.get(key) or self.by_name.get(key.removesuffix(".md"))
-
-
 def _properties(doc: Document, memory: Memory) -> dict[str, Any]:
     props: dict[str, Any] = {"source_path": memory.source_path(doc.rel_path)}
     if doc.aliases:
@@ -83,7 +69,7 @@ def _properties(doc: Document, memory: Memory) -> dict[str, Any]:
     return props
 
 
-def entities(docs: list[Document], memory: Memory, resolve: _Resolver) -> tuple[Entity, ...]:
+def entities(docs: list[Document], memory: Memory, resolve: Resolve) -> tuple[Entity, ...]:
     """Typed documents that contributed, then the typed documents their relations name."""
     out: dict[str, Entity] = {}
     for doc in docs:
@@ -98,7 +84,7 @@ def entities(docs: list[Document], memory: Memory, resolve: _Resolver) -> tuple[
     return tuple(out.values())[:MAX_ENTITIES]
 
 
-def _relations(doc: Document, resolve: _Resolver) -> Iterator[Relationship]:
+def _relations(doc: Document, resolve: Resolve) -> Iterator[Relationship]:
     for key, value in doc.front_matter.items():
         for name in _names(value):
             path = resolve(name)
@@ -106,7 +92,7 @@ def _relations(doc: Document, resolve: _Resolver) -> Iterator[Relationship]:
                 yield Relationship(doc.title, name, key)
 
 
-def relationships(docs: list[Document], memory: Memory, resolve: _Resolver) -> tuple[Relationship, ...]:
+def relationships(docs: list[Document], memory: Memory, resolve: Resolve) -> tuple[Relationship, ...]:
     out: dict[tuple[str, str, str], Relationship] = {}
     for doc in docs:
         for rel in _relations(doc, resolve):
@@ -157,20 +143,6 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?", "…")) else text.rstrip(" :;,") + "."
 
 
-_resolvers: dict[tuple[int, int, int], _Resolver] = {}
-
-
-def _resolver(memory: Memory) -> _Resolver:
-    """The name index of the memory as it is now; rebuilt only after a refresh changed documents."""
-    key = (id(memory.state), len(memory.state.catalog), memory.index.size)
-    resolver = _resolvers.get(key)
-    if resolver is None:  # threads may race here; the worst case is building it twice
-        resolver = _Resolver(memory)
-        _resolvers.clear()
-        _resolvers[key] = resolver
-    return resolver
-
-
 def _summary(facts: tuple[Fact, ...], coverage: str, ctx: Context, question: str) -> str:
     """The model's summary of the kept facts when one is configured, else the extractive one."""
     if ctx.llm is not None and facts:
@@ -182,7 +154,7 @@ def _summary(facts: tuple[Fact, ...], coverage: str, ctx: Context, question: str
 
 def assemble(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Context, question: str = "") -> Retrieval:
     docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
-    resolve = _resolver(memory)
+    resolve = memory.resolve
     cover = assess(facts)
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
     return Retrieval(

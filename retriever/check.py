@@ -93,15 +93,13 @@ class _Tree:
     config: CheckConfig
     files: list[_File] = field(default_factory=list)
     paths: frozenset[str] = frozenset()  # every markdown file in the tree, readable or not
-    names: dict[str, str] = field(default_factory=dict)  # casefolded title, alias, path or stem -> rel_path
 
     def finding(self, rel_path: str, line: int, rule: str, message: str) -> Finding:
         return Finding(self.memory.source_path(rel_path), line, rule, RULES[rule], message)
 
     def resolve(self, name: str) -> str | None:
-        """The document a name refers to, the way the retriever resolves relation values."""
-        key = name.strip().casefold().removeprefix("./")
-        return self.names.get(key) or self.names.get(key.removesuffix(".md"))
+        """The document a name refers to, exactly as the retriever resolves relation values."""
+        return self.memory.resolve(name)
 
 
 def _load(memory: Memory, config: CheckConfig) -> _Tree:
@@ -111,11 +109,6 @@ def _load(memory: Memory, config: CheckConfig) -> _Tree:
         if loaded is not None:
             tree.files.append(loaded)
     tree.paths = frozenset([*memory.state.catalog, *(s.rel_path for s in memory.skipped)])
-    for file in tree.files:
-        for name in (file.doc.title, *file.doc.aliases):
-            tree.names.setdefault(name.casefold(), file.rel_path)
-        tree.names.setdefault(file.rel_path.casefold(), file.rel_path)
-        tree.names.setdefault(file.rel_path.rsplit("/", 1)[-1].removesuffix(".md").casefold(), file.rel_path)
     return tree
 
 

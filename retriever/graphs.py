@@ -184,7 +184,7 @@ def _version(retriever: Retriever) -> tuple[Any, ...]:
         memory = retriever.memory
     except MemoryNotFound:
         return ("missing",)
-    return (id(memory.state), memory.index.size, memory.index.live_count)
+    return memory.version
 
 
 def _times(tree: Tree, fact: Fact) -> tuple[str | None, str | None]:

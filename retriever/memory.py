@@ -111,6 +111,7 @@ class Memory:
     _repo: Path | None = None
     _history: gitinfo.History | None = None
     _dirty: frozenset[str] = frozenset()
+    _names: tuple[tuple[int, int, int], dict[str, str]] | None = field(default=None, repr=False)
 
     # -- opening and refreshing ------------------------------------------------------------
 
@@ -184,6 +185,19 @@ class Memory:
         except gitinfo.GitError as exc:
             self._repo = None
             self.warnings.append(f"git provenance unavailable: {exc.message}")
+
+    @property
+    def version(self) -> tuple[int, int, int]:
+        """Changes whenever a refresh changes the documents or the index (for caches keyed on the tree)."""
+        return (id(self.state), self.index.size, self.index.live_count)
+
+    def resolve(self, name: str) -> str | None:
+        """The document a name refers to (title, alias, relative path or file stem; case-insensitive)."""
+        names = self._names
+        if names is None or names[0] != self.version:  # rebuilt only after a refresh changed documents
+            names = self._names = (self.version, _name_index(self.state.catalog))
+        key = name.strip().casefold().removeprefix("./")
+        return names[1].get(key) or names[1].get(key.removesuffix(".md"))
 
     def when(self, doc: Document) -> When:
         """The document's dates and author: git's first and last commit, else its front-matter dates."""
@@ -459,6 +473,17 @@ def _register(state: IndexState, sections: dict[str, list[int]], docs: list[Docu
         for acronym, expansion in doc.acronyms:
             state.acronyms.setdefault(analyzer.normalize(acronym), set()).add(expansion.casefold())
         sections[doc.rel_path] = sids
+
+
+def _name_index(catalog: dict[str, DocInfo]) -> dict[str, str]:
+    """Casefolded title, alias, path and file stem → rel_path (the first document keeps a shared name)."""
+    names: dict[str, str] = {}
+    for path, info in catalog.items():
+        for name in (info.title, *info.aliases):
+            names.setdefault(name.casefold(), path)
+        names.setdefault(path.casefold(), path)
+        names.setdefault(path.rsplit("/", 1)[-1].removesuffix(".md").casefold(), path)
+    return names
 
 
 def _sections_by_file(state: IndexState) -> dict[str, list[int]]:
