@@ -27,7 +27,7 @@ import numpy as np
 from retriever.index import Params, SectionIndex, Segment
 from retriever.models import Document, Fingerprint
 
-FORMAT = 9  # bump when Document, the analyzer or the index layout changes
+FORMAT = 10  # bump when Document, the analyzer or the index layout changes
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from markdown_it import MarkdownIt
 from retriever import reader
 from retriever.assemble import RELATION_FIELDS
 from retriever.check_config import LOCAL_CONFIG, RULES, CheckConfig
+from retriever.markup import LINK_TARGET
 from retriever.memory import Memory
 from retriever.models import Document
 from retriever.parser import ParseError, split_front_matter
@@ -38,7 +39,6 @@ _FM_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*[:=]")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _AT_LINE = re.compile(r"\bat line (\d+)")
 _INLINE_CODE = re.compile(r"(`+).+?\1")
-_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\s*\)")
 _LINK_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?")
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -229,7 +229,7 @@ def _unknown_types(tree: _Tree) -> Iterator[Finding]:
 def _broken_links(tree: _Tree) -> Iterator[Finding]:
     for file in tree.files:
         for line, text in _prose_lines(file):
-            targets = [*_LINK.findall(text), *_LINK_DEFINITION.findall(text)]
+            targets = [*LINK_TARGET.findall(text), *_LINK_DEFINITION.findall(text)]
             for target in targets:
                 problem = _link_problem(tree, file.rel_path, target)
                 if problem:

@@ -12,6 +12,8 @@ _IMAGE = re.compile(r"!\[([^\]]*)\]\((?:[^()]|\([^()]*\))*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^()]*\))*\)")
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _WIKI_LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+# The target of an inline link or image: ``](target)``, ``](<target>)``, ``](target "title")``.
+LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\s*\)")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
 _HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>|<!--.*?-->", re.S)

@@ -21,12 +21,11 @@ from frontmatter.default_handlers import YAMLHandler
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from retriever.markup import clean_inline, find_acronyms, humanize, split_sentences
+from retriever.markup import LINK_TARGET, clean_inline, find_acronyms, humanize, split_sentences
 from retriever.models import Document, Section, Unit
 
 _YAML_FENCE = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$\r?\n?", re.S | re.M)
 _TOML_FENCE = re.compile(r"\A(?:\ufeff)?\+\+\+[ \t]*\r?\n(.*?)^\+\+\+[ \t]*$\r?\n?", re.S | re.M)
-_LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _LONG_UNIT = 600  # characters; longer list items are split into sentences
 _INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})
 _ROW_NUMBER_HEADERS = frozenset({"#", "No.", "No", "№"})
@@ -314,7 +313,7 @@ def _links(rel_path: str, body: str) -> tuple[str, ...]:
     """Relative links to other markdown files, resolved to tree-relative posix paths."""
     here = posixpath.dirname(rel_path)
     found: list[str] = []
-    for target in _LINK_TARGET.findall(body):
+    for target in LINK_TARGET.findall(body):
         target = target.split("#", 1)[0]
         if not target or "://" in target or target.startswith(("mailto:", "/")):
             continue

@@ -296,6 +296,11 @@ def test_relative_markdown_links_resolve_to_tree_paths() -> None:
     )
 
 
+def test_links_with_single_quoted_or_parenthesised_titles_are_followed_as_check_reads_them() -> None:
+    text = "# Setup\n\nSee [a](a.md 'Title A') and [b](<b.md> (Title B)).\n"
+    assert parse_document("docs/setup.md", text).links == ("docs/a.md", "docs/b.md")
+
+
 def test_web_anchor_absolute_escaping_and_non_markdown_links_are_ignored() -> None:
     text = (
         "[anchor](#top) [web](https://example.com/x.md) [escape](../../../outside.md) "
