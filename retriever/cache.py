@@ -114,9 +114,6 @@ class IndexCache:
                     continue
         return out
 
-    def all_documents(self) -> dict[str, Document]:
-        return self.documents(r[0] for r in self._sql("SELECT rel_path FROM files WHERE record IS NOT NULL"))
-
     def put(self, rel_path: str, fingerprint: Fingerprint, doc: Document | None, skipped: str | None) -> None:
         blob = pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL) if doc is not None else None
         self._sql(

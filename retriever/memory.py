@@ -26,13 +26,12 @@ from retriever.errors import MemoryNotFound
 from retriever.index import Params, SectionIndex, SegmentBuilder, analyze_document
 from retriever.markup import humanize
 from retriever.models import Document, Fingerprint, Section, Skipped
-from retriever.parser import ParseError, parse_document
+from retriever.parser import INDEX_NAMES, ParseError, parse_document
 from retriever.results import When
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
-_INDEX_NAMES = ("readme.md", "_index.md", "index.md")
 _COMPACT_DEAD_SHARE = 0.3
 _COMPACT_SEGMENTS = 8
 _DOCUMENTS_IN_MEMORY = 2048  # parsed documents kept after a refresh when the cache holds them all
@@ -426,7 +425,7 @@ class Memory:
         """``Company Context > Relationships > Client Organizations > Tier 1``."""
         parts = [humanize(self.root_name), *self.folder_titles(rel_path)]
         info = self.state.catalog.get(rel_path)
-        if rel_path.rsplit("/", 1)[-1].lower() not in _INDEX_NAMES or "/" not in rel_path:
+        if rel_path.rsplit("/", 1)[-1].lower() not in INDEX_NAMES or "/" not in rel_path:
             parts.append(info.title if info else humanize(rel_path.rsplit("/", 1)[-1]))
         if section is not None:
             parts.extend(section.heading_path)

@@ -6,7 +6,7 @@ Line numbers are 1-based file lines (front matter included) and ranges are inclu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 Lines = tuple[int, int]
@@ -68,20 +68,3 @@ class Fingerprint:
     size: int
     mtime_ns: int
     sha1: str
-
-
-@dataclass(frozen=True, slots=True)
-class SectionRef:
-    """A section as the index knows it: file slot and ordinal inside the file."""
-
-    rel_path: str
-    ordinal: int
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A section scored by the index for a query."""
-
-    ref: SectionRef
-    score: float
-    matched: tuple[str, ...] = field(default_factory=tuple)  # query terms present in the section

@@ -27,7 +27,7 @@ from retriever.models import Document, Section, Unit
 _YAML_FENCE = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$\r?\n?", re.S | re.M)
 _TOML_FENCE = re.compile(r"\A(?:\ufeff)?\+\+\+[ \t]*\r?\n(.*?)^\+\+\+[ \t]*$\r?\n?", re.S | re.M)
 _LONG_UNIT = 600  # characters; longer list items are split into sentences
-_INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})
+INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})
 _ROW_NUMBER_HEADERS = frozenset({"#", "No.", "No", "№"})
 
 # Only block rules run: inline parsing is done by ``clean_inline`` on the pieces we keep.
@@ -103,7 +103,7 @@ def _strings(value: Any) -> tuple[str, ...]:
 def default_title(rel_path: str) -> str:
     """A document's title when neither front matter nor a leading H1 gives one."""
     parts = rel_path.split("/")
-    if parts[-1].lower() in _INDEX_NAMES and len(parts) > 1:
+    if parts[-1].lower() in INDEX_NAMES and len(parts) > 1:
         return humanize(parts[-2])
     return humanize(parts[-1])
 

@@ -159,9 +159,3 @@ def modified_at(root: Path, rel_path: str) -> float | None:
         return (root / rel_path).stat().st_mtime
     except OSError:
         return None
-
-
-def sha1_of(root: Path, rel_path: str) -> str:
-    """SHA-1 of a file's bytes, to tell a touched file from an edited one."""
-    with open(root / rel_path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha1").hexdigest()
