@@ -75,31 +75,31 @@ def _path_text(doc: Document, section: Section) -> str:
     return words.replace("_", " ").replace("-", " ")
 
 
+def _title_text(doc: Document) -> str:
+    return " ".join([doc.title, *doc.aliases])
+
+
+def _heading(section: Section) -> str:
+    return section.heading_path[-1] if section.heading_path else section.title
+
+
 def section_fields(doc: Document, section: Section) -> tuple[str, ...]:
     """The texts of one section's fields, in ``FIELDS`` order."""
-    heading = section.heading_path[-1] if section.heading_path else section.title
-    return (
-        " ".join([doc.title, *doc.aliases]),
-        heading,
-        _path_text(doc, section),
-        _meta_text(doc),
-        section.text,
-    )
+    return (_title_text(doc), _heading(section), _path_text(doc, section), _meta_text(doc), section.text)
 
 
 def analyze_document(doc: Document) -> list[Analyzed]:
-    """Per section, per field, the term counts of a document."""
-    title = Counter(analyzer.terms(" ".join([doc.title, *doc.aliases])))
+    """Per section, per field (in ``FIELDS`` order), the term counts of a document.
+
+    The title and meta fields are the document's, so they are analysed once and shared by its sections.
+    """
+    title = Counter(analyzer.terms(_title_text(doc)))
     meta = Counter(analyzer.terms(_meta_text(doc)))
     out: list[Analyzed] = []
     for section in doc.sections:
-        _, heading, path, _, body = section_fields(doc, section)
-        counts = (
-            Counter(analyzer.terms(heading)),
-            Counter(analyzer.terms(path)),
-            Counter(analyzer.terms(body)),
-        )
-        out.append((title, counts[0], counts[1], meta, counts[2]))
+        heading = Counter(analyzer.terms(_heading(section)))
+        path = Counter(analyzer.terms(_path_text(doc, section)))
+        out.append((title, heading, path, meta, Counter(analyzer.terms(section.text))))
     return out
 
 
