@@ -68,64 +68,39 @@ class MemoryService:
             return self._get_memory(arguments, handshake_session, transport)
         if name != TOOL_NAME:
             raise UnknownTool(f"unknown tool {name!r}; this server has {TOOL_NAME!r} and {GET_MEMORY!r}")
-        received, began = time.time(), time.perf_counter()
+        started = _Started()
         session = _session(arguments) or handshake_session
         warnings: list[str] = []
         try:
             validate_arguments(arguments)
             history = self._history(session, warnings)
             result = self.retriever.call(arguments, history=history, session_id=session)
-            response, status, code, request_id = result.to_mcp(), "ok", None, result.run.request_id
+            response, code, request_id = result.to_mcp(), None, result.run.request_id
         except (InvalidArguments, RetrievalTimeout) as exc:
-            response, status, code, request_id = error_result(exc), "error", exc.code, str(uuid.uuid4())
-        if status == "ok":
+            response, code, request_id = error_result(exc), exc.code, str(uuid.uuid4())
+        if code is None:
             self._remember_prompt(session, arguments["prompt"], warnings)
-        record = RequestRecord(
-            request_id,
-            received,
-            session,
-            name,
-            transport,
-            status,
-            (time.perf_counter() - began) * 1000,
-            dict(arguments) if isinstance(arguments, Mapping) else {"arguments": arguments},
-            response,
-            code,
-        )
-        self._log(record, warnings)
-        if warnings and status == "ok":
+        self._log(started.record(request_id, session, name, transport, arguments, response, code), warnings)
+        if warnings and code is None:
             response["structuredContent"]["diagnostics"]["warnings"].extend(warnings)
         return response
 
     def _get_memory(self, arguments: Any, session: str | None, transport: str) -> dict[str, Any]:
         """Seed 002's ``get_memory``: the assistant memory, filtered by agent and query."""
-        received, began = time.time(), time.perf_counter()
+        started = _Started()
         try:
             agent, query = validate_get_memory(arguments)
             memory = self.retriever.memory
             with memory.reading():
-                response, status, code = json_result(assistant.get_memory(memory, agent, query)), "ok", None
+                response, code = json_result(assistant.get_memory(memory, agent, query)), None
         except (InvalidArguments, MemoryNotFound) as exc:
-            response, status, code = json_error(exc), "error", exc.code
-        logged = dict(arguments) if isinstance(arguments, Mapping) else {"arguments": arguments}
-        record = RequestRecord(
-            str(uuid.uuid4()),
-            received,
-            session,
-            GET_MEMORY,
-            transport,
-            status,
-            (time.perf_counter() - began) * 1000,
-            logged,
-            response,
-            code,
-        )
-        self._log(record, [])
+            response, code = json_error(exc), exc.code
+        self._log(started.record(str(uuid.uuid4()), session, GET_MEMORY, transport, arguments, response, code), [])
         return response
 
     def memories_retrieve(self, body: Any, user_id: str | None) -> tuple[int, dict[str, Any]]:
         """Seed 003's ``POST /memories/retrieve``: (HTTP status, body); 422 with ``detail`` when invalid."""
-        received, began = time.time(), time.perf_counter()
+        started = _Started()
         try:
             request = MemoriesRetrieveRequest.model_validate(body)
             status, response = 200, self.graphs.retrieve(request, user_id)
@@ -137,19 +112,8 @@ class MemoryService:
                 {"type": "value_error", "loc": ["body", "graph_ids", exc.index], "msg": str(exc), "input": exc.graph_id}
             ]
             status, response = 422, {"detail": detail}
-        logged = dict(body) if isinstance(body, Mapping) else {"body": body}
-        record = RequestRecord(
-            str(uuid.uuid4()),
-            received,
-            user_id,
-            "memories/retrieve",
-            "http",
-            "ok" if status == 200 else "error",
-            (time.perf_counter() - began) * 1000,
-            logged,
-            response,
-            None if status == 200 else "validation_error",
-        )
+        code = None if status == 200 else "validation_error"
+        record = started.record(str(uuid.uuid4()), user_id, "memories/retrieve", "http", body, response, code, "body")
         self._log(record, [])
         return status, response
 
@@ -246,6 +210,32 @@ class MemoryService:
         if self._watcher is not None:
             self._watcher.join(timeout=5)
         self.store.close()
+
+
+class _Started:
+    """When a counted call began, and the log record it makes when it ends."""
+
+    def __init__(self) -> None:
+        self.received, self.began = time.time(), time.perf_counter()
+
+    def record(
+        self,
+        request_id: str,
+        session: str | None,
+        tool: str,
+        transport: str,
+        arguments: Any,
+        response: dict[str, Any],
+        code: str | None,
+        wrap: str = "arguments",
+    ) -> RequestRecord:
+        """The call's record: ``status`` follows ``code``; non-object arguments are logged as ``{wrap: value}``."""
+        logged = dict(arguments) if isinstance(arguments, Mapping) else {wrap: arguments}
+        duration_ms = (time.perf_counter() - self.began) * 1000
+        status = "ok" if code is None else "error"
+        return RequestRecord(
+            request_id, self.received, session, tool, transport, status, duration_ms, logged, response, code
+        )
 
 
 def _session(arguments: Any) -> str | None:
