@@ -72,39 +72,48 @@ def wait_until(check: Callable[[], bool], timeout: float = 10.0, interval: float
     return check()
 
 
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real redis-server on a free loopback port, for the whole test session; yields its URL.
+@contextmanager
+def redis_process(folder: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A real redis-server on a free loopback port, its files in ``folder``; yields the process and its URL.
 
-    Skipped where redis-server is not installed (``.ci/run`` installs it with apt-get).
+    Skips the test where redis-server is not installed (``.ci/run`` installs it with apt-get).
+    The process may be stopped inside the block (to test a dead server); it is stopped on exit.
     """
+    import redis
+
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("redis-server is not installed (apt-get install redis-server); Redis store tests skipped")
     port = free_port()
-    folder = tmp_path_factory.mktemp("redis")
     process = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url)
+
+    def answers() -> bool:
+        try:
+            return bool(client.ping())
+        except redis.RedisError:
+            return False
+
     try:
-        import redis
-
-        client = redis.Redis.from_url(url)
-
-        def answers() -> bool:
-            try:
-                return bool(client.ping())
-            except redis.RedisError:
-                return False
-
         assert wait_until(answers), f"redis-server did not answer on port {port}"
-        yield url
+        yield process, url
     finally:
-        process.terminate()
+        client.close()
+        if process.poll() is None:
+            process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real redis-server for the whole test session; yields its URL."""
+    with redis_process(tmp_path_factory.mktemp("redis")) as (_, url):
+        yield url
 
 
 @pytest.fixture

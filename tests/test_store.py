@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import redis
-from conftest import free_port, wait_until
+from conftest import free_port, redis_process, wait_until
 
 from retriever.config import Settings, state_home
 from retriever.store import (
@@ -460,37 +457,6 @@ def test_open_store_with_an_unreachable_redis_says_what_to_do() -> None:
 # Failures at request time
 
 
-@contextmanager
-def private_redis(folder: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """A redis-server of this test's own (so it can be stopped); yields the process and its URL."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    client = redis.Redis.from_url(url)
-
-    def answers() -> bool:
-        try:
-            return bool(client.ping())
-        except redis.RedisError:
-            return False
-
-    try:
-        assert wait_until(answers), f"redis-server did not answer on port {port}"
-        yield process, url
-    finally:
-        client.close()
-        if process.poll() is None:
-            process.terminate()
-        process.wait(timeout=10)
-
-
 STORE_CALLS: dict[str, Callable[[Store], object]] = {
     "add_prompt": lambda store: store.add_prompt("s1", "hello"),
     "prompts": lambda store: store.prompts("s1"),
@@ -501,7 +467,7 @@ STORE_CALLS: dict[str, Callable[[Store], object]] = {
 
 @pytest.mark.parametrize("call", list(STORE_CALLS))
 def test_redis_going_away_raises_store_unavailable(call: str, tmp_path: Path, clock: FakeClock) -> None:
-    with private_redis(tmp_path) as (process, url):
+    with redis_process(tmp_path) as (process, url):
         store = RedisStore(url, 10_000, clock, timeout=1.0)
         try:
             store.add_prompt("s1", "before")
