@@ -306,6 +306,24 @@ def test_a_request_the_client_cancels_does_not_hold_the_exit(make_tree: TreeFact
                 wire.process.kill()
 
 
+def test_while_serving_stray_output_goes_to_stderr_and_child_processes_read_no_client_input() -> None:
+    script = """
+import subprocess, sys
+from retriever.adapters.mcp_stdio import _claimed_stdio
+with _claimed_stdio() as (wire_in, wire_out):
+    print("a stray print", flush=True)
+    subprocess.run([sys.executable, "-c", "import sys; print('child read', repr(sys.stdin.read()))"], check=True)
+    wire_out.write(wire_in.readline())
+print("fd 1 is stdout again")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=b"the client's line\n", capture_output=True, env=child_env(), timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"the client's line\nfd 1 is stdout again\n"
+    assert done.stderr == b"a stray print\nchild read ''\n"
+
+
 # -- random lines ---------------------------------------------------------------------------------
 # Each drawn line is a template (kind, payload); ids are filled in when it is sent, unique over the whole run,
 # so that "exactly one reply per request id" can be checked once the server has exited.

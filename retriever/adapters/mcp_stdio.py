@@ -125,12 +125,12 @@ class _Outstanding:
                 self.settled(cancelled)
 
     def settled(self, request_id: types.RequestId) -> None:
+        """Count a request out: answered, or cancelled by the client."""
         key = coerce_request_id(request_id)
-        if self._open[key] <= 0:
-            del self._open[key]  # an answer to no counted request (ours, or after a cancel)
-            return
+        if key not in self._open:
+            return  # an answer to a rejected line, or an answer that raced the client's cancel
         self._open[key] -= 1
-        if self._open[key] == 0:
+        if not self._open[key]:
             del self._open[key]
         if not self._open:
             self._idle.set()
