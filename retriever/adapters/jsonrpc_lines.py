@@ -35,8 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 MAX_LINE_BYTES = 1 << 20  # a prompt is at most 8,000 characters; 1 MiB leaves room for any real message
 MAX_DEPTH = 64  # MCP messages nest a few levels; deeper input only costs parser stack
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_BRACKET = re.compile(r"[\[\]{}]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MESSAGE_CHARS = 300  # bounds a pydantic message quoted in a reply
 
@@ -67,10 +66,10 @@ def classify(line: bytes) -> JSONRPCMessage | Rejection | None:
     """The message on ``line`` (one line of stdin, newline included or not), or why it is rejected."""
     if not line.strip():
         return None
-    value = _parse(line)
-    if isinstance(value, Rejection):
-        return value
-    return _message(value)
+    parsed = _parse(line)
+    if isinstance(parsed, Rejection):
+        return parsed
+    return _message(*parsed)
 
 
 def _parse_error(reason: str) -> Rejection:
@@ -81,43 +80,45 @@ def _invalid(request_id: RequestId | None, reason: str) -> Rejection:
     return Rejection(request_id, INVALID_REQUEST, f"Invalid Request: {reason}")
 
 
-def _parse(line: bytes) -> Any:
-    """The JSON value on the line, or a parse-error ``Rejection``."""
+def _parse(line: bytes) -> tuple[Any, str] | Rejection:
+    """The JSON value on the line and its text, or a parse-error ``Rejection``."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         return _parse_error(f"the line is not UTF-8 (bad byte at offset {exc.start}); encode messages as UTF-8")
     deep = _parse_error(f"JSON nested deeper than {MAX_DEPTH} levels; send a flatter message")
-    if _too_deep(text):
-        return deep
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         return _parse_error(f"not JSON ({exc.msg} at column {exc.colno}); send one JSON-RPC message per line")
     except _NotJSON:
         return _parse_error("NaN and Infinity are not JSON; send numbers or strings")
-    except RecursionError:  # only if the depth scan misjudged malformed input
+    except RecursionError:  # the parser stops cleanly at Python's recursion limit (~1,000 levels)
         return deep
+    # Each level opens with a bracket or brace, so a line with few of them needs no walk.
+    if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        return deep
+    return value, text
 
 
 def _reject_constant(name: str) -> Any:
     raise _NotJSON(name)
 
 
-def _too_deep(text: str) -> bool:
-    """Whether brackets outside strings nest deeper than ``MAX_DEPTH``: checked before parsing, because
-    Python's parser recurses per level and 200,000 levels would exhaust it."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
-        return False
-    depth = 0
-    for bracket in _BRACKET.finditer(_STRING.sub('""', text)):
-        depth += 1 if bracket.group() in "[{" else -1
-        if depth > MAX_DEPTH:
-            return True
-    return False
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than ``limit`` levels in ``value``: level by level, no recursion."""
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(limit):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list)
+        ]
+    return bool(level)
 
 
-def _message(value: Any) -> JSONRPCMessage | Rejection:
+def _message(value: Any, text: str) -> JSONRPCMessage | Rejection:
     """``value`` as a JSON-RPC message of the shape its keys announce, or why it is not one."""
     if isinstance(value, list):
         return _invalid(None, "batches (JSON arrays) are not supported; send one message per line")
@@ -127,7 +128,8 @@ def _message(value: Any) -> JSONRPCMessage | Rejection:
     reply_id = as_request_id(value.get("id")) if is_call else None  # a bad response is not answered by id
     if is_call and "id" in value and reply_id is None:
         return _invalid(None, f"id must be a string or an integer, not {_kind(value['id'])}")
-    if _has_lone_surrogate(value):
+    # A parsed string can hold a surrogate only through a \\uD800-\\uDFFF escape: UTF-8 cannot encode one.
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         return _invalid(reply_id, "a string holds a lone UTF-16 surrogate such as \\ud800; send valid Unicode")
     model = _model_for(value)
     if model is None:
@@ -155,8 +157,7 @@ def _first_problem(exc: ValidationError) -> str:
 
 
 def _has_lone_surrogate(value: Any) -> bool:
-    """Whether any string (key or value) holds a surrogate: JSON escapes can carry one, UTF-8 cannot,
-    and the reply could not be encoded.  Iterative, so no recursion however the value nests."""
+    """Whether any string (key or value) holds a surrogate, which no reply could encode."""
     stack = [value]
     while stack:
         item = stack.pop()
