@@ -12,6 +12,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import TreeFactory
 from fixtures import ACME
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llm_server import Reply, ScriptedLLM, answer, outline_ids, section_blocks, serve, stage_of, user_text
 
 from retriever import Retriever, Settings
@@ -407,3 +409,23 @@ def test_summaries_that_add_what_the_facts_do_not_say_are_rejected_without_quoti
     problem = summary_problem(summary, FACTS, PTO)
     assert problem is not None and reason in problem
     assert not any(word in problem for word in ("evil", "password", "Ignore", "pension", "30"))
+
+
+_FACT_TEXT = st.lists(
+    st.sampled_from([*"abcdefghij KLMNOP 0123456789 .,:;!?@/-_'", "dot", "ignore", "http://", "é", "Київ", "数据"]),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(st.lists(_FACT_TEXT, min_size=1, max_size=5), st.integers(1, 5), _FACT_TEXT)
+def test_a_summary_that_quotes_its_facts_is_always_kept(facts: list[str], count: int, question: str) -> None:
+    summary = " ".join(" ".join(facts[:count]).split())  # as guide_summary normalises the model's text
+    assert summary_problem(summary, facts, question) is None
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(st.lists(_FACT_TEXT, min_size=1, max_size=5), st.text(max_size=80), st.text(max_size=20))
+def test_any_summary_is_judged_without_raising(facts: list[str], summary: str, question: str) -> None:
+    problem = summary_problem(summary, facts, question)
+    assert problem is None or problem.startswith("summary ")

@@ -23,7 +23,8 @@ from llm_server import Reply, serve
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from retriever.adapters.jsonrpc_lines import MAX_DEPTH, MAX_LINE_BYTES
+from retriever.adapters.jsonrpc_lines import MAX_DEPTH, MAX_LINE_BYTES, classify
+from retriever.adapters.mcp_stdio import _Outstanding
 
 WAIT = 30.0  # seconds: the bound on every read from the server
 
@@ -322,6 +323,29 @@ print("fd 1 is stdout again")
     assert done.returncode == 0, done.stderr
     assert done.stdout == b"the client's line\nfd 1 is stdout again\n"
     assert done.stderr == b"a stray print\nchild read ''\n"
+
+
+def test_answers_are_awaited_per_request_even_when_a_rejected_line_or_a_cancel_reuses_an_id() -> None:
+    def message(line: dict[str, Any]) -> Any:
+        return classify(json.dumps(line).encode())
+
+    async def scenario() -> list[bool]:
+        outstanding, idle = _Outstanding(), []
+        outstanding.received(message({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {}}))
+        outstanding.expect(2)  # then a rejected line under the same id: its error reply is written first
+        outstanding.settled(2)
+        idle.append(outstanding.idle())  # still waiting for the tools/call
+        outstanding.settled("2")  # the SDK answers it ("2" and 2 are one id to the SDK)
+        idle.append(outstanding.idle())
+        outstanding.received(message({"jsonrpc": "2.0", "id": "r", "method": "ping"}))
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "r"}}
+        outstanding.received(message(cancel))  # the SDK never answers a cancelled request
+        idle.append(outstanding.idle())
+        outstanding.settled("r")  # an answer that raced the cancel changes nothing
+        idle.append(outstanding.idle())
+        return idle
+
+    assert anyio.run(scenario) == [False, True, True, True]
 
 
 # -- random lines ---------------------------------------------------------------------------------

@@ -113,12 +113,16 @@ class _Outstanding:
         self._idle = anyio.Event()
         self._idle.set()
 
+    def expect(self, request_id: types.RequestId) -> None:
+        """Count in an answer that will be written (each answer written counts one out)."""
+        if not self._open:
+            self._idle = anyio.Event()
+        self._open[coerce_request_id(request_id)] += 1
+
     def received(self, message: types.JSONRPCMessage) -> None:
         """Count a request in; a cancelled request is counted out: the SDK never answers it."""
         if isinstance(message, types.JSONRPCRequest):
-            if not self._open:
-                self._idle = anyio.Event()
-            self._open[coerce_request_id(message.id)] += 1
+            self.expect(message.id)
         elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
             cancelled = cancelled_request_id_from_params(message.params)
             if cancelled is not None:
@@ -134,6 +138,9 @@ class _Outstanding:
             del self._open[key]
         if not self._open:
             self._idle.set()
+
+    def idle(self) -> bool:
+        return not self._open
 
     async def wait_idle(self) -> None:
         await self._idle.wait()
@@ -166,6 +173,8 @@ async def _read_lines(
                 break
             if isinstance(item, Rejection):
                 log.warning("rejected a message line: %s", item.message)
+                if item.id is not None:  # its answer must not count out a request in flight under the same id
+                    outstanding.expect(item.id)
                 await to_client.send(SessionMessage(item.reply()))
             elif item is not None:
                 outstanding.received(item)
