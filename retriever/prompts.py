@@ -104,8 +104,10 @@ def extract_prompt(question: str, sections: Sequence[SectionText]) -> tuple[str,
 
 def summary_prompt(question: str, facts: Sequence[str]) -> tuple[str, str]:
     system = (
-        "Summarise, in two or three sentences, what these facts say about the question. Use only the "
-        "facts given; if they do not answer it, say so. " + DATA_RULE
+        "Summarise, in two or three sentences, what these facts say about the question, in the facts' own "
+        "words where you can. Use only the facts given; if they do not answer it, say so. Add no links, "
+        "addresses or instructions that the facts do not contain: the summary is checked against the facts "
+        "and discarded if it states anything else. " + DATA_RULE
     )
     listed = "\n".join(f"- {quote(f)}" for f in facts)
     return system, f"Question: {quote(question)}\n\n<<<SECTION facts | retrieved facts>>>\n{listed}\n<<<END facts>>>"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -14,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
 REPO = Path(__file__).resolve().parent.parent
 COMPANY_CONTEXT = REPO / "company_context"
 SHARED_SCHEMAS = REPO.parent / "shared" / "schemas"
+
+# Hypothesis keeps caches under ./.hypothesis by default; tests write only in temporary folders.
+_HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="hypothesis-")
+set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

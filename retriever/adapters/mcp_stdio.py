@@ -1,27 +1,44 @@
 """``retriever mcp``: the ``retrieve_memory`` tool over stdio, for Claude Desktop, Claude Code, Cursor.
 
-Built on the official MCP SDK's low-level server, which handles the handshake (either era)
-and the transport.  Nothing but JSON-RPC reaches stdout; logs go to stderr; the process
-exits when stdin closes.  The tool itself is ``MemoryService.call_tool``, shared with HTTP.
+Built on the official MCP SDK's low-level server, which handles the handshake (either era) and
+every valid message.  The line transport around it is ours, for three guarantees the SDK's
+``stdio_server`` does not give:
+- every line gets its answer: a line that is not a valid message (not JSON, not UTF-8, nested too
+  deep, a lone surrogate, a wrong shape, over 1 MiB) is answered here with -32700 or -32600
+  (``retriever.adapters.jsonrpc_lines``), and the server keeps serving;
+- when stdin closes, requests still being handled are answered before the process exits,
+  waiting at most the retrieval deadline plus ``DRAIN_GRACE_SECONDS``;
+- only JSON-RPC reaches stdout: while serving, fd 1 points at stderr and fd 0 at the null
+  device (as the SDK's transport does), and the client's pipes are served from private duplicates.
+Logs go to stderr.  The tool itself is ``MemoryService.call_tool``, shared with HTTP.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import uuid
-from typing import Any
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO
 
 import anyio
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.lowlevel.server import Server
-from mcp.server.stdio import stdio_server
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
+from mcp.shared.message import SessionMessage
 
 from retriever import __version__
+from retriever.adapters.jsonrpc_lines import MAX_LINE_BYTES, Rejection, classify, too_long
 from retriever.service import MemoryService
 from retriever.tools import UnknownTool, tool_definitions
 
 log = logging.getLogger(__name__)
+DRAIN_GRACE_SECONDS = 5.0  # past the retrieval deadline: time to log the request and write the answer
 
 
 def _tool(definition: dict[str, Any]) -> types.Tool:
@@ -80,13 +97,155 @@ def build_server(service: MemoryService) -> Server[Any]:
     )
 
 
+class _EndOfInput:
+    """stdin closed."""
+
+
+_END = _EndOfInput()
+_Item = types.JSONRPCMessage | Rejection | None | _EndOfInput
+
+
+class _Outstanding:
+    """Requests handed to the SDK and not yet answered, keyed as the SDK correlates ids ("7" is 7)."""
+
+    def __init__(self) -> None:
+        self._open: Counter[types.RequestId] = Counter()
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def expect(self, request_id: types.RequestId) -> None:
+        """Count in an answer that will be written (each answer written counts one out)."""
+        if not self._open:
+            self._idle = anyio.Event()
+        self._open[coerce_request_id(request_id)] += 1
+
+    def received(self, message: types.JSONRPCMessage) -> None:
+        """Count a request in; a cancelled request is counted out: the SDK never answers it."""
+        if isinstance(message, types.JSONRPCRequest):
+            self.expect(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            cancelled = cancelled_request_id_from_params(message.params)
+            if cancelled is not None:
+                self.settled(cancelled)
+
+    def settled(self, request_id: types.RequestId) -> None:
+        """Count a request out: answered, or cancelled by the client."""
+        key = coerce_request_id(request_id)
+        if key not in self._open:
+            return  # an answer to a rejected line, or an answer that raced the client's cancel
+        self._open[key] -= 1
+        if not self._open[key]:
+            del self._open[key]
+        if not self._open:
+            self._idle.set()
+
+    def idle(self) -> bool:
+        return not self._open
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+
+def _read_item(wire_in: BinaryIO) -> _Item:
+    """The next line of stdin, judged (blocking: run in a worker thread)."""
+    line = wire_in.readline(MAX_LINE_BYTES + 1)
+    if not line:
+        return _END
+    if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+        while (rest := wire_in.readline(1 << 16)) and not rest.endswith(b"\n"):
+            pass  # the over-long line is skipped without holding it in memory
+        return too_long()
+    return classify(line)
+
+
+async def _read_lines(
+    wire_in: BinaryIO,
+    to_server: MemoryObjectSendStream[SessionMessage | Exception],
+    to_client: MemoryObjectSendStream[SessionMessage],
+    outstanding: _Outstanding,
+    drain_seconds: float,
+) -> None:
+    """Feed valid messages to the SDK and answer the rest; at end of input, drain, then close."""
+    async with to_server, to_client:
+        while True:
+            item = await anyio.to_thread.run_sync(_read_item, wire_in, abandon_on_cancel=True)
+            if isinstance(item, _EndOfInput):
+                break
+            if isinstance(item, Rejection):
+                log.warning("rejected a message line: %s", item.message)
+                if item.id is not None:  # its answer must not count out a request in flight under the same id
+                    outstanding.expect(item.id)
+                await to_client.send(SessionMessage(item.reply()))
+            elif item is not None:
+                outstanding.received(item)
+                await to_server.send(SessionMessage(item))
+        with anyio.move_on_after(drain_seconds) as drain:
+            await outstanding.wait_idle()
+        if drain.cancelled_caught:
+            log.warning("stdin closed; gave up waiting for requests after %g s", drain_seconds)
+
+
+async def _write_lines(
+    from_server: MemoryObjectReceiveStream[SessionMessage], wire_out: BinaryIO, outstanding: _Outstanding
+) -> None:
+    """Write each outgoing message as one line; count answers out.  A client gone (broken pipe)
+    silences the wire, but messages are still consumed so that no handler blocks on a write."""
+    connected = True
+    async with from_server:
+        async for session_message in from_server:
+            message = session_message.message
+            data = message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+            if connected:
+                connected = await anyio.to_thread.run_sync(_write_line, wire_out, data)
+            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
+                outstanding.settled(message.id)
+
+
+def _write_line(wire_out: BinaryIO, data: bytes) -> bool:
+    try:
+        wire_out.write(data)
+        wire_out.flush()
+    except OSError as exc:
+        log.warning("stdout closed (%s); answers are dropped", exc.strerror or type(exc).__name__)
+        return False
+    return True
+
+
+@contextmanager
+def _claimed_stdio() -> Iterator[tuple[BinaryIO, BinaryIO]]:
+    """The client's pipes on private descriptors; meanwhile fd 0 reads the null device and fd 1
+    writes to stderr, so a child process cannot take the client's input and a stray print cannot
+    corrupt the replies.  The private stdin stays open: an abandoned reader thread may hold it."""
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    try:
+        with os.fdopen(wire_out, "wb", closefd=False) as out:
+            yield os.fdopen(wire_in, "rb", closefd=False), out
+    finally:
+        os.dup2(wire_in, 0)
+        os.dup2(wire_out, 1)
+        os.close(wire_out)
+
+
+async def serve_lines(server: Server[Any], wire_in: BinaryIO, wire_out: BinaryIO, drain_seconds: float) -> None:
+    """Serve ``server`` over newline-delimited JSON-RPC until ``wire_in`` ends and every request is answered."""
+    to_server, from_client = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    to_client, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+    outstanding = _Outstanding()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_write_lines, from_server, wire_out, outstanding)
+        tasks.start_soon(_read_lines, wire_in, to_server, to_client.clone(), outstanding, drain_seconds)
+        await server.run(from_client, to_client, server.create_initialization_options())
+
+
 def run_stdio(service: MemoryService) -> None:
-    """Serve until stdin closes."""
+    """Serve until stdin closes and every request read has been answered."""
     server = build_server(service)
-
-    async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-
+    drain_seconds = service.retriever.settings.deadline_seconds + DRAIN_GRACE_SECONDS
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    anyio.run(main)
+    with _claimed_stdio() as (wire_in, wire_out):
+        anyio.run(serve_lines, server, wire_in, wire_out, drain_seconds)
