@@ -136,6 +136,11 @@ class IndexCache:
         with self._lock:
             self._db.commit()
 
+    def rollback(self) -> None:
+        """Drop the file records written since the last commit (a refresh that failed half-way)."""
+        with self._lock:
+            self._db.rollback()
+
     # -- index ---------------------------------------------------------------------------
 
     def load_index(self, params: Params) -> IndexState | None:
