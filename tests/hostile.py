@@ -101,6 +101,10 @@ def headings(root: Path) -> None:
     _write(root, "headings.md", "# \n" * 600_000)
 
 
+def many_headings(root: Path) -> None:
+    _write(root, "many_headings.md", "# h\n" * 150_000)
+
+
 def fifo(root: Path) -> None:
     os.mkfifo(root / "pipe.md")
 
@@ -122,10 +126,11 @@ HOSTILE: tuple[Hostile, ...] = (
     Hostile("TOML nested 5,000 deep", toml_deep, "toml_deep.md", "nested too deeply"),
     Hostile("YAML nested 900 deep", yaml_deep, "yaml_deep.md", "nested too deeply"),
     Hostile("YAML alias bomb", yaml_bomb, "yaml_bomb.md", "aliases"),
-    Hostile("2,000 nested folders", deep_folders, "deep/" + "d/" * 62 + "d", "nested deeper than 64"),
+    Hostile("2,000 nested folders", deep_folders, "deep/" + "d/" * 63 + "d", "nested deeper than 64"),
     Hostile("[a](b × 8,000 (40 KB)", links_40k, None),
     Hostile("[a](b × 300,000 (1.5 MB)", links_1500k, None),
-    Hostile("1.8 MB of '# ' lines", headings, "headings.md", "headings"),
+    Hostile("1.8 MB of '# ' lines", headings, "headings.md", "more than 200,000 lines"),
+    Hostile("150,000 '# h' headings (600 KB)", many_headings, "many_headings.md", "more than 5,000 headings"),
     Hostile("FIFO", fifo, "pipe.md", "FIFO"),
     Hostile("socket", unix_socket, "sock.md", "socket"),
 )
