@@ -153,7 +153,7 @@ class Memory:
         snapshot = gitinfo.GitSnapshot(repo, prefix, revision.commit)
         docs, skipped = _snapshot_documents(snapshot, settings.max_file_bytes)
         memory._docs = {path: doc for path, doc in docs.items() if doc is not None}  # no cache: all stay in memory
-        memory._apply(dict(docs), [], set(docs), skipped)
+        memory._apply(dict(docs), [], set(docs), skipped, [])
         memory._history = gitinfo.history(repo, prefix, revision.commit)
         return memory
 
@@ -296,7 +296,7 @@ class Memory:
         gone: list[str],
         present: set[str],
         skipped: list[Skipped],
-        records: list[intake.Record] | None = None,
+        records: list[intake.Record],
     ) -> None:
         """Bring the index up to date.  The heavy work (tokenising, a full rebuild) happens before
         the write lock; retrievals wait only for the swap, which also swaps in the new documents
@@ -310,13 +310,10 @@ class Memory:
             fresh, sections = self._build(changed, present)
         else:
             builder = _analyzed(state.index, new_docs)
-        self._store(records or [], gone)
+        self._store(records, gone)
         with self._rw.writing():
-            self._keep(records or [])
+            self._keep(records, gone)
             self.skipped = sorted(skipped, key=lambda s: s.rel_path)
-            for path in gone:
-                self._rows.pop(path, None)
-                self._docs.pop(path, None)
             if rebuilt:
                 self.state, self._file_sections = fresh, sections
             else:
@@ -344,9 +341,12 @@ class Memory:
             else:
                 self.cache.put(record.entry.rel_path, record.fingerprint, record.doc, record.reason)
 
-    def _keep(self, records: list[intake.Record]) -> None:
+    def _keep(self, records: list[intake.Record], gone: list[str]) -> None:
         """The refresh's documents and fingerprints in memory (under the write lock)."""
         with self._docs_lock:
+            for path in gone:
+                self._rows.pop(path, None)
+                self._docs.pop(path, None)
             for record in records:
                 path = record.entry.rel_path
                 if not self.cache:

@@ -156,11 +156,8 @@ class MemoryService:
         return [r.to_dict() for r in self.store.requests(limit, session_id, since)]
 
     def health(self) -> dict[str, Any]:
-        """Readiness for ``/healthz``: memory state, counts, skipped files, store kind.
-
-        ``loading`` until the first load ends; ``error`` (with ``error``, the reason) when it failed and
-        the watcher is retrying; ``refresh_error`` when the last refresh failed and the index before it answers.
-        """
+        """Readiness for ``/healthz``: memory state, counts, skipped files, store kind; ``error`` (and the
+        reason) while a failed first load is retried, ``refresh_error`` while the last good index answers."""
         if not self.retriever.loaded and self.retriever.root.is_dir():
             error = self.retriever.load_error
             return {

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever import parser
+from retriever import front_matter, parser
 from retriever.models import Section, Unit
 from retriever.parser import ParseError, parse_document, split_front_matter
 
@@ -341,7 +341,7 @@ def test_yaml_front_matter_nested_900_deep_is_a_parse_error_not_a_recursion_erro
 
 
 def test_front_matter_nested_to_the_limit_is_kept() -> None:
-    depth = parser.MAX_NESTING - 1  # the mapping itself is the first level
+    depth = front_matter.MAX_NESTING - 1  # the mapping itself is the first level
     doc = parse_document("ok.md", "---\na: " + "[" * depth + "1" + "]" * depth + "\n---\n# Ok\n")
     value = doc.front_matter["a"]
     for _ in range(depth):
@@ -372,7 +372,7 @@ def test_yaml_aliases_within_the_budget_are_expanded() -> None:
 
 
 def test_front_matter_longer_than_the_limit_is_a_parse_error() -> None:
-    text = "---\nnotes: " + "x" * parser.MAX_FRONT_MATTER + "\n---\n# Big\n"
+    text = "---\nnotes: " + "x" * front_matter.MAX_FRONT_MATTER + "\n---\n# Big\n"
     with pytest.raises(ParseError, match=r"^front matter is longer than 256,000 characters; keep fields short"):
         parse_document("big.md", text)
 
