@@ -130,7 +130,12 @@ class Memory:
         memory = cls(root.resolve(), settings, params, state, cache, warnings=warnings)
         memory._file_sections = _sections_by_file(state)
         memory._repo = gitinfo.find_repo(memory.root)
-        memory._refresh_or_raise(progress)  # nothing to keep serving yet: the caller hears why
+        try:
+            memory._refresh_or_raise(progress)  # nothing to keep serving yet: the caller hears why
+        except Exception:
+            if cache:
+                cache.close()  # a watcher retries every round: leave no connection behind
+            raise
         return memory
 
     @classmethod
