@@ -75,18 +75,23 @@ def deep_folders(root: Path) -> None:
 
 
 def remove_deep_folders(root: Path) -> None:
-    """Remove what ``deep_folders`` built, bottom up without recursion (``shutil.rmtree`` recurses)."""
+    """Remove what ``deep_folders`` built, bottom up, without recursion (``shutil.rmtree`` recurses)
+    and holding two folder handles at most (2,000 would pass a CI box's open-file limit)."""
     if not (root / "deep").is_dir():
         return
-    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
-    names = ["deep"] + ["d"] * (DEEP_FOLDERS - 1)
-    for name in names:
-        fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
-    os.unlink("bottom.md", dir_fd=fds[-1])
-    for name in reversed(names):
-        os.close(fds.pop())
-        os.rmdir(name, dir_fd=fds[-1])
-    os.close(fds.pop())
+    fd = os.open(root / "deep", os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(DEEP_FOLDERS - 1):
+        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.unlink("bottom.md", dir_fd=fd)
+    for _ in range(DEEP_FOLDERS - 1):
+        parent = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = parent
+        os.rmdir("d", dir_fd=fd)
+    os.close(fd)
+    os.rmdir(root / "deep")
 
 
 def links_40k(root: Path) -> None:
