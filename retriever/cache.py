@@ -27,7 +27,7 @@ import numpy as np
 from retriever.index import Params, SectionIndex, Segment
 from retriever.models import Document, Fingerprint
 
-FORMAT = 10  # bump when Document, the analyzer or the index layout changes
+FORMAT = 11  # bump when Document, the analyzer, the parser's output or the index layout changes (11: issue 9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +135,11 @@ class IndexCache:
     def commit(self) -> None:
         with self._lock:
             self._db.commit()
+
+    def rollback(self) -> None:
+        """Drop the file records written since the last commit (a refresh that failed half-way)."""
+        with self._lock:
+            self._db.rollback()
 
     # -- index ---------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ _ENV = {
     "llm_json_mode": "RETRIEVER_LLM_JSON_MODE",
     "graphs": "RETRIEVER_GRAPHS",
     "user_trees": "RETRIEVER_USER_TREES",
+    "max_files": "RETRIEVER_MAX_FILES",
 }
 LLMStage = Literal["triage", "target", "extract", "summary"]
 LLM_STAGES: tuple[LLMStage, ...] = ("triage", "target", "extract", "summary")
@@ -74,6 +75,9 @@ class Settings(BaseModel):
         default_factory=dict, description="Shared memory trees by graph id (``id=path,id=path``)."
     )
     user_trees: Path | None = Field(default=None, description="Folder of per-user trees, one sub-folder per user id.")
+    max_files: int = Field(
+        default=100_000, ge=1, description="Markdown files a tree may hold; past it the scan stops with an error."
+    )
 
     @field_validator("graphs", mode="before")
     @classmethod

@@ -7,24 +7,35 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable, Iterator
 
-_IMAGE = re.compile(r"!\[([^\]]*)\]\((?:[^()]|\([^()]*\))*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^()]*\))*\)")
-_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
-_WIKI_LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+# Every pattern runs in linear time on any input (issue 9: "[a](b" * 8000 took 13 s).  The rule: an
+# unbounded repetition never crosses the character (or marker) that starts another match, so each
+# character is scanned by a bounded number of attempted matches.  Lazy "opener … closer" patterns
+# instead run only up to the last closer (``_before_last``), where every attempt finds one.
+_IMAGE = re.compile(r"!\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)")
+_LINK = re.compile(r"\[([^\[\]]+)\]\((?:[^()]|\([^()]*\))*\)")
+_REF_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")
+_WIKI_LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 # The target of an inline link or image: ``](target)``, ``](<target>)``, ``](target "title")``.
-LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\s*\)")
-_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
+LINK_TARGET = re.compile(r"""\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?\s*\)""")
+_AUTOLINK = re.compile(r"<((?:https?|mailto):[^<>\s]+)>")
 _HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
-_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>|<!--.*?-->", re.S)
-_TEMPLATE_TAG = re.compile(r"\{%-?\s*[\w.]+\s*(.*?)-?%\}", re.S)
-_TEMPLATE_EXPR = re.compile(r"\{\{[<%{]?.*?[>%}]?\}\}", re.S)
+_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)  # with _before_last
+_TEMPLATE_TAG = re.compile(r"\{%-?\s*[\w.]+\s*(.*?)-?%\}", re.S)  # with _before_last
+_TEMPLATE_EXPR = re.compile(r"\{\{[<%{]?.*?[>%}]?\}\}", re.S)  # with _before_last
 _QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
-_ANCHOR = re.compile(r"\s*\{#[^}]*\}")
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)(.+?)(?<=\S)\*(?!\*)|(?<![\w_])_(?=\S)(.+?)(?<=\S)_(?!\w)")
+_ANCHOR = re.compile(r"\{#[^{}]*\}")  # the space before it goes when spaces are collapsed
+# Strong text ends at the next mark, even after a space: "**Note: **" (common in exported docs) is bold.
+_STRONG = re.compile(r"(\*\*|__)(?=\S)((?:(?!\1).)+?)\1")
+# An emphasis never runs past a mark that could open another one (intraword marks, as in snake_case, may stay).
+_EMPHASIS = re.compile(
+    r"(?<![\w*])\*(?=\S)((?:(?!(?<![\w*])\*).)+?)(?<=\S)\*(?!\*)"
+    r"|(?<![\w_])_(?=\S)((?:(?!(?<![\w_])_).)+?)(?<=\S)_(?!\w)"
+)
 _CODE_SPAN = re.compile(r"`+([^`]*)`+")
-_STRIKE = re.compile(r"~~(.+?)~~")
+_STRIKE = re.compile(r"~~(.+?)~~")  # "." stops at a line end, and any two "~~" on a line pair up
 _SPACES = re.compile(r"\s+")
 _EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]")
 
@@ -33,6 +44,7 @@ _ABBREVIATIONS = frozenset(
     "e.g i.e etc mr mrs ms dr st vs no approx incl fig dept inc ltd co u.s u.k a.m p.m jan feb mar apr "
     "jun jul aug sep sept oct nov dec".split()
 )
+_LAST_WORD_WINDOW = 64  # characters; longer than any abbreviation
 _BOUNDARY = re.compile(r"(?<=[.!?…])([\"”’)]?)\s+(?=[\"“‘(\[*_]*[A-ZА-ЯІЇЄҐ0-9])")
 
 
@@ -45,17 +57,22 @@ _MARKUP_CHARS = re.compile(r"[\[\]<>{}*_`~&]")
 
 
 def clean_inline(text: str) -> str:
-    """Plain text of inline markdown: link texts kept, URLs, tags and emphasis marks dropped."""
+    """Plain text of inline markdown: link texts kept, URLs, tags and emphasis marks dropped.
+
+    Linear in the length of ``text`` whatever it holds.
+    """
     if not _MARKUP_CHARS.search(text):  # plain prose: nothing to strip
         return _SPACES.sub(" ", text).strip()
-    text = _TEMPLATE_EXPR.sub(" ", text)  # {{< hugo >}} and {{% hugo %}} first: they contain {% … %}
-    text = _TEMPLATE_TAG.sub(_template_args, text)
+    # {{< hugo >}} and {{% hugo %}} first: they contain {% … %}
+    text = _before_last(_TEMPLATE_EXPR, "}}", " ", text)
+    text = _before_last(_TEMPLATE_TAG, "%}", _template_args, text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(r"\1", text)
     text = _REF_LINK.sub(r"\1", text)
     text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)
     text = _AUTOLINK.sub(r"\1", text)
     text = _HTML_BREAK.sub(" ", text)
+    text = _before_last(_HTML_COMMENT, "-->", "", text)
     text = _HTML_TAG.sub("", text)
     text = _ANCHOR.sub("", text)
     text = _CODE_SPAN.sub(r"\1", text)
@@ -65,29 +82,49 @@ def clean_inline(text: str) -> str:
     return _SPACES.sub(" ", html.unescape(text)).strip()
 
 
+def _before_last(pattern: re.Pattern[str], closer: str, repl: str | Callable[[re.Match[str]], str], text: str) -> str:
+    """``pattern.sub`` over the text up to the last ``closer`` only: a lazy "opener … closer" pattern
+    tried at every opener after the last closer would scan to the end each time (quadratic)."""
+    end = text.rfind(closer)
+    if end < 0:
+        return text
+    end += len(closer)
+    return pattern.sub(repl, text[:end]) + text[end:]
+
+
 def normalize_heading(text: str | None) -> str:
     """A heading compared the way the evaluation compares them: marks, emoji, links, colon removed."""
     if text is None:
         return ""
     text = _LINK.sub(r"\1", text)
-    text = _HTML_TAG.sub("", _ANCHOR.sub("", text))
+    text = _HTML_TAG.sub("", _before_last(_HTML_COMMENT, "-->", "", _ANCHOR.sub("", text)))
     text = _EMOJI.sub("", re.sub(r"[*_`]", "", text))
     return _SPACES.sub(" ", text).strip().rstrip(":").strip().casefold()
 
 
 def split_sentences(text: str) -> list[tuple[int, str]]:
     """Sentences of ``text`` as (start offset, sentence), abbreviations respected."""
-    pieces: list[tuple[int, str]] = []
+    return list(iter_sentences(text))
+
+
+def iter_sentences(text: str) -> Iterator[tuple[int, str]]:
+    """``split_sentences`` one at a time (a caller with a budget stops early); linear time."""
     start = 0
     for match in _BOUNDARY.finditer(text):
-        before = text[start : match.start()].rstrip('"”’)')
-        last_word = before.rsplit(None, 1)[-1].rstrip(".").casefold() if before.strip() else ""
+        # Only the last word matters, so look back a bounded way: after many abbreviations in a row
+        # ``start`` stays put and slicing from it each time would make the split quadratic.
+        before = text[max(start, match.start() - _LAST_WORD_WINDOW) : match.start()].rstrip('"”’)')
+        words = before.rsplit(None, 1)
+        last_word = words[-1].rstrip(".").casefold() if words else ""
         if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
             continue
-        pieces.append((start, text[start : match.start() + len(match.group(1))].strip()))
+        piece = text[start : match.start() + len(match.group(1))].strip()
+        if piece:
+            yield start, piece
         start = match.end()
-    pieces.append((start, text[start:].strip()))
-    return [(offset, piece) for offset, piece in pieces if piece]
+    piece = text[start:].strip()
+    if piece:
+        yield start, piece
 
 
 def humanize(name: str) -> str:

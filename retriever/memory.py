@@ -5,7 +5,9 @@ whose size and mtime (or, failing that, content hash) are unchanged, parses the 
 brings the index up to date by tombstoning changed files' sections and indexing their new
 ones.  ``refresh()`` does the same later (the server calls it; a query never waits for a
 full rebuild unless there was no usable cache).  Files that cannot be read are listed in
-``skipped`` with a reason and never stop the rest.
+``skipped`` with a reason and never stop the rest.  A refresh that fails as a whole keeps the
+last good index answering and names the failure in ``warnings`` (``refresh_error``) until a
+refresh succeeds; only the first load, in ``open``, raises.
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retriever import analyzer, gitinfo, reader
+from retriever import analyzer, gitinfo, intake, reader
 from retriever.cache import DocInfo, FileRow, IndexCache, IndexState
 from retriever.config import Settings, index_cache_dir
-from retriever.errors import MemoryNotFound
+from retriever.errors import MemoryNotFound, RetrieverError
 from retriever.index import Params, SectionIndex, SegmentBuilder, analyze_document
 from retriever.markup import humanize
-from retriever.models import Document, Fingerprint, Section, Skipped
+from retriever.models import Document, Section, Skipped
 from retriever.parser import INDEX_NAMES, ParseError, parse_document
 from retriever.results import When
 
@@ -111,6 +113,7 @@ class Memory:
     _history: gitinfo.History | None = None
     _dirty: frozenset[str] = frozenset()
     _names: tuple[tuple[int, int, int], dict[str, str]] | None = field(default=None, repr=False)
+    refresh_error: str | None = None  # why the last refresh failed (also in ``warnings``); None after a success
 
     # -- opening and refreshing ------------------------------------------------------------
 
@@ -127,7 +130,12 @@ class Memory:
         memory = cls(root.resolve(), settings, params, state, cache, warnings=warnings)
         memory._file_sections = _sections_by_file(state)
         memory._repo = gitinfo.find_repo(memory.root)
-        memory.refresh(progress)
+        try:
+            memory._refresh_or_raise(progress)  # nothing to keep serving yet: the caller hears why
+        except Exception:
+            if cache:
+                cache.close()  # a watcher retries every round: leave no connection behind
+            raise
         return memory
 
     @classmethod
@@ -150,7 +158,7 @@ class Memory:
         snapshot = gitinfo.GitSnapshot(repo, prefix, revision.commit)
         docs, skipped = _snapshot_documents(snapshot, settings.max_file_bytes)
         memory._docs = {path: doc for path, doc in docs.items() if doc is not None}  # no cache: all stay in memory
-        memory._apply(dict(docs), [], set(docs), skipped)
+        memory._apply(dict(docs), [], set(docs), skipped, [])
         memory._history = gitinfo.history(repo, prefix, revision.commit)
         return memory
 
@@ -162,14 +170,42 @@ class Memory:
         """Bring documents and index up to date with the files on disk.
 
         Safe while other threads retrieve: files are read and parsed first, and only the
-        short step that swaps sections in the index waits for running retrievals.
+        short step that swaps sections in the index waits for running retrievals.  Never raises:
+        a failure keeps the last good index answering and is named in ``warnings``.
         """
         if self.revision is not None:
             return self.stats  # a past revision does not change
-        with self._refreshing, self._lock():
-            self._refresh(progress)
-            self._update_provenance()
+        try:
+            self._refresh_or_raise(progress)
+        except Exception as exc:  # noqa: BLE001 - top-level handler of a refresh: the last good index keeps serving
+            self._refresh_failed(exc)
         return self.stats
+
+    def _refresh_or_raise(self, progress: Progress | None) -> None:
+        with self._refreshing, self._lock():
+            try:
+                self._refresh(progress)
+            except Exception:
+                if self.cache:
+                    self.cache.rollback()  # file records written before the failure were never applied
+                raise
+            self._update_provenance()
+        self._set_refresh_error(None)
+
+    def _refresh_failed(self, exc: Exception) -> None:
+        problem = exc.message if isinstance(exc, RetrieverError) else f"{type(exc).__name__}: {exc}"
+        warning = f"the last refresh failed ({problem[:300]}); answers come from the index before it"
+        if warning != self.refresh_error:  # logged once per problem, not at every round of a watcher
+            log.warning("refreshing %s failed: %s", self.root, problem[:300])
+            log.debug("refresh failure", exc_info=exc)
+        self._set_refresh_error(warning)
+
+    def _set_refresh_error(self, warning: str | None) -> None:
+        if self.refresh_error is not None and self.refresh_error in self.warnings:
+            self.warnings.remove(self.refresh_error)
+        self.refresh_error = warning
+        if warning is not None:
+            self.warnings.append(warning)
 
     def _update_provenance(self) -> None:
         """Git history (re-read only when HEAD moved) and the files edited since the last commit."""
@@ -239,11 +275,14 @@ class Memory:
         return self._rw.reading()
 
     def _refresh(self, progress: Progress | None) -> None:
-        entries, skipped = reader.scan(self.root)
+        entries, skipped = reader.scan(self.root, self.settings.max_files)
         rows = self.cache.file_rows() if self.cache else self._rows
         changed: dict[str, Document | None] = {}
+        records: list[intake.Record] = []
         for number, entry in enumerate(entries, 1):
-            outcome = self._check(entry, rows.get(entry.rel_path))
+            indexed = entry.rel_path in self.state.catalog
+            known = rows.get(entry.rel_path)
+            outcome = intake.check(self.root, entry, known, indexed, self.settings.max_file_bytes, records)
             if isinstance(outcome, Skipped):
                 skipped.append(outcome)
                 if entry.rel_path in self.state.catalog:  # was indexed, is unreadable now
@@ -254,63 +293,20 @@ class Memory:
                 progress(number, len(entries))
         present = {e.rel_path for e in entries}
         gone = sorted({p for p in [*rows, *self.state.catalog] if p not in present})
-        self._apply(changed, gone, present, skipped)
-
-    def _check(self, entry: reader.Entry, known: FileRow | None) -> Document | Skipped | None:
-        """None when the file is unchanged and indexed; else its new document or skip reason."""
-        fresh = known is not None and (known.fingerprint.size, known.fingerprint.mtime_ns) == (
-            entry.size,
-            entry.mtime_ns,
-        )
-        if fresh and known is not None and known.skipped:
-            return Skipped(entry.rel_path, known.skipped)
-        if fresh and entry.rel_path in self.state.catalog:
-            return None
-        known_sha1 = known.fingerprint.sha1 if known is not None and not known.skipped else None
-        return self._read(entry, known_sha1)
-
-    def _read(self, entry: reader.Entry, known_sha1: str | None) -> Document | Skipped | None:
-        try:
-            text, sha1 = reader.read_text(self.root, entry.rel_path, self.settings.max_file_bytes)
-        except reader.Unreadable as exc:
-            self._remember(entry, "", None, str(exc))
-            return Skipped(entry.rel_path, str(exc))
-        if sha1 == known_sha1 and entry.rel_path in self.state.catalog:
-            # Touched, not edited (a checkout, an editor's save without changes): only the mtime moves.
-            self._remember(entry, sha1, None, None, touch=True)
-            return None
-        try:
-            doc = parse_document(entry.rel_path, text)
-        except ParseError as exc:
-            self._remember(entry, sha1, None, str(exc))
-            return Skipped(entry.rel_path, str(exc))
-        self._remember(entry, sha1, doc, None)
-        return doc
-
-    def _remember(
-        self, entry: reader.Entry, sha1: str, doc: Document | None, reason: str | None, touch: bool = False
-    ) -> None:
-        fingerprint = Fingerprint(entry.size, entry.mtime_ns, sha1)
-        if self.cache and touch:
-            self.cache.touch(entry.rel_path, fingerprint)
-        elif self.cache:
-            self.cache.put(entry.rel_path, fingerprint, doc, reason)
-        else:
-            self._rows[entry.rel_path] = FileRow(fingerprint, reason)
-        with self._docs_lock:
-            if doc is not None:
-                self._docs[entry.rel_path] = doc
-            elif not touch:
-                self._docs.pop(entry.rel_path, None)
+        self._apply(changed, gone, present, skipped, records)
 
     def _apply(
-        self, changed: dict[str, Document | None], gone: list[str], present: set[str], skipped: list[Skipped]
+        self,
+        changed: dict[str, Document | None],
+        gone: list[str],
+        present: set[str],
+        skipped: list[Skipped],
+        records: list[intake.Record],
     ) -> None:
         """Bring the index up to date.  The heavy work (tokenising, a full rebuild) happens before
-        the write lock; retrievals wait only for the swap."""
+        the write lock; retrievals wait only for the swap, which also swaps in the new documents
+        (so a retrieval never pairs a new document with the old index's section numbers)."""
         state = self.state
-        if self.cache:
-            self.cache.forget(gone)
         removed = [p for p in [*changed, *gone] if p in state.catalog]
         dead = [sid for p in removed for sid in self._sections_of(p)]
         new_docs = [d for d in changed.values() if d is not None]
@@ -319,11 +315,10 @@ class Memory:
             fresh, sections = self._build(changed, present)
         else:
             builder = _analyzed(state.index, new_docs)
+        self._store(records, gone)
         with self._rw.writing():
+            self._keep(records, gone)
             self.skipped = sorted(skipped, key=lambda s: s.rel_path)
-            for path in gone:
-                self._rows.pop(path, None)
-                self._docs.pop(path, None)
             if rebuilt:
                 self.state, self._file_sections = fresh, sections
             else:
@@ -340,15 +335,41 @@ class Memory:
         parsed = sum(d is not None for d in changed.values())
         self.stats = RefreshStats(len(present), parsed, len(removed), rebuilt, word)
 
+    def _store(self, records: list[intake.Record], gone: list[str]) -> None:
+        """The refresh's file records into the cache (committed by ``_save``, rolled back on failure)."""
+        if not self.cache:
+            return
+        self.cache.forget(gone)
+        for record in records:
+            if record.touch:
+                self.cache.touch(record.entry.rel_path, record.fingerprint)
+            else:
+                self.cache.put(record.entry.rel_path, record.fingerprint, record.doc, record.reason)
+
+    def _keep(self, records: list[intake.Record], gone: list[str]) -> None:
+        """The refresh's documents and fingerprints in memory (under the write lock)."""
+        with self._docs_lock:
+            for path in gone:
+                self._rows.pop(path, None)
+                self._docs.pop(path, None)
+            for record in records:
+                path = record.entry.rel_path
+                if not self.cache:
+                    self._rows[path] = FileRow(record.fingerprint, record.reason)
+                if record.doc is not None:
+                    self._docs[path] = record.doc
+                elif not record.touch:
+                    self._docs.pop(path, None)
+
     def _build(self, changed: dict[str, Document | None], present: set[str]) -> tuple[IndexState, dict[str, list[int]]]:
         """A new index of every document as one segment (first run, or compaction)."""
         with self._docs_lock:
-            docs = {p: d for p, d in self._docs.items() if p in present}
-        missing = [p for p in present if p not in docs and changed.get(p, True) is not None]
+            docs: dict[str, Document | None] = {p: d for p, d in self._docs.items() if p in present}
+        docs.update(changed)  # new versions, and None for files skipped now
+        missing = [p for p in present if p not in docs]
         if self.cache and missing:  # documents parsed by an earlier run
             docs.update(self.cache.documents(missing))
-        docs.update({p: d for p, d in changed.items() if d is not None})
-        ordered = [docs[p] for p in sorted(docs) if p in present]
+        ordered = [d for p, d in sorted(docs.items()) if d is not None and p in present]
         state, sections = _empty_state(self.params), dict[str, list[int]]()
         _register(state, sections, ordered, _analyzed(state.index, ordered).finish(fix_avglen=True))
         return state, sections
@@ -512,6 +533,8 @@ def _snapshot_documents(
             docs[rel_path] = parse_document(rel_path, reader.decode(data)[0])
         except (reader.Unreadable, ParseError) as exc:
             skipped.append(Skipped(rel_path, str(exc)))
+        except Exception as exc:  # noqa: BLE001 - the top-level handler of one file, as in intake.check
+            skipped.append(Skipped(rel_path, f"could not be indexed ({type(exc).__name__}); please report this"))
     return docs, skipped
 
 

@@ -1,95 +1,76 @@
 """Markdown file text → ``Document``: front matter, sections by heading, candidate statements.
 
 Contract: ``parse_document(rel_path, text)`` returns a ``Document`` or raises ``ParseError``
-with a reason a user can act on (bad YAML, front matter that is not a mapping).
+with a reason a user can act on (bad YAML, front matter that is not a mapping, nested too
+deeply or expanding past a budget, a file with too many headings, statements or blocks).
+It raises nothing else, takes time linear in the text and bounded memory: markdown-it's
+tokens are handed over block by block instead of held for the whole file.
 Headings come from markdown-it-py's block parser, so ``#`` lines inside code fences,
 indented code or HTML blocks never make sections.  Line numbers are file line numbers.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import posixpath
-import re
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-from frontmatter.default_handlers import YAMLHandler
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 
-from retriever.markup import LINK_TARGET, clean_inline, find_acronyms, humanize, split_sentences
+from retriever.front_matter import ParseError, split_front_matter
+from retriever.markup import LINK_TARGET, clean_inline, find_acronyms, humanize, iter_sentences
 from retriever.models import Document, Section, Unit
 
-_YAML_FENCE = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$\r?\n?", re.S | re.M)
-_TOML_FENCE = re.compile(r"\A(?:\ufeff)?\+\+\+[ \t]*\r?\n(.*?)^\+\+\+[ \t]*$\r?\n?", re.S | re.M)
+__all__ = ["INDEX_NAMES", "ParseError", "default_title", "parse_document", "split_front_matter"]
+
 _LONG_UNIT = 600  # characters; longer list items are split into sentences
 INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})
 _ROW_NUMBER_HEADERS = frozenset({"#", "No.", "No", "№"})
 
+# Budgets per file (the front matter's are in ``front_matter``).  Real documents stay far below them
+# (the largest of 1,226 handbook and meeting files: 147 headings, 1,843 statements, 4,303 tokens);
+# hostile ones hit them early and are skipped.
+MAX_LINES = 200_000  # markdown-it keeps five numbers per line: 2 MB of empty lines took 250 MB
+MAX_HEADINGS = 5_000
+MAX_UNITS = 50_000  # statements: sentences, list items, table rows
+MAX_TOKENS = 600_000  # markdown-it block tokens in the file (each costs ~5 µs): the time bound
+MAX_BLOCK_TOKENS = 100_000  # tokens of one top-level block held at once (a 19,000-item list: 36 MB)
+
+
+_FEED = "retriever.feed"  # the env key under which ``_hand_over`` finds the builder's feed
+
+
+def _hand_over(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    """A block rule that never matches.  Tried first for every block, it hands the finished top-level
+    blocks to the builder and drops their tokens, so a file's tokens never all live at once (1.8 MB
+    of headings made 1.8 million tokens: 830 MB).  No other rule holds a token index at that point.
+
+    Top level is ``state.level == 0``: nested blocks (in quotes and list items) are parsed after their
+    container's opening token, at level 1 or more.  (``parentType`` cannot tell: markdown-it's
+    ``lheading`` rule leaves it at "paragraph" when it does not match.)"""
+    if not silent and state.level == 0 and state.tokens:
+        state.env[_FEED](state.tokens)
+        del state.tokens[:]
+    return False
+
+
+class _Tokens(list[Token]):
+    """The list markdown-it appends tokens to, refusing to hold more than one block's budget."""
+
+    def append(self, token: Token) -> None:
+        if len(self) >= MAX_BLOCK_TOKENS:
+            raise ParseError(
+                f"one block (a list, quote or table) has more than {MAX_BLOCK_TOKENS:,} parts; split it up"
+            )
+        super().append(token)
+
+
 # Only block rules run: inline parsing is done by ``clean_inline`` on the pieces we keep.
 _MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
-
-
-class ParseError(ValueError):
-    """The file cannot be read as a memory document; the message says why."""
-
-
-def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
-    """(metadata, body, number of lines the front matter block occupies)."""
-    match = _YAML_FENCE.match(text)
-    loader = _load_yaml
-    if match is None:
-        match = _TOML_FENCE.match(text)
-        loader = _load_toml
-    if match is None:
-        return {}, text.lstrip("\ufeff"), 0
-    meta = loader(match.group(1))
-    return meta, text[match.end() :], text[: match.end()].count("\n")
-
-
-def _load_yaml(block: str) -> dict[str, Any]:
-    try:
-        data = YAMLHandler().load(block)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""  # a file line: the block starts on line 2
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ParseError(f"invalid YAML front matter{where}: {problem}") from exc
-    except (ValueError, OverflowError, TypeError) as exc:  # well-formed YAML, impossible value (2023-13-45)
-        raise ParseError(f"invalid YAML front matter: {exc}") from exc
-    return _as_mapping(data)
-
-
-def _load_toml(block: str) -> dict[str, Any]:
-    try:
-        return _as_mapping(tomllib.loads(block))
-    except tomllib.TOMLDecodeError as exc:
-        raise ParseError(f"invalid TOML front matter: {exc}") from exc
-
-
-def _as_mapping(data: Any) -> dict[str, Any]:
-    if data is None:
-        return {}
-    if not isinstance(data, Mapping):
-        raise ParseError(f"front matter must be a mapping of fields, found {type(data).__name__}")
-    return {str(k): _json_safe(v) for k, v in data.items()}
-
-
-def _json_safe(value: Any) -> Any:
-    """YAML values made JSON-safe: dates become ISO strings, keys strings."""
-    if isinstance(value, dt.date | dt.datetime | dt.time):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [_json_safe(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
+_MD.block.ruler.before("table", "hand_over", _hand_over)
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -110,10 +91,12 @@ def default_title(rel_path: str) -> str:
 
 @dataclass
 class _Builder:
-    """Accumulates sections while walking the block token stream."""
+    """Accumulates sections while walking the block token stream, one batch of blocks at a time."""
 
+    rel_path: str
     offset: int  # lines of front matter before the body
-    doc_title: str
+    total_lines: int
+    doc_title: str | None  # from the front matter; else set by the first heading, or the file name
     sections: list[Section] = field(default_factory=list)
     stack: list[tuple[int, str]] = field(default_factory=list)  # (level, plain heading)
     heading: str | None = None
@@ -121,9 +104,19 @@ class _Builder:
     start: int = 1
     units: list[Unit] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)  # texts of the enclosing list items, outermost first
+    headings: int = 0
+    unit_count: int = 0
+    token_count: int = 0
 
-    def open(self, token: Token, inline: Token, last_line: int) -> None:
-        self.close(token.map[0] + self.offset if token.map else last_line)
+    def open(self, token: Token, inline: Token) -> None:
+        self.headings += 1
+        if self.headings > MAX_HEADINGS:
+            raise ParseError(f"more than {MAX_HEADINGS:,} headings; split it into smaller files")
+        if self.doc_title is None:  # the first heading: an h1 titles the document
+            title = clean_inline(inline.content) if token.tag == "h1" else ""
+            self.doc_title = title or default_title(self.rel_path)
+        self.close(token.map[0] + self.offset if token.map else self.total_lines)
         level = int(token.tag[1])
         plain = clean_inline(inline.content) or inline.content.strip()
         while self.stack and self.stack[-1][0] >= level:
@@ -131,6 +124,14 @@ class _Builder:
         self.stack.append((level, plain))
         self.heading, self.level = inline.content.strip(), level
         self.start = (token.map[0] if token.map else 0) + self.offset + 1
+
+    def add(self, unit: Unit) -> None:
+        self.unit_count += 1
+        if self.unit_count > MAX_UNITS:
+            raise ParseError(
+                f"more than {MAX_UNITS:,} statements (sentences, list items, table rows); split it into smaller files"
+            )
+        self.units.append(unit)
 
     def close(self, end_line: int) -> None:
         if self.heading is None and not self.texts:
@@ -140,7 +141,7 @@ class _Builder:
             Section(
                 ordinal=len(self.sections),
                 heading=self.heading,
-                title=path[-1] if path else self.doc_title,
+                title=path[-1] if path else self.title,
                 level=self.level,
                 heading_path=path,
                 lines=(self.start, max(self.start, end_line)),
@@ -150,18 +151,23 @@ class _Builder:
         )
         self.units, self.texts = [], []
 
+    @property
+    def title(self) -> str:
+        return self.doc_title if self.doc_title is not None else default_title(self.rel_path)
+
 
 def parse_document(rel_path: str, text: str) -> Document:
     """Parse one markdown file (its text already decoded) into a ``Document``."""
     # Windows line endings would hide the front matter's closing fence; lines stay the same.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     meta, body, offset = split_front_matter(text)
-    tokens = _MD.parse(body)
-    title = _title(meta, tokens, rel_path)
-    builder = _Builder(offset=offset, doc_title=title, start=offset + 1)
     total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    _walk(tokens, builder, total_lines)
+    if total_lines > MAX_LINES:
+        raise ParseError(f"more than {MAX_LINES:,} lines ({total_lines:,}); split it into smaller files")
+    builder = _Builder(rel_path, offset, total_lines, _meta_title(meta), start=offset + 1)
+    _tokenize(body, builder)
     builder.close(total_lines)
+    title = builder.title
     sections = _drop_title_heading(builder.sections, title)
     return Document(
         rel_path=rel_path,
@@ -177,13 +183,21 @@ def parse_document(rel_path: str, text: str) -> Document:
     )
 
 
-def _title(meta: Mapping[str, Any], tokens: list[Token], rel_path: str) -> str:
+def _tokenize(body: str, builder: _Builder) -> None:
+    """Run markdown-it's block parser over ``body``, feeding the builder block by block."""
+    if not body:
+        return
+    tokens = _Tokens()
+    # The block parser directly: the core's other steps are off or done already (line endings above),
+    # except NUL, which CommonMark replaces (binary files were refused before, but not a NUL past 8 KB).
+    _MD.block.parse(body.replace("\0", "\ufffd"), _MD, {_FEED: lambda done: _walk(done, builder)}, tokens)
+    _walk(tokens, builder)
+
+
+def _meta_title(meta: Mapping[str, Any]) -> str | None:
     if isinstance(meta.get("title"), str | int | float) and str(meta["title"]).strip():
         return clean_inline(str(meta["title"]))
-    first = next((i for i, t in enumerate(tokens) if t.type == "heading_open" and t.level == 0), None)
-    if first is not None and tokens[first].tag == "h1":
-        return clean_inline(tokens[first + 1].content) or default_title(rel_path)
-    return default_title(rel_path)
+    return None
 
 
 def _drop_title_heading(sections: list[Section], title: str) -> list[Section]:
@@ -215,14 +229,17 @@ def _replace_path(section: Section, path: tuple[str, ...]) -> Section:
     )
 
 
-def _walk(tokens: list[Token], builder: _Builder, total_lines: int) -> None:
-    """Route each block token to the builder: headings open sections, blocks add statements."""
-    items: list[str] = []  # texts of the enclosing list items, outermost first
+def _walk(tokens: list[Token], builder: _Builder) -> None:
+    """Route finished blocks' tokens to the builder: headings open sections, blocks add statements."""
+    builder.token_count += len(tokens)
+    if builder.token_count > MAX_TOKENS:
+        raise ParseError(f"more than {MAX_TOKENS:,} markdown blocks and parts; split it into smaller files")
+    items = builder.items
     i = 0
     while i < len(tokens):
         token = tokens[i]
         if token.type == "heading_open" and token.level == 0:
-            builder.open(token, tokens[i + 1], total_lines)
+            builder.open(token, tokens[i + 1])
             i += 3
             continue
         if token.type == "list_item_open":
@@ -251,18 +268,22 @@ def _inline_units(token: Token, opener: Token, items: list[str], builder: _Build
         items[-1] = text
         context = next((t for t in reversed(items[:-1]) if t), "")
         last = token.map[1] + builder.offset if token.map else first_line
-        builder.units.append(Unit("item", text, (first_line, last), context=context))
+        builder.add(Unit("item", text, (first_line, last), context=context))
         return
     kind = "item" if items else "sentence"
-    builder.units.extend(_sentences(token.content, first_line, kind))
+    for unit in _sentences(token.content, first_line, kind):
+        builder.add(unit)
 
 
 def _sentences(raw: str, first_line: int, kind: str) -> Iterator[Unit]:
-    # Split the raw markdown (so offsets map to lines), then clean each sentence.
-    for offset, sentence in split_sentences(raw):
+    # Split the raw markdown (so offsets map to lines), then clean each sentence.  Lines are counted
+    # from the previous sentence on, not from the start: a paragraph of 600,000 sentences stays linear.
+    line, counted = first_line, 0
+    for offset, sentence in iter_sentences(raw):
+        line += raw.count("\n", counted, offset)
+        counted = offset
         text = clean_inline(sentence)
         if text:
-            line = first_line + raw.count("\n", 0, offset)
             yield Unit(kind, text, (line, line + sentence.count("\n")))
 
 
@@ -296,7 +317,7 @@ def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _B
     kept = tuple((h, v) for h, v in cells if v and h not in _ROW_NUMBER_HEADERS)
     text = "; ".join(f"{h}: {v}" if h else v for h, v in kept)
     line = row_map[0] + builder.offset + 1
-    builder.units.append(Unit("row", text, (line, line), cells=kept))
+    builder.add(Unit("row", text, (line, line), cells=kept))
     builder.texts.append(text)
 
 
@@ -306,18 +327,18 @@ def _html_units(token: Token, builder: _Builder) -> None:
         first_line = token.map[0] + builder.offset + 1 if token.map else builder.start
         builder.texts.append(text)
         last_line = token.map[1] + builder.offset if token.map else first_line
-        builder.units.append(Unit("sentence", text, (first_line, last_line)))
+        builder.add(Unit("sentence", text, (first_line, last_line)))
 
 
 def _links(rel_path: str, body: str) -> tuple[str, ...]:
-    """Relative links to other markdown files, resolved to tree-relative posix paths."""
+    """Relative links to other markdown files, resolved to tree-relative posix paths (first seen first)."""
     here = posixpath.dirname(rel_path)
-    found: list[str] = []
+    found: dict[str, None] = {}  # a dict, not a list: 100,000 links must not cost 10^10 comparisons
     for target in LINK_TARGET.findall(body):
         target = target.split("#", 1)[0]
         if not target or "://" in target or target.startswith(("mailto:", "/")):
             continue
         resolved = posixpath.normpath(posixpath.join(here, target))
-        if resolved.lower().endswith(".md") and not resolved.startswith("..") and resolved not in found:
-            found.append(resolved)
+        if resolved.lower().endswith(".md") and not resolved.startswith(".."):
+            found.setdefault(resolved)
     return tuple(found)

@@ -3,7 +3,9 @@
 Contract: ``retrieve`` returns a ``RetrievalResult`` whose ``structured`` dict is seed 000's
 ``structuredContent`` and whose ``text`` is the markdown report; it raises ``RetrieverError``
 subclasses (``InvalidArguments``, ``RetrievalTimeout``) that adapters map to their protocols.
-A missing or empty tree is not an error: the result says ``memory_ready: false``.
+A missing or empty tree is not an error: the result says ``memory_ready: false``.  Nor is a
+tree that failed to load while a watcher retries it (``refresh_interval`` infinite, as in a
+server): the result says ``readiness_state: "error"`` and ``load_error`` says why.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from retriever.config import Settings
 from retriever.context import Context, Run
-from retriever.errors import MemoryNotFound
+from retriever.errors import MemoryNotFound, RetrieverError
 from retriever.guided import LLMRun
 from retriever.index import Params
 from retriever.llm import LLMClient
@@ -78,6 +80,8 @@ class Retriever:
         self._progress = progress
         self._memory: Memory | None = None
         self._refreshed = 0.0
+        self._failed_at = 0.0
+        self.load_error: str | None = None  # why the last attempt to load the memory failed; None once it loads
         self._lock = threading.Lock()
         self.at = at  # a git revision (commit, tag, branch or date): answer from the tree as it was then
         # The LLM, when a model is configured: guidance for the stages, offline fallback always.
@@ -90,15 +94,29 @@ class Retriever:
 
     @property
     def memory(self) -> Memory:
-        """The loaded memory; raises ``MemoryNotFound`` when the root is not a folder."""
+        """The loaded memory; raises ``MemoryNotFound`` when the root is not a folder, and whatever
+        else loading raised (``load_error`` keeps a short account of it until a load succeeds)."""
         with self._lock:
             if self._memory is None:
-                if self.at is not None:
-                    self._memory = Memory.at_revision(self.root, self.settings, self.at, self.params)
-                else:
-                    self._memory = Memory.open(self.root, self.settings, self.params, self._progress)
-                self._refreshed = time.monotonic()
+                self._memory = self._load()
             return self._memory
+
+    def _load(self) -> Memory:
+        try:
+            if self.at is not None:
+                memory = Memory.at_revision(self.root, self.settings, self.at, self.params)
+            else:
+                memory = Memory.open(self.root, self.settings, self.params, self._progress)
+        except MemoryNotFound:
+            self.load_error = None  # not a failure: "missing" says it
+            raise
+        except Exception as exc:
+            detail = exc.message if isinstance(exc, RetrieverError) else f"{type(exc).__name__}: {exc}"
+            self.load_error, self._failed_at = detail[:300], time.monotonic()
+            raise
+        self.load_error = None
+        self._refreshed = time.monotonic()
+        return memory
 
     def refresh(self) -> None:
         """Pick up added, changed and deleted files now (safe while other threads retrieve)."""
@@ -106,9 +124,17 @@ class Retriever:
         self._refreshed = time.monotonic()
 
     def _current_memory(self) -> Memory | None:
+        """The memory a retrieval reads; None when the root is missing or, after a failed load, until
+        ``refresh_interval`` has passed (with a watcher, never: the watcher retries, not each query)."""
+        retry = time.monotonic() - self._failed_at > self.refresh_interval
         try:
-            memory = self.memory
+            with self._lock:  # checked under the lock: a query waiting for a watcher's load sees how it ended
+                if self._memory is None and (retry or self.load_error is None):
+                    self._memory = self._load()
+                memory = self._memory
         except MemoryNotFound:
+            return None
+        if memory is None:
             return None
         if time.monotonic() - self._refreshed > self.refresh_interval:
             self.refresh()
@@ -136,7 +162,7 @@ class Retriever:
                 settings=self.settings,
                 history=tuple(history),
                 deadline=state.started + self.settings.deadline_seconds,
-                readiness=memory.readiness() if memory else (False, "missing"),
+                readiness=memory.readiness() if memory else (False, "error" if self.load_error else "missing"),
                 session_id=session_id,
                 llm=LLMRun(self.llm, self.settings, state.started + self.settings.deadline_seconds)
                 if self.llm

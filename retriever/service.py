@@ -156,15 +156,18 @@ class MemoryService:
         return [r.to_dict() for r in self.store.requests(limit, session_id, since)]
 
     def health(self) -> dict[str, Any]:
-        """Readiness for ``/healthz``: memory state, counts, skipped files, store kind."""
+        """Readiness for ``/healthz``: memory state, counts, skipped files, store kind; ``error`` (and the
+        reason) while a failed first load is retried, ``refresh_error`` while the last good index answers."""
         if not self.retriever.loaded and self.retriever.root.is_dir():
+            error = self.retriever.load_error
             return {
                 "memory_ready": False,
-                "readiness_state": "loading",
+                "readiness_state": "error" if error else "loading",
                 "files": 0,
                 "sections": 0,
                 "skipped_files": 0,
                 "store": self.store.kind,
+                **({"error": error} if error else {}),
             }
         try:
             memory = self.retriever.memory
@@ -187,23 +190,36 @@ class MemoryService:
             "skipped_files": len(memory.skipped),
             "store": self.store.kind,
             "root": str(memory.root),
+            **({"refresh_error": memory.refresh_error} if memory.refresh_error else {}),
         }
 
     def _watch(self) -> None:
-        """Open the memory (so serving starts at once), then look for edited files periodically."""
-        try:
-            _ = self.retriever.memory
-        except MemoryNotFound as exc:
-            log.warning("%s", exc.message)
-        while not self._stop.wait(self.retriever.settings.refresh_seconds):
+        """Open the memory (so serving starts at once), then look for edited files periodically.
+
+        Nothing ends this thread but ``close``: a first load that fails is retried every round (health
+        says ``error`` meanwhile), and a failed refresh keeps the last good index (``Memory.refresh``).
+        """
+        seconds = self.retriever.settings.refresh_seconds
+        reported: str | None = None  # each problem is logged once, not every round
+        while True:
             try:
-                self.retriever.refresh()
-            except MemoryNotFound:
-                continue  # the root may appear later; health says "missing" meanwhile
-            except Exception:  # top-level handler of the watcher thread: it must never die
-                log.exception(
-                    "refreshing the memory failed; retrying in %.1f s", self.retriever.settings.refresh_seconds
-                )
+                if self.retriever.loaded:
+                    self.retriever.refresh()
+                else:
+                    _ = self.retriever.memory
+                reported = None
+            except MemoryNotFound as exc:  # the root may appear later; health says "missing" meanwhile
+                if exc.message != reported:
+                    log.warning("%s", exc.message)
+                reported = exc.message
+            except Exception as exc:  # top-level handler of the watcher thread: it must never die
+                problem = self.retriever.load_error or type(exc).__name__
+                if problem != reported:
+                    log.warning("loading the memory failed (%s); retrying every %.1f s", problem, seconds)
+                    log.debug("load failure", exc_info=exc)
+                reported = problem
+            if self._stop.wait(seconds):
+                return
 
     def close(self) -> None:
         self._stop.set()

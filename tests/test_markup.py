@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
-from retriever.markup import clean_inline, humanize, normalize_heading, split_sentences, truncate
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retriever.markup import (
+    LINK_TARGET,
+    clean_inline,
+    find_acronyms,
+    humanize,
+    normalize_heading,
+    split_sentences,
+    truncate,
+)
 
 # clean_inline
 
@@ -184,3 +198,91 @@ def test_truncate_cuts_a_single_long_word_hard() -> None:
 
 def test_truncate_uses_a_custom_marker() -> None:
     assert truncate("one two three", 9, marker="...") == ("one two...", True)
+
+
+# linear time on hostile text (issue 9), and nothing but strings out
+
+
+_HOSTILE_PIECES = [
+    "[a](b",
+    "[",
+    "![",
+    "[[",
+    "](x '",
+    '](x "',
+    "**a ",
+    "__a ",
+    "*a ",
+    "_a ",
+    "~~a ",
+    "{% a",
+    "{{",
+    "<a",
+    "<!--",
+    "<http:x",
+    "{#",
+    "`a",
+    "e.g. A ",
+]
+
+
+@pytest.mark.parametrize("piece", _HOSTILE_PIECES)
+def test_every_pattern_is_linear_on_200_kb_of_a_repeated_opener(piece: str) -> None:
+    text = piece * (200_000 // len(piece))  # "[a](b" * 40,000 took minutes with the old link patterns
+    for function in (clean_inline, normalize_heading, split_sentences, find_acronyms, LINK_TARGET.findall):
+        started = time.perf_counter()
+        function(text)
+        assert time.perf_counter() - started < 1, function
+
+
+def test_a_long_run_of_spaces_before_a_brace_is_cleaned_in_linear_time() -> None:
+    started = time.perf_counter()
+    assert clean_inline("a" + " " * 100_000 + "{") == "a {"  # the anchor pattern once began with \s*
+    assert time.perf_counter() - started < 1
+
+
+def test_sentences_after_many_abbreviations_split_in_linear_time() -> None:
+    started = time.perf_counter()
+    assert len(split_sentences("e.g. A " * 200_000)) == 1  # each boundary used to copy all text since the last
+    assert time.perf_counter() - started < 1
+
+
+def test_an_unclosed_comment_or_template_after_a_closed_one_is_left_as_text() -> None:
+    assert clean_inline("<!-- gone --> kept <!-- open") == "kept <!-- open"
+    assert clean_inline("{{ x }} kept {{ open") == "kept {{ open"
+    assert clean_inline('{% tag "arg" %} kept {% open') == "arg kept {% open"
+
+
+def test_emphasis_around_snake_case_names_is_removed_and_the_names_kept() -> None:
+    assert clean_inline("_TARGET_DISK_SIZE must be set._") == "TARGET_DISK_SIZE must be set."
+    assert clean_inline("**Note: **read this") == "Note: read this"
+
+
+_PIECES = [*"[]()<>!*_`~{}%#|&;:.'\" \n\taZé-", "](", "**", "<!--", "-->", "{{", "}}", "{%", "%}", "(AB)"]
+_TEXT = st.lists(st.sampled_from(_PIECES) | st.text(max_size=2), max_size=300).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_TEXT)
+def test_inline_functions_take_any_text_and_return_text_quickly(text: str) -> None:
+    started = time.perf_counter()
+    assert isinstance(clean_inline(text), str)
+    assert isinstance(normalize_heading(text), str)
+    assert all(text[offset:].lstrip().startswith(s[:1]) for offset, s in split_sentences(text))
+    assert all(isinstance(a, str) and isinstance(e, str) for a, e in find_acronyms(text))
+    assert isinstance(humanize(text), str)
+    assert truncate(text, 10)[0] is not None
+    assert time.perf_counter() - started < 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(piece=st.text(alphabet=st.sampled_from(list("[]()<>!*_`~{}%#&:.'\" aZ-")), min_size=1, max_size=6))
+def test_inline_functions_stay_linear_on_any_piece_repeated_to_50_kb(piece: str) -> None:
+    text = piece * (50_000 // len(piece))
+    started = time.perf_counter()
+    clean_inline(text)
+    normalize_heading(text)
+    split_sentences(text)
+    find_acronyms(text)
+    LINK_TARGET.findall(text)
+    assert time.perf_counter() - started < 1

@@ -9,11 +9,12 @@ import pytest
 from conftest import TreeFactory
 from fixtures import ACME
 
-from retriever import analyzer
+from retriever import analyzer, intake
+from retriever import memory as memory_module
 from retriever.config import Settings, index_cache_dir
-from retriever.errors import MemoryNotFound
+from retriever.errors import ConfigError, MemoryNotFound
 from retriever.memory import Memory, RefreshStats
-from retriever.models import Skipped
+from retriever.models import Document, Skipped
 
 LATER = 2_000_000_000_000_000_000  # an mtime no freshly written file has
 ACME_SECTIONS = 15
@@ -473,3 +474,75 @@ def test_every_kind_of_bad_file_is_skipped_with_a_reason_and_the_rest_is_indexed
     assert "outside the memory root" in reasons["linked.md"]
     assert len(memory.state.catalog) == len(ACME)
     assert memory.sections_count == ACME_SECTIONS
+
+
+# failures (issue 9): one file never stops the tree, a failed refresh keeps the last good index
+
+
+def test_a_file_whose_parsing_fails_unexpectedly_is_skipped_with_the_error_named(
+    acme: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = intake.parse_document
+
+    def parse(rel_path: str, text: str) -> Document:
+        if rel_path == "teams/platform.md":
+            raise RuntimeError("parser bug")
+        return real(rel_path, text)
+
+    monkeypatch.setattr(intake, "parse_document", parse)
+    memory = Memory.open(acme, settings)
+    assert memory.skipped == [
+        Skipped("teams/platform.md", "could not be indexed (RuntimeError: parser bug); please report this")
+    ]
+    assert len(memory.state.catalog) == len(ACME) - 1
+    assert _files(memory, "sick days") == ["policies/leave.md"]
+
+
+def test_too_many_files_at_open_is_a_config_error_naming_the_setting(acme: Path) -> None:
+    with pytest.raises(ConfigError, match=r"holds more than 7 markdown files .*RETRIEVER_MAX_FILES"):
+        Memory.open(acme, Settings.from_env(max_files=7))
+
+
+def test_a_refresh_that_fails_keeps_the_last_good_index_and_says_why_until_one_succeeds(acme: Path) -> None:
+    memory = Memory.open(acme, Settings.from_env(max_files=8))
+    extra = acme / "teams/sales.md"
+    _write(extra, "# Sales\n\nThe quarterly quota is 2M EUR.\n")
+
+    assert memory.refresh() == memory.stats  # never raises
+    assert memory.refresh_error is not None
+    assert memory.refresh_error.startswith("the last refresh failed (memory root ")
+    assert "holds more than 8 markdown files" in memory.refresh_error
+    assert memory.warnings.count(memory.refresh_error) == 1
+    memory.refresh()  # a failing watcher round after round does not pile warnings up
+    assert len(memory.warnings) == 1
+    assert _files(memory, "sick days") == ["policies/leave.md"]
+    assert memory.sections_count == ACME_SECTIONS
+
+    extra.unlink()
+    memory.refresh()
+    assert memory.refresh_error is None
+    assert memory.warnings == []
+
+
+def test_a_refresh_that_fails_half_way_changes_neither_the_cache_nor_the_documents(
+    acme: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = Memory.open(acme, settings)
+    leave = acme / "policies/leave.md"
+    _write(leave, ACME["policies/leave.md"].replace("Employees earn 10 sick days", "Staff accrue 12 sick days"))
+
+    def fail(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(memory_module, "_analyzed", fail)
+    memory.refresh()
+    assert memory.refresh_error is not None and "OSError: disk full" in memory.refresh_error
+    assert _hits(memory, "employees earn") == [("policies/leave.md", 1)]
+    old_section = memory.section(_section_ids(memory, "employees earn")[0])[1]
+    assert "Employees earn 10 sick days" in old_section.text  # the document still matches the index
+
+    monkeypatch.undo()
+    memory.refresh()  # the edit was not recorded as seen, so it is picked up now
+    assert memory.refresh_error is None
+    assert _hits(memory, "staff accrue") == [("policies/leave.md", 1)]
+    assert Memory.open(acme, settings).stats.parsed == 0

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+import contextlib
+import itertools
+import time
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retriever import front_matter, parser
 from retriever.models import Section, Unit
 from retriever.parser import ParseError, parse_document, split_front_matter
 
@@ -317,3 +324,152 @@ def test_impossible_date_in_front_matter_is_a_parse_error_not_a_crash() -> None:
 def test_an_h1_repeating_the_title_with_other_punctuation_is_left_out_of_paths() -> None:
     doc = parse_document("m.md", "---\ntitle: Sync 2026-11-12\n---\n# Sync — 2026-11-12\n\n## Actions\n\nShip it.\n")
     assert [s.heading_path for s in doc.sections] == [(), ("Actions",)]
+
+
+# hostile files (issue 9): a reason, never a crash; linear time; bounded memory
+
+
+def test_toml_front_matter_nested_5000_deep_is_a_parse_error_not_a_recursion_error() -> None:
+    text = "+++\na = " + "[" * 5000 + "]" * 5000 + "\n+++\n# Deep\n"
+    with pytest.raises(ParseError, match=r"^front matter is nested too deeply \(more than 32 levels\); flatten it$"):
+        parse_document("deep.md", text)
+
+
+def test_yaml_front_matter_nested_900_deep_is_a_parse_error_not_a_recursion_error() -> None:
+    with pytest.raises(ParseError, match=r"^front matter is nested too deeply"):
+        parse_document("deep.md", "---\na: " + "[" * 900 + "]" * 900 + "\n---\n# Deep\n")
+
+
+def test_front_matter_nested_to_the_limit_is_kept() -> None:
+    depth = front_matter.MAX_NESTING - 1  # the mapping itself is the first level
+    doc = parse_document("ok.md", "---\na: " + "[" * depth + "1" + "]" * depth + "\n---\n# Ok\n")
+    value = doc.front_matter["a"]
+    for _ in range(depth):
+        value = value[0]
+    assert value == 1
+
+
+def test_a_yaml_alias_bomb_is_a_parse_error_before_it_expands() -> None:
+    names = "abcdefghi"
+    lines = ["a: &a [" + ", ".join(["lol"] * 9) + "]"]
+    lines += [f"{n}: &{n} [" + ", ".join([f"*{p}"] * 9) + "]" for p, n in itertools.pairwise(names)]
+    text = "---\n" + "\n".join(lines) + "\n---\n# Bomb\n"
+    assert len(text) < 700  # 9^9 values once expanded
+    started = time.perf_counter()
+    with pytest.raises(ParseError, match=r"more than 100,000 values once YAML aliases are expanded; remove the"):
+        parse_document("bomb.md", text)
+    assert time.perf_counter() - started < 5
+
+
+def test_a_yaml_alias_that_contains_itself_is_a_parse_error() -> None:
+    with pytest.raises(ParseError, match=r"^front matter is nested too deeply"):
+        parse_document("self.md", "---\na: &a [1, *a]\n---\n# Self\n")
+
+
+def test_yaml_aliases_within_the_budget_are_expanded() -> None:
+    doc = parse_document("alias.md", "---\nbase: &b [Olena, Taras]\nteam: *b\n---\n# Team\n")
+    assert doc.front_matter["team"] == ["Olena", "Taras"]
+
+
+def test_front_matter_longer_than_the_limit_is_a_parse_error() -> None:
+    text = "---\nnotes: " + "x" * front_matter.MAX_FRONT_MATTER + "\n---\n# Big\n"
+    with pytest.raises(ParseError, match=r"^front matter is longer than 256,000 characters; keep fields short"):
+        parse_document("big.md", text)
+
+
+def test_more_lines_than_the_limit_is_a_parse_error_naming_the_count() -> None:
+    with pytest.raises(ParseError, match=r"^more than 200,000 lines \(600,000\); split it into smaller files$"):
+        parse_document("lines.md", "# \n" * 600_000)
+
+
+def test_more_headings_than_the_limit_is_a_parse_error() -> None:
+    assert len(parse_document("ok.md", "# h\n" * parser.MAX_HEADINGS).sections) == parser.MAX_HEADINGS
+    with pytest.raises(ParseError, match=r"^more than 5,000 headings; split it into smaller files$"):
+        parse_document("many.md", "# h\n" * (parser.MAX_HEADINGS + 1))
+
+
+def test_more_statements_than_the_limit_is_a_parse_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parser, "MAX_UNITS", 10)
+    assert len(parse_document("ok.md", "One.\n\n" * 10).sections[0].units) == 10
+    with pytest.raises(ParseError, match=r"^more than 10 statements \(sentences, list items, table rows\)"):
+        parse_document("many.md", "One.\n\n" * 11)
+
+
+def test_finished_blocks_are_handed_over_so_only_one_blocks_tokens_are_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parser, "MAX_BLOCK_TOKENS", 20)
+    doc = parse_document("many.md", "".join(f"## H{i}\n\nPara {i}.\n\n- item {i}\n\n" for i in range(300)))
+    assert len(doc.sections) == 300  # 3,000 tokens in all, never more than 20 at once
+    with pytest.raises(ParseError, match=r"^one block \(a list, quote or table\) has more than 20 parts; split it up$"):
+        parse_document("list.md", "".join(f"- item {i}\n" for i in range(10)))
+
+
+def test_more_tokens_than_the_limit_is_a_parse_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parser, "MAX_TOKENS", 100)
+    with pytest.raises(ParseError, match=r"^more than 100 markdown blocks and parts; split it into smaller files$"):
+        parse_document("hr.md", "***\n\n" * 101)
+
+
+def test_blocks_handed_over_in_batches_parse_exactly_as_one_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = PERSON + "\n> quoted\n> more\n\n```\n# not a heading\n```\n\n1. one\n   - two\n\nSetext\n===\n\nTail.\n"
+    handed = parse_document("people/olena.md", text)
+    whole = parser.MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])  # no hand-over rule
+    monkeypatch.setattr(parser, "_MD", whole)
+    assert parse_document("people/olena.md", text) == handed
+
+
+def test_a_nul_byte_past_the_binary_check_is_replaced_not_a_crash() -> None:
+    doc = parse_document("nul.md", "# T\n\nA\x00B here.\n")
+    assert doc.sections[0].units[0].text == "A\ufffdB here."
+
+
+def test_a_line_of_8000_link_openers_parses_in_linear_time() -> None:
+    started = time.perf_counter()
+    parse_document("links.md", "[a](b" * 8000 + "\n")  # 13 s before the link pattern was made linear
+    assert time.perf_counter() - started < 3
+
+
+def test_a_paragraph_of_many_sentences_numbers_their_lines_in_linear_time() -> None:
+    text = "".join(f"Sentence {i} ends here.\n" for i in range(40_000))
+    started = time.perf_counter()
+    units = parse_document("s.md", text).sections[0].units  # 5.5 s when each line was counted from the start
+    assert time.perf_counter() - started < 2
+    assert [u.lines for u in units[:2]] == [(1, 1), (2, 2)]
+    assert units[-1].lines == (40_000, 40_000)
+
+
+def test_100000_distinct_links_are_collected_in_linear_time() -> None:
+    text = " ".join(f"[d{i}](d{i}.md)" for i in range(100_000))
+    started = time.perf_counter()
+    assert len(parse_document("links.md", text).links) == 100_000
+    assert time.perf_counter() - started < 10
+
+
+# property-based: any text is a Document or a ParseError, quickly
+
+_MARKDOWN_ALPHABET = [*list("#*_[]()<>!`~{}%|-+=:.,;'\"&\\/ \t\n\r\x00aZ09éЖ\u2028"), "---", "+++", "\n\n", "- ", "> "]
+_ANY_TEXT = st.lists(st.sampled_from(_MARKDOWN_ALPHABET) | st.text(max_size=3), max_size=400).map("".join)
+_FRONT_MATTER = st.sampled_from(["", "---\n", "+++\n", "---\ntitle: x\n---\n", "---\na: &a [1]\nb: *a\n---\n"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(head=_FRONT_MATTER, body=_ANY_TEXT, tail=st.sampled_from(["", "\n---\n", "\n+++\n"]), more=_ANY_TEXT)
+def test_any_text_parses_or_raises_parse_error_within_a_second(head: str, body: str, tail: str, more: str) -> None:
+    started = time.perf_counter()
+    try:
+        doc = parse_document("any.md", head + body + tail + more)
+    except ParseError:
+        return
+    finally:
+        assert time.perf_counter() - started < 1
+    assert all(s.lines[0] <= s.lines[1] for s in doc.sections)
+
+
+@settings(max_examples=60, deadline=None)
+@given(piece=st.lists(st.sampled_from(_MARKDOWN_ALPHABET), min_size=1, max_size=6).map("".join))
+def test_a_piece_repeated_to_40_kb_parses_in_linear_time(piece: str) -> None:
+    # Super-linear patterns show up on repetition: 40 KB took 13 s for "[a](b" before the fix.
+    text = piece * (40_000 // len(piece))
+    started = time.perf_counter()
+    with contextlib.suppress(ParseError):
+        parse_document("rep.md", text)
+    assert time.perf_counter() - started < 3

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from retriever.errors import ConfigError
 from retriever.models import Skipped
-from retriever.reader import Entry, Unreadable, read_text, scan
+from retriever.reader import ENTRIES_PER_FILE, MAX_DEPTH, Entry, Unreadable, read_text, scan
 
 if TYPE_CHECKING:
     from conftest import TreeFactory
@@ -150,3 +153,109 @@ def test_read_text_refuses_non_utf8_naming_the_byte_offset(make_tree: TreeFactor
 def test_read_text_of_a_missing_file_is_unreadable(tmp_path: Path) -> None:
     with pytest.raises(Unreadable, match=r"^cannot be read: No such file or directory$"):
         read_text(tmp_path, "nope.md", 1000)
+
+
+# hostile trees (issue 9): every problem is a skip with a reason, never an exception
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symlinks unsupported")
+def test_a_symlink_loop_is_skipped_with_a_reason(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "a"})
+    os.symlink("loop_b.md", root / "loop_a.md")
+    os.symlink("loop_a.md", root / "loop_b.md")
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == ["a.md"]
+    reason = "symlink loop (the links lead to each other); point it at a real file"
+    assert sorted(skipped, key=lambda s: s.rel_path) == [Skipped("loop_a.md", reason), Skipped("loop_b.md", reason)]
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_under_a_printable_name(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "a"})
+    with open(os.path.join(os.fsencode(root), b"bad\xff\xfe.md"), "wb") as handle:
+        handle.write(b"# Bad name\n")
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == ["a.md"]
+    assert skipped == [Skipped("bad\\xff\\xfe.md", "file name is not valid UTF-8; rename it")]
+    skipped[0].rel_path.encode("utf-8")  # storable in SQLite and printable: no surrogates left
+
+
+def test_a_folder_name_that_is_not_utf8_is_skipped_and_not_entered(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "a"})
+    folder = os.path.join(os.fsencode(root), b"notes\xff")
+    os.mkdir(folder)
+    with open(os.path.join(folder, b"inner.md"), "wb") as handle:
+        handle.write(b"# Inner\n")
+    assert scan(root) == (
+        [Entry("a.md", 1, (root / "a.md").stat().st_mtime_ns)],
+        [Skipped("notes\\xff", "folder name is not valid UTF-8; rename it")],
+    )
+
+
+def test_folders_deeper_than_the_limit_are_skipped_with_a_reason(make_tree: TreeFactory) -> None:
+    deepest_read = "/".join(["d"] * MAX_DEPTH)
+    root = make_tree({f"{deepest_read}/kept.md": "k", f"{deepest_read}/d/d/lost.md": "x"})
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == [f"{deepest_read}/kept.md"]
+    assert skipped == [
+        Skipped(f"{deepest_read}/d", "folder nested deeper than 64 levels; not read (move its files nearer the root)")
+    ]
+
+
+def test_a_fifo_is_skipped_with_a_reason_and_the_scan_never_opens_it(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "a"})
+    os.mkfifo(root / "pipe.md")
+    entries, skipped = scan(root)  # opening a FIFO with no writer would block here
+    assert [e.rel_path for e in entries] == ["a.md"]
+    assert skipped == [Skipped("pipe.md", "not a regular file (a FIFO); remove it or give it a name without .md")]
+
+
+def test_a_socket_is_skipped_with_a_reason(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "a"})
+    here = os.getcwd()
+    os.chdir(root)  # a relative address stays under the 108-byte AF_UNIX limit
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.bind("sock.md")
+    finally:
+        os.chdir(here)
+    reason = "not a regular file (a socket); remove it or give it a name without .md"
+    assert scan(root)[1] == [Skipped("sock.md", reason)]
+
+
+def test_read_text_of_a_fifo_is_unreadable_at_once_instead_of_blocking(make_tree: TreeFactory) -> None:
+    root = make_tree({})
+    os.mkfifo(root / "pipe.md")
+    outcome: list[BaseException] = []
+    reading = threading.Thread(target=lambda: _capture(outcome, root), daemon=True)
+    reading.start()
+    reading.join(timeout=10)
+    if reading.is_alive():  # the read blocked: give it a writer so the thread ends, then fail
+        with open(root / "pipe.md", "wb"):
+            pass
+        pytest.fail("read_text blocked on a FIFO")
+    assert [str(e) for e in outcome] == ["not a regular file; remove it or give it a name without .md"]
+
+
+def _capture(outcome: list[BaseException], root: Path) -> None:
+    try:
+        read_text(root, "pipe.md", 1000)
+    except Unreadable as exc:
+        outcome.append(exc)
+
+
+def test_more_markdown_files_than_max_files_stops_the_scan_naming_root_and_setting(make_tree: TreeFactory) -> None:
+    root = make_tree({f"n{i}.md": "x" for i in range(4)})
+    assert len(scan(root, max_files=4)[0]) == 4
+    with pytest.raises(ConfigError) as caught:
+        scan(root, max_files=3)
+    assert caught.value.code == "invalid_config"
+    assert caught.value.message == (
+        f"memory root {str(root.resolve())!r} holds more than 3 markdown files (the max_files setting, "
+        "RETRIEVER_MAX_FILES, is 3); pass --root the memory folder itself, or raise RETRIEVER_MAX_FILES"
+    )
+
+
+def test_a_tree_of_many_other_files_stops_the_scan_too(make_tree: TreeFactory) -> None:
+    root = make_tree({f"img{i}.png": b"x" for i in range(ENTRIES_PER_FILE * 2 + 1)})
+    with pytest.raises(ConfigError, match=r"holds more than 40 files and folders .*RETRIEVER_MAX_FILES"):
+        scan(root, max_files=2)
