@@ -38,6 +38,9 @@ _ENV = {
     "llm_json_mode": "RETRIEVER_LLM_JSON_MODE",
     "graphs": "RETRIEVER_GRAPHS",
     "user_trees": "RETRIEVER_USER_TREES",
+    "user_trees_cached": "RETRIEVER_USER_TREES_CACHED",
+    "session_limit": "RETRIEVER_SESSION_LIMIT",
+    "store_timeout_seconds": "RETRIEVER_STORE_TIMEOUT_SECONDS",
 }
 LLMStage = Literal["triage", "target", "extract", "summary"]
 LLM_STAGES: tuple[LLMStage, ...] = ("triage", "target", "extract", "summary")
@@ -74,6 +77,15 @@ class Settings(BaseModel):
         default_factory=dict, description="Shared memory trees by graph id (``id=path,id=path``)."
     )
     user_trees: Path | None = Field(default=None, description="Folder of per-user trees, one sub-folder per user id.")
+    user_trees_cached: int = Field(
+        default=32, ge=1, le=10_000, description="Per-user trees kept open at once (least recently used go first)."
+    )
+    session_limit: int = Field(
+        default=10_000, ge=1, description="Sessions the SQLite store keeps (least recently used go first)."
+    )
+    store_timeout_seconds: float = Field(
+        default=0.25, gt=0, le=10, description="How long a call waits for session history before going on without."
+    )
 
     @field_validator("graphs", mode="before")
     @classmethod

@@ -111,7 +111,7 @@ def test_the_handshake_session_is_used_when_no_session_id_is_given(service: Memo
 def test_the_session_keeps_the_last_five_prompts(service: MemoryService) -> None:
     for i in range(7):
         service.call_tool(TOOL_NAME, {"prompt": f"question number {i} about billing", "session_id": "cap"})
-    assert service.store.prompts("cap") == [f"question number {i} about billing" for i in range(2, 7)]
+    assert service.store.prompts(service.session_key("cap")) == [f"question number {i} about billing" for i in range(2, 7)]
 
 
 def test_every_call_is_logged_with_full_prompt_and_response(service: MemoryService) -> None:
@@ -199,7 +199,8 @@ def test_a_dead_redis_at_request_time_is_a_warning_and_retrieval_still_answers(
         assert _facts(result)[0] == "Employees earn 10 sick days per year."
         warnings = result["structuredContent"]["diagnostics"]["warnings"]
         assert any(w.startswith("session history unavailable: Redis at redis://127.0.0.1:") for w in warnings)
-        assert any(w.startswith("request not logged:") for w in warnings)
+        # The log write is queued, not attempted in the call: the warning says the store is failing.
+        assert any(w.startswith("request not logged yet: the redis store is failing (Redis at") for w in warnings)
     finally:
         if process.poll() is None:
             process.kill()
