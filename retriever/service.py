@@ -35,7 +35,7 @@ from retriever.graphs import GraphRetrieval, InvalidUserId, UnknownGraph, canoni
 from retriever.retriever import Retriever
 from retriever.safe import bounded, clean_text, cut, preview
 from retriever.store import RequestRecord, Store, StoreUnavailable
-from retriever.store_queue import QueuedStore, StoreStatus
+from retriever.store_queue import QueuedStore, StoreSkipped, StoreStatus
 from retriever.tools import (
     GET_MEMORY,
     TOOL_NAME,
@@ -177,7 +177,12 @@ class MemoryService:
         try:
             return self.store.prompts(self.session_key(session, user_id))[-HISTORY_FOR_TRIAGE:]
         except StoreUnavailable as exc:
-            log.warning("session history unavailable: %s", exc.message)
+            # The failure itself was logged by the store's queue; a skip during the cool-down is routine.
+            log.log(
+                logging.DEBUG if isinstance(exc, StoreSkipped) else logging.WARNING,
+                "session history unavailable: %s",
+                exc.message,
+            )
             warnings.append(f"session history unavailable: {exc.message}")
             return []
 

@@ -11,7 +11,7 @@ SIGSTOP, an exclusive SQLite lock held by another process) would stall every cli
 - ``prompts`` waits at most ``read_timeout`` seconds.  It runs on the same worker, after every
   write queued before it, so a session reads its own prompts.  A failure or a timeout opens the
   breaker: for ``cooldown`` seconds ``prompts`` raises ``StoreUnavailable`` at once, without
-  touching the store; any store call that succeeds closes it again.
+  touching the store (``StoreSkipped``); any store call that succeeds closes it again.
 - ``requests`` (the request log, which someone asked to see) waits at most ``log_read_timeout``
   seconds and ignores the breaker.
 - Every failure surfaces as ``StoreUnavailable``; ``status()`` says whether the store is failing,
@@ -43,6 +43,10 @@ LOG_READ_TIMEOUT = 5.0  # seconds a request-log read waits
 QUEUE_LIMIT = 1000  # queued calls; a log record holds a full response (tens of kB), so this bounds memory too
 COOLDOWN = 5.0  # seconds reads skip a store that failed
 CLOSE_TIMEOUT = 5.0
+
+
+class StoreSkipped(StoreUnavailable):
+    """The breaker is open: the store was not asked (callers need not log this again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +175,7 @@ class QueuedStore:
         with self._state:
             failed_at, error = self._failed_at, self._last_error
         if failed_at is not None and (age := time.monotonic() - failed_at) < self.cooldown:
-            raise StoreUnavailable(f"skipped for {self.cooldown - age:.1f} s after a failure: {error}")
+            raise StoreSkipped(f"skipped for {self.cooldown - age:.1f} s after a failure: {error}")
 
     def _trip(self, message: str) -> None:
         with self._state:

@@ -227,3 +227,10 @@ def test_error_object_validates_against_the_shared_seed_schema() -> None:
     jsonschema = pytest.importorskip("jsonschema")
     error = InvalidArguments("'prompt' is empty: describe the company context you need").to_dict()
     jsonschema.validate(error, _shared_schema("retrieve_memory.structured.schema.json"))
+
+
+def test_a_prompt_with_a_lone_surrogate_raises_invalid_arguments_not_a_validation_error(acme: Retriever) -> None:
+    with pytest.raises(InvalidArguments, match=r"'prompt' holds an unpaired surrogate \(U\+D800\) at character 2"):
+        acme.retrieve("x \ud800")
+    with pytest.raises(InvalidArguments, match="'session_id' holds an unpaired surrogate"):
+        acme.retrieve("sick days", session_id="\ud800")
