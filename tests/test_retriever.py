@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from conftest import COMPANY_CONTEXT, SHARED_SCHEMAS, TreeFactory
 from fixtures import ACME
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from retriever import InvalidArguments, RetrievalTimeout, Retriever, Settings
 from retriever.contracts import StructuredContent
@@ -234,3 +236,20 @@ def test_a_prompt_with_a_lone_surrogate_raises_invalid_arguments_not_a_validatio
         acme.retrieve("x \ud800")
     with pytest.raises(InvalidArguments, match="'session_id' holds an unpaired surrogate"):
         acme.retrieve("sick days", session_id="\ud800")
+
+
+_ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=60)  # lone surrogates included
+_PROMPTS = _ANY_TEXT | st.integers(7_990, 20_000).map(lambda n: "sick days " * (n // 10))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(prompt=_PROMPTS, session_id=st.none() | _ANY_TEXT)
+def test_retrieve_answers_any_string_or_raises_only_its_documented_errors(
+    acme: Retriever, prompt: str, session_id: str | None
+) -> None:
+    try:
+        result = acme.retrieve(prompt, session_id=session_id)
+    except (InvalidArguments, RetrievalTimeout) as exc:
+        assert exc.to_dict()["error_message"]
+        return
+    json.dumps(result.to_mcp(), ensure_ascii=False, allow_nan=False).encode("utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import select
@@ -18,6 +19,8 @@ import httpx
 import pytest
 from conftest import TreeFactory, free_port, redis_process, wait_until
 from fixtures import ACME
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
 from retriever.service import MemoryService
@@ -447,3 +450,70 @@ def _calls(service: MemoryService, arguments: dict[str, str], count: int) -> tup
         results.append(service.call_tool(TOOL_NAME, arguments))
         slowest = max(slowest, time.monotonic() - began)
     return slowest, results
+
+
+# -- fuzz: whatever arrives, a documented answer and a log that reads back ----------------------------
+
+_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=30)  # lone surrogates included
+_HUGE = st.integers(8_000, 300_000).map(lambda n: "z" * n)
+_DEEP = st.integers(50, 3_000).map(lambda n: functools.reduce(lambda inner, _: [inner], range(n), "bottom"))
+_LEAF = st.none() | st.booleans() | st.integers() | st.floats() | _TEXT | _HUGE
+_JSON = st.recursive(_LEAF, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4))
+_VALUE = _JSON | _DEEP
+_ARGUMENTS = (
+    st.fixed_dictionaries({"prompt": _TEXT | _VALUE}, optional={"session_id": _TEXT | _VALUE, "x": _VALUE})
+    | st.fixed_dictionaries({}, optional={"agent": _TEXT | _VALUE, "query": _TEXT | _VALUE})
+    | _VALUE
+)
+_FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@_FUZZ
+@given(tool=st.sampled_from([TOOL_NAME, "get_memory"]), arguments=_ARGUMENTS, handshake=st.none() | _TEXT)
+def test_call_tool_answers_any_arguments_with_a_result_and_the_log_reads_back(
+    fuzz_service: MemoryService, tool: str, arguments: object, handshake: str | None
+) -> None:
+    result = fuzz_service.call_tool(tool, arguments, handshake_session=handshake)
+
+    assert isinstance(result["isError"], bool)
+    _strict_json(result)
+    _strict_json(fuzz_service.requests(limit=5))
+
+
+@_FUZZ
+@given(
+    body=st.fixed_dictionaries({"query": _TEXT | _VALUE, "agent_id": _TEXT | _VALUE}) | _VALUE, user=st.none() | _TEXT
+)
+def test_memories_retrieve_answers_any_body_and_user_with_a_status_and_the_log_reads_back(
+    fuzz_service: MemoryService, body: object, user: str | None
+) -> None:
+    status, answer = fuzz_service.memories_retrieve(body, user, allowed_users=frozenset({"ann"}))
+
+    assert status in (200, 403, 422)
+    assert len(_strict_json(answer)) < 2_000_000
+    _strict_json(fuzz_service.requests(limit=5))
+
+
+@_FUZZ
+@given(name=_TEXT.filter(lambda n: n not in (TOOL_NAME, "get_memory")))
+def test_an_unknown_tool_of_any_name_is_unknown_tool_with_a_bounded_message(
+    fuzz_service: MemoryService, name: str
+) -> None:
+    with pytest.raises(UnknownTool) as caught:
+        fuzz_service.call_tool(name, {})
+    assert len(caught.value.message) < 300
+    caught.value.message.encode("utf-8")
+
+
+@pytest.fixture(scope="module")
+def fuzz_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]:
+    from fixtures import ASSISTANT
+
+    root = tmp_path_factory.mktemp("fuzz") / "memory"
+    for rel, text in {**ACME, **ASSISTANT}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    settings_ = Settings.from_env(state_dir=root.parent / "state", user_trees=root.parent)
+    running = MemoryService(Retriever(root, settings_), SQLiteStore(root.parent / "s.sqlite"), watch=False)
+    yield running
+    running.close()
