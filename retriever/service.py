@@ -203,7 +203,7 @@ class MemoryService:
         """Queue the record; False (and a log line) when the queue was full and it was dropped."""
         if self.store.log(record):
             return True
-        log.warning("request %s not logged: the store's write queue is full", record.request_id)
+        log.debug("request %s not logged: the store's write queue is full", record.request_id)  # counted there
         return False
 
     def store_status(self) -> StoreStatus:

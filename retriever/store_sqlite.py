@@ -8,6 +8,7 @@ writes (``purge`` does it at once), so the file stays bounded however many clien
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
@@ -25,6 +26,8 @@ from retriever.store import (
     encode_record,
 )
 
+log = logging.getLogger(__name__)
+
 _TRIM_EVERY = 50
 SESSION_LIMIT = 10_000
 _SCHEMA = """
@@ -32,7 +35,6 @@ CREATE TABLE IF NOT EXISTS prompts (session_id TEXT, at REAL, prompt TEXT);
 CREATE INDEX IF NOT EXISTS prompts_by_session ON prompts (session_id, at);
 CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, last_at REAL);
 CREATE INDEX IF NOT EXISTS sessions_by_time ON sessions (last_at);
-INSERT OR IGNORE INTO sessions SELECT session_id, max(at) FROM prompts GROUP BY session_id;
 CREATE TABLE IF NOT EXISTS requests (request_id TEXT PRIMARY KEY, received_at REAL, session_id TEXT, record TEXT);
 CREATE INDEX IF NOT EXISTS requests_by_time ON requests (received_at);
 CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, received_at);
@@ -64,7 +66,17 @@ class SQLiteStore:
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailable(f"cannot open the SQLite store at {path}: {exc}; check RETRIEVER_STATE_DIR") from exc
-        self.purge()
+        self._tidy()
+
+    def _tidy(self) -> None:
+        """Index sessions of a store written before the sessions table, and purge; a busy store waits."""
+        try:
+            if not self._run(("SELECT 1 FROM sessions LIMIT 1", ())):
+                backfill = "INSERT OR IGNORE INTO sessions SELECT session_id, max(at) FROM prompts GROUP BY session_id"
+                self._run((backfill, ()))
+            self.purge()
+        except StoreUnavailable as exc:  # another process holds the lock: the next purge will do it
+            log.warning("%s", exc.message)
 
     def _run(self, *statements: tuple[str, tuple[object, ...]]) -> list[tuple[object, ...]]:
         """Run statements in one transaction; the last one's rows come back."""
