@@ -11,7 +11,9 @@ SIGSTOP, an exclusive SQLite lock held by another process) would stall every cli
 - ``prompts`` waits at most ``read_timeout`` seconds.  It runs on the same worker, after every
   write queued before it, so a session reads its own prompts.  A failure or a timeout opens the
   breaker: for ``cooldown`` seconds ``prompts`` raises ``StoreUnavailable`` at once, without
-  touching the store (``StoreSkipped``); any store call that succeeds closes it again.
+  touching the store (``StoreSkipped``); any store call that succeeds closes it again.  A read
+  also fails at once when the worker has been stuck in one store call for over ``read_timeout``
+  (a stalled store costs one wait, not one per cool-down).
 - ``requests`` (the request log, which someone asked to see) waits at most ``log_read_timeout``
   seconds and ignores the breaker.
 - Every failure surfaces as ``StoreUnavailable``; ``status()`` says whether the store is failing,
@@ -87,6 +89,7 @@ class QueuedStore:
         self._failed_at: float | None = None
         self._last_error: str | None = None
         self._dropped = self._failures = 0
+        self._busy_since: float | None = None  # when the worker's current store call began
         self._worker = threading.Thread(target=self._work, name=f"{store.kind}-store", daemon=True)
         self._worker.start()
 
@@ -174,8 +177,14 @@ class QueuedStore:
     def _check_breaker(self) -> None:
         with self._state:
             failed_at, error = self._failed_at, self._last_error
-        if failed_at is not None and (age := time.monotonic() - failed_at) < self.cooldown:
+        now = time.monotonic()
+        if failed_at is not None and (age := now - failed_at) < self.cooldown:
             raise StoreSkipped(f"skipped for {self.cooldown - age:.1f} s after a failure: {error}")
+        busy_since = self._busy_since  # one read of an attribute the worker sets: no lock needed
+        if busy_since is not None and (busy := now - busy_since) > self.read_timeout:
+            message = f"the {self.kind} store has not answered for {busy * 1000:.0f} ms"
+            self._trip(message)  # no read would get through before its deadline: do not wait for one
+            raise StoreUnavailable(message)
 
     def _trip(self, message: str) -> None:
         with self._state:
@@ -193,9 +202,10 @@ class QueuedStore:
         log.warning("the %s store answers again", self.kind)
 
     def _work(self) -> None:
-        while (task := self._tasks.get()) is not None:
+        while (task := self._next()) is not None:
             if task.future is not None and not task.future.set_running_or_notify_cancel():
                 continue  # its caller stopped waiting
+            self._busy_since = time.monotonic() if task.calls_store else None
             try:
                 result = task.run()
             except StoreUnavailable as exc:
@@ -209,6 +219,10 @@ class QueuedStore:
                 self._recover()
             if task.future is not None:
                 task.future.set_result(result)
+
+    def _next(self) -> _Task | None:
+        self._busy_since = None  # idle: waiting for work, not for the store
+        return self._tasks.get()
 
     def _fail(self, task: _Task, error: StoreUnavailable) -> None:
         self._trip(error.message)

@@ -149,3 +149,17 @@ def test_an_unexpected_store_error_surfaces_as_store_unavailable(sqlite_path: Pa
         assert [r.request_id for r in store.requests()] == ["req-1"]
     finally:
         store.close()
+
+
+def test_a_read_fails_at_once_while_the_worker_is_stuck_past_the_read_timeout(sqlite_path: Path) -> None:
+    store = QueuedStore(SQLiteStore(sqlite_path), read_timeout=0.1, cooldown=0)  # no cool-down: only this rule
+    try:
+        with _locked(sqlite_path):
+            store.log(_record(1))  # the worker waits for the lock
+            with _timed(0.4), pytest.raises(StoreUnavailable, match="did not answer within 100 ms"):
+                store.prompts("s1")
+            with _timed(0.05), pytest.raises(StoreUnavailable, match=r"has not answered for \d+ ms"):
+                store.prompts("s1")
+        assert store.flush(10) and store.prompts("s1") == []
+    finally:
+        store.close()
