@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +38,10 @@ SESSION_PROMPTS = 5
 SESSION_TTL = 30 * 24 * 3600  # seconds
 REQUEST_TTL = 30 * 24 * 3600  # seconds a request-log record is kept at most
 Clock = Callable[[], float]
+# An escaped high surrogate not followed by a low one, or a low one not preceded by a high one.
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 
 
 class StoreUnavailable(RetrieverError):
@@ -72,14 +77,16 @@ class RequestRecord:
 
 
 def encode_record(record: RequestRecord) -> str:
-    """The record as JSON that reads back anywhere: NaN becomes null, lone surrogates U+FFFD."""
+    """The record as ASCII JSON that reads back anywhere: NaN becomes null, lone surrogates U+FFFD."""
     data = record.to_dict()
     try:
-        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-        text.encode("utf-8")  # lone surrogates would fail here, in the store's driver or in a client
-        return text
-    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
-        return json.dumps(json_safe(data), ensure_ascii=False, allow_nan=False)
+        text = json.dumps(data, allow_nan=False)
+        # ASCII JSON escapes every surrogate; only a lone one needs the slow path (pairs are characters).
+        if "\\ud" not in text or not _LONE_SURROGATE.search(text):
+            return text
+    except (TypeError, ValueError, RecursionError):
+        pass  # NaN, a foreign object or deep nesting: the safe copy below has none of them
+    return json.dumps(json_safe(data), allow_nan=False)
 
 
 def decode_record(text: str | bytes) -> RequestRecord | None:
@@ -88,7 +95,7 @@ def decode_record(text: str | bytes) -> RequestRecord | None:
     raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
     try:
         data = json.loads(raw, parse_constant=lambda _: None)
-        if "\\ud" in raw.lower():  # an escaped surrogate: maybe a lone one
+        if "\\u" in raw and _LONE_SURROGATE.search(raw):  # an escaped lone surrogate
             data = json_safe(data)
         return RequestRecord.from_dict(data)
     except (TypeError, ValueError, RecursionError) as exc:
