@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,13 @@ from conftest import COMPANY_CONTEXT, SHARED_SCHEMAS, TreeFactory
 from fixtures import ACME
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from retriever import InvalidArguments, RetrievalTimeout, Retriever, Settings
 from retriever.contracts import StructuredContent
+
+# Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))
 
 
 @pytest.fixture
@@ -242,7 +247,7 @@ _ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=60) 
 _PROMPTS = _ANY_TEXT | st.integers(7_990, 20_000).map(lambda n: "sick days " * (n // 10))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(prompt=_PROMPTS, session_id=st.none() | _ANY_TEXT)
 def test_retrieve_answers_any_string_or_raises_only_its_documented_errors(
     acme: Retriever, prompt: str, session_id: str | None

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from retriever.safe import MAX_CHARS, MAX_DEPTH, MAX_ITEMS, bounded, clean_text, json_safe, lone_surrogate, preview
 
@@ -16,6 +18,9 @@ LEAVES = st.none() | st.booleans() | st.integers() | st.floats() | ANY_TEXT
 JSONISH = st.recursive(
     LEAVES, lambda inner: st.lists(inner, max_size=6) | st.dictionaries(ANY_TEXT, inner, max_size=6), max_leaves=40
 )
+
+# Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))
 
 
 def _encodes(value: Any) -> bool:
@@ -67,7 +72,7 @@ def test_a_preview_quotes_a_bounded_encodable_prefix() -> None:
     assert preview("\ud800") == "'\ufffd'"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, database=None)
 @given(JSONISH)
 def test_any_value_comes_out_json_encodable_and_within_bounds(value: Any) -> None:
     out = bounded(value, chars=20, items=3, depth=3)

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from conftest import TreeFactory, free_port, redis_process, wait_until
 from fixtures import ACME
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from retriever import Retriever, Settings
 from retriever.service import MemoryService
@@ -28,6 +30,9 @@ from retriever.store import Store
 from retriever.store_redis import RedisStore
 from retriever.store_sqlite import SQLiteStore
 from retriever.tools import TOOL_NAME, UnknownTool, tool_definition
+
+# Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -465,7 +470,9 @@ _ARGUMENTS = (
     | st.fixed_dictionaries({}, optional={"agent": _TEXT | _VALUE, "query": _TEXT | _VALUE})
     | _VALUE
 )
-_FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+_FUZZ = settings(
+    max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @_FUZZ
