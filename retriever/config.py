@@ -39,6 +39,9 @@ _ENV = {
     "graphs": "RETRIEVER_GRAPHS",
     "user_trees": "RETRIEVER_USER_TREES",
     "max_files": "RETRIEVER_MAX_FILES",
+    "user_trees_cached": "RETRIEVER_USER_TREES_CACHED",
+    "session_limit": "RETRIEVER_SESSION_LIMIT",
+    "store_timeout_seconds": "RETRIEVER_STORE_TIMEOUT_SECONDS",
 }
 LLMStage = Literal["triage", "target", "extract", "summary"]
 LLM_STAGES: tuple[LLMStage, ...] = ("triage", "target", "extract", "summary")
@@ -77,6 +80,15 @@ class Settings(BaseModel):
     user_trees: Path | None = Field(default=None, description="Folder of per-user trees, one sub-folder per user id.")
     max_files: int = Field(
         default=100_000, ge=1, description="Markdown files a tree may hold; past it the scan stops with an error."
+    )
+    user_trees_cached: int = Field(
+        default=32, ge=1, le=10_000, description="Per-user trees kept open at once (least recently used go first)."
+    )
+    session_limit: int = Field(
+        default=10_000, ge=1, description="Sessions the SQLite store keeps (least recently used go first)."
+    )
+    store_timeout_seconds: float = Field(
+        default=0.25, gt=0, le=10, description="How long a call waits for session history before going on without."
     )
 
     @field_validator("graphs", mode="before")

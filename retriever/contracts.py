@@ -8,9 +8,11 @@ the seed's consumers ignore.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from retriever.safe import lone_surrogate
 
 Score = float
 
@@ -143,16 +145,33 @@ class StructuredContent(_Model):
     diagnostics: DiagnosticsOut
 
 
+def _encodable(value: str) -> str:
+    """Text UTF-8 can carry: a lone surrogate (``"\\ud800"``) is a value error naming where it is."""
+    position = lone_surrogate(value)
+    if position is not None:
+        raise ValueError(
+            f"text holds an unpaired surrogate (U+{ord(value[position]):04X}) at character {position}; "
+            "send valid Unicode text"
+        )
+    return value
+
+
+Text = Annotated[str, AfterValidator(_encodable)]
+
+
 class MemoriesRetrieveRequest(BaseModel):
-    """Seed 003's ``POST /memories/retrieve`` body (unknown fields are ignored, as FastAPI does)."""
+    """Seed 003's ``POST /memories/retrieve`` body (unknown fields are ignored, as FastAPI does).
+
+    Every string must be encodable as UTF-8 (no lone surrogates): the answer echoes them.
+    """
 
     model_config = ConfigDict(extra="ignore")
 
-    query: str = Field(min_length=1, max_length=5000, description="The user message to retrieve memories for")
-    agent_id: str
-    display_name: str | None = None
-    email: str | None = None
-    graph_ids: list[str] | None = None
+    query: Text = Field(min_length=1, max_length=5000, description="The user message to retrieve memories for")
+    agent_id: Text
+    display_name: Text | None = None
+    email: Text | None = None
+    graph_ids: list[Text] | None = None
 
 
 class ErrorContent(_Model):

@@ -2,7 +2,14 @@
 
 Graphs map onto trees: the server's root is graph ``default``; ``RETRIEVER_GRAPHS`` registers
 shared trees by id (one folder per team's shared memory, say); ``RETRIEVER_USER_TREES/<user>``
-is a user's own tree, found from ``X-External-User-Id`` or ``X-On-Behalf-Of``.  Each tree runs
+is a user's own tree, found from ``X-External-User-Id`` or ``X-On-Behalf-Of``.
+
+A user id is a name, never a path (``canonical_user_id``): NFC-normalised, 1-128 characters that
+are letters, marks, digits or ``_ . @ -``, at most 255 bytes of UTF-8, not starting with ``.``
+(so never ``.`` or ``..``).  Its folder must resolve to a strict child of the users root.  At most
+``RETRIEVER_USER_TREES_CACHED`` user trees stay open, the least recently used closing first.
+
+Each tree runs
 the same pipeline; because relevance is calibrated (it means the same in every tree), facts
 from all trees are merged into one ranking.  Results are per section (ids stable across runs),
 plus relationship edges; each says ``scope`` (``user`` or ``graph``) and its ``graph_id``.
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
+import unicodedata
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -29,9 +37,13 @@ from retriever.contracts import MemoriesRetrieveRequest
 from retriever.errors import MemoryNotFound
 from retriever.results import Fact, Relationship
 from retriever.retriever import RetrievalResult, Retriever
+from retriever.safe import cut, preview
 
 DEFAULT_GRAPH = "default"
 CACHE_ENTRIES = 256
+MAX_USER_ID_CHARS = 128
+MAX_USER_ID_BYTES = 255  # one path component on common filesystems
+USER_ID_PUNCTUATION = frozenset("_.@-")
 _IDS = uuid.UUID("5b3a3f0e-7c1d-4f5e-9a8b-2c6d1e0f4a7b")  # namespace for stable result ids
 
 
@@ -39,8 +51,33 @@ class UnknownGraph(ValueError):
     """A requested graph id is not registered."""
 
     def __init__(self, index: int, graph_id: str, known: Sequence[str]) -> None:
-        super().__init__(f"unknown graph id {graph_id!r}; known: {', '.join(known) or 'none'}")
+        super().__init__(f"unknown graph id {preview(graph_id)}; known: {cut(', '.join(known), 500) or 'none'}")
         self.index, self.graph_id = index, graph_id
+
+
+class InvalidUserId(ValueError):
+    """A user id that is not a plain name (see the module's contract); ``message`` says what to send."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def canonical_user_id(raw: str) -> str:
+    """The user id as its folder is named: NFC, stripped, checked; ``InvalidUserId`` otherwise."""
+    user = unicodedata.normalize("NFC", raw.strip())
+    rule = "use 1-128 letters, digits, '_', '.', '@' or '-', not starting with '.'"
+    if not user:
+        raise InvalidUserId(f"the user id is empty; {rule}")
+    if len(user) > MAX_USER_ID_CHARS or len(user.encode("utf-8", "replace")) > MAX_USER_ID_BYTES:
+        raise InvalidUserId(f"the user id {preview(user, 40)} is too long ({len(user):,} characters); {rule}")
+    if user.startswith(".") or not all(_user_id_char(c) for c in user):
+        raise InvalidUserId(f"the user id {preview(user, 40)} is not a plain name; {rule}")
+    return user
+
+
+def _user_id_char(char: str) -> bool:
+    return char in USER_ID_PUNCTUATION or unicodedata.category(char)[0] in "LMN"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +101,8 @@ class GraphRetrieval:
     def __init__(self, default: Retriever, settings: Settings) -> None:
         self.default = default
         self.settings = settings
-        self._retrievers: dict[Path, Retriever] = {}
+        self._retrievers: dict[Path, Retriever] = {}  # shared graphs: as many as configured
+        self._users: OrderedDict[str, Retriever] = OrderedDict()  # by canonical id, least recently used first
         self._cache: OrderedDict[tuple[Any, ...], _Cached] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -77,14 +115,38 @@ class GraphRetrieval:
                 self._retrievers[root] = Retriever(root, self.settings, llm=self.default.llm)
             return self._retrievers[root]
 
+    def user_retriever(self, user: str) -> Retriever | None:
+        """The retriever of ``user``'s own tree (a canonical id), or None when there is no such folder."""
+        root = self.settings.user_trees
+        if root is None:
+            return None
+        folder = root / user
+        try:
+            base, real = root.resolve(), folder.resolve()
+            if real == base or not real.is_relative_to(base) or not real.is_dir():
+                return None
+        except OSError:  # unreadable or vanished: the user simply has no tree now
+            return None
+        with self._lock:
+            found = self._users.get(user) or Retriever(folder, self.settings, llm=self.default.llm)
+            self._users[user] = found
+            self._users.move_to_end(user)
+            while len(self._users) > self.settings.user_trees_cached:
+                self._users.popitem(last=False)
+            return found
+
     def trees(self, graph_ids: Sequence[str] | None, user_id: str | None) -> list[Tree]:
-        """The trees a request reads; raises ``UnknownGraph`` for an unregistered id."""
+        """The trees a request reads (each graph once); raises ``UnknownGraph`` or ``InvalidUserId``."""
         trees = []
-        if user_id and self.settings.user_trees is not None:
-            own = self.settings.user_trees / user_id
-            if own.is_dir() and own.resolve().is_relative_to(self.settings.user_trees.resolve()):
-                trees.append(Tree(self._retriever(own), "user", None, f"user:{user_id}"))
+        user = canonical_user_id(user_id) if user_id is not None else None
+        own = self.user_retriever(user) if user is not None else None
+        if own is not None:
+            trees.append(Tree(own, "user", None, f"user:{user}"))
+        seen: set[str] = set()
         for index, graph in enumerate(graph_ids if graph_ids is not None else [DEFAULT_GRAPH]):
+            if graph in seen:
+                continue
+            seen.add(graph)
             if graph == DEFAULT_GRAPH:
                 trees.append(Tree(self.default, "graph", DEFAULT_GRAPH, f"graph:{graph}"))
             elif graph in self.settings.graphs:
@@ -96,8 +158,9 @@ class GraphRetrieval:
     # -- the endpoint ---------------------------------------------------------------------------
 
     def retrieve(self, request: MemoriesRetrieveRequest, user_id: str | None) -> dict[str, Any]:
-        """Seed 003's 200 response for a validated request."""
+        """Seed 003's 200 response for a validated request; ``user_id`` should be canonical already."""
         began = time.perf_counter()
+        user_id = canonical_user_id(user_id) if user_id is not None else None
         trees = self.trees(request.graph_ids, user_id)
         key = (
             user_id,

@@ -3,22 +3,27 @@
 Contract: ``MemoryService.call_tool(name, arguments, handshake_session=…)`` returns an MCP
 ``tools/call`` result as a plain dict (``content``, ``structuredContent``, ``isError``) and
 never raises for bad arguments or timeouts: those become ``isError`` results in seed 000's
-error shape.  It raises ``UnknownTool`` only for a tool it does not have (a protocol error).
+error shape, whatever the arguments hold (lone surrogates, NaN, deep nesting, huge strings).
+It raises ``UnknownTool`` only for a tool it does not have (a protocol error).
 For every counted call it resolves the session (``session_id``, else the handshake's id),
 gives triage that session's last 3 prompts, stores the prompt (last 5, 30-day TTL) and logs
-the full request and response.  A failing store is logged and named in the response's
-diagnostics; retrieval still answers.  A background thread picks up edited files so that no
-query waits for a rescan.
+the request and response.  Session history is scoped by memory root (and user): the same
+``session_id`` sent to two memories is two sessions; the log keeps the client's session id.
+Logged arguments are a bounded, JSON-safe copy (``safe.bounded``), so the log always reads back.
+Store I/O never holds up a call (``QueuedStore``): writes are queued, history waits at most
+``RETRIEVER_STORE_TIMEOUT_SECONDS``, and a failing store is a warning in the response's
+diagnostics while retrieval still answers.  The returned dict is the one logged: treat it as
+read-only.  A background thread picks up edited files so that no query waits for a rescan.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -26,9 +31,11 @@ from pydantic import ValidationError
 from retriever import assistant
 from retriever.contracts import MemoriesRetrieveRequest
 from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout
-from retriever.graphs import GraphRetrieval, UnknownGraph
+from retriever.graphs import GraphRetrieval, InvalidUserId, UnknownGraph, canonical_user_id
 from retriever.retriever import Retriever
+from retriever.safe import bounded, clean_text, cut, preview
 from retriever.store import RequestRecord, Store, StoreUnavailable
+from retriever.store_queue import QueuedStore, StoreSkipped, StoreStatus
 from retriever.tools import (
     GET_MEMORY,
     TOOL_NAME,
@@ -39,18 +46,25 @@ from retriever.tools import (
     validate_get_memory,
 )
 from retriever.triage import HISTORY_FOR_TRIAGE
-from retriever.validate import validate_arguments
+from retriever.validate import MAX_SESSION_ID_CHARS, session_id_value, validate_arguments
 
 log = logging.getLogger(__name__)
+
+USER_HEADER = "x-external-user-id"
+ECHO_CHARS = 200  # a bad header value is quoted back at most this long
 
 
 class MemoryService:
     """One retriever and one store, shared by every request of a server."""
 
-    def __init__(self, retriever: Retriever, store: Store, *, watch: bool = True) -> None:
+    def __init__(self, retriever: Retriever, store: Store | QueuedStore, *, watch: bool = True) -> None:
         self.retriever = retriever
-        self.store = store
-        self.graphs = GraphRetrieval(retriever, retriever.settings)
+        settings = retriever.settings
+        self.store = (
+            store if isinstance(store, QueuedStore) else QueuedStore(store, read_timeout=settings.store_timeout_seconds)
+        )
+        self.graphs = GraphRetrieval(retriever, settings)
+        self._scope = _scope(retriever, None)
         retriever.refresh_interval = float("inf")  # the watcher refreshes; queries never wait for a scan
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
@@ -61,28 +75,39 @@ class MemoryService:
     # -- the tool ------------------------------------------------------------------------------
 
     def call_tool(
-        self, name: str, arguments: Any, *, handshake_session: str | None = None, transport: str = "mcp"
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        handshake_session: str | None = None,
+        transport: str = "mcp",
+        user_id: str | None = None,
     ) -> dict[str, Any]:
-        """Run ``tools/call``; bad arguments and timeouts come back as ``isError`` results."""
+        """Run ``tools/call``; bad arguments and timeouts come back as ``isError`` results.
+
+        ``user_id`` (optional, from the adapter) scopes session history to that user as well.
+        """
         if name == GET_MEMORY:
             return self._get_memory(arguments, handshake_session, transport)
         if name != TOOL_NAME:
-            raise UnknownTool(f"unknown tool {name!r}; this server has {TOOL_NAME!r} and {GET_MEMORY!r}")
+            raise UnknownTool(f"unknown tool {preview(str(name))}; this server has {TOOL_NAME!r} and {GET_MEMORY!r}")
         started = _Started()
-        session = _session(arguments) or handshake_session
+        session = _session(arguments) or _clean_session(handshake_session)
         warnings: list[str] = []
         try:
             validate_arguments(arguments)
-            history = self._history(session, warnings)
+            history = self._history(session, user_id, warnings)
             result = self.retriever.call(arguments, history=history, session_id=session)
             response, code, request_id = result.to_mcp(), None, result.run.request_id
         except (InvalidArguments, RetrievalTimeout) as exc:
             response, code, request_id = error_result(exc), exc.code, str(uuid.uuid4())
         if code is None:
-            self._remember_prompt(session, arguments["prompt"], warnings)
-        self._log(started.record(request_id, session, name, transport, arguments, response, code), warnings)
-        if warnings and code is None:
+            self._remember_prompt(session, user_id, arguments["prompt"], warnings)
+            warnings += self._store_warnings()
             response["structuredContent"]["diagnostics"]["warnings"].extend(warnings)
+        logged = self._log(started.record(request_id, session, name, transport, arguments, response, code))
+        if not logged and code is None:  # the record was dropped, so nothing else holds the response
+            response["structuredContent"]["diagnostics"]["warnings"].append(_NOT_LOGGED)
         return response
 
     def _get_memory(self, arguments: Any, session: str | None, transport: str) -> dict[str, Any]:
@@ -95,53 +120,95 @@ class MemoryService:
                 response, code = json_result(assistant.get_memory(memory, agent, query)), None
         except (InvalidArguments, MemoryNotFound) as exc:
             response, code = json_error(exc), exc.code
-        self._log(started.record(str(uuid.uuid4()), session, GET_MEMORY, transport, arguments, response, code), [])
+        session = _clean_session(session)
+        self._log(started.record(str(uuid.uuid4()), session, GET_MEMORY, transport, arguments, response, code))
         return response
 
-    def memories_retrieve(self, body: Any, user_id: str | None) -> tuple[int, dict[str, Any]]:
-        """Seed 003's ``POST /memories/retrieve``: (HTTP status, body); 422 with ``detail`` when invalid."""
+    def memories_retrieve(
+        self,
+        body: Any,
+        user_id: str | None,
+        *,
+        allowed_users: frozenset[str] | None = None,
+        user_header: str = USER_HEADER,
+    ) -> tuple[int, dict[str, Any]]:
+        """Seed 003's ``POST /memories/retrieve``: (HTTP status, body).
+
+        - 422 ``{"detail": [{type, loc, msg, input}]}`` for an invalid body, and for a user id that
+          is not a plain name (``loc`` is ``["header", user_header]``); ``input`` is a bounded prefix.
+        - 403 ``{"detail": "…"}`` when ``allowed_users`` is a set (the users the caller's key is
+          bound to) and the user is not in it; ``None`` allows any user.
+        """
         started = _Started()
-        try:
-            request = MemoriesRetrieveRequest.model_validate(body)
-            status, response = 200, self.graphs.retrieve(request, user_id)
-        except ValidationError as exc:
-            detail = [{**e, "loc": ["body", *e["loc"]]} for e in json.loads(exc.json(include_url=False))]
-            status, response = 422, {"detail": detail}
-        except UnknownGraph as exc:
-            detail = [
-                {"type": "value_error", "loc": ["body", "graph_ids", exc.index], "msg": str(exc), "input": exc.graph_id}
-            ]
-            status, response = 422, {"detail": detail}
-        code = None if status == 200 else "validation_error"
-        record = started.record(str(uuid.uuid4()), user_id, "memories/retrieve", "http", body, response, code, "body")
-        self._log(record, [])
+        status, response, user = self._memories_retrieve(body, user_id, allowed_users, user_header)
+        code = {200: None, 403: "forbidden"}.get(status, "validation_error")
+        logged = bounded(response, items=1000, depth=12)  # the answer echoes the body, so it is bounded too
+        self._log(started.record(str(uuid.uuid4()), user, "memories/retrieve", "http", body, logged, code, "body"))
         return status, response
 
-    def _history(self, session: str | None, warnings: list[str]) -> list[str]:
+    def _memories_retrieve(
+        self, body: Any, user_id: str | None, allowed: frozenset[str] | None, header: str
+    ) -> tuple[int, dict[str, Any], str | None]:
+        """(status, response, canonical user id when valid)."""
+        try:
+            user = canonical_user_id(user_id) if user_id is not None else None
+        except InvalidUserId as exc:
+            detail: dict[str, Any] = {"type": "value_error", "loc": ["header", header], "msg": exc.message}
+            return 422, {"detail": [{**detail, "input": bounded(user_id, chars=ECHO_CHARS)}]}, None
+        if user is not None and allowed is not None and user not in _canonical(allowed):
+            message = f"user {preview(user, 64)} is not allowed: this API key is not bound to it; use a key bound to it"
+            return 403, {"detail": message}, user
+        try:
+            request = MemoriesRetrieveRequest.model_validate(body)
+            return 200, self.graphs.retrieve(request, user), user
+        except ValidationError as exc:
+            return 422, {"detail": _validation_detail(exc)}, user
+        except UnknownGraph as exc:
+            graph: dict[str, Any] = {"type": "value_error", "loc": ["body", "graph_ids", exc.index], "msg": str(exc)}
+            return 422, {"detail": [{**graph, "input": bounded(exc.graph_id, chars=ECHO_CHARS)}]}, user
+
+    def session_key(self, session: str, user_id: str | None = None) -> str:
+        """The store's key for a session: the client's id, scoped by memory root (and user)."""
+        return f"{self._scope if user_id is None else _scope(self.retriever, user_id)}:{session}"
+
+    def _history(self, session: str | None, user_id: str | None, warnings: list[str]) -> list[str]:
         if session is None:
             return []
         try:
-            return self.store.prompts(session)[-HISTORY_FOR_TRIAGE:]
+            return self.store.prompts(self.session_key(session, user_id))[-HISTORY_FOR_TRIAGE:]
         except StoreUnavailable as exc:
-            log.warning("session history unavailable: %s", exc.message)
+            # The failure itself was logged by the store's queue; a skip during the cool-down is routine.
+            log.log(
+                logging.DEBUG if isinstance(exc, StoreSkipped) else logging.WARNING,
+                "session history unavailable: %s",
+                exc.message,
+            )
             warnings.append(f"session history unavailable: {exc.message}")
             return []
 
-    def _remember_prompt(self, session: str | None, prompt: str, warnings: list[str]) -> None:
-        if session is None:
-            return
-        try:
-            self.store.add_prompt(session, prompt)
-        except StoreUnavailable as exc:
-            log.warning("session prompt not stored: %s", exc.message)
-            warnings.append(f"session prompt not stored: {exc.message}")
+    def _remember_prompt(self, session: str | None, user_id: str | None, prompt: str, warnings: list[str]) -> None:
+        if session is not None and not self.store.add_prompt(self.session_key(session, user_id), prompt):
+            warnings.append("session prompt not stored: the store's write queue is full")
 
-    def _log(self, record: RequestRecord, warnings: list[str]) -> None:
-        try:
-            self.store.log(record)
-        except StoreUnavailable as exc:
-            log.warning("request %s not logged: %s", record.request_id, exc.message)
-            warnings.append(f"request not logged: {exc.message}")
+    def _store_warnings(self) -> list[str]:
+        status = self.store.status()
+        if status.healthy:
+            return []
+        return [
+            f"request not logged yet: the {status.kind} store is failing ({status.last_error}); "
+            f"{status.pending} writes wait, {status.dropped} dropped"
+        ]
+
+    def _log(self, record: RequestRecord) -> bool:
+        """Queue the record; False (and a log line) when the queue was full and it was dropped."""
+        if self.store.log(record):
+            return True
+        log.debug("request %s not logged: the store's write queue is full", record.request_id)  # counted there
+        return False
+
+    def store_status(self) -> StoreStatus:
+        """Whether the store answers, how many writes wait and how many were dropped (for health)."""
+        return self.store.status()
 
     def answers_quickly(self) -> bool:
         """True when a call is pure in-memory CPU work (no index to load first, no LLM to wait for)."""
@@ -228,6 +295,9 @@ class MemoryService:
         self.store.close()
 
 
+_NOT_LOGGED = "request not logged: the store's write queue is full"
+
+
 class _Started:
     """When a counted call began, and the log record it makes when it ends."""
 
@@ -245,8 +315,9 @@ class _Started:
         code: str | None,
         wrap: str = "arguments",
     ) -> RequestRecord:
-        """The call's record: ``status`` follows ``code``; non-object arguments are logged as ``{wrap: value}``."""
-        logged = dict(arguments) if isinstance(arguments, Mapping) else {wrap: arguments}
+        """The call's record: ``status`` follows ``code``; arguments are logged as a bounded copy
+        (non-object arguments as ``{wrap: value}``), so whatever a client sends reads back."""
+        logged = bounded(arguments) if isinstance(arguments, Mapping) else {wrap: bounded(arguments)}
         duration_ms = (time.perf_counter() - self.began) * 1000
         status = "ok" if code is None else "error"
         return RequestRecord(
@@ -255,6 +326,49 @@ class _Started:
 
 
 def _session(arguments: Any) -> str | None:
-    if isinstance(arguments, Mapping) and isinstance(arguments.get("session_id"), str):
-        return arguments["session_id"].strip() or None
-    return None
+    """The ``session_id`` argument when it is valid (an invalid one is reported by validation)."""
+    if not isinstance(arguments, Mapping):
+        return None
+    try:
+        return session_id_value(arguments.get("session_id"))
+    except InvalidArguments:
+        return None
+
+
+def _clean_session(session: str | None) -> str | None:
+    """An adapter's session id, made storable: lone surrogates replaced, length capped."""
+    if session is None:
+        return None
+    return cut(clean_text(session), MAX_SESSION_ID_CHARS).strip() or None
+
+
+def _scope(retriever: Retriever, user_id: str | None) -> str:
+    """A short hash naming the memory root (and user) that a session belongs to."""
+    name = str(retriever.root.resolve()) + ("" if user_id is None else "\0" + user_id)
+    return hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def _canonical(users: Iterable[str]) -> set[str]:
+    out = set()
+    for user in users:
+        try:
+            out.add(canonical_user_id(user))
+        except InvalidUserId:
+            continue  # a bad entry binds nobody
+    return out
+
+
+def _validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
+    """pydantic's errors as FastAPI's ``detail``, under ``body``, with inputs cut to a bounded prefix."""
+    detail = []
+    for error in exc.errors(include_url=False):
+        item = {
+            "type": error["type"],
+            "loc": bounded(["body", *error["loc"]]),
+            "msg": bounded(error["msg"]),
+            "input": bounded(error.get("input")),
+        }
+        if "ctx" in error:  # e.g. {"max_length": 5000}; an exception in it becomes its message
+            item["ctx"] = bounded({k: str(v) if isinstance(v, BaseException) else v for k, v in error["ctx"].items()})
+        detail.append(item)
+    return detail

@@ -3,16 +3,25 @@
 Contract (seed 000, "Session ID behavior" and "Request history"):
 - ``add_prompt(session, prompt)`` keeps the session's last ``SESSION_PROMPTS`` prompts for
   ``SESSION_TTL`` seconds after the last one; ``prompts(session)`` returns them oldest first.
-- ``log(record)`` keeps every counted call (full prompt, full response) up to a retention cap;
-  ``requests(limit, session_id, since)`` returns them newest first.
+  The caller scopes the session key (``MemoryService`` prefixes a hash of the memory root).
+- ``log(record)`` keeps every counted call (full prompt, full response) up to a retention cap
+  and for at most ``REQUEST_TTL`` seconds; ``requests(limit, session_id, since)`` returns them
+  newest first.  A record is stored as JSON a client can always read back (``encode_record``:
+  no NaN, no lone surrogates); reading never fails on an old or damaged row (``decode_record``).
+- Nothing grows without bound: every Redis key has a TTL, SQLite purges expired sessions and
+  keeps at most ``session_limit`` of them.
 - Store failures raise ``StoreUnavailable``; callers decide whether that stops them (start-up)
-  or is logged while retrieval still answers (request time).
+  or is logged while retrieval still answers (request time).  ``QueuedStore``
+  (``store_queue``) keeps a stalled store from holding up a call.
 SQLite is the default (``store_sqlite``); Redis when a URL is configured (``store_redis``).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import math
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,10 +30,18 @@ from typing import Any, Protocol
 
 from retriever.config import Settings, state_home
 from retriever.errors import RetrieverError
+from retriever.safe import json_safe
+
+log = logging.getLogger(__name__)
 
 SESSION_PROMPTS = 5
 SESSION_TTL = 30 * 24 * 3600  # seconds
+REQUEST_TTL = 30 * 24 * 3600  # seconds a request-log record is kept at most
 Clock = Callable[[], float]
+# An escaped high surrogate not followed by a low one, or a low one not preceded by a high one.
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 
 
 class StoreUnavailable(RetrieverError):
@@ -57,6 +74,33 @@ class RequestRecord:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RequestRecord:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+def encode_record(record: RequestRecord) -> str:
+    """The record as ASCII JSON that reads back anywhere: NaN becomes null, lone surrogates U+FFFD."""
+    data = record.to_dict()
+    try:
+        text = json.dumps(data, allow_nan=False)
+        # ASCII JSON escapes every surrogate; only a lone one needs the slow path (pairs are characters).
+        if "\\ud" not in text or not _LONE_SURROGATE.search(text):
+            return text
+    except (TypeError, ValueError, RecursionError):
+        pass  # NaN, a foreign object or deep nesting: the safe copy below has none of them
+    return json.dumps(json_safe(data), allow_nan=False)
+
+
+def decode_record(text: str | bytes) -> RequestRecord | None:
+    """A stored record, made JSON-safe again (rows written before ``encode_record`` may hold NaN or
+    escaped lone surrogates); None, with a warning, for a row that is not a record at all."""
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    try:
+        data = json.loads(raw, parse_constant=lambda _: None)
+        if "\\u" in raw and _LONE_SURROGATE.search(raw):  # an escaped lone surrogate
+            data = json_safe(data)
+        return RequestRecord.from_dict(data)
+    except (TypeError, ValueError, RecursionError) as exc:
+        log.warning("skipping a request-log row that cannot be read: %s", str(exc)[:200])
+        return None
 
 
 class Store(Protocol):
@@ -98,4 +142,5 @@ def open_store(settings: Settings, clock: Clock = time.time) -> Store:
         return RedisStore(settings.redis_url, settings.request_log_limit, clock)
     from retriever.store_sqlite import SQLiteStore
 
-    return SQLiteStore(state_home(settings) / "store.sqlite", settings.request_log_limit, clock)
+    path = state_home(settings) / "store.sqlite"
+    return SQLiteStore(path, settings.request_log_limit, clock, session_limit=settings.session_limit)

@@ -1,20 +1,42 @@
 """The Redis store: sessions as capped lists with a native TTL, the request log as a sorted set.
 
-Keys: ``retriever:session:<id>`` (list, newest first, 5 long, expiring 30 days after the last
-prompt), ``retriever:requests`` (sorted set of request ids by time), ``retriever:request:<id>``
-(the record as JSON), ``retriever:session-requests:<id>`` (a session's request ids by time).
+Keys, every one with a TTL: ``retriever:session:<key>`` (list, newest first, 5 long, expiring 30
+days after the last prompt; ``MemoryService`` makes ``<key>`` from a hash of the memory root and
+the client's session id), ``retriever:requests`` (sorted set of request ids by time, capped at the
+log limit), ``retriever:request:<id>`` (the record as JSON, ``REQUEST_TTL``),
+``retriever:session-requests:<id>`` (a session's request ids by time, by the client's session id;
+trimmed with the log and expiring ``REQUEST_TTL`` after the session's last request).
 """
 
 from __future__ import annotations
 
-import json
 import time
+from typing import Any
 
 import redis
 
-from retriever.store import SESSION_PROMPTS, SESSION_TTL, Clock, RequestRecord, StoreUnavailable
+from retriever.safe import clean_text
+from retriever.store import (
+    REQUEST_TTL,
+    SESSION_PROMPTS,
+    SESSION_TTL,
+    Clock,
+    RequestRecord,
+    StoreUnavailable,
+    decode_record,
+    encode_record,
+)
 
 _PREFIX = "retriever"
+_REQUESTS = f"{_PREFIX}:requests"
+
+
+def _record_key(request_id: object) -> str:
+    return f"{_PREFIX}:request:{request_id!s}"
+
+
+def _session_requests_key(session_id: str) -> str:
+    return f"{_PREFIX}:session-requests:{session_id}"
 
 
 class RedisStore:
@@ -56,35 +78,57 @@ class RedisStore:
         return [str(v) for v in reversed(values)]
 
     def log(self, record: RequestRecord) -> None:
+        cutoff = f"({self.clock() - REQUEST_TTL}"  # exclusive: older than the TTL
         try:
             pipe = self._redis.pipeline()
-            pipe.set(f"{_PREFIX}:request:{record.request_id}", json.dumps(record.to_dict()))
-            pipe.zadd(f"{_PREFIX}:requests", {record.request_id: record.received_at})
+            pipe.set(_record_key(record.request_id), encode_record(record), ex=REQUEST_TTL)
             if record.session_id is not None:
-                pipe.zadd(f"{_PREFIX}:session-requests:{record.session_id}", {record.request_id: record.received_at})
-            pipe.execute()
-            self._trim()
+                key = _session_requests_key(record.session_id)
+                pipe.zadd(key, {record.request_id: record.received_at})
+                pipe.zremrangebyscore(key, "-inf", cutoff)
+                pipe.zremrangebyrank(key, 0, -self.log_limit - 1)
+                pipe.expire(key, REQUEST_TTL)
+            pipe.zadd(_REQUESTS, {record.request_id: record.received_at})
+            pipe.zremrangebyscore(_REQUESTS, "-inf", cutoff)  # their records expire on their own
+            pipe.expire(_REQUESTS, REQUEST_TTL)
+            pipe.zcard(_REQUESTS)
+            excess = int(pipe.execute()[-1]) - self.log_limit
+            if excess > 0:
+                self._trim(excess)
         except redis.RedisError as exc:
             raise self._fail(exc) from exc
 
-    def _trim(self) -> None:
-        # Past the retention cap the oldest records go; session indexes drop ids that no longer resolve.
-        excess = int(self._redis.zcard(f"{_PREFIX}:requests")) - self.log_limit
-        if excess > 0:
-            old = self._redis.zrange(f"{_PREFIX}:requests", 0, excess - 1)
-            self._redis.zremrangebyrank(f"{_PREFIX}:requests", 0, excess - 1)
-            self._redis.delete(*[f"{_PREFIX}:request:{i!s}" for i in old])
+    def _trim(self, excess: int) -> None:
+        """Past the retention cap the oldest records go, from the log and from their session's index."""
+        old = [str(i) for i in self._redis.zrange(_REQUESTS, 0, excess - 1)]
+        if not old:
+            return
+        blobs = self._redis.mget([_record_key(i) for i in old])
+        pipe = self._redis.pipeline()
+        pipe.zrem(_REQUESTS, *old)
+        pipe.delete(*[_record_key(i) for i in old])
+        for request_id, blob in zip(old, blobs, strict=True):
+            session = _session_of(blob)
+            if session is not None:
+                pipe.zrem(_session_requests_key(session), request_id)
+        pipe.execute()
 
     def requests(
         self, limit: int = 50, session_id: str | None = None, since: float | None = None
     ) -> list[RequestRecord]:
-        key = f"{_PREFIX}:session-requests:{session_id}" if session_id is not None else f"{_PREFIX}:requests"
+        key = _session_requests_key(clean_text(session_id)) if session_id is not None else _REQUESTS
         try:
             ids = self._redis.zrevrangebyscore(key, "+inf", since or 0, start=0, num=limit)
-            blobs = self._redis.mget([f"{_PREFIX}:request:{i!s}" for i in ids]) if ids else []
+            blobs = self._redis.mget([_record_key(i) for i in ids]) if ids else []
         except redis.RedisError as exc:
             raise self._fail(exc) from exc
-        return [RequestRecord.from_dict(json.loads(b)) for b in blobs if b is not None]
+        records = (decode_record(b) for b in blobs if b is not None)
+        return [r for r in records if r is not None]
 
     def close(self) -> None:
         self._redis.close()
+
+
+def _session_of(blob: Any) -> str | None:
+    record = decode_record(blob) if isinstance(blob, str) else None
+    return record.session_id if record is not None else None

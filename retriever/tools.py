@@ -13,6 +13,7 @@ from typing import Any
 from retriever.config import MAX_PROMPT_CHARS
 from retriever.errors import InvalidArguments, RetrieverError
 from retriever.report import error_content, error_text
+from retriever.validate import check_text, quote_names
 
 TOOL_NAME = "retrieve_memory"
 TOOL_TITLE = "Retrieve company memory"
@@ -120,15 +121,18 @@ def tool_definitions() -> list[dict[str, Any]]:
 
 
 def validate_get_memory(arguments: Any) -> tuple[str | None, str | None]:
-    """(agent, query) from ``get_memory`` arguments, or ``InvalidArguments`` naming the bad one."""
+    """(agent, query) from ``get_memory`` arguments, or ``InvalidArguments`` naming the bad one.
+
+    Like ``retrieve_memory``'s, messages quote client text as a bounded prefix and text holding a
+    lone surrogate is refused.
+    """
     if arguments is None:
         return None, None
     if not isinstance(arguments, Mapping):
         raise InvalidArguments("arguments must be an object with optional 'agent' and 'query'")
     unknown = sorted(str(k) for k in arguments if k not in ("agent", "query"))
     if unknown:
-        names = ", ".join(repr(k) for k in unknown)
-        raise InvalidArguments(f"unknown argument {names}: get_memory accepts only 'agent' and 'query'")
+        raise InvalidArguments(f"unknown argument {quote_names(unknown)}: get_memory accepts only 'agent' and 'query'")
     values = []
     for key in ("agent", "query"):
         value = arguments.get(key)
@@ -136,6 +140,8 @@ def validate_get_memory(arguments: Any) -> tuple[str | None, str | None]:
             raise InvalidArguments(f"'{key}' must be a string, got {type(value).__name__}")
         if isinstance(value, str) and len(value) > MAX_FILTER_CHARS:
             raise InvalidArguments(f"'{key}' is {len(value):,} characters; the limit is {MAX_FILTER_CHARS}")
+        if isinstance(value, str):
+            check_text(key, value)
         values.append(value.strip() or None if isinstance(value, str) else None)
     return values[0], values[1]
 

@@ -1,4 +1,9 @@
-"""Stage 1, validate: only ``prompt`` (1–8,000 characters) and ``session_id`` are accepted."""
+"""Stage 1, validate: only ``prompt`` (1–8,000 characters) and ``session_id`` are accepted.
+
+Any value is answered: a valid ``Request`` or ``InvalidArguments`` naming the argument.  Text
+UTF-8 cannot encode (a lone surrogate such as ``"\\ud800"``) is refused here, so that no later
+stage, store or transport meets it.  Messages quote client text only as a bounded prefix.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,11 @@ from retriever.config import MAX_PROMPT_CHARS
 from retriever.context import Context, Run
 from retriever.errors import InvalidArguments
 from retriever.results import Request
+from retriever.safe import lone_surrogate, preview
 
 ALLOWED = ("prompt", "session_id")
 MAX_SESSION_ID_CHARS = 256
+NAMES_SHOWN = 5  # unknown argument names quoted in a message; the rest are counted
 
 
 def _type_name(value: Any) -> str:
@@ -29,9 +36,24 @@ def validate_arguments(arguments: Any) -> Request:
         )
     unknown = sorted(str(k) for k in arguments if k not in ALLOWED)
     if unknown:
-        names = ", ".join(repr(k) for k in unknown)
-        raise InvalidArguments(f"unknown argument {names}: only 'prompt' and 'session_id' are accepted")
-    return Request(prompt=_prompt(arguments.get("prompt")), session_id=_session_id(arguments.get("session_id")))
+        raise InvalidArguments(f"unknown argument {quote_names(unknown)}: only 'prompt' and 'session_id' are accepted")
+    return Request(prompt=_prompt(arguments.get("prompt")), session_id=session_id_value(arguments.get("session_id")))
+
+
+def quote_names(names: list[str]) -> str:
+    """``'a', 'b'``: the first few names, each a bounded prefix, then how many more."""
+    shown = ", ".join(preview(name, 40) for name in names[:NAMES_SHOWN])
+    return shown if len(names) <= NAMES_SHOWN else f"{shown} and {len(names) - NAMES_SHOWN:,} more"
+
+
+def check_text(name: str, value: str) -> None:
+    """``InvalidArguments`` when ``value`` holds a lone surrogate, which no UTF-8 transport can carry."""
+    position = lone_surrogate(value)
+    if position is not None:
+        raise InvalidArguments(
+            f"'{name}' holds an unpaired surrogate (U+{ord(value[position]):04X}) at character {position}; "
+            "send valid Unicode text"
+        )
 
 
 def _prompt(value: Any) -> str:
@@ -43,16 +65,19 @@ def _prompt(value: Any) -> str:
         raise InvalidArguments("'prompt' is empty: describe the company context you need")
     if len(value) > MAX_PROMPT_CHARS:
         raise InvalidArguments(f"'prompt' is {len(value):,} characters; the limit is {MAX_PROMPT_CHARS:,}: shorten it")
+    check_text("prompt", value)
     return value.strip()
 
 
-def _session_id(value: Any) -> str | None:
+def session_id_value(value: Any) -> str | None:
+    """A valid ``session_id`` (stripped; blank means none), or ``InvalidArguments``."""
     if value is None:
         return None
     if not isinstance(value, str):
         raise InvalidArguments(f"'session_id' must be a string, got {_type_name(value)}")
     if len(value) > MAX_SESSION_ID_CHARS:
         raise InvalidArguments(f"'session_id' is {len(value)} characters; the limit is {MAX_SESSION_ID_CHARS}")
+    check_text("session_id", value)
     return value.strip() or None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -222,3 +223,169 @@ def test_get_memory_floors_to_recent_entries_and_rejects_unknown_arguments(base:
     )
     wrong = _call(base, {"query": 5})
     assert wrong["structuredContent"]["error_message"] == "'query' must be a string, got int"
+
+
+# -- a user id is a name, never a path (issue 9) ---------------------------------------------------
+
+SECRETS = {"alice": "Alice's launch code is 1234.", "bob": "Bob's launch code is 9876.", "алиса": "Code 5555."}
+
+
+@pytest.fixture
+def users(tmp_path: Path, make_tree: TreeFactory) -> Iterator[MemoryService]:
+    """A server whose users root holds alice, bob and алиса, each with a secret."""
+    root = make_tree(ACME)
+    folder = tmp_path / "people"
+    for user, secret in SECRETS.items():
+        (folder / user).mkdir(parents=True)
+        (folder / user / "secret.md").write_text(f"# Launch code\n\n{secret}\n")
+    running = MemoryService(
+        Retriever(root, Settings.from_env(user_trees=folder)), SQLiteStore(tmp_path / "s.sqlite"), watch=False
+    )
+    yield running
+    running.close()
+
+
+def _codes(service: MemoryService, user: str | None, **options: Any) -> tuple[int, dict[str, Any]]:
+    return service.memories_retrieve({"query": "launch code", "agent_id": "a"}, user, **options)
+
+
+def _contents(body: dict[str, Any]) -> list[str]:
+    return [r["content"] for r in body["retrieval"]["results"] if r["scope"] == "user"]
+
+
+def test_a_user_reads_only_their_own_tree(users: MemoryService) -> None:
+    status, body = _codes(users, "alice")
+    assert status == 200
+    assert _contents(body) == ["Alice's launch code is 1234."]
+    assert body["user_id"] == "alice"
+
+
+@pytest.mark.parametrize(
+    "user",
+    [".", "..", "alice/..", "alice/../alice", "./alice", "alice/", ".hidden", "a b", "ali\x00ce", "x\ud800", " ", ""],
+)
+def test_a_user_id_that_is_not_a_plain_name_is_a_422_naming_the_header(users: MemoryService, user: str) -> None:
+    status, body = _codes(users, user)
+
+    assert status == 422
+    (detail,) = body["detail"]
+    assert (detail["type"], detail["loc"]) == ("value_error", ["header", "x-external-user-id"])
+    assert "letters, digits, '_', '.', '@' or '-'" in detail["msg"]
+    json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def test_a_300_character_user_id_is_a_422_with_a_bounded_echo_not_an_oserror(users: MemoryService) -> None:
+    status, body = _codes(users, "a" * 300)
+
+    assert status == 422
+    (detail,) = body["detail"]
+    assert "is too long (300 characters)" in detail["msg"]
+    assert detail["input"] == "a" * 200 + "…[cut: 100 more characters]"
+    status, body = _codes(users, "я" * 128)  # 256 bytes: one more than a file name may have
+    assert status == 422 and "too long" in body["detail"][0]["msg"]
+
+
+def test_the_header_named_in_a_422_is_the_one_the_adapter_read(users: MemoryService) -> None:
+    _, body = _codes(users, ".", user_header="x-on-behalf-of")
+    assert body["detail"][0]["loc"] == ["header", "x-on-behalf-of"]
+
+
+def test_a_utf8_user_id_finds_its_tree_in_either_unicode_normal_form(users: MemoryService) -> None:
+    assert unicodedata.normalize("NFD", "Андрій") != "Андрій"  # й decomposes into и and a combining breve
+    folder = _users_root(users) / unicodedata.normalize("NFC", "Андрій")
+    folder.mkdir()
+    (folder / "secret.md").write_text("# Launch code\n\nAndrii's code is 4242.\n")
+
+    for spelling in ("алиса", unicodedata.normalize("NFD", "Андрій"), "Андрій"):
+        status, body = _codes(users, spelling)
+        assert status == 200 and len(_contents(body)) == 1, spelling
+    assert _codes(users, unicodedata.normalize("NFD", "Андрій"))[1]["user_id"] == "Андрій"
+
+
+def test_spellings_of_one_user_share_one_tree_and_user_trees_are_kept_in_a_bounded_lru(
+    users: MemoryService, tmp_path: Path
+) -> None:
+    settings = Settings.from_env(user_trees=_users_root(users), user_trees_cached=2)
+    service = MemoryService(
+        Retriever(users.retriever.root, settings), SQLiteStore(tmp_path / "lru.sqlite"), watch=False
+    )
+    try:
+        for user in ["alice", " alice ", "bob", "алиса", "alice"]:
+            assert _codes(service, user)[0] == 200
+        assert list(service.graphs._users) == ["алиса", "alice"]  # least recently used (bob) closed
+        for bad in ["alice/" + "../alice/" * n for n in range(1, 50)]:
+            assert _codes(service, bad)[0] == 422
+        assert len(service.graphs._users) == 2
+    finally:
+        service.close()
+
+
+def test_a_user_folder_that_resolves_outside_the_users_root_is_not_read(users: MemoryService, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Launch code\n\nThe outside code is 0000.\n")
+    (_users_root(users) / "mallory").symlink_to(outside)
+    (_users_root(users) / "root-link").symlink_to(_users_root(users))
+
+    for user in ("mallory", "root-link"):
+        status, body = _codes(users, user)
+        assert status == 200 and _contents(body) == [], user
+
+
+def test_a_user_the_key_is_not_bound_to_is_a_403_naming_the_user(users: MemoryService) -> None:
+    status, body = _codes(users, "bob", allowed_users=frozenset({"alice"}))
+    assert status == 403
+    assert body == {"detail": "user 'bob' is not allowed: this API key is not bound to it; use a key bound to it"}
+
+    assert _codes(users, "alice", allowed_users=frozenset({"alice"}))[0] == 200
+    assert _codes(users, "bob", allowed_users=None)[0] == 200
+    assert _codes(users, None, allowed_users=frozenset({"alice"}))[0] == 200  # shared graphs only
+    nfd = unicodedata.normalize("NFD", "Андрій")
+    assert _codes(users, "Андрій", allowed_users=frozenset({nfd}))[0] == 200  # both sides compared canonically
+
+
+def test_a_dot_user_id_through_the_server_is_a_422_not_every_users_tree(users: MemoryService) -> None:
+    with serving(users) as url:
+        for header in ("X-External-User-Id", "X-On-Behalf-Of"):
+            response = _retrieve(url, {"query": "launch code", "agent_id": "a"}, {header: "."})
+            assert response.status_code == 422, header
+            assert "1234" not in response.text and "9876" not in response.text
+
+
+# -- nothing a client sends is echoed unbounded ------------------------------------------------------
+
+
+def test_a_422_echoes_inputs_as_a_bounded_prefix(service: MemoryService) -> None:
+    status, body = service.memories_retrieve({"query": "q" * 1_000_000, "agent_id": "a"}, None)
+    assert status == 422
+    (detail,) = body["detail"]
+    assert (detail["loc"], detail["type"]) == (["body", "query"], "string_too_long")
+    assert detail["input"].endswith("…[cut: 992000 more characters]") and len(detail["input"]) < 8100
+
+    status, body = service.memories_retrieve({"query": "x", "agent_id": "a", "graph_ids": ["g" * 100_000]}, None)
+    assert status == 422 and len(json.dumps(body)) < 1000
+    status, body = service.memories_retrieve({f"k{i}": "v" * 10_000 for i in range(10_000)}, None)
+    assert status == 422 and len(json.dumps(body)) < 2_000_000
+
+
+def test_a_lone_surrogate_in_the_body_is_a_422_naming_the_field(service: MemoryService) -> None:
+    for field in ("query", "agent_id", "display_name", "email"):
+        body = {"query": "sick days", "agent_id": "a", field: "x\ud800"}
+        status, answer = service.memories_retrieve(body, None)
+        assert status == 422, field
+        assert answer["detail"][0]["loc"] == ["body", field]
+        json.dumps(answer, ensure_ascii=False).encode("utf-8")
+
+
+def test_a_graph_listed_twice_is_read_once(service: MemoryService) -> None:
+    body = {"query": "on-call pages", "agent_id": "a", "graph_ids": ["team-eng"] * 1000}
+    status, answer = service.memories_retrieve(body, None)
+    assert status == 200
+    ids = [r["id"] for r in answer["retrieval"]["results"]]
+    assert len(ids) == len(set(ids)) >= 1
+
+
+def _users_root(service: MemoryService) -> Path:
+    root = service.retriever.settings.user_trees
+    assert root is not None
+    return root

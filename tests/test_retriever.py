@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import COMPANY_CONTEXT, SHARED_SCHEMAS, TreeFactory
 from fixtures import ACME
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from retriever import InvalidArguments, RetrievalTimeout, Retriever, Settings
 from retriever.contracts import StructuredContent
+
+# Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))
 
 
 @pytest.fixture
@@ -227,3 +234,27 @@ def test_error_object_validates_against_the_shared_seed_schema() -> None:
     jsonschema = pytest.importorskip("jsonschema")
     error = InvalidArguments("'prompt' is empty: describe the company context you need").to_dict()
     jsonschema.validate(error, _shared_schema("retrieve_memory.structured.schema.json"))
+
+
+def test_a_prompt_with_a_lone_surrogate_raises_invalid_arguments_not_a_validation_error(acme: Retriever) -> None:
+    with pytest.raises(InvalidArguments, match=r"'prompt' holds an unpaired surrogate \(U\+D800\) at character 2"):
+        acme.retrieve("x \ud800")
+    with pytest.raises(InvalidArguments, match="'session_id' holds an unpaired surrogate"):
+        acme.retrieve("sick days", session_id="\ud800")
+
+
+_ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=60)  # lone surrogates included
+_PROMPTS = _ANY_TEXT | st.integers(7_990, 20_000).map(lambda n: "sick days " * (n // 10))
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(prompt=_PROMPTS, session_id=st.none() | _ANY_TEXT)
+def test_retrieve_answers_any_string_or_raises_only_its_documented_errors(
+    acme: Retriever, prompt: str, session_id: str | None
+) -> None:
+    try:
+        result = acme.retrieve(prompt, session_id=session_id)
+    except (InvalidArguments, RetrievalTimeout) as exc:
+        assert exc.to_dict()["error_message"]
+        return
+    json.dumps(result.to_mcp(), ensure_ascii=False, allow_nan=False).encode("utf-8")

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import math
+import select
 import shutil
+import signal
 import subprocess
+import sys
+import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
-from conftest import TreeFactory, free_port, wait_until
+from conftest import TreeFactory, free_port, redis_process, wait_until
 from fixtures import ACME
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from retriever import Retriever, Settings
 from retriever.service import MemoryService
@@ -19,6 +30,9 @@ from retriever.store import Store
 from retriever.store_redis import RedisStore
 from retriever.store_sqlite import SQLiteStore
 from retriever.tools import TOOL_NAME, UnknownTool, tool_definition
+
+# Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -111,7 +125,9 @@ def test_the_handshake_session_is_used_when_no_session_id_is_given(service: Memo
 def test_the_session_keeps_the_last_five_prompts(service: MemoryService) -> None:
     for i in range(7):
         service.call_tool(TOOL_NAME, {"prompt": f"question number {i} about billing", "session_id": "cap"})
-    assert service.store.prompts("cap") == [f"question number {i} about billing" for i in range(2, 7)]
+    assert service.store.prompts(service.session_key("cap")) == [
+        f"question number {i} about billing" for i in range(2, 7)
+    ]
 
 
 def test_every_call_is_logged_with_full_prompt_and_response(service: MemoryService) -> None:
@@ -199,7 +215,8 @@ def test_a_dead_redis_at_request_time_is_a_warning_and_retrieval_still_answers(
         assert _facts(result)[0] == "Employees earn 10 sick days per year."
         warnings = result["structuredContent"]["diagnostics"]["warnings"]
         assert any(w.startswith("session history unavailable: Redis at redis://127.0.0.1:") for w in warnings)
-        assert any(w.startswith("request not logged:") for w in warnings)
+        # The log write is queued, not attempted in the call: the warning says the store is failing.
+        assert any(w.startswith("request not logged yet: the redis store is failing (Redis at") for w in warnings)
     finally:
         if process.poll() is None:
             process.kill()
@@ -254,3 +271,256 @@ def test_retrievals_keep_answering_while_files_change_and_the_index_compacts(
     assert failures == []
     final = service.retriever.retrieve("How many sick days do employees earn?")
     assert final.facts[0].statement == "Employees earn 22 sick days per year."
+
+
+# -- sessions belong to one memory (issue 9) --------------------------------------------------------
+
+
+def test_the_same_session_id_sent_to_two_memories_is_two_sessions(
+    make_tree: TreeFactory, tmp_path: Path, store: Store
+) -> None:
+    other = tmp_path / "other"
+    (other / "notes").mkdir(parents=True)
+    (other / "notes" / "n.md").write_text("# Notes\n\nNothing about billing here.\n")
+    first = MemoryService(Retriever(make_tree(ACME), Settings.from_env()), store, watch=False)
+    second = MemoryService(Retriever(other, Settings.from_env()), first.store, watch=False)
+    first.call_tool(TOOL_NAME, {"prompt": "Tell me about the billing migration project", "session_id": "leak-1"})
+    follow = second.call_tool(TOOL_NAME, {"prompt": "and who owns it?", "session_id": "leak-1"})
+
+    assert follow["structuredContent"]["triage"]["rewritten_query"] == "and who owns it?"
+    assert follow["structuredContent"]["diagnostics"]["session_id"] == "leak-1"
+    same = first.call_tool(TOOL_NAME, {"prompt": "and who owns it?", "session_id": "leak-1"})
+    assert "billing migration" in same["structuredContent"]["triage"]["rewritten_query"]
+    # The log still files every call under the client's own session id.
+    assert [r["prompt"] for r in first.requests(session_id="leak-1")] == [
+        "and who owns it?",
+        "and who owns it?",
+        "Tell me about the billing migration project",
+    ]
+    first.close()
+
+
+def test_the_same_session_id_of_two_users_is_two_sessions(service: MemoryService) -> None:
+    service.call_tool(
+        TOOL_NAME, {"prompt": "Tell me about the billing migration project", "session_id": "s"}, user_id="ann"
+    )
+    theirs = service.call_tool(TOOL_NAME, {"prompt": "and who owns it?", "session_id": "s"}, user_id="bob")
+    mine = service.call_tool(TOOL_NAME, {"prompt": "and who owns it?", "session_id": "s"}, user_id="ann")
+
+    assert theirs["structuredContent"]["triage"]["rewritten_query"] == "and who owns it?"
+    assert "billing migration" in mine["structuredContent"]["triage"]["rewritten_query"]
+    assert service.session_key("s", "ann") != service.session_key("s", "bob") != service.session_key("s")
+
+
+# -- any string in: an answer or a documented error, and a log that reads back ------------------------
+
+
+def _strict_json(value: object) -> bytes:
+    """What an HTTP response or ``retriever requests --json`` writes: no NaN, valid UTF-8."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"prompt": "hi", "x": "\ud800"},
+        {"prompt": "hi", "x": math.nan},
+        {"prompt": "hi", "x": [math.inf, {"y": -math.inf}]},
+        {"prompt": "x \ud800 y"},
+        {"prompt": "hi", "session_id": "\ud800"},
+        {"\ud800": 1},
+    ],
+)
+def test_odd_arguments_are_invalid_arguments_and_the_log_still_reads_back(
+    service: MemoryService, arguments: dict[str, object]
+) -> None:
+    result = service.call_tool(TOOL_NAME, arguments, handshake_session="odd")
+
+    assert result["structuredContent"]["error_code"] == "invalid_arguments"
+    _strict_json(result)
+    (row,) = service.requests(session_id="odd")
+    assert row["error_code"] == "invalid_arguments"
+    _strict_json(service.requests())
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_the_request_log_route_and_the_requests_command_read_back_odd_arguments(
+    make_tree: TreeFactory, request: pytest.FixtureRequest, kind: str
+) -> None:
+    from click.testing import CliRunner
+    from conftest import serving
+
+    from retriever.adapters.cli import cli
+    from retriever.store import open_store
+
+    env = {"RETRIEVER_REDIS_URL": request.getfixturevalue("redis_url")} if kind == "redis" else {}
+    settings = Settings.from_env(redis_url=env.get("RETRIEVER_REDIS_URL"))
+    service = MemoryService(Retriever(make_tree(ACME), settings), open_store(settings), watch=False)
+    service.call_tool(TOOL_NAME, {"prompt": "hi", "x": "\ud800", "n": math.nan}, handshake_session="odd")
+    service.memories_retrieve({"query": "sick days", "agent_id": "a", "x": math.inf, "y": "\udfff"}, None)
+    with serving(service) as url:
+        response = httpx.get(f"{url}/v1/dev/mcp-requests")
+    service.close()
+
+    assert response.status_code == 200
+    assert response.json()["count"] == 2
+    printed = CliRunner().invoke(cli, ["requests", "--json"], env=env)
+    assert printed.exit_code == 0, printed.output
+    rows = json.loads(printed.stdout)
+    assert [r["tool"] for r in rows] == ["memories/retrieve", "retrieve_memory"]
+    assert rows[1]["arguments"] == {"prompt": "hi", "x": "\ufffd", "n": None}
+
+
+def test_every_logged_argument_is_a_bounded_prefix(service: MemoryService) -> None:
+    def nest(depth: int) -> object:
+        value: object = "bottom"
+        for _ in range(depth):
+            value = [value]
+        return value
+
+    huge = {"prompt": "p" * 50_000, "x": "x" * 1_000_000, "deep": nest(5_000), "wide": list(range(100_000))}
+    result = service.call_tool(TOOL_NAME, huge, handshake_session="big")
+
+    assert result["structuredContent"]["error_code"] == "invalid_arguments"
+    (row,) = service.requests(session_id="big")
+    logged = row["arguments"]
+    assert logged["x"].startswith("x" * 8000) and logged["x"].endswith("…[cut: 992000 more characters]")
+    assert logged["prompt"] == row["prompt"] and len(row["prompt"]) < 8100
+    assert len(logged["wide"]) == 101 and "nested too deep" in json.dumps(logged["deep"])
+    assert len(_strict_json(row)) < 40_000
+
+
+# -- a stalled store is a warning, not an outage -----------------------------------------------------
+
+
+def test_calls_keep_answering_while_redis_is_stopped(make_tree: TreeFactory, tmp_path: Path) -> None:
+    with redis_process(tmp_path) as (process, url):
+        service = MemoryService(Retriever(make_tree(ACME), Settings.from_env()), RedisStore(url), watch=False)
+        _ = service.retriever.memory
+        ask = {"prompt": "How many sick days do employees earn?", "session_id": "stall"}
+        service.call_tool(TOOL_NAME, ask)
+        process.send_signal(signal.SIGSTOP)
+        try:
+            slowest, results = _calls(service, ask, 40)
+        finally:
+            process.send_signal(signal.SIGCONT)
+        assert slowest < 1.0  # the first read waits 250 ms; then the breaker skips the store
+        assert all(_facts(r)[0] == "Employees earn 10 sick days per year." for r in results)
+        warnings = results[-1]["structuredContent"]["diagnostics"]["warnings"]
+        assert any(w.startswith("session history unavailable: skipped for") for w in warnings)
+        assert any(w.startswith("request not logged yet: the redis store is failing") for w in warnings)
+        last = service.call_tool(TOOL_NAME, ask)
+        service.close()  # flushes what waited in the queue
+        reopened = RedisStore(url)
+        logged = [r.request_id for r in reopened.requests(limit=100, session_id="stall")]
+        reopened.close()
+        assert logged[0] == last["structuredContent"]["diagnostics"]["request_id"]
+
+
+def test_calls_keep_answering_while_another_process_holds_an_exclusive_sqlite_lock(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    path = tmp_path / "s.sqlite"
+    service = MemoryService(Retriever(make_tree(ACME), Settings.from_env()), SQLiteStore(path), watch=False)
+    ask = {"prompt": "How many sick days do employees earn?", "session_id": "locked"}
+    service.call_tool(TOOL_NAME, ask)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and select.select([holder.stdout], [], [], 10)[0], "no lock in 10 s"
+        assert holder.stdout.readline().strip() == "locked"
+        slowest, results = _calls(service, ask, 40)
+    finally:
+        holder.communicate("", timeout=10)  # releases the lock
+    assert slowest < 1.0
+    assert all(not r["isError"] for r in results)
+    assert len(service.requests(limit=100, session_id="locked")) == 41  # the queued writes land once it is free
+    service.close()
+
+
+_HOLD_LOCK = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def _calls(service: MemoryService, arguments: dict[str, str], count: int) -> tuple[float, list[dict]]:
+    results, slowest = [], 0.0
+    for _ in range(count):
+        began = time.monotonic()
+        results.append(service.call_tool(TOOL_NAME, arguments))
+        slowest = max(slowest, time.monotonic() - began)
+    return slowest, results
+
+
+# -- fuzz: whatever arrives, a documented answer and a log that reads back ----------------------------
+
+_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=30)  # lone surrogates included
+_HUGE = st.integers(8_000, 300_000).map(lambda n: "z" * n)
+_DEEP = st.integers(50, 3_000).map(lambda n: functools.reduce(lambda inner, _: [inner], range(n), "bottom"))
+_LEAF = st.none() | st.booleans() | st.integers() | st.floats() | _TEXT | _HUGE
+_JSON = st.recursive(_LEAF, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4))
+_VALUE = _JSON | _DEEP
+_ARGUMENTS = (
+    st.fixed_dictionaries({"prompt": _TEXT | _VALUE}, optional={"session_id": _TEXT | _VALUE, "x": _VALUE})
+    | st.fixed_dictionaries({}, optional={"agent": _TEXT | _VALUE, "query": _TEXT | _VALUE})
+    | _VALUE
+)
+_FUZZ = settings(
+    max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@_FUZZ
+@given(tool=st.sampled_from([TOOL_NAME, "get_memory"]), arguments=_ARGUMENTS, handshake=st.none() | _TEXT)
+def test_call_tool_answers_any_arguments_with_a_result_and_the_log_reads_back(
+    fuzz_service: MemoryService, tool: str, arguments: object, handshake: str | None
+) -> None:
+    result = fuzz_service.call_tool(tool, arguments, handshake_session=handshake)
+
+    assert isinstance(result["isError"], bool)
+    _strict_json(result)
+    _strict_json(fuzz_service.requests(limit=5))
+
+
+@_FUZZ
+@given(
+    body=st.fixed_dictionaries({"query": _TEXT | _VALUE, "agent_id": _TEXT | _VALUE}) | _VALUE, user=st.none() | _TEXT
+)
+def test_memories_retrieve_answers_any_body_and_user_with_a_status_and_the_log_reads_back(
+    fuzz_service: MemoryService, body: object, user: str | None
+) -> None:
+    status, answer = fuzz_service.memories_retrieve(body, user, allowed_users=frozenset({"ann"}))
+
+    assert status in (200, 403, 422)
+    assert len(_strict_json(answer)) < 2_000_000
+    _strict_json(fuzz_service.requests(limit=5))
+
+
+@_FUZZ
+@given(name=_TEXT.filter(lambda n: n not in (TOOL_NAME, "get_memory")))
+def test_an_unknown_tool_of_any_name_is_unknown_tool_with_a_bounded_message(
+    fuzz_service: MemoryService, name: str
+) -> None:
+    with pytest.raises(UnknownTool) as caught:
+        fuzz_service.call_tool(name, {})
+    assert len(caught.value.message) < 300
+    caught.value.message.encode("utf-8")
+
+
+@pytest.fixture(scope="module")
+def fuzz_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]:
+    from fixtures import ASSISTANT
+
+    root = tmp_path_factory.mktemp("fuzz") / "memory"
+    for rel, text in {**ACME, **ASSISTANT}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    settings_ = Settings.from_env(state_dir=root.parent / "state", user_trees=root.parent)
+    running = MemoryService(Retriever(root, settings_), SQLiteStore(root.parent / "s.sqlite"), watch=False)
+    yield running
+    running.close()

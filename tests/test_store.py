@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import math
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,6 +15,7 @@ from conftest import free_port, redis_process, wait_until
 
 from retriever.config import Settings, state_home
 from retriever.store import (
+    REQUEST_TTL,
     SESSION_PROMPTS,
     SESSION_TTL,
     RequestRecord,
@@ -510,3 +514,159 @@ def test_a_closed_sqlite_store_raises_store_unavailable(sqlite_store: SQLiteStor
 def test_parse_since_refuses_values_that_are_not_times(value: str) -> None:
     with pytest.raises(ValueError, match="is not a time"):
         parse_since(value)
+
+
+# Records a client could not read back before: NaN, lone surrogates, damaged rows
+
+
+def test_a_record_holding_nan_and_lone_surrogates_reads_back_as_strict_json(store: Store, clock: FakeClock) -> None:
+    odd = RequestRecord(
+        request_id="req-odd",
+        received_at=clock(),
+        session_id="s1",
+        tool="retrieve_memory",
+        transport="http",
+        status="error",
+        duration_ms=1.0,
+        arguments={"prompt": "hi", "x": "\ud800", "n": math.nan, "i": -math.inf},
+        response={"score": math.nan},
+        error_code="invalid_arguments",
+    )
+    store.log(odd)
+
+    (got,) = store.requests()
+
+    assert got.arguments == {"prompt": "hi", "x": "\ufffd", "n": None, "i": None}
+    assert got.response == {"score": None}
+    json.dumps([r.to_dict() for r in store.requests()], ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def test_sqlite_rows_written_with_nan_or_escaped_surrogates_or_damaged_still_read(
+    sqlite_store: SQLiteStore, clock: FakeClock
+) -> None:
+    sqlite_store.log(record(1, clock))
+    rows = [
+        (
+            "old-nan",
+            '{"request_id": "old-nan", "received_at": 1796000001.0, "session_id": null, "tool": "t", '
+            '"transport": "http", "status": "ok", "duration_ms": NaN, "arguments": {"x": "\\ud800"}}',
+        ),
+        ("broken", "{not json"),
+    ]
+    db = sqlite3.connect(sqlite_store.path)
+    with db:
+        db.executemany("INSERT INTO requests VALUES (?, 1796000001.0, NULL, ?)", rows)
+    db.close()
+
+    got = sqlite_store.requests()
+
+    assert [r.request_id for r in got] == ["old-nan", "req-1"]
+    assert (got[0].duration_ms, got[0].arguments) == (None, {"x": "\ufffd"})
+    json.dumps([r.to_dict() for r in got], allow_nan=False, ensure_ascii=False).encode("utf-8")
+
+
+# Nothing grows without bound
+
+
+def test_every_redis_key_has_a_ttl(redis_url: str, clock: FakeClock) -> None:
+    store = RedisStore(redis_url, 3, clock)
+    raw = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        for number in range(6):
+            store.add_prompt(f"root:s{number}", "hello")
+            store.log(record(number, clock, session_id=f"s{number % 2}"))
+
+        keys = list(raw.scan_iter("retriever:*"))
+        assert {k.split(":")[1] for k in keys} == {"session", "request", "requests", "session-requests"}
+        assert {k: raw.ttl(k) for k in keys if not 0 < raw.ttl(k) <= REQUEST_TTL} == {}
+    finally:
+        raw.close()
+        store.close()
+
+
+def test_redis_session_request_indexes_are_trimmed_with_the_log(redis_url: str, clock: FakeClock) -> None:
+    store = RedisStore(redis_url, 3, clock)
+    raw = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        for number in range(1, 7):
+            store.log(record(number, clock, session_id=f"client-{number}"))
+
+        assert [r.request_id for r in store.requests()] == ["req-6", "req-5", "req-4"]
+        indexed = {k: raw.zrange(k, 0, -1) for k in raw.scan_iter("retriever:session-requests:*")}
+        assert {k: v for k, v in indexed.items() if v} == {
+            f"retriever:session-requests:client-{n}": [f"req-{n}"] for n in (4, 5, 6)
+        }
+        assert len(list(raw.scan_iter("retriever:request:*"))) == 3
+    finally:
+        raw.close()
+        store.close()
+
+
+def test_sqlite_keeps_at_most_session_limit_sessions_the_most_recent(tmp_path: Path, clock: FakeClock) -> None:
+    store = SQLiteStore(tmp_path / "s.sqlite", 10_000, clock, session_limit=100)
+    try:
+        for number in range(2_000):
+            store.add_prompt(f"client-{number}", "hello")
+            clock.advance(1)
+
+        assert store.sessions_count() <= 100 + 50  # enforced every 50 prompts
+        store.purge()
+        assert store.sessions_count() == 100
+        assert store.prompts("client-1999") == ["hello"]
+        assert store.prompts("client-1900") == ["hello"]
+        assert store.prompts("client-1899") == []
+        assert _rows(store, "prompts") == 100
+    finally:
+        store.close()
+
+
+def test_sqlite_purges_sessions_idle_past_the_ttl(tmp_path: Path, clock: FakeClock) -> None:
+    store = SQLiteStore(tmp_path / "s.sqlite", 10_000, clock)
+    try:
+        for number in range(30):
+            store.add_prompt(f"old-{number}", "hello")
+        clock.advance(SESSION_TTL + 1)
+        for number in range(20):  # the 50th prompt purges
+            store.add_prompt(f"new-{number}", "hello")
+
+        assert store.sessions_count() == 20
+        assert _rows(store, "prompts") == 20
+    finally:
+        store.close()
+
+
+def test_sqlite_forgets_requests_older_than_the_request_ttl(tmp_path: Path, clock: FakeClock) -> None:
+    store = SQLiteStore(tmp_path / "s.sqlite", 10_000, clock)
+    try:
+        store.log(record(1, clock))
+        clock.advance(REQUEST_TTL + 1)
+        store.log(record(2, clock))
+        store.purge()
+
+        assert [r.request_id for r in store.requests()] == ["req-2"]
+    finally:
+        store.close()
+
+
+def test_an_existing_sqlite_store_without_a_sessions_table_is_upgraded(tmp_path: Path, clock: FakeClock) -> None:
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("CREATE TABLE prompts (session_id TEXT, at REAL, prompt TEXT)")
+        db.execute("INSERT INTO prompts VALUES ('s1', ?, 'kept')", (clock(),))
+    db.close()
+
+    store = SQLiteStore(path, 10_000, clock)
+    try:
+        assert store.sessions_count() == 1
+        assert store.prompts("s1") == ["kept"]
+    finally:
+        store.close()
+
+
+def _rows(store: SQLiteStore, table: str) -> int:
+    db = sqlite3.connect(store.path)
+    try:
+        return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    finally:
+        db.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -57,3 +58,37 @@ def test_bad_arguments_are_invalid_arguments_naming_the_bad_value(arguments: Any
 def test_prompt_over_8000_chars_is_invalid_arguments() -> None:
     with pytest.raises(InvalidArguments):
         validate_arguments({"prompt": "é" * 8001})
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            {"prompt": "x \ud800"},
+            "'prompt' holds an unpaired surrogate (U+D800) at character 2; send valid Unicode text",
+        ),
+        (
+            {"prompt": "hi", "session_id": "\udfff"},
+            "'session_id' holds an unpaired surrogate (U+DFFF) at character 0; send valid Unicode text",
+        ),
+    ],
+)
+def test_a_lone_surrogate_is_invalid_arguments_naming_the_argument(arguments: Any, message: str) -> None:
+    with pytest.raises(InvalidArguments) as caught:
+        validate_arguments(arguments)
+    assert caught.value.message == message
+
+
+def test_a_surrogate_pair_escaped_in_json_is_valid_text() -> None:
+    arguments = json.loads('{"prompt": "rocket \\ud83d\\ude80"}')  # JSON joins the pair into one character
+    assert validate_arguments(arguments).prompt == "rocket 🚀"
+
+
+def test_unknown_argument_names_are_quoted_as_a_bounded_prefix() -> None:
+    arguments = {"prompt": "billing", **{f"{i:05d}" + "k" * 10_000: i for i in range(1000)}}
+    with pytest.raises(InvalidArguments) as caught:
+        validate_arguments(arguments)
+    message = caught.value.message
+    assert len(message) < 600
+    assert message.startswith("unknown argument '00000kkkk")
+    assert "and 995 more: only 'prompt' and 'session_id' are accepted" in message

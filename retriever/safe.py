@@ -1,0 +1,100 @@
+"""Values a client sent, made safe to log, store, echo and serialise as JSON.
+
+Contract:
+- ``bounded(value)`` returns a JSON-ready copy of any value: strings cut at ``MAX_CHARS`` with a
+  visible marker, containers capped at ``MAX_ITEMS`` entries and ``MAX_DEPTH`` levels, lone
+  surrogates replaced by U+FFFD, NaN and ±Infinity as ``None`` (JSON's null, as pydantic writes
+  them), keys as strings, huge integers and foreign objects as short strings.  It never raises.
+- ``json_safe(value)`` is the same with generous caps: for our own responses, which are bounded by
+  construction, so that a rare bad value cannot stop a record from being stored.
+- ``lone_surrogate(text)`` finds what UTF-8 cannot encode; ``preview(text)`` quotes a bounded prefix
+  for error messages.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+MAX_CHARS = 8000
+MAX_ITEMS = 100
+MAX_DEPTH = 8
+MAX_INT_BITS = 256  # wider integers become text: Python refuses to print ones over 4,300 digits
+CUT = "…[cut: {} more characters]"
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first code point UTF-8 cannot encode (a lone surrogate), else None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD (a surrogate pair becomes its character)."""
+    if lone_surrogate(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def cut(text: str, limit: int) -> str:
+    """A prefix of at most ``limit`` characters plus a marker saying how much was left out."""
+    return text if len(text) <= limit else text[:limit] + CUT.format(len(text) - limit)
+
+
+def preview(text: str, limit: int = 80) -> str:
+    """A quoted, bounded, encodable rendering of client text for an error message."""
+    return repr(cut(clean_text(text), limit))
+
+
+def bounded(value: Any, *, chars: int = MAX_CHARS, items: int = MAX_ITEMS, depth: int = MAX_DEPTH) -> Any:
+    """A JSON-ready, bounded copy of ``value`` (see the module's contract); never raises."""
+    return _Bounder(chars, items).copy(value, depth)
+
+
+def json_safe(value: Any) -> Any:
+    """Like ``bounded`` with caps far above what our own responses hold."""
+    return bounded(value, chars=10_000_000, items=1_000_000, depth=64)
+
+
+class _Bounder:
+    def __init__(self, chars: int, items: int) -> None:
+        self.chars, self.items = chars, items
+
+    def copy(self, value: Any, depth: int) -> Any:
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return cut(clean_text(value), self.chars)
+        if isinstance(value, int):
+            return value if value.bit_length() <= MAX_INT_BITS else f"<integer of {value.bit_length()} bits>"
+        if isinstance(value, float):
+            return value if math.isfinite(value) else None
+        if isinstance(value, Mapping | list | tuple):
+            return self._container(value, depth)
+        return cut(clean_text(f"<{type(value).__name__}>"), self.chars)  # no repr: it may be huge or raise
+
+    def _container(self, value: Mapping[Any, Any] | list[Any] | tuple[Any, ...], depth: int) -> Any:
+        if depth <= 0:
+            return f"…[cut: {type(value).__name__} nested too deep]"
+        if isinstance(value, Mapping):
+            return self._mapping(value, depth)
+        out = [self.copy(item, depth - 1) for item in value[: self.items]]
+        if len(value) > self.items:
+            out.append(f"…[cut: {len(value) - self.items} more items]")
+        return out
+
+    def _mapping(self, value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for number, (key, item) in enumerate(value.items()):
+            if number == self.items:
+                out["…"] = f"[cut: {len(value) - self.items} more keys]"
+                break
+            name = cut(clean_text(key), self.chars) if isinstance(key, str) else str(self.copy(key, 0))
+            out[name] = self.copy(item, depth - 1)
+        return out

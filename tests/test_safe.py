@@ -1,0 +1,81 @@
+"""What a client sends, made safe to log, store and echo: bounded, JSON-ready, always encodable."""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
+
+from retriever.safe import MAX_CHARS, MAX_DEPTH, MAX_ITEMS, bounded, clean_text, json_safe, lone_surrogate, preview
+
+ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=50)  # surrogates included
+LEAVES = st.none() | st.booleans() | st.integers() | st.floats() | ANY_TEXT
+JSONISH = st.recursive(
+    LEAVES, lambda inner: st.lists(inner, max_size=6) | st.dictionaries(ANY_TEXT, inner, max_size=6), max_leaves=40
+)
+
+# Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))
+
+
+def _encodes(value: Any) -> bool:
+    json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return True
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_a_lone_surrogate_is_found_and_replaced_but_a_pair_becomes_its_character() -> None:
+    assert lone_surrogate("plain") is None
+    assert lone_surrogate("ok \ud800 no") == 3
+    assert clean_text("ok \ud800 no") == "ok \ufffd no"
+    assert clean_text("\ud83d\ude00") == "😀"
+
+
+def test_nan_and_infinity_become_null_as_pydantic_writes_them() -> None:
+    assert bounded({"a": math.nan, "b": [math.inf, -math.inf, 1.5]}) == {"a": None, "b": [None, None, 1.5]}
+
+
+def test_a_huge_string_is_cut_with_a_marker_saying_how_much_was_left_out() -> None:
+    text = bounded("x" * 100_000)
+    assert text.startswith("x" * MAX_CHARS)
+    assert text.endswith(f"…[cut: {100_000 - MAX_CHARS} more characters]")
+    assert len(text) < MAX_CHARS + 40
+
+
+def test_containers_are_capped_in_size_and_depth() -> None:
+    assert len(bounded(list(range(10_000)))) == MAX_ITEMS + 1
+    assert bounded(list(range(10_000)))[-1] == f"…[cut: {10_000 - MAX_ITEMS} more items]"
+    wide = bounded({f"k{i}": i for i in range(5_000)})
+    assert len(wide) == MAX_ITEMS + 1 and wide["…"] == f"[cut: {5_000 - MAX_ITEMS} more keys]"
+    deep = json.dumps(bounded(_nested(100_000)))
+    assert deep == "[" * MAX_DEPTH + json.dumps("…[cut: list nested too deep]") + "]" * MAX_DEPTH
+
+
+def test_huge_integers_foreign_objects_and_odd_keys_become_short_text() -> None:
+    assert bounded(10**5000) == "<integer of 16610 bits>"
+    assert bounded({1: b"bytes", (1, 2): object()}) == {"1": "<bytes>", "…[cut: tuple nested too deep]": "<object>"}
+
+
+def test_a_preview_quotes_a_bounded_encodable_prefix() -> None:
+    assert preview("a" * 1000, 10) == "'aaaaaaaaaa…[cut: 990 more characters]'"
+    assert preview("\ud800") == "'\ufffd'"
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(JSONISH)
+def test_any_value_comes_out_json_encodable_and_within_bounds(value: Any) -> None:
+    out = bounded(value, chars=20, items=3, depth=3)
+    assert _encodes(out)
+    assert _encodes(json_safe(value))
+    assert bounded(out, chars=10_000, items=10_000, depth=100) == out  # already bounded: a fixed point
