@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
 from conftest import TreeFactory
 from fixtures import ACME
 
-from retriever import Retriever
-from retriever import confidence
+from retriever import Retriever, confidence
 from retriever.assemble import summarize
 from retriever.results import Fact
 
