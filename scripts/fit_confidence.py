@@ -48,8 +48,11 @@ class Example:
 
 
 def questions_by_id(eval_dir: Path) -> dict[str, str]:
+    """Question texts by id, from the shared question files that exist in ``eval_dir``."""
     out: dict[str, str] = {}
     for name in ("dev_queries.jsonl", "qmsum_queries.jsonl"):
+        if not (eval_dir / name).is_file():
+            continue
         for line in (eval_dir / name).read_text().splitlines():
             if line.strip():
                 q = json.loads(line)
@@ -152,12 +155,13 @@ def report(name: str, examples: Sequence[Example], p: Array, y: Array, threshold
             f"- {group}: {len(g)} rows, AUC {auc(p[g], y[g]):.3f}, ECE {ece(p[g], y[g]):.3f}"
             f" (top relevance alone: AUC {auc(top[g], y[g]):.3f})"
         )
-    hard = np.array([i for i, e in enumerate(examples) if e.row.get("without") or e.row["answerable"]])
-    meet = np.array([i for i in hard if domain(examples[i].row) == "meetings"])
-    print(
-        f"- same-kind meetings without the one asked about, vs answerable meeting questions: AUC "
-        f"{auc(p[meet], y[meet]):.3f} (top relevance alone: {auc(top[meet], y[meet]):.3f})"
-    )
+    meet = np.array([domain(e.row) == "meetings" and (e.row["answerable"] or bool(e.row.get("without")))
+                     for e in examples])
+    if meet.any():
+        print(
+            f"- same-kind meetings without the one asked about, vs answerable meeting questions: AUC "
+            f"{auc(p[meet], y[meet]):.3f} (top relevance alone: {auc(top[meet], y[meet]):.3f})"
+        )
     print("\n| coverage | rows | answerable share | mean estimate |\n|---|---|---|---|")
     for label in ("comprehensive", "partial", "limited", "none"):
         mask = np.array([confidence.coverage(float(v), True, thresholds) == label for v in p])
@@ -172,7 +176,7 @@ def univariate(examples: Sequence[Example], y: Array) -> None:
         print(f"| {f.name} | {auc(x[:, j], y):.3f} |")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpora")
     parser.add_argument("--labels", type=Path, default=REPO / "eval" / "answerability.jsonl")
@@ -180,30 +184,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model-file", type=Path, default=REPO / "retriever" / "confidence.py")
     parser.add_argument("--dry-run", action="store_true", help="fit and report; do not rewrite the model")
     args = parser.parse_args(argv)
-    eval_dir = args.eval_dir or args.corpus.parent / "eval"
-    for path, what in ((args.corpus, "corpora"), (eval_dir, "evaluation questions"), (args.labels, "labelled set")):
-        if not path.exists():
-            print(f"error: {what} not found at {path}; pass --corpus/--eval-dir/--labels", file=sys.stderr)
-            return 2
+    args.eval_dir = args.eval_dir or args.corpus.parent / "eval"
+    return args
+
+
+def _load(args: argparse.Namespace) -> list[dict] | str:
+    """The labelled rows, or why they cannot be used (with the next step)."""
+    if not args.corpus.is_dir():
+        return f"error: no corpora at {args.corpus}; pass --corpus DIR (the shared folder's corpora)"
+    if not args.labels.is_file():
+        return f"error: no labelled set at {args.labels}; pass --labels FILE (see eval/README.md)"
     rows = [json.loads(x) for x in args.labels.read_text().splitlines() if x.strip()]
+    known = questions_by_id(args.eval_dir)
+    unknown = [r["id"] for r in rows if not r.get("question") and r.get("question_id") not in known]
+    if unknown:
+        return f"error: {len(unknown)} rows name questions not found under {args.eval_dir} (first: {unknown[0]})"
+    return rows
+
+
+def _arrays(examples: Sequence[Example]) -> tuple[Array, Array]:
+    return np.array([e.x for e in examples]), np.array([float(e.row["answerable"]) for e in examples])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _arguments(argv)
+    rows = _load(args)
+    if isinstance(rows, str):
+        print(rows, file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="retriever-fit-") as state:
-        examples = featurise(rows, args.corpus, eval_dir, Path(state))
+        examples = featurise(rows, args.corpus, args.eval_dir, Path(state))
     fit_part = [e for e in examples if e.row["part"] == "fit"]
     held = [e for e in examples if e.row["part"] == "heldout"]
-    xf, yf = np.array([e.x for e in fit_part]), np.array([float(e.row["answerable"]) for e in fit_part])
-    xh, yh = np.array([e.x for e in held]), np.array([float(e.row["answerable"]) for e in held])
+    if not fit_part or not held:
+        print("error: the labelled set needs rows in both parts ('fit' and 'heldout')", file=sys.stderr)
+        return 2
+    (xf, yf), (xh, yh) = _arrays(fit_part), _arrays(held)
     intercept, weights = fit(xf, yf)
-    univariate(fit_part, yf)
     thresholds = dict(confidence.MODEL.thresholds)
+    univariate(fit_part, yf)
     report("fitted half", fit_part, predict(intercept, weights, xf), yf, thresholds)
-    report("kept-back half", held, predict(intercept, weights, xh), yh, thresholds)
     ph = predict(intercept, weights, xh)
+    report("kept-back half", held, ph, yh, thresholds)
     print(f"\nretrieval p50 over the labelled questions: {np.median([e.ms for e in examples]):.1f} ms")
     if not args.dry_run:
-        names = [f.name for f in confidence.FEATURES]
         model = confidence.Model(
             intercept=round(intercept, 4),
-            weights={n: round(float(w), 4) for n, w in zip(names, weights, strict=True)},
+            weights={f.name: round(float(w), 4) for f, w in zip(confidence.FEATURES, weights, strict=True)},
             thresholds=thresholds,
             heldout_auc=round(auc(ph, yh), 3),
             heldout_ece=round(ece(ph, yh), 3),
