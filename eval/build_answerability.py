@@ -249,13 +249,17 @@ def from_written() -> list[dict[str, object]]:
     return out
 
 
+def _questions(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[2] / "shared")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "answerability.jsonl")
     args = parser.parse_args()
-    load = lambda name: [json.loads(x) for x in (args.shared / "eval" / name).read_text().splitlines() if x.strip()]  # noqa: E731
-    rows = from_dev(load("dev_queries.jsonl")) + from_qmsum(load("qmsum_queries.jsonl")) + from_written()
+    dev, qmsum = (_questions(args.shared / "eval" / name) for name in ("dev_queries.jsonl", "qmsum_queries.jsonl"))
+    rows = from_dev(dev) + from_qmsum(qmsum) + from_written()
     args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     print(f"{len(rows)} rows: {sum(bool(r['answerable']) for r in rows)} answerable → {args.out}")
     return 0
