@@ -15,13 +15,15 @@ Offline rules, deterministic:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from retriever import analyzer, courtesy
 from retriever.context import Context, Run
 from retriever.guided import guide_triage
+from retriever.memory import Memory
 from retriever.query import analyze
 from retriever.results import Triage
 from retriever.stopwords import WORDS as STOP_WORDS
@@ -38,6 +40,7 @@ _UNSPACED_SCRIPT = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\
 _STRETCH = re.compile(r"(\w)\1{2,}")
 _NAME = re.compile(r"[A-ZА-ЯІЇЄҐ][a-zа-яіїєґ']+")
 _SMALL_TALK = courtesy.WORDS | courtesy.ABBREVIATIONS | courtesy.FUNCTION_WORDS | STOP_WORDS
+IsPerson = Callable[[str], bool]
 NAME_PROMPT_WORDS = 4  # "thanks a lot Olena!" at most: longer prompts with a name in them ask something
 
 _PRONOUNS = frozenset(
@@ -75,8 +78,9 @@ def content_words(prompt: str) -> list[str]:
     return [w for w in _words(text) if not _small_talk(w)]
 
 
-def _addressed(prompt: str, content: list[str]) -> bool:
-    """True when the one content word names who the small talk is for ("thanks Olena!", "well done team")."""
+def _addressed(prompt: str, content: list[str], is_person: IsPerson | None) -> bool:
+    """True when the one content word names who the small talk is for: a group ("well done team") or
+    a person the memory knows, right after a courtesy word ("thanks Olena!", "hi, Taras")."""
     text = analyzer.normalize(prompt)
     words = _words(text)
     if len(content) != 1 or "?" in prompt or len(words) > NAME_PROMPT_WORDS:
@@ -85,13 +89,26 @@ def _addressed(prompt: str, content: list[str]) -> bool:
         return False
     if content[0] in courtesy.ADDRESSEES:
         return True
-    return any(_NAME.fullmatch(w) and analyzer.normalize(w) == content[0] for w in _words(prompt))
+    # A capitalised word could as well be a topic ("thanks, Onboarding"): only a known person is addressed.
+    tokens = list(re.finditer(r"\w+", prompt))
+    return is_person is not None and any(
+        _NAME.fullmatch(b.group())
+        and analyzer.normalize(b.group()) == content[0]
+        and analyzer.normalize(a.group()) in courtesy.WORDS
+        and not prompt[a.end() : b.start()].strip(" ,")
+        and is_person(b.group())
+        for a, b in itertools.pairwise(tokens)
+    )
 
 
-def is_low_information(prompt: str) -> bool:
-    """True when nothing is left of the prompt once small talk, emoji and punctuation are removed."""
+def is_low_information(prompt: str, is_person: IsPerson | None = None) -> bool:
+    """True when nothing is left of the prompt once small talk, emoji and punctuation are removed.
+
+    ``is_person`` (a name → whether the memory holds a person of that name) lets "thanks Olena!"
+    count as small talk; without it a name is content.
+    """
     content = content_words(prompt)
-    return not content or _addressed(prompt, content)
+    return not content or _addressed(prompt, content, is_person)
 
 
 def is_follow_up(prompt: str) -> bool:
@@ -112,9 +129,9 @@ def rewrite(prompt: str, history: Sequence[str]) -> str | None:
     return f"{prompt.rstrip()} (context: {topic})" if topic else None
 
 
-def triage(prompt: str, history: Sequence[str] = ()) -> Triage:
+def triage(prompt: str, history: Sequence[str] = (), is_person: IsPerson | None = None) -> Triage:
     """The routing decision for one prompt."""
-    if is_low_information(prompt):
+    if is_low_information(prompt, is_person):
         return Triage(
             decision="skip",
             reasoning="Low-information prompt (greeting, thanks or acknowledgement): no company context needed.",
@@ -135,9 +152,20 @@ def triage(prompt: str, history: Sequence[str] = ()) -> Triage:
     )
 
 
+def person_check(memory: Memory) -> IsPerson:
+    """Whether a name is the title or an alias of a ``type: person`` document of ``memory``."""
+
+    def is_person(name: str) -> bool:
+        path = memory.resolve(name)
+        info = memory.state.catalog.get(path) if path else None
+        return info is not None and info.doc_type == "person"
+
+    return is_person
+
+
 def run(state: Run, ctx: Context) -> Run:
     assert state.request is not None
-    result = triage(state.request.prompt, ctx.history)
+    result = triage(state.request.prompt, ctx.history, person_check(ctx.memory) if ctx.memory else None)
     if ctx.llm is not None and result.decision == "retrieve":
         guided = guide_triage(ctx.llm, state.request.prompt, ctx.history[-HISTORY_FOR_TRIAGE:])
         if guided is not None:
