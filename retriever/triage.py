@@ -4,9 +4,10 @@ Offline rules, deterministic:
 - A prompt is low-information when nothing is left once small talk is taken out: emoji,
   punctuation and text faces; courtesy and reaction phrases and words of many languages
   (``retriever.courtesy``: greetings, thanks, acknowledgements, reactions, laughter,
-  farewells, fillers), with stretched spellings ("thaaanks") folded; stop words; and a name
-  the message is addressed to ("thanks Olena!").  Any other word is content, so a greeting
-  plus a question ("hi, who runs sales?") is a question, and so is a bare topic ("vpn").
+  farewells, fillers), with stretched spellings ("thaaanks") folded; stop words; and whom
+  it is addressed to: a group ("hey team") or a person the memory knows ("thanks Olena!").
+  Any other word is content, so a greeting plus a question ("hi, who runs sales?") is a
+  question, and so is a bare topic ("vpn").
 - A follow-up ("and who owns it?") has few content words and a pronoun or a leading
   conjunction; with a session history it is rewritten into a self-contained query by
   prefixing the content words of the most recent prior prompt (of the last 3).
