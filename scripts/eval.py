@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -29,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rank_bm25 import BM25Okapi
 
 from retriever import Retriever, Settings
 from retriever.index import Params
@@ -109,43 +112,43 @@ def retriever_system(
     return answer
 
 
+def _bm25_words(text: str) -> list[str]:
+    from retriever.stopwords import ENGLISH
+
+    return [w for w in re.findall(r"\w+", text.lower()) if w not in ENGLISH]
+
+
+def _bm25_index(root: Path, state_dir: Path, unit: str) -> tuple[BM25Okapi, list[tuple[str, str | None]]]:
+    """rank-bm25 over a corpus's heading sections, or over its whole files (keys without a heading)."""
+    from retriever.memory import Memory
+
+    memory = Memory.open(root, Settings(state_dir=state_dir))
+    keys: list[tuple[str, str | None]] = []
+    docs: list[list[str]] = []
+    for path in sorted(memory.state.catalog):
+        sections = memory.document(path).sections
+        texts = [" ".join([*s.heading_path, s.text]) for s in sections]
+        if unit == "file":
+            keys.append((path, None))
+            docs.append(_bm25_words(" ".join(texts)) or ["_"])
+            continue
+        keys.extend((path, s.heading) for s in sections)
+        docs.extend(_bm25_words(t) or ["_"] for t in texts)
+    return BM25Okapi(docs), keys
+
+
 def baseline_system(corpus: Path, state_dir: Path, top_k: int, unit: str = "section") -> System:
     """Plain rank-bm25 (library defaults) over heading sections or whole files: lower-case words
     minus stop words.  Whole-file hits carry no heading, so they get no section scores."""
-    import re
-
-    from rank_bm25 import BM25Okapi
-
-    from retriever.memory import Memory
-    from retriever.stopwords import ENGLISH
-
     indexes: dict[str, tuple[BM25Okapi, list[tuple[str, str | None]]]] = {}
-
-    def words(text: str) -> list[str]:
-        return [w for w in re.findall(r"\w+", text.lower()) if w not in ENGLISH]
-
-    def build(name: str) -> tuple[BM25Okapi, list[tuple[str, str | None]]]:
-        memory = Memory.open(corpus_root(corpus, name), Settings(state_dir=state_dir))
-        keys: list[tuple[str, str | None]] = []
-        docs: list[list[str]] = []
-        for path in sorted(memory.state.catalog):
-            sections = memory.document(path).sections
-            texts = [" ".join([*s.heading_path, s.text]) for s in sections]
-            if unit == "file":
-                keys.append((path, None))
-                docs.append(words(" ".join(texts)) or ["_"])
-                continue
-            keys.extend((path, s.heading) for s in sections)
-            docs.extend(words(t) or ["_"] for t in texts)
-        return BM25Okapi(docs), keys
 
     def answer(query: dict) -> Answer:
         name = query["corpus"]
         if name not in indexes:
-            indexes[name] = build(name)
+            indexes[name] = _bm25_index(corpus_root(corpus, name), state_dir, unit)
         bm25, keys = indexes[name]
         began = time.perf_counter()
-        scores = bm25.get_scores(words(query["question"]))
+        scores = bm25.get_scores(_bm25_words(query["question"]))
         order = sorted(range(len(keys)), key=lambda i: -scores[i])[:top_k]
         ms = (time.perf_counter() - began) * 1000
         return Answer([keys[i] for i in order], False, "comprehensive", 1.0, ms, sections=unit != "file")
