@@ -3,7 +3,9 @@
 Entities come from the front matter of the documents that contributed facts (``type``,
 ``title``, ``aliases``, scalar properties), relationships from their relation fields (any
 field whose values name another document by title, alias or path) and their links.
-Coverage is read off the calibrated scores, so "the memory does not know" can be said.
+Coverage comes from the answerability estimate (``retriever.confidence``): a probability,
+fitted on labelled questions, that the facts answer the question; so "the memory does not
+know" can be said even when every query word occurs somewhere.
 """
 
 from __future__ import annotations
@@ -12,18 +14,17 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from retriever import confidence
 from retriever.context import Context, Run
 from retriever.guided import guide_summary
 from retriever.markup import truncate
 from retriever.memory import Memory
 from retriever.models import Document
+from retriever.query import Query
 from retriever.results import Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
 
 Resolve = Callable[[str], str | None]  # a name → the document it refers to (``Memory.resolve``)
 
-# Thresholds on the best fact's relevance, and on how many facts are strong.
-COMPREHENSIVE, PARTIAL, LIMITED = 0.8, 0.55, 0.35
-STRONG, STRONG_NEEDED = 0.6, 2
 MAX_ENTITIES, MAX_RELATIONSHIPS = 12, 24
 SUMMARY_FACTS = 8  # facts a model summary is built from
 
@@ -34,19 +35,6 @@ RELATION_FIELDS = frozenset(
     "partners vendor customer customers manager sponsor stakeholders".split()
 )
 _NOT_PROPERTIES = frozenset({"title", "type", "aliases", "redirect_from", "layout", "permalink", "weight"})
-
-
-def assess(facts: tuple[Fact, ...]) -> str:
-    """``comprehensive`` / ``partial`` / ``limited`` / ``none`` from the calibrated scores."""
-    if not facts:
-        return "none"
-    top = facts[0].relevance_score
-    strong = sum(f.relevance_score >= STRONG for f in facts)
-    if top >= COMPREHENSIVE and strong >= STRONG_NEEDED:
-        return "comprehensive"
-    if top >= PARTIAL:
-        return "partial"
-    return "limited" if top >= LIMITED else "none"
 
 
 def _names(value: Any) -> list[str]:
@@ -152,10 +140,14 @@ def _summary(facts: tuple[Fact, ...], coverage: str, ctx: Context, question: str
     return summarize(facts, coverage)
 
 
-def assemble(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Context, question: str = "") -> Retrieval:
+def assemble(
+    memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Context, query: Query, question: str = ""
+) -> Retrieval:
+    """The retrieval: facts with entities, relationships, excerpts, answerability, coverage and a summary."""
     docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
     resolve = memory.resolve
-    cover = assess(facts)
+    answerability = confidence.estimate(memory, query, phase1.targets, facts)
+    cover = confidence.coverage(answerability, bool(facts))
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
     return Retrieval(
         context_summary=_summary(facts, cover, ctx, question),
@@ -165,6 +157,7 @@ def assemble(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Conte
         documents=excerpts(memory, phase1, facts, ctx.settings.max_documents, ctx.settings.excerpt_chars),
         avg_relevance_score=avg,
         coverage_assessment=cover,
+        answerability=answerability,
     )
 
 
@@ -175,8 +168,8 @@ def empty(summary: str) -> Retrieval:
 def run(state: Run, ctx: Context) -> Run:
     if state.skipped:
         retrieval = empty("Retrieval skipped: the prompt carries no company-specific question.")
-    elif ctx.memory is None or not ctx.readiness[0] or state.phase1 is None:
+    elif ctx.memory is None or not ctx.readiness[0] or state.phase1 is None or state.query is None:
         retrieval = empty(f"Company memory is not ready ({ctx.readiness[1]}); nothing was retrieved.")
     else:
-        retrieval = assemble(ctx.memory, state.phase1, state.facts, ctx, state.query_text)
+        retrieval = assemble(ctx.memory, state.phase1, state.facts, ctx, state.query, state.query_text)
     return dataclasses.replace(state, retrieval=retrieval)

@@ -132,6 +132,13 @@ class DiagnosticsOut(_Model):
     timings_ms: dict[str, float]
     llm: LLMDiagnosticsOut | None = Field(description="What the LLM did; null offline.")
     revision: RevisionOut | None = Field(default=None, description="The git revision answered from; null for now.")
+    answerability: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Estimated probability that the facts answer the question (drives coverage_assessment); "
+        "null when retrieval was skipped or the memory was not ready.",
+    )
 
 
 class StructuredContent(_Model):

@@ -218,6 +218,7 @@ def _diagnostics(d: Diagnostics) -> DiagnosticsOut:
         timings_ms={k: round(v, 3) for k, v in d.timings_ms.items()},
         llm=extra.get("llm"),
         revision=extra.get("revision"),
+        answerability=extra.get("answerability"),
     )
 
 
@@ -304,6 +305,7 @@ def diagnostics(state: Run, ctx: Context) -> Diagnostics:
             "skipped_files": [(s.rel_path, s.reason) for s in memory.skipped] if memory else [],
             "llm": _llm(ctx),
             "revision": _revision(ctx),
+            "answerability": retrieval.answerability if retrieval else None,
         },
     )
 

@@ -119,6 +119,7 @@ class Retrieval:
     documents: tuple[Excerpt, ...]
     avg_relevance_score: float
     coverage_assessment: str  # "comprehensive" | "partial" | "limited" | "none"
+    answerability: float | None = None  # P(the facts answer the question); None when nothing was retrieved
 
     @property
     def total_items(self) -> int:

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Score the retriever on evaluation questions with gold source sections.
+"""Score the retriever on evaluation questions with gold source sections, beside plain baselines.
 
+    python scripts/eval.py                                   # ../shared: dev and QMSum questions
     python scripts/eval.py --corpus ../shared/corpora --queries ../shared/eval/dev_queries.jsonl
-    python scripts/eval.py --corpus ../shared/corpora --queries … --baseline   # plain rank-bm25 too
 
-``--corpus`` is either a folder of corpora (one sub-folder per ``corpus`` named in the questions)
-or a single corpus folder (then only its questions run).  Scoring follows the questions'
-README: the retriever's facts are taken in the order returned, nothing de-duplicated; a fact
-hits a gold entry when its file matches and, for section scores, its heading matches after
-normalisation.  Prints one table per system, overall and per question kind.
+Without ``--queries`` both question files next to the corpora (``CORPUS/../eval/dev_queries.jsonl``
+and ``qmsum_queries.jsonl``) run, each reported side by side with two plain rank-bm25 baselines
+answered in the same run (over heading sections, and over whole files): a ranking change counts
+only if it holds on both files.  ``--corpus`` is either a folder of corpora (one sub-folder per
+``corpus`` named in the questions) or a single corpus folder (then only its questions run).
+Scoring follows the questions' README: facts are taken in the order returned, nothing
+de-duplicated; a fact hits a gold entry when its file matches and, for section scores, its
+heading matches after normalisation.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -27,11 +31,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from rank_bm25 import BM25Okapi
+
 from retriever import Retriever, Settings
 from retriever.index import Params
 from retriever.markup import normalize_heading
 
 ANSWERABLE = ("lookup", "paraphrase", "people", "multi")
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpora"
+QUESTION_FILES = ("dev_queries.jsonl", "qmsum_queries.jsonl")
 
 
 @dataclass(frozen=True)
@@ -47,13 +56,18 @@ class Answer:
     tokens_in: int = 0
     tokens_out: int = 0
     fallbacks: tuple[str, ...] = ()
+    answerability: float | None = None
+    sections: bool = True  # False for a system that returns whole files (no section scores)
 
 
 System = Callable[[dict], Answer]
 
 
 def load_queries(path: Path, corpus: Path) -> list[dict]:
+    """The questions of ``path`` whose corpus is under ``corpus`` (or is ``corpus`` itself)."""
     queries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not queries:
+        return []
     if (corpus / queries[0]["corpus"]).is_dir() or not any(q["corpus"] == corpus.name for q in queries):
         return [q for q in queries if (corpus / q["corpus"]).is_dir()]
     return [q for q in queries if q["corpus"] == corpus.name]
@@ -92,42 +106,52 @@ def retriever_system(
             tokens_in=llm.get("tokens_in", 0),
             tokens_out=llm.get("tokens_out", 0),
             fallbacks=tuple(f"{f['stage']}: {f['reason']}" for f in llm.get("fallbacks", [])),
+            answerability=result.structured["diagnostics"].get("answerability"),
         )
 
     return answer
 
 
-def baseline_system(corpus: Path, state_dir: Path, top_k: int) -> System:
-    """Plain rank-bm25 (library defaults) over heading sections: lower-case words minus stop words."""
-    import re
-
-    from rank_bm25 import BM25Okapi
-
-    from retriever.memory import Memory
+def _bm25_words(text: str) -> list[str]:
     from retriever.stopwords import ENGLISH
 
-    indexes: dict[str, tuple[BM25Okapi, list[tuple[str, str | None]]]] = {}
+    return [w for w in re.findall(r"\w+", text.lower()) if w not in ENGLISH]
 
-    def words(text: str) -> list[str]:
-        return [w for w in re.findall(r"\w+", text.lower()) if w not in ENGLISH]
+
+def _bm25_index(root: Path, state_dir: Path, unit: str) -> tuple[BM25Okapi, list[tuple[str, str | None]]]:
+    """rank-bm25 over a corpus's heading sections, or over its whole files (keys without a heading)."""
+    from retriever.memory import Memory
+
+    memory = Memory.open(root, Settings(state_dir=state_dir))
+    keys: list[tuple[str, str | None]] = []
+    docs: list[list[str]] = []
+    for path in sorted(memory.state.catalog):
+        sections = memory.document(path).sections
+        texts = [" ".join([*s.heading_path, s.text]) for s in sections]
+        if unit == "file":
+            keys.append((path, None))
+            docs.append(_bm25_words(" ".join(texts)) or ["_"])
+            continue
+        keys.extend((path, s.heading) for s in sections)
+        docs.extend(_bm25_words(t) or ["_"] for t in texts)
+    return BM25Okapi(docs), keys
+
+
+def baseline_system(corpus: Path, state_dir: Path, top_k: int, unit: str = "section") -> System:
+    """Plain rank-bm25 (library defaults) over heading sections or whole files: lower-case words
+    minus stop words.  Whole-file hits carry no heading, so they get no section scores."""
+    indexes: dict[str, tuple[BM25Okapi, list[tuple[str, str | None]]]] = {}
 
     def answer(query: dict) -> Answer:
         name = query["corpus"]
         if name not in indexes:
-            memory = Memory.open(corpus_root(corpus, name), Settings(state_dir=state_dir))
-            keys, docs = [], []
-            for path in sorted(memory.state.catalog):
-                doc = memory.document(path)
-                for section in doc.sections:
-                    keys.append((path, section.heading))
-                    docs.append(words(" ".join([*section.heading_path, section.text])) or ["_"])
-            indexes[name] = (BM25Okapi(docs), keys)
+            indexes[name] = _bm25_index(corpus_root(corpus, name), state_dir, unit)
         bm25, keys = indexes[name]
         began = time.perf_counter()
-        scores = bm25.get_scores(words(query["question"]))
+        scores = bm25.get_scores(_bm25_words(query["question"]))
         order = sorted(range(len(keys)), key=lambda i: -scores[i])[:top_k]
         ms = (time.perf_counter() - began) * 1000
-        return Answer([keys[i] for i in order], False, "comprehensive", 1.0, ms)
+        return Answer([keys[i] for i in order], False, "comprehensive", 1.0, ms, sections=unit != "file")
 
     return answer
 
@@ -152,19 +176,25 @@ def _score_one(query: dict, answer: Answer, out: dict[str, list[float]]) -> None
     if kind == "absent":
         out["absent_not_comprehensive"].append(float(answer.coverage != "comprehensive"))
         out["absent_top_score"].append(answer.top_score)
+        if answer.answerability is not None:
+            out["absent_answerability"].append(answer.answerability)
         return
     if kind == "lowinfo":
         out["lowinfo_skipped"].append(float(answer.skipped))
         return
     out["wrongly_skipped"].append(float(answer.skipped))
     out["top_score"].append(answer.top_score)
+    if answer.answerability is not None:
+        out["answerability"].append(answer.answerability)
     paths = {g["path"] for g in gold}
     files = [h[0] for h in answer.hits]
     out["file_hit@1"].append(float(bool(files[:1]) and files[0] in paths))
     out["file_hit@5"].append(float(any(f in paths for f in files[:5])))
-    out["section_hit@5"].append(float(any(_same(h, g) for h in answer.hits[:5] for g in gold)))
     rank = next((i for i, f in enumerate(files, 1) if f in paths), None)
     out["mrr"].append(1.0 / rank if rank else 0.0)
+    if not answer.sections:
+        return
+    out["section_hit@5"].append(float(any(_same(h, g) for h in answer.hits[:5] for g in gold)))
     if kind == "multi":
         found = sum(any(_same(h, g) for h in answer.hits[:10]) for g in gold)
         out["multi_recall@10"].append(found / len(gold))
@@ -181,6 +211,20 @@ COLUMNS = (
     "wrongly_skipped",
     "top_score",
     "absent_top_score",
+    "answerability",
+    "absent_answerability",
+    "ms",
+)
+# What the baselines can be compared on (they neither skip nor assess coverage meaningfully).
+SIDE_BY_SIDE = (
+    "file_hit@1",
+    "file_hit@5",
+    "section_hit@5",
+    "mrr",
+    "multi_recall@10",
+    "absent_not_comprehensive",
+    "lowinfo_skipped",
+    "wrongly_skipped",
     "ms",
 )
 
@@ -200,16 +244,76 @@ def table(title: str, metrics: dict[str, dict[str, float]], counts: dict[str, in
     return "\n".join(lines)
 
 
+def side_by_side(title: str, results: dict[str, dict[str, float]]) -> str:
+    """One table, one column per system, over every question of one file."""
+    names = list(results)
+    lines = [f"## {title}", "", "| metric | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for column in SIDE_BY_SIDE:
+        cells = [f"{results[n][column]:.3f}" if column in results[n] else "n/a" for n in names]
+        if any(c != "n/a" for c in cells):
+            lines.append(f"| {column} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def run(system: System, queries: Iterable[dict]) -> list[Answer]:
     return [system(q) for q in queries]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def systems(args: argparse.Namespace, state: Path) -> dict[str, System]:
+    label = f"retriever (LLM-guided: {args.llm})" if args.llm else "retriever (offline)"
+    return {
+        label: retriever_system(args.corpus, state, args.top_k, llm_model=args.llm),
+        "rank-bm25 over sections": baseline_system(args.corpus, state, args.top_k, "section"),
+        "rank-bm25 over files": baseline_system(args.corpus, state, args.top_k, "file"),
+    }
+
+
+def evaluate(path: Path, args: argparse.Namespace, state: Path) -> dict[str, dict[str, float]]:
+    """Answer one question file with every system; print its tables; return the overall metrics."""
+    queries = load_queries(path, args.corpus)
+    if not queries:
+        print(f"## {path.name}: no questions for the corpora under {args.corpus}\n")
+        return {}
+    counts: dict[str, int] = defaultdict(int)
+    for q in queries:
+        counts[q["kind"]] += 1
+        counts["all"] += 1
+    overall: dict[str, dict[str, float]] = {}
+    for title, system in systems(args, state).items():
+        answers = run(system, queries)
+        metrics = score(queries, answers)
+        overall[title] = metrics.get("all", {})
+        if title.startswith("retriever"):
+            print(table(f"{path.name}: {title}, per kind", metrics, counts), end="\n\n")
+            if args.llm:
+                print(_llm_summary(answers), end="\n\n")
+            if args.details:
+                _details(queries, answers)
+    print(side_by_side(f"{path.name}: {counts['all']} questions, same run", overall), end="\n\n")
+    return overall
+
+
+def _problem(args: argparse.Namespace) -> str | None:
+    """Why the run cannot start (missing corpora or question files), with the next step."""
+    if not args.corpus.is_dir():
+        return (
+            f"error: no corpora at {args.corpus}. The evaluation data lives in the shared folder beside the "
+            "repository (../shared/corpora, ../shared/eval); pass --corpus DIR (and --queries FILE) to use another."
+        )
+    missing = [str(q) for q in args.queries if not q.is_file()]
+    if missing:
+        return f"error: question file not found: {', '.join(missing)}; pass --queries FILE (one per file to run)."
+    return None
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, required=True)
-    parser.add_argument("--queries", type=Path, required=True)
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="default: ../shared/corpora")
+    parser.add_argument(
+        "--queries", type=Path, action="append", help="a question file (repeatable); default: dev and QMSum files"
+    )
     parser.add_argument("--top-k", type=int, default=12)
-    parser.add_argument("--baseline", action="store_true", help="also score plain rank-bm25 over sections")
+    parser.add_argument("--baseline", action="store_true", help="(kept for old scripts: baselines always run)")
     parser.add_argument("--details", action="store_true", help="print each question's outcome")
     parser.add_argument(
         "--llm",
@@ -222,24 +326,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.llm == "":
         parser.error("--llm needs a model: pass --llm MODEL or set RETRIEVER_LLM_MODEL")
-    queries = load_queries(args.queries, args.corpus)
-    counts: dict[str, int] = defaultdict(int)
-    for q in queries:
-        counts[q["kind"]] += 1
-        counts["all"] += 1
+    args.queries = args.queries or [args.corpus.parent / "eval" / name for name in QUESTION_FILES]
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _arguments(argv)
+    problem = _problem(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    summary: dict[str, dict[str, dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="retriever-eval-") as state:
-        label = f"retriever (LLM-guided: {args.llm})" if args.llm else "retriever (offline)"
-        systems = {label: retriever_system(args.corpus, Path(state), args.top_k, llm_model=args.llm)}
-        if args.baseline:
-            systems["plain rank-bm25 over sections"] = baseline_system(args.corpus, Path(state), args.top_k)
-        for title, system in systems.items():
-            answers = run(system, queries)
-            print(table(title, score(queries, answers), counts), end="\n\n")
-            if args.llm and title.startswith("retriever"):
-                print(_llm_summary(answers), end="\n\n")
-            if args.details:
-                _details(queries, answers)
+        for path in args.queries:
+            try:
+                summary[path.name] = evaluate(path, args, Path(state))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                print(f"error: {path} is not a question file of the README's format ({exc!r:.120}); fix or drop it.",
+                      file=sys.stderr)
+                return 2
+    if len(summary) > 1:
+        print(_holds_on_both(summary))
     return 0
+
+
+def _holds_on_both(summary: dict[str, dict[str, dict[str, float]]]) -> str:
+    """Every file's headline numbers in one table, so a change is judged on all of them at once."""
+    lines = ["## All question files", "", "| file | system | file hit@1 | file hit@5 | section hit@5 | MRR |"]
+    lines.append("|---|---|---|---|---|---|")
+    for name, systems_ in summary.items():
+        for system, m in systems_.items():
+            cells = [f"{m[k]:.3f}" if k in m else "n/a" for k in ("file_hit@1", "file_hit@5", "section_hit@5", "mrr")]
+            lines.append(f"| {name} | {system} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _llm_summary(answers: Sequence[Answer]) -> str:

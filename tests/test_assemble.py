@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
 from conftest import TreeFactory
 from fixtures import ACME
 
-from retriever import Retriever
-from retriever.assemble import assess, summarize
+from retriever import Retriever, confidence
+from retriever.assemble import summarize
 from retriever.results import Fact
 
 
-def _facts(*scores: float) -> tuple[Fact, ...]:
-    return tuple(
-        Fact(f"s{i}", score, "m/a.md", "M > A", (1, 1), "a.md", None, "A", i) for i, score in enumerate(scores)
-    )
-
-
-@pytest.mark.parametrize(
-    ("scores", "label"),
-    [
-        ((), "none"),
-        ((0.2, 0.1), "none"),
-        ((0.4,), "limited"),
-        ((0.6, 0.3), "partial"),
-        ((0.9,), "partial"),
-        ((0.85, 0.62), "comprehensive"),
-        ((0.8, 0.7, 0.65), "comprehensive"),
-    ],
-)
-def test_coverage_label_follows_the_calibrated_scores(scores: tuple[float, ...], label: str) -> None:
-    assert assess(_facts(*scores)) == label
+def test_coverage_label_is_read_off_the_answerability_estimate(make_tree: TreeFactory) -> None:
+    result = Retriever(make_tree(ACME)).retrieve("How many sick days do employees earn?")
+    retrieval, diagnostics = result.structured["retrieval"], result.structured["diagnostics"]
+    assert 0.0 <= diagnostics["answerability"] <= 1.0
+    assert retrieval["coverage_assessment"] == confidence.coverage(diagnostics["answerability"], True)
 
 
 def test_summary_names_sources_and_leads_with_the_strongest_statements() -> None:

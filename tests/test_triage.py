@@ -2,9 +2,39 @@
 
 from __future__ import annotations
 
-import pytest
+import unicodedata
+from pathlib import Path
 
-from retriever.triage import is_follow_up, is_low_information, rewrite, triage
+import pytest
+from conftest import COMPANY_CONTEXT, TreeFactory
+from fixtures import ACME
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retriever import Retriever, Settings
+from retriever.memory import Memory
+from retriever.triage import IsPerson, content_words, is_follow_up, is_low_information, person_check, rewrite, triage
+
+DATA = Path(__file__).parent / "data"
+
+
+def _lines(name: str) -> list[str]:
+    text = (DATA / name).read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+CHIT_CHAT = _lines("chitchat.txt")
+QUESTIONS = _lines("short_questions.txt")
+PURE_SMALL_TALK = [line for line in CHIT_CHAT if not content_words(line)]  # no addressed name
+
+
+@pytest.fixture(scope="module")
+def people(tmp_path_factory: pytest.TempPathFactory) -> IsPerson:
+    """Names of the bundled memory's people ("Olena", "Taras"), as triage gets them from a memory."""
+    return person_check(Memory.open(COMPANY_CONTEXT, Settings(state_dir=tmp_path_factory.mktemp("state"))))
+
+
+DECORATIONS = ["!", "!!", " 👍", " 🙏🏽", " :)", "...", " 😂😂", " ✅", " ❤️"]
 
 
 @pytest.mark.parametrize(
@@ -82,3 +112,56 @@ def test_follow_up_without_history_is_left_as_is() -> None:
 def test_only_the_last_three_prior_prompts_are_considered() -> None:
     history = ["billing migration", "hi", "thanks", "ok"]
     assert rewrite("and who owns it?", history) is None
+
+
+@pytest.mark.parametrize("prompt", ["thanks, that's helpful", "дякую, корисно", "ok cool", "👍🏽", "Thanks Olena!"])
+def test_acknowledgements_thanks_and_reactions_in_any_language_are_skipped(prompt: str, people: IsPerson) -> None:
+    assert triage(prompt, is_person=people).decision == "skip"
+
+
+@pytest.mark.parametrize("prompt", ["thanks, Onboarding", "hi Helix", "Thanks Olena!"])
+def test_a_capitalised_word_after_thanks_is_a_topic_unless_the_memory_knows_the_person(prompt: str) -> None:
+    assert triage(prompt).decision == "retrieve"
+
+
+@pytest.mark.parametrize("prompt", ["who owns billing?", "PTO policy?", "vpn", "onboarding", "hi, who runs sales?"])
+def test_short_questions_and_greeting_plus_question_are_retrieved(prompt: str) -> None:
+    assert triage(prompt).decision == "retrieve"
+
+
+def test_the_line_sets_are_large_and_varied() -> None:
+    assert len(CHIT_CHAT) >= 100 and len(QUESTIONS) >= 100
+    for lines in (CHIT_CHAT, QUESTIONS):
+        scripts = {unicodedata.name(ch).split()[0] for line in lines for ch in line if ch.isalpha()}
+        assert len(scripts) >= 8, scripts  # Latin, Cyrillic, CJK, Hangul, Arabic, Hebrew or Devanagari, …
+
+
+def test_every_chit_chat_line_is_skipped(people: IsPerson) -> None:
+    retrieved = [line for line in CHIT_CHAT if not is_low_information(line, people)]
+    assert retrieved == [], f"chit-chat retrieved: {retrieved}"
+
+
+def test_no_short_question_is_skipped(people: IsPerson) -> None:
+    skipped = [line for line in QUESTIONS if is_low_information(line, people)]
+    assert skipped == [], f"questions skipped: {skipped}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(CHIT_CHAT), st.sampled_from(QUESTIONS), st.sampled_from([" ", ", ", "! ", " — "]), st.booleans())
+def test_small_talk_around_a_question_leaves_a_question(
+    people: IsPerson, chat: str, question: str, glue: str, before: bool
+) -> None:
+    prompt = f"{chat}{glue}{question}" if before else f"{question}{glue}{chat}"
+    assert triage(prompt, is_person=people).decision == "retrieve"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(PURE_SMALL_TALK), st.sampled_from(DECORATIONS), st.sampled_from(["upper", "lower", "title"]))
+def test_small_talk_stays_small_talk_in_any_case_or_decoration(chat: str, decoration: str, case: str) -> None:
+    assert is_low_information(getattr(chat, case)() + decoration)
+
+
+def test_the_library_skips_thanks_to_a_known_person_and_retrieves_a_capitalised_topic(make_tree: TreeFactory) -> None:
+    retriever = Retriever(make_tree(ACME))
+    assert retriever.retrieve("Thanks Olena!").structured["triage"]["decision"] == "skip"
+    assert retriever.retrieve("thanks, Billing").structured["triage"]["decision"] == "retrieve"

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Fit the answerability model on the labelled set, report it on the kept-back half, write it.
+
+    python scripts/fit_confidence.py --corpus ../shared/corpora            # fit, report, rewrite MODEL
+    python scripts/fit_confidence.py --corpus ../shared/corpora --dry-run  # fit and report only
+
+Each row of ``eval/answerability.jsonl`` names a question (by id in ``../shared/eval/*.jsonl``, or
+its text) and the corpus it is asked of (a folder under ``--corpus``, or ``company_context``).
+The retriever answers it offline; the features of ``retriever.confidence.FEATURES`` are read off
+the retrieval; a logistic regression (numpy, L2) is fitted on the rows marked ``fit``; AUC,
+expected calibration error and the coverage bands are printed for the ``heldout`` rows; and
+the coefficients replace the ``MODEL`` block of ``retriever/confidence.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from retriever import Retriever, Settings, confidence
+
+REPO = Path(__file__).resolve().parent.parent
+
+Array = npt.NDArray[np.float64]
+L2 = 1.0  # ridge penalty on standardised coefficients: keeps the tiny model stable on a few hundred rows
+BINS = 10  # equal-width bins for expected calibration error
+
+
+@dataclass(frozen=True)
+class Example:
+    row: dict
+    question: str
+    x: list[float]
+    ms: float
+
+
+def questions_by_id(eval_dir: Path) -> dict[str, str]:
+    """Question texts by id, from the shared question files that exist in ``eval_dir``."""
+    out: dict[str, str] = {}
+    for name in ("dev_queries.jsonl", "qmsum_queries.jsonl"):
+        if not (eval_dir / name).is_file():
+            continue
+        for line in (eval_dir / name).read_text().splitlines():
+            if line.strip():
+                q = json.loads(line)
+                out[q["id"]] = q["question"]
+    return out
+
+
+def root_of(row: dict, corpus: Path, state: Path) -> Path:
+    """The folder a row's question is asked of; with ``without``, a copy lacking the matching files."""
+    name = row["asked_of"]
+    root = REPO / "company_context" if name == "company_context" else corpus / name
+    if not row.get("without"):
+        return root
+    copy = state / "corpora" / f"{name.replace('/', '_')}-without-{row['without'].strip('*')}"
+    if not copy.exists():
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(row["without"]))
+    return copy
+
+
+def featurise(rows: Sequence[dict], corpus: Path, eval_dir: Path, state: Path) -> list[Example]:
+    """Answer every row's question offline and read the features off the retrieval."""
+    texts = questions_by_id(eval_dir)
+    settings = Settings.from_env(state_dir=state).model_copy(update={"llm_model": None})
+    retrievers: dict[str, Retriever] = {}
+    out = []
+    for row in rows:
+        question = row.get("question") or texts[row["question_id"]]
+        name = f"{row['asked_of']}-{row.get('without')}"
+        if name not in retrievers:
+            retrievers[name] = Retriever(root_of(row, corpus, state), settings, refresh_interval=1e9)
+            _ = retrievers[name].memory
+        began = time.perf_counter()
+        result = retrievers[name].retrieve(question)
+        ms = (time.perf_counter() - began) * 1000
+        values = confidence.features_of(retrievers[name].memory, result.run)
+        out.append(Example(row, question, [values[f.name] for f in confidence.FEATURES], ms))
+    return out
+
+
+def fit(x: Array, y: Array) -> tuple[float, Array]:
+    """L2-regularised logistic regression by Newton's method, on standardised columns."""
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+    beta = np.zeros(z.shape[1])
+    penalty = np.eye(z.shape[1]) * L2
+    penalty[0, 0] = 0.0  # the intercept is not shrunk
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-z @ beta))
+        gradient = z.T @ (p - y) + penalty @ beta
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + penalty
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    weights = beta[1:] / scale
+    return float(beta[0] - (weights * mean).sum()), weights
+
+
+def predict(intercept: float, weights: Array, x: Array) -> Array:
+    return np.asarray(1.0 / (1.0 + np.exp(-(intercept + x @ weights))), dtype=np.float64)
+
+
+def auc(p: Array, y: Array) -> float:
+    """Probability that an answerable row scores above an unanswerable one (ties count half)."""
+    pos, neg = p[y == 1], p[y == 0]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(greater / (len(pos) * len(neg)))
+
+
+def ece(p: Array, y: Array, bins: int = BINS) -> float:
+    """Expected calibration error: bin-weighted |mean estimate − share answerable|."""
+    index = np.minimum((p * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        mask = index == b
+        if mask.any():
+            total += mask.sum() / len(p) * abs(p[mask].mean() - y[mask].mean())
+    return float(total)
+
+
+def domain(row: dict) -> str:
+    name = row["asked_of"]
+    return "meetings" if name.startswith("qmsum") else "company_context" if name == "company_context" else "handbooks"
+
+
+def report(name: str, examples: Sequence[Example], p: Array, y: Array, thresholds: dict[str, float]) -> None:
+    print(f"\n## {name}: {len(y)} retrievals, {int(y.sum())} answerable\n")
+    print(f"AUC {auc(p, y):.3f} · ECE {ece(p, y):.3f} · Brier {float(((p - y) ** 2).mean()):.3f}")
+    top = np.array([e.x[[f.name for f in confidence.FEATURES].index("top_fact")] for e in examples])
+    print(f"(top relevance score alone: AUC {auc(top, y):.3f})")
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, e in enumerate(examples):
+        groups[domain(e.row)].append(i)
+    for group, idx in sorted(groups.items()):
+        g = np.array(idx)
+        print(
+            f"- {group}: {len(g)} rows, AUC {auc(p[g], y[g]):.3f}, ECE {ece(p[g], y[g]):.3f}"
+            f" (top relevance alone: AUC {auc(top[g], y[g]):.3f})"
+        )
+    meet = np.array([domain(e.row) == "meetings" and (e.row["answerable"] or bool(e.row.get("without")))
+                     for e in examples])
+    if meet.any():
+        print(
+            f"- same-kind meetings without the one asked about, vs answerable meeting questions: AUC "
+            f"{auc(p[meet], y[meet]):.3f} (top relevance alone: {auc(top[meet], y[meet]):.3f})"
+        )
+    print("\n| coverage | rows | answerable share | mean estimate |\n|---|---|---|---|")
+    for label in ("comprehensive", "partial", "limited", "none"):
+        mask = np.array([confidence.coverage(float(v), True, thresholds) == label for v in p])
+        if mask.any():
+            print(f"| {label} | {mask.sum()} | {y[mask].mean():.2f} | {p[mask].mean():.2f} |")
+
+
+def univariate(examples: Sequence[Example], y: Array) -> None:
+    print("\n| feature | AUC on the fitted half |\n|---|---|")
+    x = np.array([e.x for e in examples])
+    for j, f in enumerate(confidence.FEATURES):
+        print(f"| {f.name} | {auc(x[:, j], y):.3f} |")
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpora")
+    parser.add_argument("--labels", type=Path, default=REPO / "eval" / "answerability.jsonl")
+    parser.add_argument("--eval-dir", type=Path, help="folder of dev/qmsum questions (default: CORPUS/../eval)")
+    parser.add_argument("--model-file", type=Path, default=REPO / "retriever" / "confidence.py")
+    parser.add_argument("--dry-run", action="store_true", help="fit and report; do not rewrite the model")
+    args = parser.parse_args(argv)
+    args.eval_dir = args.eval_dir or args.corpus.parent / "eval"
+    return args
+
+
+def _load(args: argparse.Namespace) -> list[dict] | str:
+    """The labelled rows, or why they cannot be used (with the next step)."""
+    if not args.corpus.is_dir():
+        return f"error: no corpora at {args.corpus}; pass --corpus DIR (the shared folder's corpora)"
+    if not args.labels.is_file():
+        return f"error: no labelled set at {args.labels}; pass --labels FILE (see eval/README.md)"
+    rows = [json.loads(x) for x in args.labels.read_text().splitlines() if x.strip()]
+    known = questions_by_id(args.eval_dir)
+    unknown = [r["id"] for r in rows if not r.get("question") and r.get("question_id") not in known]
+    if unknown:
+        return f"error: {len(unknown)} rows name questions not found under {args.eval_dir} (first: {unknown[0]})"
+    return rows
+
+
+def _arrays(examples: Sequence[Example]) -> tuple[Array, Array]:
+    return np.array([e.x for e in examples]), np.array([float(e.row["answerable"]) for e in examples])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _arguments(argv)
+    rows = _load(args)
+    if isinstance(rows, str):
+        print(rows, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="retriever-fit-") as state:
+        examples = featurise(rows, args.corpus, args.eval_dir, Path(state))
+    fit_part = [e for e in examples if e.row["part"] == "fit"]
+    held = [e for e in examples if e.row["part"] == "heldout"]
+    if not fit_part or not held:
+        print("error: the labelled set needs rows in both parts ('fit' and 'heldout')", file=sys.stderr)
+        return 2
+    (xf, yf), (xh, yh) = _arrays(fit_part), _arrays(held)
+    intercept, weights = fit(xf, yf)
+    thresholds = dict(confidence.MODEL.thresholds)
+    univariate(fit_part, yf)
+    report("fitted half", fit_part, predict(intercept, weights, xf), yf, thresholds)
+    ph = predict(intercept, weights, xh)
+    report("kept-back half", held, ph, yh, thresholds)
+    print(f"\nretrieval p50 over the labelled questions: {np.median([e.ms for e in examples]):.1f} ms")
+    if not args.dry_run:
+        model = confidence.Model(
+            intercept=round(intercept, 4),
+            weights={f.name: round(float(w), 4) for f, w in zip(confidence.FEATURES, weights, strict=True)},
+            thresholds=thresholds,
+            heldout_auc=round(auc(ph, yh), 3),
+            heldout_ece=round(ece(ph, yh), 3),
+            rows=len(rows),
+        )
+        confidence.write_model(args.model_file, model)
+        print(f"\nwrote the model to {args.model_file}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

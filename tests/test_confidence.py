@@ -1,0 +1,196 @@
+"""Answerability: a calibrated estimate per retrieval that decides coverage_assessment, and its fit script."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from conftest import REPO, TreeFactory
+from fixtures import ACME
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retriever import Retriever, confidence
+
+# A handbook where "request" and "time" occur together in sections about other things, and the
+# paid-time-off page says "PTO" and "days off": the shape of the issue's "How do I request time off?".
+HANDBOOK: dict[str, str] = {
+    "tools/access_requests.md": "# Application access requests\n\n"
+    "Request access to an application with the access request form.\n\n"
+    "Every request is reviewed by Tech Ops within one business day; plan for that time.\n",
+    "engineering/request_logging.md": "# Request timing\n\n"
+    "Each HTTP request records the time it took in the request log.\n\nSlow requests over one second are flagged.\n",
+    "security/permission_requests.md": "# Permission requests\n\n"
+    "Request a permission set in Entitle; a request expires after a set time.\n",
+    "benefits/pto.md": "# Paid time off\n\nWe offer flexible PTO. Record your PTO in Deel and tell your manager "
+    "two weeks ahead.\n\n## Public holidays\n\nPublic holidays of your country are days off.\n",
+    "handbook/editing.md": "# Editing the handbook\n\nOpen a pull request to change a page; a reviewer merges it.\n",
+    "team/engineering.md": "# Engineering\n\nThe engineering team builds the product and runs the on-call rotation.\n",
+    "company/values.md": "# Values\n\nWe are customer first, remote first and write things down.\n",
+    "company/meeting.md": "# Company meeting\n\nThe company meeting is every other Tuesday at 15:00 UTC on Zoom.\n",
+    "benefits/expenses.md": "# Expenses\n\nSubmit expenses in Airbase within 30 days with a receipt.\n",
+    "security/laptops.md": "# Laptops\n\nLaptops lock after 10 minutes and use disk encryption.\n",
+}
+
+
+def _fit_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("fit_confidence", REPO / "scripts" / "fit_confidence.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_request_time_off_that_misses_the_pto_page_is_not_called_comprehensive(make_tree: TreeFactory) -> None:
+    result = Retriever(make_tree(HANDBOOK)).retrieve("How do I request time off?")
+    retrieval = result.structured["retrieval"]
+    # The situation of the issue: a top fact at (nearly) 100% from pages that are not the PTO page.
+    assert retrieval["facts"][0]["relevance_score"] >= 0.9
+    assert all("pto.md" not in f["source_path"] for f in retrieval["facts"][:3])
+    assert retrieval["coverage_assessment"] != "comprehensive"
+    assert not retrieval["context_summary"].startswith("The memory covers this well")
+    assert result.structured["diagnostics"]["answerability"] < confidence.MODEL.thresholds["comprehensive"]
+
+
+def test_a_question_the_memory_answers_in_its_own_words_is_comprehensive(make_tree: TreeFactory) -> None:
+    result = Retriever(make_tree(HANDBOOK)).retrieve("How do I record PTO in Deel?")
+    assert result.structured["retrieval"]["coverage_assessment"] == "comprehensive"
+    assert "pto.md" in result.structured["retrieval"]["facts"][0]["source_path"]
+
+
+def test_a_question_on_a_topic_the_memory_lacks_is_not_answerable(make_tree: TreeFactory) -> None:
+    result = Retriever(make_tree(HANDBOOK)).retrieve("Does the company offer pet insurance?")
+    assert result.structured["diagnostics"]["answerability"] < 0.2
+    assert result.structured["retrieval"]["coverage_assessment"] == "none"
+
+
+def test_a_skipped_prompt_has_no_answerability(make_tree: TreeFactory) -> None:
+    structured = Retriever(make_tree(HANDBOOK)).retrieve("thanks!").structured
+    assert structured["diagnostics"]["answerability"] is None
+    assert structured["retrieval"]["coverage_assessment"] == "none"
+
+
+@pytest.mark.parametrize(
+    ("estimate", "label"),
+    [(0.95, "comprehensive"), (0.8, "comprehensive"), (0.79, "partial"), (0.5, "partial"), (0.3, "limited"),
+     (0.2, "limited"), (0.19, "none"), (0.0, "none")],
+)
+def test_coverage_bands_follow_the_model_thresholds(estimate: float, label: str) -> None:
+    cuts = {"comprehensive": 0.8, "partial": 0.5, "limited": 0.2}
+    assert confidence.coverage(estimate, True, cuts) == label
+    assert confidence.coverage(estimate, False, cuts) == "none"
+
+
+WORDS = sorted({w for text in ACME.values() for w in text.lower().split() if w.isalpha()})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([*WORDS, "zebra", "sabbatical", "DEC-0054", "дякую"]), min_size=1, max_size=8))
+def test_every_feature_and_the_estimate_lie_in_zero_to_one(tmp_path_factory: pytest.TempPathFactory,
+                                                          words: list[str]) -> None:
+    retriever = _acme(tmp_path_factory)
+    result = retriever.retrieve(" ".join(words) + "?")
+    values = confidence.features_of(retriever.memory, result.run)
+    assert set(values) == {f.name for f in confidence.FEATURES}
+    assert all(0.0 <= v <= 1.0 for v in values.values())
+    answerability = result.structured["diagnostics"]["answerability"]
+    assert answerability is None or 0.0 <= answerability <= 1.0
+
+
+_ACME: dict[str, Retriever] = {}
+
+
+def _acme(factory: pytest.TempPathFactory) -> Retriever:
+    """One ACME tree shared by the property's examples (building it per example would be slow)."""
+    if "acme" not in _ACME:
+        root = factory.mktemp("acme")
+        for rel, text in ACME.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+        _ACME["acme"] = Retriever(root)
+    return _ACME["acme"]
+
+
+def test_write_model_replaces_only_the_model_block(tmp_path: Path) -> None:
+    source = REPO / "retriever" / "confidence.py"
+    copy = tmp_path / "confidence.py"
+    shutil.copy(source, copy)
+    model = confidence.Model(intercept=-1.5, weights={"top_fact": 2.0}, heldout_auc=0.9, heldout_ece=0.05, rows=7)
+    confidence.write_model(copy, model)
+    spec = importlib.util.spec_from_file_location("confidence_copy", copy)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    assert (module.MODEL.intercept, dict(module.MODEL.weights), module.MODEL.rows) == (-1.5, {"top_fact": 2.0}, 7)
+    before, after = source.read_text().split("# BEGIN MODEL"), copy.read_text().split("# BEGIN MODEL")
+    assert before[0] == after[0] and before[1].split("# END MODEL")[1] == after[1].split("# END MODEL")[1]
+
+
+def test_a_file_without_a_model_block_is_refused_with_a_reason(tmp_path: Path) -> None:
+    empty = tmp_path / "other.py"
+    empty.write_text("x = 1\n")
+    with pytest.raises(ValueError, match="no MODEL block"):
+        confidence.write_model(empty, confidence.MODEL)
+
+
+def test_auc_and_calibration_error_measure_what_they_claim() -> None:
+    fit = _fit_script()
+    y = np.array([0.0, 0.0, 1.0, 1.0])
+    assert fit.auc(np.array([0.1, 0.2, 0.8, 0.9]), y) == 1.0
+    assert fit.auc(np.array([0.9, 0.8, 0.2, 0.1]), y) == 0.0
+    assert fit.auc(np.array([0.5, 0.5, 0.5, 0.5]), y) == 0.5
+    assert fit.ece(np.array([0.05, 0.05, 0.95, 0.95]), y) == pytest.approx(0.05)
+    assert fit.ece(np.array([0.9, 0.9, 0.1, 0.1]), y) == pytest.approx(0.9)
+
+
+def test_the_logistic_fit_separates_and_calibrates_synthetic_data() -> None:
+    fit = _fit_script()
+    rng = np.random.default_rng(7)
+    x = rng.uniform(size=(2000, 2))
+    p_true = 1 / (1 + np.exp(-(6 * x[:, 0] - 3)))
+    y = (rng.uniform(size=2000) < p_true).astype(float)
+    intercept, weights = fit.fit(x[:1000], y[:1000])
+    p = fit.predict(intercept, weights, x[1000:])
+    assert fit.auc(p, y[1000:]) > 0.8
+    assert fit.ece(p, y[1000:]) < 0.06
+    assert abs(weights[1]) < 1.0 < weights[0]  # the irrelevant column gets little weight
+
+
+def test_the_fit_script_refits_from_one_command_and_reports_the_kept_back_half(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpora"
+    for rel, text in HANDBOOK.items():
+        (corpus / "handbook" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / "handbook" / rel).write_text(text, encoding="utf-8")
+    questions = [
+        ("When is the company meeting?", True), ("How do I record PTO in Deel?", True),
+        ("When do laptops lock?", True), ("Where do I submit expenses?", True),
+        ("Does the company offer pet insurance?", False), ("Is there a gym?", False),
+        ("What is the sabbatical policy?", False), ("Who won the hackathon?", False),
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(
+        json.dumps({"id": f"q{i}", "question": q, "asked_of": "handbook", "answerable": a,
+                    "part": "fit" if i % 2 else "heldout"}) + "\n"
+        for i, (q, a) in enumerate(questions)
+    ))
+    model_file = tmp_path / "confidence.py"
+    shutil.copy(REPO / "retriever" / "confidence.py", model_file)
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "fit_confidence.py"), "--corpus", str(corpus), "--labels",
+         str(labels), "--model-file", str(model_file)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)}, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "## kept-back half: 4 retrievals, 2 answerable" in result.stdout
+    assert "AUC" in result.stdout and "ECE" in result.stdout
+    assert "rows=8," in model_file.read_text()

@@ -1,0 +1,98 @@
+"""scripts/eval.py: both question files by default, beside two plain baselines; clear errors, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+from fixtures import ACME
+
+DEV = [
+    {
+        "id": "acme-001",
+        "corpus": "acme",
+        "kind": "lookup",
+        "question": "How many sick days do employees earn?",
+        "gold": [{"path": "policies/leave.md", "heading": "Sick leave", "answer": "10 per year"}],
+    },
+    {"id": "acme-002", "corpus": "acme", "kind": "absent", "question": "Is there a company gym?", "gold": []},
+    {"id": "acme-003", "corpus": "acme", "kind": "lowinfo", "question": "thanks!", "gold": []},
+]
+QMSUM = [
+    {
+        "id": "acme-q-001",
+        "corpus": "acme",
+        "kind": "lookup",
+        "question": "What was decided in DEC-0054?",
+        "gold": [{"path": "decisions/dec_0054.md", "heading": None, "answer": "the decision"}],
+    }
+]
+
+
+def _shared(tmp_path: Path) -> Path:
+    """A ``shared`` folder laid out as the real one: corpora/<name>/… and eval/*.jsonl."""
+    shared = tmp_path / "shared"
+    for rel, text in ACME.items():
+        path = shared / "corpora" / "acme" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (shared / "eval").mkdir()
+    for name, rows in (("dev_queries.jsonl", DEV), ("qmsum_queries.jsonl", QMSUM)):
+        (shared / "eval" / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return shared
+
+
+def _eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the script's scratch folders stay in the test's folder
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "eval.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+
+
+def test_without_queries_both_question_files_run_beside_both_baselines(tmp_path: Path) -> None:
+    shared = _shared(tmp_path)
+    result = _eval(tmp_path, "--corpus", str(shared / "corpora"))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "## dev_queries.jsonl: 3 questions, same run" in out
+    assert "## qmsum_queries.jsonl: 1 questions, same run" in out
+    assert "| metric | retriever (offline) | rank-bm25 over sections | rank-bm25 over files |" in out
+    assert "## All question files" in out
+    # The retriever skips chit-chat and does not call the absent question comprehensive; the baselines cannot.
+    assert "| absent_not_comprehensive | 1.000 | 0.000 | 0.000 |" in out
+    assert "| lowinfo_skipped | 1.000 | 0.000 | 0.000 |" in out
+
+
+def test_queries_option_runs_only_the_files_given(tmp_path: Path) -> None:
+    shared = _shared(tmp_path)
+    only = shared / "eval" / "qmsum_queries.jsonl"
+    result = _eval(tmp_path, "--corpus", str(shared / "corpora"), "--queries", str(only))
+    assert result.returncode == 0, result.stderr
+    assert "qmsum_queries.jsonl: 1 questions" in result.stdout
+    assert "dev_queries.jsonl" not in result.stdout
+
+
+def test_missing_shared_folder_exits_with_a_message_not_a_traceback(tmp_path: Path) -> None:
+    result = _eval(tmp_path, "--corpus", str(tmp_path / "no-shared" / "corpora"))
+    assert result.returncode == 2
+    assert "error: no corpora at" in result.stderr and "--corpus" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_malformed_question_file_is_named_without_a_traceback(tmp_path: Path) -> None:
+    shared = _shared(tmp_path)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n", encoding="utf-8")
+    result = _eval(tmp_path, "--corpus", str(shared / "corpora"), "--queries", str(broken))
+    assert result.returncode == 2
+    assert f"error: {broken} is not a question file" in result.stderr
+    assert "Traceback" not in result.stderr
