@@ -1,15 +1,23 @@
-"""Stage 5, score: relevance in 0..1 that means the same across questions.
+"""Stage 5, score: rank statements by evidence at every level, then calibrate to 0..1.
 
-A statement's relevance is built from shares of the query's idf weight (so a question whose
-rare words the memory lacks scores low whatever the ranking) and from its section's BM25F
-strength relative to the best section (so the ranking follows phase 1):
+Ranking.  A statement's rank value is its section's fused evidence (own, document and
+neighbour scores from phase 1, relative to the best section) tempered by its own evidence:
 
-    relevance = a · coverage(statement ∪ its headings) + b · coverage(statement alone)
-              + c · coverage(section) · section strength
+    rank(u) = strength(section) · ((1 − STATEMENT_SHARE) + STATEMENT_SHARE · e(u))
+    e(u)    = coverage(u ∪ its headings ∪ ½·its context) · density(u)
 
-Facts are then chosen greedily: each further fact from a section already cited counts
-``SAME_SECTION_DECAY`` less, so the first places go to different sections, and duplicate
-statements are dropped.
+where coverage is the share of the query's idf weight present (see ``query.coverage``) and the
+context is what frames u (the sentence or turn before and after, a list item's parent, a
+table's header).  Facts are then chosen greedily: each further fact from a section already
+cited counts ``same_section_decay`` less, so the first places go to different sections, and
+duplicate statements are dropped.
+
+Calibration.  ``relevance_score`` is the question's answerability times the fact's rank value
+relative to the first fact's:  ``A · rank(u) / rank(first)``, with
+``A = ½ · coverage(first fact's section) + ½ · e(first fact)``.  So scores fall along the
+ranking, the first fact's score says how much of the question the memory covers (words the
+memory never uses weigh most, so a question it cannot answer scores low), and a score means
+the same across questions.
 """
 
 from __future__ import annotations
@@ -28,9 +36,8 @@ from retriever.results import Candidate, Fact, Target, When
 
 @dataclass(frozen=True, slots=True)
 class ScoreParams:
-    with_headings: float = 0.30
-    statement: float = 0.20
-    section: float = 0.50
+    statement_share: float = 0.5  # how far a statement's own evidence moves it within its section's strength
+    context_weight: float = 0.5  # a query word found only in a statement's context counts this much
     same_section_decay: float = 0.50
     many_part_decay: float = 0.25  # a many-part question wants breadth: one fact per section first
     long_statement: int = 30  # terms; longer statements match query words by chance more often
@@ -51,8 +58,9 @@ def _dedup_key(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class _Scored:
     candidate: Candidate
-    relevance: float
+    relevance: float  # the rank value until ``calibrate``, then the relevance score
     valid_at: str = ""  # the document's last change, for "among equals, the newer wins"
+    evidence: float = 0.0  # answerability evidence of this fact (used when it ranks first)
 
 
 def _heading_terms(memory: Memory, target: Target) -> set[str]:
@@ -60,34 +68,50 @@ def _heading_terms(memory: Memory, target: Target) -> set[str]:
     return set(analyzer.term_set(" ".join([doc.title, *section.heading_path])))
 
 
+def statement_evidence(
+    cand: Candidate, headings: set[str], term_weights: dict[str, float], query: Query, params: ScoreParams
+) -> float:
+    """e(u): the query weight a statement covers with its headings, its context at half weight."""
+    terms = analyzer.cached_terms(cand.statement)
+    framed = set(terms) | headings
+    density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
+    own = coverage(term_weights, framed, query)
+    if not cand.context:
+        return own * density
+    with_context = coverage(term_weights, framed | analyzer.term_set(cand.context), query)
+    return (own + params.context_weight * (with_context - own)) * density
+
+
 def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
-    """Every candidate with its relevance in 0..1."""
+    """Every candidate with its rank value (0..1) and its answerability evidence."""
     term_weights = weights(query, memory.index)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
     out = []
     for cand in candidates:
-        terms = analyzer.cached_terms(cand.statement)
-        own = set(terms)
-        if cand.target.section_id not in headings:
-            headings[cand.target.section_id] = _heading_terms(memory, cand.target)
-        framed = own | headings[cand.target.section_id]
-        density = min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty
-        score = (
-            params.with_headings * coverage(term_weights, framed, query) * density
-            + params.statement * coverage(term_weights, own, query) * density
-            + params.section * cand.target.coverage * (cand.target.score / best)
-        )
-        if cand.llm_relevance is not None:  # one scale: our calibrated score, tempered by the model's own
-            score = (1 - LLM_BLEND) * score + LLM_BLEND * cand.llm_relevance
         sid = cand.target.section_id
-        if sid not in when:
+        if sid not in headings:
+            headings[sid] = _heading_terms(memory, cand.target)
             when[sid] = memory.when(memory.section(sid)[0])
+        e = statement_evidence(cand, headings[sid], term_weights, query, params)
+        value = (cand.target.score / best) * (1 - params.statement_share + params.statement_share * e)
+        if cand.llm_relevance is not None:  # one scale: our rank value, tempered by the model's own
+            value = (1 - LLM_BLEND) * value + LLM_BLEND * cand.llm_relevance
         if when[sid].superseded:  # a superseded document ranks below its successor
-            score *= SUPERSEDED_FACTOR
-        out.append(_Scored(cand, min(1.0, max(0.0, score)), when[sid].valid_at or ""))
+            value *= SUPERSEDED_FACTOR
+        evidence = 0.5 * cand.target.coverage + 0.5 * e
+        out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence))
     return out
+
+
+def calibrate(ranked: list[_Scored]) -> list[_Scored]:
+    """Rank values → relevance scores: the first fact's evidence, scaled along the ranking."""
+    if not ranked or ranked[0].relevance <= 0:
+        return ranked
+    first = ranked[0]
+    scale = min(1.0, first.evidence) / first.relevance
+    return [dataclasses.replace(s, relevance=s.relevance * scale) for s in ranked]
 
 
 def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
@@ -109,7 +133,7 @@ def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
             continue
         seen.add(key)
         sid = pick.candidate.target.section_id
-        chosen.append(_Scored(pick.candidate, pick.relevance * decay ** cited[sid], pick.valid_at))
+        chosen.append(dataclasses.replace(pick, relevance=pick.relevance * decay ** cited[sid]))
         cited[sid] += 1
     return chosen
 
@@ -139,5 +163,5 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     scored = relevance(state.candidates, ctx.memory, state.query, params)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay
-    ranked = rank(scored, ctx.settings.top_k, decay)
+    ranked = calibrate(rank(scored, ctx.settings.top_k, decay))
     return dataclasses.replace(state, facts=tuple(to_fact(ctx.memory, s) for s in ranked))

@@ -1,9 +1,16 @@
 """Stage 3, target (phase 1): choose the sections worth reading, each with a specific reason.
 
-Offline, BM25F over every section ranks them; the strongest (within ``KEEP_RATIO`` of the
-best, at most ``settings.max_sections``) are chosen.  Each reason names the query words
-the section matched and where (heading, title, path or text).  ``search_strategy`` and
-``estimated_tokens`` follow from what was chosen.
+Offline, every section is ranked by evidence at three levels, each relative to its best:
+
+    evidence = own BM25F / best + DOCUMENT_WEIGHT · its document's BM25 / best
+             + NEIGHBOUR_WEIGHT · mean BM25F of the sections beside it / best own
+
+so a section inside a strongly matching document, or amid matching sections (a discussion
+runs on across blocks of a transcript), outranks an isolated chance match.  The strongest
+``settings.max_sections`` (at most ``PER_DOCUMENT`` per file) are read; none is dropped for
+scoring below some share of the best, since the statements decide the final order.  Each
+reason names the query words the section matched and where (heading, title, path or text).
+``search_strategy`` and ``estimated_tokens`` follow from what was chosen.
 """
 
 from __future__ import annotations
@@ -12,17 +19,21 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from retriever import analyzer
 from retriever.context import Context, Run
 from retriever.guided import LLMRun, OutlineEntry, guide_target
-from retriever.index import FIELDS, section_fields
+from retriever.index import FIELDS, FloatArray, section_fields, top_of
 from retriever.markup import truncate
 from retriever.memory import Memory
 from retriever.models import Document, Section
 from retriever.query import Query, coverage, weights
 from retriever.results import Phase1, Target
 
-KEEP_RATIO = 0.3  # sections scoring below this share of the best are not read
+DOCUMENT_WEIGHT = 0.5  # a section's document's evidence, beside its own (1)
+NEIGHBOUR_WEIGHT = 0.5  # the evidence of the sections next to it in its document
 CANDIDATES = 50  # ranked before the cut, so ties at the cut are decided deterministically
 PER_DOCUMENT = 6  # sections read per file, so one long document cannot crowd out the rest
 
@@ -70,12 +81,11 @@ def _strategy(targets: list[Target]) -> str:
 
 
 def _diverse(memory: Memory, hits: list[tuple[int, float]], limit: int) -> list[tuple[int, float]]:
-    """The strongest hits within ``KEEP_RATIO`` of the best, at most ``PER_DOCUMENT`` per file."""
-    best = hits[0][1] if hits else 0.0
+    """The strongest ``limit`` hits, at most ``PER_DOCUMENT`` per file."""
     per_file: dict[str, int] = {}
     chosen: list[tuple[int, float]] = []
     for sid, score in hits:
-        if score < KEEP_RATIO * best or len(chosen) >= limit:
+        if len(chosen) >= limit:
             break
         path = memory.state.section_files[sid]
         if per_file.get(path, 0) < PER_DOCUMENT:
@@ -84,9 +94,35 @@ def _diverse(memory: Memory, hits: list[tuple[int, float]], limit: int) -> list[
     return chosen
 
 
+def evidence(memory: Memory, query: Query) -> FloatArray:
+    """Every section's fused score (see the module docstring); dead sections score 0."""
+    index, terms, boosts = memory.index, query.terms + query.extra, query.boosts()
+    own = index.scores(terms, boosts)
+    documents = memory.state.section_documents()[: len(own)]
+    if not len(own) or own.max() <= 0:
+        return own
+    own /= own.max()
+    fused: FloatArray = own + np.float32(NEIGHBOUR_WEIGHT) * _neighbours(own, documents)
+    docs = index.document_scores(terms, documents, boosts)
+    if docs.max() > 0:
+        fused += np.float32(DOCUMENT_WEIGHT) * docs[documents] / docs.max()
+    fused[~index.alive[: len(fused)]] = 0.0
+    return fused
+
+
+def _neighbours(own: FloatArray, documents: npt.NDArray[np.int32]) -> FloatArray:
+    """The mean score of the sections just before and after each section in its document."""
+    same = documents[1:] == documents[:-1]
+    out = np.zeros_like(own)
+    out[1:] += np.where(same, own[:-1], np.float32(0.0))
+    out[:-1] += np.where(same, own[1:], np.float32(0.0))
+    out *= np.float32(0.5)
+    return out
+
+
 def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None = None) -> Phase1:
-    """Phase 1: BM25F over the whole index; with an LLM, the model picks among BM25's candidates."""
-    hits = memory.index.top(query.terms + query.extra, CANDIDATES, query.boosts())
+    """Phase 1: sections ranked by fused evidence; with an LLM, the model picks among the candidates."""
+    hits = top_of(evidence(memory, query), CANDIDATES)
     if not hits:
         return Phase1("none", 0, (), "No section of the memory contains any of the query's terms.", 0)
     picked = _guided(memory, query, hits, llm) if llm is not None else None
@@ -144,8 +180,9 @@ def _targets(memory: Memory, query: Query, chosen: Sequence[tuple[int, float, st
 def _reasoning(memory: Memory, targets: list[Target], ranked: int) -> str:
     files = len({t.rel_path for t in targets})
     return (
-        f"BM25F over {memory.sections_count:,} sections (headings, titles and paths weighted above body text) "
-        f"ranked {ranked} candidates; the {len(targets)} strongest, from {files} document"
+        f"BM25F over {memory.sections_count:,} sections (headings, titles and paths weighted above body text), "
+        f"with each section's document and neighbours, ranked {ranked} candidates; "
+        f"the {len(targets)} strongest, from {files} document"
         f"{'s' if files != 1 else ''}, were read for facts."
     )
 
