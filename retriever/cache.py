@@ -163,8 +163,7 @@ class IndexCache:
             if saved["format"] != FORMAT or saved["params"] != _params_json(params):
                 return None
             segments = [
-                Segment(*(np.load(base / f"{name}.{part}.npy") for part in _PARTS))
-                for name in saved["segments"]
+                Segment(*(np.load(base / f"{name}.{part}.npy") for part in _PARTS)) for name in saved["segments"]
             ]
         except Exception:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything; rebuild instead
             return None

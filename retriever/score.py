@@ -1,16 +1,20 @@
 """Stage 5, score: rank statements by evidence at every level, then calibrate to 0..1.
 
-Ranking.  A statement's rank value is its section's fused evidence (own, document and
-neighbour scores from phase 1, relative to the best section) tempered by its own evidence:
+Ranking.  A statement's rank value is its section's strength tempered by its own evidence:
 
-    rank(u) = strength(section) · ((1 − STATEMENT_SHARE) + STATEMENT_SHARE · e(u))
-    e(u)    = coverage(u ∪ its headings ∪ ½·its context) · density(u)
+    rank(u)     = strength(s) · ((1 − statement_share) + statement_share · e(u))
+    strength(s) = evidence(s) / best evidence · ((1 − ρ) + ρ · coverage(s)),  ρ = 1 / (1 + len(s) / coverage_length)
+    e(u)        = (coverage(u ∪ headings) + context_weight · what its context adds) · density(u)
 
-where coverage is the share of the query's idf weight present (see ``query.coverage``) and the
-context is what frames u (the sentence or turn before and after, a list item's parent, a
-table's header).  Facts are then chosen greedily: each further fact from a section already
-cited counts ``same_section_decay`` less, so the first places go to different sections, and
-duplicate statements are dropped.
+``evidence`` is phase 1's fused score (the section's own BM25F, its document's and its
+neighbours'); ``coverage`` is the share of the query's idf weight present (``query.coverage``;
+for a many-part question, of its best-covered part).  Coverage counts by how long the text is:
+a short section that holds every query word is strong evidence, while a long transcript block
+holds most words by chance, so there the section's BM25F evidence decides.  A statement's
+context is what frames it (the statement before and after, a list item's parent), so an answer
+that does not repeat the question's words ("They meet on Fridays.") still ranks.  Facts are
+chosen greedily: each further fact from a section already cited counts ``same_section_decay``
+less, so the first places go to different sections, and duplicate statements are dropped.
 
 Calibration.  ``relevance_score`` is the question's answerability times the fact's rank value
 relative to the first fact's:  ``A · rank(u) / rank(first)``, with
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 from retriever import analyzer
 from retriever.context import Context, Run
 from retriever.memory import Memory
-from retriever.query import Query, coverage, weights
+from retriever.query import Query, best_coverage, weights
 from retriever.results import Candidate, Fact, Target, When
 
 
@@ -38,6 +42,7 @@ from retriever.results import Candidate, Fact, Target, When
 class ScoreParams:
     statement_share: float = 0.5  # how far a statement's own evidence moves it within its section's strength
     context_weight: float = 0.5  # a query word found only in a statement's context counts this much
+    coverage_length: float = 30.0  # terms; a section this long counts its coverage half
     same_section_decay: float = 0.50
     many_part_decay: float = 0.25  # a many-part question wants breadth: one fact per section first
     long_statement: int = 30  # terms; longer statements match query words by chance more often
@@ -75,10 +80,10 @@ def statement_evidence(
     terms = analyzer.cached_terms(cand.statement)
     framed = set(terms) | headings
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
-    own = coverage(term_weights, framed, query)
+    own = best_coverage(term_weights, framed, query)
     if not cand.context:
         return own * density
-    with_context = coverage(term_weights, framed | analyzer.term_set(cand.context), query)
+    with_context = best_coverage(term_weights, framed | analyzer.term_set(cand.context), query)
     return (own + params.context_weight * (with_context - own)) * density
 
 
@@ -95,7 +100,7 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
             headings[sid] = _heading_terms(memory, cand.target)
             when[sid] = memory.when(memory.section(sid)[0])
         e = statement_evidence(cand, headings[sid], term_weights, query, params)
-        value = (cand.target.score / best) * (1 - params.statement_share + params.statement_share * e)
+        value = strength(cand.target, best, memory, params) * (1 - params.statement_share + params.statement_share * e)
         if cand.llm_relevance is not None:  # one scale: our rank value, tempered by the model's own
             value = (1 - LLM_BLEND) * value + LLM_BLEND * cand.llm_relevance
         if when[sid].superseded:  # a superseded document ranks below its successor
@@ -103,6 +108,14 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
         evidence = 0.5 * cand.target.coverage + 0.5 * e
         out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence))
     return out
+
+
+def strength(target: Target, best: float, memory: Memory, params: ScoreParams) -> float:
+    """The section's evidence relative to the best, tempered by its coverage as far as its length makes that telling."""
+    lengths = memory.index.lengths
+    length = float(lengths[target.section_id]) if target.section_id < len(lengths) else 0.0
+    rho = 1.0 / (1.0 + length / params.coverage_length)
+    return target.score / best * (1 - rho + rho * target.coverage)
 
 
 def calibrate(ranked: list[_Scored]) -> list[_Scored]:
@@ -123,18 +136,19 @@ def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
     cited: Counter[int] = Counter()
     seen: set[str] = set()
     chosen: list[_Scored] = []
+
+    def discounted(s: _Scored) -> float:
+        return s.relevance * decay ** cited[s.candidate.target.section_id]
+
     while remaining and len(chosen) < top_k:
-        pick = max(
-            remaining, key=lambda s: round(s.relevance * decay ** cited[s.candidate.target.section_id], TIE_DIGITS)
-        )
+        pick = max(remaining, key=lambda s: round(discounted(s), TIE_DIGITS))
         remaining.remove(pick)
         key = _dedup_key(pick.candidate.statement)
         if key in seen:
             continue
         seen.add(key)
-        sid = pick.candidate.target.section_id
-        chosen.append(dataclasses.replace(pick, relevance=pick.relevance * decay ** cited[sid]))
-        cited[sid] += 1
+        chosen.append(dataclasses.replace(pick, relevance=discounted(pick)))
+        cited[pick.candidate.target.section_id] += 1
     return chosen
 
 

@@ -1,16 +1,12 @@
 """Stage 3, target (phase 1): choose the sections worth reading, each with a specific reason.
 
-Offline, every section is ranked by evidence at three levels, each relative to its best:
-
-    evidence = own BM25F / best + DOCUMENT_WEIGHT · its document's BM25 / best
-             + NEIGHBOUR_WEIGHT · mean BM25F of the sections beside it / best own
-
-so a section inside a strongly matching document, or amid matching sections (a discussion
-runs on across blocks of a transcript), outranks an isolated chance match.  The strongest
-``settings.max_sections`` (at most ``PER_DOCUMENT`` per file) are read; none is dropped for
-scoring below some share of the best, since the statements decide the final order.  Each
-reason names the query words the section matched and where (heading, title, path or text).
-``search_strategy`` and ``estimated_tokens`` follow from what was chosen.
+Offline, every section is ranked by its fused evidence (``retriever.evidence``: its own
+BM25F, its document's and its neighbours'; for a many-part question, its best part's too).
+The strongest ``settings.max_sections`` (at most ``PER_DOCUMENT`` per file, each part's best
+first) are read; none is dropped for scoring below some share of the best, since the
+statements decide the final order.  Each reason names the query words the section matched and
+where (heading, title, path or text).  ``search_strategy`` and ``estimated_tokens`` follow from
+what was chosen.
 """
 
 from __future__ import annotations
@@ -19,21 +15,17 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-import numpy as np
-import numpy.typing as npt
-
 from retriever import analyzer
 from retriever.context import Context, Run
+from retriever.evidence import evidence
 from retriever.guided import LLMRun, OutlineEntry, guide_target
-from retriever.index import FIELDS, FloatArray, section_fields, top_of
+from retriever.index import FIELDS, section_fields, top_of
 from retriever.markup import truncate
 from retriever.memory import Memory
 from retriever.models import Document, Section
-from retriever.query import Query, coverage, weights
+from retriever.query import Query, best_coverage, weights
 from retriever.results import Phase1, Target
 
-DOCUMENT_WEIGHT = 0.5  # a section's document's evidence, beside its own (1)
-NEIGHBOUR_WEIGHT = 0.5  # the evidence of the sections next to it in its document
 CANDIDATES = 50  # ranked before the cut, so ties at the cut are decided deterministically
 PER_DOCUMENT = 6  # sections read per file, so one long document cannot crowd out the rest
 
@@ -94,35 +86,10 @@ def _diverse(memory: Memory, hits: list[tuple[int, float]], limit: int) -> list[
     return chosen
 
 
-def evidence(memory: Memory, query: Query) -> FloatArray:
-    """Every section's fused score (see the module docstring); dead sections score 0."""
-    index, terms, boosts = memory.index, query.terms + query.extra, query.boosts()
-    own = index.scores(terms, boosts)
-    documents = memory.state.section_documents()[: len(own)]
-    if not len(own) or own.max() <= 0:
-        return own
-    own /= own.max()
-    fused: FloatArray = own + np.float32(NEIGHBOUR_WEIGHT) * _neighbours(own, documents)
-    docs = index.document_scores(terms, documents, boosts)
-    if docs.max() > 0:
-        fused += np.float32(DOCUMENT_WEIGHT) * docs[documents] / docs.max()
-    fused[~index.alive[: len(fused)]] = 0.0
-    return fused
-
-
-def _neighbours(own: FloatArray, documents: npt.NDArray[np.int32]) -> FloatArray:
-    """The mean score of the sections just before and after each section in its document."""
-    same = documents[1:] == documents[:-1]
-    out = np.zeros_like(own)
-    out[1:] += np.where(same, own[:-1], np.float32(0.0))
-    out[:-1] += np.where(same, own[1:], np.float32(0.0))
-    out *= np.float32(0.5)
-    return out
-
-
 def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None = None) -> Phase1:
     """Phase 1: sections ranked by fused evidence; with an LLM, the model picks among the candidates."""
-    hits = top_of(evidence(memory, query), CANDIDATES)
+    found = evidence(memory, query)
+    hits = top_of(found.scores, CANDIDATES)
     if not hits:
         return Phase1("none", 0, (), "No section of the memory contains any of the query's terms.", 0)
     picked = _guided(memory, query, hits, llm) if llm is not None else None
@@ -137,7 +104,9 @@ def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None =
             f"ranked highest over {memory.sections_count:,} sections, each for the reason given."
         )
     else:
-        chosen = [(sid, score, None) for sid, score in _diverse(memory, hits, max_sections)]
+        first = [(sid, float(found.scores[sid])) for sid in found.part_picks]
+        ranked = _diverse(memory, first + [h for h in hits if h[0] not in found.part_picks], max_sections)
+        chosen = [(sid, score, None) for sid, score in sorted(ranked, key=lambda h: -h[1])]
         targets = _targets(memory, query, chosen)
         reasoning = _reasoning(memory, targets, len(hits))
     tokens = sum(estimate_tokens(t.section_text) for t in targets)
@@ -169,7 +138,7 @@ def _targets(memory: Memory, query: Query, chosen: Sequence[tuple[int, float, st
                 source_path=memory.source_path(doc.rel_path),
                 lines=section.lines,
                 score=score,
-                coverage=coverage(term_weights, set().union(*fields.values()), query),
+                coverage=best_coverage(term_weights, set().union(*fields.values()), query),
                 reason=given_reason or _reason(doc, section, fields, query),
                 section_text=" ".join([*section.heading_path, section.text]),
             )
