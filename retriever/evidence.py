@@ -5,7 +5,7 @@ dominate another's:
 
     evidence = own BM25F / best own
              + DOCUMENT_WEIGHT · its document's BM25 / best document
-             + NEIGHBOUR_WEIGHT · (BM25F of the section before + after it) / 2 / best own
+             + NEIGHBOUR_WEIGHT · mean BM25F of the sections just before and after it / best own
 
 A section inside a strongly matching document, or amid matching sections (a discussion runs on
 across blocks of a transcript; an answer sits under the heading after the one that names the
@@ -78,10 +78,13 @@ def fused(memory: Memory, terms: Sequence[str], boosts: Mapping[str, float]) -> 
 
 
 def neighbours(own: FloatArray, documents: npt.NDArray[np.int32]) -> FloatArray:
-    """Half the summed scores of the sections just before and after each one in its document."""
+    """The mean score of the sections just before and after each one in its document (the one
+    there is, at either end of a document)."""
     same = documents[1:] == documents[:-1]
     out = np.zeros_like(own)
+    count = np.zeros_like(own)
     out[1:] += np.where(same, own[:-1], np.float32(0.0))
     out[:-1] += np.where(same, own[1:], np.float32(0.0))
-    out *= np.float32(0.5)
-    return out
+    count[1:] += same
+    count[:-1] += same
+    return out / np.maximum(count, np.float32(1.0))

@@ -1,8 +1,8 @@
 """Stage 5, score: rank statements by evidence at every level, then calibrate to 0..1.
 
-Ranking.  A statement's rank value is its section's strength tempered by its own evidence:
+Ranking.  A statement's rank value adds its own evidence to its section's strength:
 
-    rank(u)     = strength(s) · ((1 − statement_share) + statement_share · e(u))
+    rank(u)     = (strength(s) + statement_share · e(u)) / (1 + statement_share)
     strength(s) = evidence(s) / best evidence · ((1 − ρ) + ρ · coverage(s)),  ρ = 1 / (1 + len(s) / coverage_length)
     e(u)        = (coverage(u ∪ headings) + context_weight · what its context adds) · density(u)
 
@@ -40,7 +40,7 @@ from retriever.results import Candidate, Fact, Target, When
 
 @dataclass(frozen=True, slots=True)
 class ScoreParams:
-    statement_share: float = 0.5  # how far a statement's own evidence moves it within its section's strength
+    statement_share: float = 1.0  # a statement's own evidence, beside its section's strength (1)
     context_weight: float = 0.5  # a query word found only in a statement's context counts this much
     coverage_length: float = 30.0  # terms; a section this long counts its coverage half
     same_section_decay: float = 0.50
@@ -100,12 +100,14 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
             headings[sid] = _heading_terms(memory, cand.target)
             when[sid] = memory.when(memory.section(sid)[0])
         e = statement_evidence(cand, headings[sid], term_weights, query, params)
-        value = strength(cand.target, best, memory, params) * (1 - params.statement_share + params.statement_share * e)
-        if cand.llm_relevance is not None:  # one scale: our rank value, tempered by the model's own
+        share = params.statement_share
+        value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
+        evidence = 0.5 * cand.target.coverage + 0.5 * e
+        if cand.llm_relevance is not None:  # one scale: ours, tempered by the model's own relevance
             value = (1 - LLM_BLEND) * value + LLM_BLEND * cand.llm_relevance
+            evidence = (1 - LLM_BLEND) * evidence + LLM_BLEND * cand.llm_relevance
         if when[sid].superseded:  # a superseded document ranks below its successor
             value *= SUPERSEDED_FACTOR
-        evidence = 0.5 * cand.target.coverage + 0.5 * e
         out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence))
     return out
 
