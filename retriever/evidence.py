@@ -87,4 +87,5 @@ def neighbours(own: FloatArray, documents: npt.NDArray[np.int32]) -> FloatArray:
     out[:-1] += np.where(same, own[1:], np.float32(0.0))
     count[1:] += same
     count[:-1] += same
-    return out / np.maximum(count, np.float32(1.0))
+    out /= np.maximum(count, np.float32(1.0))
+    return out
