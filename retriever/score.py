@@ -122,11 +122,15 @@ def strength(target: Target, best: float, memory: Memory, params: ScoreParams) -
 
 def calibrate(ranked: list[_Scored]) -> list[_Scored]:
     """Rank values → relevance scores: the first fact's evidence, scaled along the ranking."""
-    if not ranked or ranked[0].relevance <= 0:
+    if not ranked:
         return ranked
     first = ranked[0]
-    scale = min(1.0, first.evidence) / first.relevance
-    return [dataclasses.replace(s, relevance=s.relevance * scale) for s in ranked]
+    scale = min(1.0, first.evidence) / first.relevance if first.relevance > 0 else 0.0
+    out, ceiling = [], 1.0
+    for s in ranked:  # near-ties (broken by recency) may come in either order: scores never rise
+        ceiling = min(ceiling, s.relevance * scale)
+        out.append(dataclasses.replace(s, relevance=ceiling))
+    return out
 
 
 def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:

@@ -290,3 +290,11 @@ def test_saving_a_compacted_index_removes_segments_no_longer_listed(cache: Index
     loaded = cache.load_index(Params())
     assert loaded is not None
     _assert_same_index(loaded, compacted)
+
+
+def test_section_documents_number_each_path_once_and_grow_with_the_section_table() -> None:
+    state = IndexState(SectionIndex(), ["a.md", "a.md", "b.md"], [0, 1, 0])
+    assert state.section_documents().tolist() == [0, 0, 1]
+    # A changed file's sections are added anew at the end; its path keeps its number.
+    state.section_files.extend(["a.md", "c.md"])
+    assert state.section_documents().tolist() == [0, 0, 1, 0, 2]
