@@ -82,10 +82,10 @@ def neighbours(own: FloatArray, documents: npt.NDArray[np.int32]) -> FloatArray:
     there is, at either end of a document)."""
     same = documents[1:] == documents[:-1]
     out = np.zeros_like(own)
+    np.multiply(own[:-1], same, out=out[1:])
+    out[:-1] += own[1:] * same
     count = np.zeros_like(own)
-    out[1:] += np.where(same, own[:-1], np.float32(0.0))
-    out[:-1] += np.where(same, own[1:], np.float32(0.0))
     count[1:] += same
     count[:-1] += same
-    out /= np.maximum(count, np.float32(1.0))
+    out /= np.maximum(count, np.float32(1.0), out=count)
     return out

@@ -149,6 +149,10 @@ class SectionIndex:
     avglen: tuple[float, ...] = (1.0,) * len(FIELDS)
     lengths: FloatArray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))  # heading + body terms
     _sorted_terms: list[str] | None = field(default=None, repr=False, compare=False)
+    _lengths_cache: tuple[tuple[int, ...], npt.NDArray[np.float64]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _live: tuple[npt.NDArray[np.bool_], int] | None = field(default=None, repr=False, compare=False)
 
     def with_prefix(self, prefix: str, limit: int = 8) -> list[str]:
         """Live vocabulary terms starting with ``prefix`` (most frequent first, at most ``limit``)."""
@@ -166,7 +170,11 @@ class SectionIndex:
 
     @property
     def live_count(self) -> int:
-        return int(self.alive.sum())
+        """Live sections; counted once per change of ``alive`` (every idf needs it)."""
+        cached = self._live
+        if cached is None or cached[0] is not self.alive:
+            cached = self._live = (self.alive, int(self.alive.sum()))
+        return cached[1]
 
     def set_avglen(self, analyzed: Sequence[Analyzed]) -> None:
         """Average field lengths, fixed at full builds (a few edits barely move them)."""
@@ -201,6 +209,7 @@ class SectionIndex:
         if not len(dead):
             return
         self.alive[dead] = False
+        self._live = None
         for segment in self.segments:
             hit = np.isin(segment.indices, dead)
             if hit.any():
@@ -261,22 +270,32 @@ class SectionIndex:
         number.  Document frequencies and lengths are counted over documents, so a word every
         document uses weighs little even when few sections use it.
         """
-        n = int(documents.max()) + 1 if len(documents) else 0
-        live = self.alive[: len(documents)]
-        lengths = np.bincount(documents[live], weights=self.lengths[: len(documents)][live], minlength=n)
-        present = lengths > 0
+        lengths = self._document_lengths(documents)
+        n, present = len(lengths), int(np.count_nonzero(lengths))
         out = np.zeros(n, dtype=np.float32)
-        if not present.any():
+        if not present:
             return out
-        norm = self.params.k1 * (1.0 - b + b * lengths / lengths[present].mean())
+        norm = self.params.k1 * (1.0 - b + b * lengths / (lengths.sum() / present))
         for term in dict.fromkeys(terms):
             tf = self._document_counts(term, documents, n)
             df = int(np.count_nonzero(tf))
             if df:
-                idf = math.log(1.0 + (int(present.sum()) - df + 0.5) / (df + 0.5))
+                idf = math.log(1.0 + (present - df + 0.5) / (df + 0.5))
                 idf *= boosts.get(term, 1.0) if boosts else 1.0
                 out += (idf * tf * (self.params.k1 + 1.0) / (tf + norm)).astype(np.float32)
         return out
+
+    def _document_lengths(self, documents: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+        """Heading + body terms per document number over live sections, kept until the index changes."""
+        key = (len(documents), self.size, self.live_count, len(self.segments))
+        cached = self._lengths_cache
+        if cached is None or cached[0] != key:
+            n = int(documents.max()) + 1 if len(documents) else 0
+            live = self.alive[: len(documents)]
+            lengths = np.bincount(documents[live], weights=self.lengths[: len(documents)][live], minlength=n)
+            cached = (key, lengths.astype(np.float64))
+            self._lengths_cache = cached
+        return cached[1]
 
     def _document_counts(self, term: str, documents: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.float64]:
         """The raw count of ``term`` per document number, over live sections."""
@@ -357,6 +376,7 @@ class SegmentBuilder:
         first = index.size
         index.append_segment(np.frombuffer(self.tids, dtype=np.int64), rows + np.int32(first), values, raw)
         index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
+        index._live = None
         index.lengths = np.concatenate([index.lengths, lengths[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)])
         return range(first, first + self.sections)
 

@@ -153,12 +153,38 @@ def part_weights(weights: Mapping[str, float], part: Iterable[str]) -> dict[str,
     return {t: w * (1.0 if t in own else PART_CONTEXT) for t, w in weights.items()}
 
 
+def weight_sets(weights: Mapping[str, float], query: Query) -> list[dict[str, float]]:
+    """The weights of the whole question, then of each of its parts (``part_weights``)."""
+    return [dict(weights), *(part_weights(weights, part) for part in query.parts)]
+
+
 def best_coverage(weights: Mapping[str, float], present: set[str], query: Query) -> float:
     """Coverage of the question or, when it has several parts, of the part ``present`` covers best."""
-    found = coverage(weights, present, query)
-    for part in query.parts:
-        found = max(found, coverage(part_weights(weights, part), present, query))
-    return found
+    return max(coverage(w, present, query) for w in weight_sets(weights, query))
+
+
+def framed_coverage(
+    sets: list[dict[str, float]], own: set[str], context: frozenset[str], query: Query, context_weight: float
+) -> float:
+    """The best, over ``weight_sets``, of the share found in ``own`` plus ``context_weight`` of the share
+    found only in ``context`` (one pass per weight set)."""
+    best = 0.0
+    for weights in sets:
+        total = sum(weights.values())
+        if not total:
+            continue
+        found = 0.0
+        for term, weight in weights.items():
+            if _present(term, own, query):
+                found += weight
+            elif context and _present(term, context, query):
+                found += context_weight * weight
+        best = max(best, found / total)
+    return best
+
+
+def _present(term: str, present: set[str] | frozenset[str], query: Query | None) -> bool:
+    return term in present or bool(query and any(a <= present for a in query.alternates.get(term, ())))
 
 
 def coverage(weights: Mapping[str, float], present: set[str], query: Query | None = None) -> float:
@@ -166,6 +192,4 @@ def coverage(weights: Mapping[str, float], present: set[str], query: Query | Non
     total = sum(weights.values())
     if not total:
         return 0.0
-    alternates = query.alternates if query else {}
-    found = sum(w for t, w in weights.items() if t in present or any(a <= present for a in alternates.get(t, ())))
-    return found / total
+    return sum(w for t, w in weights.items() if _present(t, present, query)) / total

@@ -27,6 +27,7 @@ the same across questions.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from retriever import analyzer
 from retriever.context import Context, Run
 from retriever.memory import Memory
-from retriever.query import Query, best_coverage, weights
+from retriever.query import Query, framed_coverage, weight_sets, weights
 from retriever.results import Candidate, Fact, Target, When
 
 
@@ -74,22 +75,18 @@ def _heading_terms(memory: Memory, target: Target) -> set[str]:
 
 
 def statement_evidence(
-    cand: Candidate, headings: set[str], term_weights: dict[str, float], query: Query, params: ScoreParams
+    cand: Candidate, headings: set[str], sets: list[dict[str, float]], query: Query, params: ScoreParams
 ) -> float:
-    """e(u): the query weight a statement covers with its headings, its context at half weight."""
+    """e(u): the query weight a statement covers with its headings, its context's words at ``context_weight``."""
     terms = analyzer.cached_terms(cand.statement)
-    framed = set(terms) | headings
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
-    own = best_coverage(term_weights, framed, query)
-    if not cand.context:
-        return own * density
-    with_context = best_coverage(term_weights, framed | analyzer.term_set(cand.context), query)
-    return (own + params.context_weight * (with_context - own)) * density
+    context = analyzer.term_set(cand.context) if cand.context else frozenset()
+    return framed_coverage(sets, set(terms) | headings, context, query, params.context_weight) * density
 
 
 def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
     """Every candidate with its rank value (0..1) and its answerability evidence."""
-    term_weights = weights(query, memory.index)
+    sets = weight_sets(weights(query, memory.index), query)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
@@ -99,15 +96,15 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
         if sid not in headings:
             headings[sid] = _heading_terms(memory, cand.target)
             when[sid] = memory.when(memory.section(sid)[0])
-        e = statement_evidence(cand, headings[sid], term_weights, query, params)
+        e = statement_evidence(cand, headings[sid], sets, query, params)
         share = params.statement_share
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
         evidence = 0.5 * cand.target.coverage + 0.5 * e
         if cand.llm_relevance is not None:  # one scale: ours, tempered by the model's own relevance
             value = (1 - LLM_BLEND) * value + LLM_BLEND * cand.llm_relevance
             evidence = (1 - LLM_BLEND) * evidence + LLM_BLEND * cand.llm_relevance
-        if when[sid].superseded:  # a superseded document ranks below its successor
-            value *= SUPERSEDED_FACTOR
+        if when[sid].superseded:  # a superseded document ranks, and scores, below its successor
+            value, evidence = value * SUPERSEDED_FACTOR, evidence * SUPERSEDED_FACTOR
         out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence))
     return out
 
@@ -135,10 +132,10 @@ def calibrate(ranked: list[_Scored]) -> list[_Scored]:
 
 def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
     """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
-    # Newest first among equals: a stable sort by date, then by relevance; ``max`` keeps the first of a tie.
-    remaining = sorted(scored, key=lambda s: (s.candidate.target.section_id, s.candidate.lines))
-    remaining.sort(key=lambda s: s.valid_at, reverse=True)
-    remaining.sort(key=lambda s: -round(s.relevance, TIE_DIGITS))
+    # Newest first among equals: a stable sort by date, then by relevance; the earliest of a tie wins.
+    order = sorted(scored, key=lambda s: (s.candidate.target.section_id, s.candidate.lines))
+    order.sort(key=lambda s: s.valid_at, reverse=True)
+    order.sort(key=lambda s: -round(s.relevance, TIE_DIGITS))
     cited: Counter[int] = Counter()
     seen: set[str] = set()
     chosen: list[_Scored] = []
@@ -146,13 +143,21 @@ def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
     def discounted(s: _Scored) -> float:
         return s.relevance * decay ** cited[s.candidate.target.section_id]
 
-    while remaining and len(chosen) < top_k:
-        pick = max(remaining, key=lambda s: round(discounted(s), TIE_DIGITS))
-        remaining.remove(pick)
-        key = _dedup_key(pick.candidate.statement)
-        if key in seen:
+    # Lazy greedy: values only fall (as sections get cited), so a popped entry whose value is still
+    # current beats every other; a stale one goes back with its current value.
+    heap = [(-round(s.relevance, TIE_DIGITS), i) for i, s in enumerate(order)]
+    heapq.heapify(heap)
+    while heap and len(chosen) < top_k:
+        key, i = heapq.heappop(heap)
+        pick = order[i]
+        current = round(discounted(pick), TIE_DIGITS)
+        if current != -key:
+            heapq.heappush(heap, (-current, i))
             continue
-        seen.add(key)
+        dedup = _dedup_key(pick.candidate.statement)
+        if dedup in seen:
+            continue
+        seen.add(dedup)
         chosen.append(dataclasses.replace(pick, relevance=discounted(pick)))
         cited[pick.candidate.target.section_id] += 1
     return chosen

@@ -61,8 +61,8 @@ def test_a_word_found_only_in_the_context_counts_half() -> None:
     target = Target(1, "a.md", 1, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
     alone = Candidate("It is in Lisbon.", target, (2, 2), "sentence")
     framed = Candidate("It is in Lisbon.", target, (2, 2), "sentence", context="The offsite is yearly.")
-    assert statement_evidence(alone, set(), weights, query, ScoreParams()) == 0.5
-    assert statement_evidence(framed, set(), weights, query, ScoreParams()) == 0.75
+    assert statement_evidence(alone, set(), [weights], query, ScoreParams()) == 0.5
+    assert statement_evidence(framed, set(), [weights], query, ScoreParams()) == 0.75
 
 
 def test_coverage_counts_less_in_a_long_section_than_in_a_short_one(make_tree: TreeFactory) -> None:
