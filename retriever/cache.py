@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from retriever.index import Params, SectionIndex, Segment
 from retriever.models import Document, Fingerprint
 
-FORMAT = 11  # bump when Document, the analyzer, the parser's output or the index layout changes (11: issue 9)
+_PARTS = ("indptr", "indices", "values", "counts")  # a segment's arrays, one .npy file each
+FORMAT = 12  # bump when Document, the analyzer, the parser's output or the index layout changes
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,20 @@ class IndexState:
     catalog: dict[str, DocInfo] = field(default_factory=dict)  # rel_path → outline info
     acronyms: dict[str, set[str]] = field(default_factory=dict)  # acronym → its expansions, lower-case
     segment_names: list[str] = field(default_factory=list)  # segments already saved, in order
+    _numbers: dict[str, int] = field(default_factory=dict, repr=False)  # rel_path → document number
+    _documents: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, dtype=np.int32), repr=False)
+
+    def section_documents(self) -> npt.NDArray[np.int32]:
+        """Section id → document number (one number per rel_path), for document-level scores.
+
+        Section ids only grow (a changed file's sections are tombstoned and added anew), so the
+        map is extended, never rebuilt; a path indexed again keeps its number.
+        """
+        known = self._documents
+        if len(known) < len(self.section_files):
+            fresh = [self._numbers.setdefault(p, len(self._numbers)) for p in self.section_files[len(known) :]]
+            self._documents = known = np.concatenate([known, np.asarray(fresh, dtype=np.int32)])
+        return known[: len(self.section_files)]
 
 
 class IndexCache:
@@ -152,8 +168,7 @@ class IndexCache:
             if saved["format"] != FORMAT or saved["params"] != _params_json(params):
                 return None
             segments = [
-                Segment(*(np.load(base / f"{name}.{part}.npy") for part in ("indptr", "indices", "values")))
-                for name in saved["segments"]
+                Segment(*(np.load(base / f"{name}.{part}.npy") for part in _PARTS)) for name in saved["segments"]
             ]
         except Exception:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything; rebuild instead
             return None
@@ -164,6 +179,7 @@ class IndexCache:
             alive=saved["alive"],
             df=saved["df"],
             avglen=tuple(saved["avglen"]),
+            lengths=saved["lengths"],
         )
         return IndexState(
             index,
@@ -181,7 +197,7 @@ class IndexCache:
         names = list(state.segment_names)
         for segment in state.index.segments[len(names) :]:
             name = uuid.uuid4().hex[:12]
-            for part in ("indptr", "indices", "values"):
+            for part in _PARTS:
                 np.save(base / f"{name}.{part}.npy", getattr(segment, part))
             names.append(name)
         saved = {
@@ -192,6 +208,7 @@ class IndexCache:
             "vocab": state.index.vocab,
             "alive": state.index.alive,
             "df": state.index.df,
+            "lengths": state.index.lengths,
             "section_files": state.section_files,
             "section_ordinals": state.section_ordinals,
             "catalog": state.catalog,

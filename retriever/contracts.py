@@ -32,7 +32,11 @@ class TargetedSectionOut(_Model):
     relevance_reason: str
     source_path: str
     lines: tuple[int, int]
-    score: float = Field(ge=0, description="BM25F score of the section (not calibrated).")
+    score: float = Field(
+        ge=0,
+        description="Fused evidence of the section (own BM25F, document, neighbours; each relative to the best): "
+        "0..2, not calibrated.",
+    )
 
 
 class Phase1Out(_Model):

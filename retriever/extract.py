@@ -32,11 +32,26 @@ def framed(unit: Unit, section: Section) -> str:
     return unit.text
 
 
+def context_of(units: tuple[Unit, ...], i: int) -> str:
+    """What frames unit ``i``: its parent item and the statements just before and after it.
+
+    An answer often does not repeat the question's words ("They meet on Fridays." after the
+    sentence naming the meeting; a reply in the turn after the question), so its neighbours'
+    words count as its context.
+    """
+    parts = [units[i].context]
+    if i > 0:
+        parts.append(units[i - 1].text)
+    if i + 1 < len(units):
+        parts.append(units[i + 1].text)
+    return "\n".join(p for p in parts if p)
+
+
 def candidates_of(memory: Memory, target: Target) -> Iterator[Candidate]:
     _, section = memory.section(target.section_id)
-    for unit in section.units:
+    for i, unit in enumerate(section.units):
         if any(ch.isalnum() for ch in unit.text):
-            yield Candidate(framed(unit, section), target, unit.lines, unit.kind, unit.context)
+            yield Candidate(framed(unit, section), target, unit.lines, unit.kind, context_of(section.units, i))
 
 
 def extract(memory: Memory, phase1: Phase1, ctx: Context, question: str = "") -> tuple[Candidate, ...]:

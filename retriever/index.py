@@ -5,6 +5,10 @@ folder/heading path above it, front-matter text, body).  BM25F combines them bef
 saturation: ``tf' = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f)`` and a term scores
 ``idf · tf' · (k1 + 1) / (tf' + k1)`` with ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``.
 
+Documents are scored too (``document_scores``): plain BM25 over each document's headings and
+bodies taken as one text, from the raw counts every posting also keeps, so a section can be
+ranked by its own evidence and its document's.
+
 The index is a list of immutable segments (CSR: term → sections, pre-combined ``tf'``) plus
 an ``alive`` mask, as in Lucene: a changed file tombstones its old sections and adds a small
 segment, so one edit costs milliseconds instead of a rebuild.  ``compact()`` folds it all
@@ -28,6 +32,8 @@ from retriever import analyzer
 from retriever.models import Document, Section
 
 FIELDS = ("title", "heading", "path", "meta", "body")
+_TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
+DOCUMENT_B = 0.75  # length normalisation of document scores (BM25's usual value)
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 Analyzed = tuple[Counter[str], ...]  # one section's term counts, per field
@@ -110,12 +116,21 @@ class Segment:
     indptr: IntArray
     indices: npt.NDArray[np.int32]
     values: FloatArray  # (postings, groups): the pre-combined tf' of each field group
+    counts: FloatArray  # (postings,): the raw count in the section's heading and body, for document scores
 
     def postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
-        if term_id + 1 >= len(self.indptr):
-            return self.indices[:0], self.values[:0]
-        start, end = int(self.indptr[term_id]), int(self.indptr[term_id + 1])
+        start, end = self._span(term_id)
         return self.indices[start:end], self.values[start:end]
+
+    def raw_postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
+        """Section ids and raw heading + body counts of one term."""
+        start, end = self._span(term_id)
+        return self.indices[start:end], self.counts[start:end]
+
+    def _span(self, term_id: int) -> tuple[int, int]:
+        if term_id + 1 >= len(self.indptr):
+            return 0, 0
+        return int(self.indptr[term_id]), int(self.indptr[term_id + 1])
 
     def term_ids(self) -> IntArray:
         """The term id of every posting, aligned with ``indices``."""
@@ -132,7 +147,12 @@ class SectionIndex:
     alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     df: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     avglen: tuple[float, ...] = (1.0,) * len(FIELDS)
+    lengths: FloatArray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))  # heading + body terms
     _sorted_terms: list[str] | None = field(default=None, repr=False, compare=False)
+    _lengths_cache: tuple[tuple[int, ...], npt.NDArray[np.float64]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _live: tuple[npt.NDArray[np.bool_], int] | None = field(default=None, repr=False, compare=False)
 
     def with_prefix(self, prefix: str, limit: int = 8) -> list[str]:
         """Live vocabulary terms starting with ``prefix`` (most frequent first, at most ``limit``)."""
@@ -150,7 +170,11 @@ class SectionIndex:
 
     @property
     def live_count(self) -> int:
-        return int(self.alive.sum())
+        """Live sections; counted once per change of ``alive`` (every idf needs it)."""
+        cached = self._live
+        if cached is None or cached[0] is not self.alive:
+            cached = self._live = (self.alive, int(self.alive.sum()))
+        return cached[1]
 
     def set_avglen(self, analyzed: Sequence[Analyzed]) -> None:
         """Average field lengths, fixed at full builds (a few edits barely move them)."""
@@ -169,13 +193,13 @@ class SectionIndex:
             builder.add(fields_)
         return builder.finish()
 
-    def append_segment(self, tids: IntArray, sids: npt.NDArray[np.int32], vals: FloatArray) -> None:
+    def append_segment(self, tids: IntArray, sids: npt.NDArray[np.int32], vals: FloatArray, raw: FloatArray) -> None:
         """Add postings (any order) as a segment; section ids must be new and contiguous."""
         order = np.argsort(tids, kind="stable")
         counts = np.bincount(tids, minlength=len(self.vocab)).astype(np.int64)
         indptr = np.zeros(len(self.vocab) + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        self.segments.append(Segment(indptr, sids[order].copy(), vals[order].copy()))
+        self.segments.append(Segment(indptr, sids[order].copy(), vals[order].copy(), raw[order].copy()))
         self.df = _grow(self.df, len(self.vocab)) + counts
 
     def remove(self, section_ids: Iterable[int]) -> None:
@@ -185,6 +209,7 @@ class SectionIndex:
         if not len(dead):
             return
         self.alive[dead] = False
+        self._live = None
         for segment in self.segments:
             hit = np.isin(segment.indices, dead)
             if hit.any():
@@ -232,18 +257,76 @@ class SectionIndex:
         out[~self.alive] = 0.0
         return out
 
+    def document_scores(
+        self,
+        terms: Iterable[str],
+        documents: npt.NDArray[np.int32],
+        boosts: Mapping[str, float] | None = None,
+        b: float = DOCUMENT_B,
+    ) -> FloatArray:
+        """BM25 of every document, each taken as the text of its live sections' headings and bodies.
+
+        ``documents`` maps section id → document number (0..n-1); the result is indexed by document
+        number.  Document frequencies and lengths are counted over documents, so a word every
+        document uses weighs little even when few sections use it.
+        """
+        lengths = self._document_lengths(documents)
+        n, present = len(lengths), int(np.count_nonzero(lengths))
+        out = np.zeros(n, dtype=np.float32)
+        if not present:
+            return out
+        norm = self.params.k1 * (1.0 - b + b * lengths / (lengths.sum() / present))
+        for term in dict.fromkeys(terms):
+            tf = self._document_counts(term, documents, n)
+            df = int(np.count_nonzero(tf))
+            if df:
+                idf = math.log(1.0 + (present - df + 0.5) / (df + 0.5))
+                idf *= boosts.get(term, 1.0) if boosts else 1.0
+                out += (idf * tf * (self.params.k1 + 1.0) / (tf + norm)).astype(np.float32)
+        return out
+
+    def _document_lengths(self, documents: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+        """Heading + body terms per document number over live sections, kept until the index changes."""
+        key = (len(documents), self.size, self.live_count, len(self.segments))
+        cached = self._lengths_cache
+        if cached is None or cached[0] != key:
+            n = int(documents.max()) + 1 if len(documents) else 0
+            live = self.alive[: len(documents)]
+            lengths = np.bincount(documents[live], weights=self.lengths[: len(documents)][live], minlength=n)
+            cached = (key, lengths.astype(np.float64))
+            self._lengths_cache = cached
+        return cached[1]
+
+    def _document_counts(self, term: str, documents: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.float64]:
+        """The raw count of ``term`` per document number, over live sections."""
+        tf = np.zeros(n, dtype=np.float64)
+        tid = self.vocab.get(term)
+        if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
+            return tf
+        for segment in self.segments:
+            ids, raw = segment.raw_postings(tid)
+            keep = ids < len(documents)  # sections added after ``documents`` was taken
+            ids, raw = ids[keep], raw[keep]
+            keep = self.alive[ids]
+            tf += np.bincount(documents[ids[keep]], weights=raw[keep], minlength=n)
+        return tf
+
     def top(self, terms: Sequence[str], k: int, boosts: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (section id, score) pairs with a positive score, best first."""
-        scores = self.scores(terms, boosts)
-        k = min(k, int((scores > 0).sum()))
-        if k <= 0:
-            return []
-        # Everything scoring at least the k-th best (ties included), then ties break on section id,
-        # so top(k) is always the first k of top(n).
-        kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
-        candidates = np.nonzero(scores >= kth)[0]
-        ranked = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
-        return [(int(sid), float(scores[sid])) for sid in ranked]
+        return top_of(self.scores(terms, boosts), k)
+
+
+def top_of(scores: FloatArray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best (index, score) pairs of ``scores`` with a positive score, best first."""
+    k = min(k, int((scores > 0).sum()))
+    if k <= 0:
+        return []
+    # Everything scoring at least the k-th best (ties included), then ties break on the index,
+    # so top(k) is always the first k of top(n).
+    kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+    candidates = np.nonzero(scores >= kth)[0]
+    ranked = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
+    return [(int(sid), float(scores[sid])) for sid in ranked]
 
 
 class SegmentBuilder:
@@ -289,9 +372,12 @@ class SegmentBuilder:
             b, avg = np.float32(params.b[f]), np.float32(index.avglen[f])
             norm = np.float32(1.0) - b + b * lengths[rows, f] / avg
             values[:, params.groups[f]] += np.float32(params.weights[f]) * counts[:, f] / norm
+        raw = counts[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)
         first = index.size
-        index.append_segment(np.frombuffer(self.tids, dtype=np.int64), rows + np.int32(first), values)
+        index.append_segment(np.frombuffer(self.tids, dtype=np.int64), rows + np.int32(first), values, raw)
         index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
+        index._live = None
+        index.lengths = np.concatenate([index.lengths, lengths[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)])
         return range(first, first + self.sections)
 
 

@@ -6,8 +6,8 @@ the memory never mentions cannot score high), with question-framing words ("main
 match is a strong sign, but leave coverage to their parts: a text that writes "end of
 year" answers the question as well as one that hyphenates it.
 
-(Splitting many-part questions into facets searched apart was measured on the dev
-questions and lost file hit@1 without gaining multi-section recall, so it is not done.)
+A many-part question also keeps its parts (``Query.parts``): phase 1 reads the sections that
+best answer any one part, each part searched in the context of the whole question.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from retriever.stopwords import FRAMING
 
 FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
 EXPANSION_WEIGHT = 0.6  # an acronym, expansion or spelling variant added to the query counts this much
+PART_CONTEXT = 0.3  # for one part of a many-part question, the weight of the question's other words
 PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
 # Where a question splits into parts: "?" between questions, ";" or ":", ", and how…", " and what…",
 # "both … and …", and a comma before a final "and" list.
@@ -50,6 +51,7 @@ class Query:
     many_part: bool = False  # asks several things at once ("…, and how far ahead must I ask?")
     extra: tuple[str, ...] = ()
     alternates: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
+    parts: tuple[tuple[str, ...], ...] = ()  # a many-part question's terms, part by part
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -79,14 +81,20 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
             extra.extend(variants)
             alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in terms))
-    return Query(text, terms, words, is_many_part(text), extra_terms, alternates)
+    parts = question_parts(text)
+    return Query(text, terms, words, len(parts) >= 2, extra_terms, alternates, parts if len(parts) >= 2 else ())
+
+
+def question_parts(text: str) -> tuple[tuple[str, ...], ...]:
+    """The terms of each clause that has a content word of its own (see ``_CLAUSE``)."""
+    clauses = [c for c in _CLAUSE.split(text) if c and c.strip(" ,.?")]
+    parts = (tuple(dict.fromkeys(analyzer.terms(c))) for c in clauses)
+    return tuple(p for p in parts if any(t not in _FRAMING_TERMS for t in p))
 
 
 def is_many_part(text: str) -> bool:
     """True when the question asks several things: two clauses with content words each."""
-    clauses = [c for c in _CLAUSE.split(text) if c and c.strip(" ,.?")]
-    content = [c for c in clauses if len([t for t in analyzer.terms(c) if t not in _FRAMING_TERMS]) >= 1]
-    return len(content) >= 2
+    return len(question_parts(text)) >= 2
 
 
 def _variants(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str]]:
@@ -139,11 +147,49 @@ def weights(query: Query, index: SectionIndex) -> dict[str, float]:
     return {t: index.term_idf(t) * boosts.get(t, 1.0) for t in query.terms if not _is_compound(t)}
 
 
+def part_weights(weights: Mapping[str, float], part: Iterable[str]) -> dict[str, float]:
+    """Weights for one part of a question: its own words in full, the question's others muted."""
+    own = set(part)
+    return {t: w * (1.0 if t in own else PART_CONTEXT) for t, w in weights.items()}
+
+
+def weight_sets(weights: Mapping[str, float], query: Query) -> list[dict[str, float]]:
+    """The weights of the whole question, then of each of its parts (``part_weights``)."""
+    return [dict(weights), *(part_weights(weights, part) for part in query.parts)]
+
+
+def best_coverage(weights: Mapping[str, float], present: set[str], query: Query) -> float:
+    """Coverage of the question or, when it has several parts, of the part ``present`` covers best."""
+    return max(coverage(w, present, query) for w in weight_sets(weights, query))
+
+
+def framed_coverage(
+    sets: list[dict[str, float]], own: set[str], context: frozenset[str], query: Query, context_weight: float
+) -> float:
+    """The best, over ``weight_sets``, of the share found in ``own`` plus ``context_weight`` of the share
+    found only in ``context`` (one pass per weight set)."""
+    best = 0.0
+    for weights in sets:
+        total = sum(weights.values())
+        if not total:
+            continue
+        found = 0.0
+        for term, weight in weights.items():
+            if _present(term, own, query):
+                found += weight
+            elif context and _present(term, context, query):
+                found += context_weight * weight
+        best = max(best, found / total)
+    return best
+
+
+def _present(term: str, present: set[str] | frozenset[str], query: Query | None) -> bool:
+    return term in present or bool(query and any(a <= present for a in query.alternates.get(term, ())))
+
+
 def coverage(weights: Mapping[str, float], present: set[str], query: Query | None = None) -> float:
     """Share of the query's weight found in ``present`` (0..1), alternates counting as the term."""
     total = sum(weights.values())
     if not total:
         return 0.0
-    alternates = query.alternates if query else {}
-    found = sum(w for t, w in weights.items() if t in present or any(a <= present for a in alternates.get(t, ())))
-    return found / total
+    return sum(w for t, w in weights.items() if _present(t, present, query)) / total

@@ -1,9 +1,12 @@
 """Stage 3, target (phase 1): choose the sections worth reading, each with a specific reason.
 
-Offline, BM25F over every section ranks them; the strongest (within ``KEEP_RATIO`` of the
-best, at most ``settings.max_sections``) are chosen.  Each reason names the query words
-the section matched and where (heading, title, path or text).  ``search_strategy`` and
-``estimated_tokens`` follow from what was chosen.
+Offline, every section is ranked by its fused evidence (``retriever.evidence``: its own
+BM25F, its document's and its neighbours'; for a many-part question, its best part's too).
+The strongest ``settings.max_sections`` (at most ``PER_DOCUMENT`` per file, each part's best
+first) are read; none is dropped for scoring below some share of the best, since the
+statements decide the final order.  Each reason names the query words the section matched and
+where (heading, title, path or text).  ``search_strategy`` and ``estimated_tokens`` follow from
+what was chosen.
 """
 
 from __future__ import annotations
@@ -14,15 +17,15 @@ from collections.abc import Sequence
 
 from retriever import analyzer
 from retriever.context import Context, Run
+from retriever.evidence import evidence
 from retriever.guided import LLMRun, OutlineEntry, guide_target
-from retriever.index import FIELDS, section_fields
+from retriever.index import FIELDS, section_fields, top_of
 from retriever.markup import truncate
 from retriever.memory import Memory
 from retriever.models import Document, Section
-from retriever.query import Query, coverage, weights
+from retriever.query import Query, best_coverage, weights
 from retriever.results import Phase1, Target
 
-KEEP_RATIO = 0.3  # sections scoring below this share of the best are not read
 CANDIDATES = 50  # ranked before the cut, so ties at the cut are decided deterministically
 PER_DOCUMENT = 6  # sections read per file, so one long document cannot crowd out the rest
 
@@ -70,12 +73,11 @@ def _strategy(targets: list[Target]) -> str:
 
 
 def _diverse(memory: Memory, hits: list[tuple[int, float]], limit: int) -> list[tuple[int, float]]:
-    """The strongest hits within ``KEEP_RATIO`` of the best, at most ``PER_DOCUMENT`` per file."""
-    best = hits[0][1] if hits else 0.0
+    """The strongest ``limit`` hits, at most ``PER_DOCUMENT`` per file."""
     per_file: dict[str, int] = {}
     chosen: list[tuple[int, float]] = []
     for sid, score in hits:
-        if score < KEEP_RATIO * best or len(chosen) >= limit:
+        if len(chosen) >= limit:
             break
         path = memory.state.section_files[sid]
         if per_file.get(path, 0) < PER_DOCUMENT:
@@ -85,8 +87,9 @@ def _diverse(memory: Memory, hits: list[tuple[int, float]], limit: int) -> list[
 
 
 def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None = None) -> Phase1:
-    """Phase 1: BM25F over the whole index; with an LLM, the model picks among BM25's candidates."""
-    hits = memory.index.top(query.terms + query.extra, CANDIDATES, query.boosts())
+    """Phase 1: sections ranked by fused evidence; with an LLM, the model picks among the candidates."""
+    found = evidence(memory, query)
+    hits = top_of(found.scores, CANDIDATES)
     if not hits:
         return Phase1("none", 0, (), "No section of the memory contains any of the query's terms.", 0)
     picked = _guided(memory, query, hits, llm) if llm is not None else None
@@ -101,7 +104,9 @@ def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None =
             f"ranked highest over {memory.sections_count:,} sections, each for the reason given."
         )
     else:
-        chosen = [(sid, score, None) for sid, score in _diverse(memory, hits, max_sections)]
+        first = [(sid, float(found.scores[sid])) for sid in found.part_picks]
+        ranked = _diverse(memory, first + [h for h in hits if h[0] not in found.part_picks], max_sections)
+        chosen = [(sid, score, None) for sid, score in sorted(ranked, key=lambda h: -h[1])]
         targets = _targets(memory, query, chosen)
         reasoning = _reasoning(memory, targets, len(hits))
     tokens = sum(estimate_tokens(t.section_text) for t in targets)
@@ -133,7 +138,7 @@ def _targets(memory: Memory, query: Query, chosen: Sequence[tuple[int, float, st
                 source_path=memory.source_path(doc.rel_path),
                 lines=section.lines,
                 score=score,
-                coverage=coverage(term_weights, set().union(*fields.values()), query),
+                coverage=best_coverage(term_weights, set().union(*fields.values()), query),
                 reason=given_reason or _reason(doc, section, fields, query),
                 section_text=" ".join([*section.heading_path, section.text]),
             )
@@ -144,8 +149,9 @@ def _targets(memory: Memory, query: Query, chosen: Sequence[tuple[int, float, st
 def _reasoning(memory: Memory, targets: list[Target], ranked: int) -> str:
     files = len({t.rel_path for t in targets})
     return (
-        f"BM25F over {memory.sections_count:,} sections (headings, titles and paths weighted above body text) "
-        f"ranked {ranked} candidates; the {len(targets)} strongest, from {files} document"
+        f"BM25F over {memory.sections_count:,} sections (headings, titles and paths weighted above body text), "
+        f"with each section's document and neighbours, ranked {ranked} candidates; "
+        f"the {len(targets)} strongest, from {files} document"
         f"{'s' if files != 1 else ''}, were read for facts."
     )
 

@@ -71,6 +71,13 @@ def _assert_same_index(loaded: IndexState, saved: IndexState) -> None:
     assert loaded.index.alive.tolist() == saved.index.alive.tolist()
     assert loaded.index.df.tolist() == saved.index.df.tolist()
     assert loaded.index.avglen == saved.index.avglen
+    assert loaded.index.lengths.tolist() == saved.index.lengths.tolist()
+    for query in QUERIES:  # document scores come from the raw counts and lengths saved beside the segments
+        terms, documents = analyzer.terms(query), saved.section_documents()
+        np.testing.assert_array_equal(
+            loaded.index.document_scores(terms, loaded.section_documents()),
+            saved.index.document_scores(terms, documents),
+        )
     assert loaded.index.params == saved.index.params
     assert len(loaded.index.segments) == len(saved.index.segments)
     assert loaded.catalog == saved.catalog
@@ -203,7 +210,9 @@ def test_a_saved_index_loads_back_identical(cache: IndexCache) -> None:
     assert len(state.segment_names) == 1
     _assert_same_index(loaded, state)
     assert loaded.index.live_count == 15
-    assert _segment_files(cache) == {f"{state.segment_names[0]}.{part}.npy" for part in ("indptr", "indices", "values")}
+    assert _segment_files(cache) == {
+        f"{state.segment_names[0]}.{part}.npy" for part in ("indptr", "indices", "values", "counts")
+    }
 
 
 def test_nothing_saved_loads_as_none(cache: IndexCache) -> None:
@@ -255,7 +264,9 @@ def test_a_second_save_writes_only_the_new_segment(cache: IndexCache) -> None:
 
     [kept, second] = state.segment_names
     assert kept == first
-    assert _segment_files(cache) == old_files | {f"{second}.{part}.npy" for part in ("indptr", "indices", "values")}
+    assert _segment_files(cache) == old_files | {
+        f"{second}.{part}.npy" for part in ("indptr", "indices", "values", "counts")
+    }
     assert {name: (cache.folder / "index" / name).stat().st_mtime_ns for name in old_files} == old_mtimes
     loaded = cache.load_index(Params())
     assert loaded is not None
@@ -275,7 +286,15 @@ def test_saving_a_compacted_index_removes_segments_no_longer_listed(cache: Index
 
     [name] = compacted.segment_names
     assert name not in state.segment_names
-    assert _segment_files(cache) == {f"{name}.{part}.npy" for part in ("indptr", "indices", "values")}
+    assert _segment_files(cache) == {f"{name}.{part}.npy" for part in ("indptr", "indices", "values", "counts")}
     loaded = cache.load_index(Params())
     assert loaded is not None
     _assert_same_index(loaded, compacted)
+
+
+def test_section_documents_number_each_path_once_and_grow_with_the_section_table() -> None:
+    state = IndexState(SectionIndex(), ["a.md", "a.md", "b.md"], [0, 1, 0])
+    assert state.section_documents().tolist() == [0, 0, 1]
+    # A changed file's sections are added anew at the end; its path keeps its number.
+    state.section_files.extend(["a.md", "c.md"])
+    assert state.section_documents().tolist() == [0, 0, 1, 0, 2]

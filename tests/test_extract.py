@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retriever.extract import framed
+from retriever.extract import context_of, framed
 from retriever.models import Section, Unit
 
 
@@ -32,3 +32,15 @@ def test_table_rows_are_never_prefixed() -> None:
 def test_preamble_statements_have_no_heading_to_borrow() -> None:
     preamble = Section(0, None, "Leave Policy", 0, (), (1, 3), "", ())
     assert framed(Unit("sentence", "Short one.", (2, 2)), preamble) == "Short one."
+
+
+def test_a_statement_carries_the_statements_before_and_after_it_and_its_parent_item() -> None:
+    units = (
+        Unit("sentence", "The offsite is planned by the events team.", (3, 3)),
+        Unit("item", "It takes place in Lisbon.", (5, 5), context="Quarterly offsite:"),
+        Unit("sentence", "Bring a laptop.", (7, 7)),
+    )
+    assert context_of(units, 1) == "Quarterly offsite:\nThe offsite is planned by the events team.\nBring a laptop."
+    assert context_of(units, 0) == "It takes place in Lisbon."
+    assert context_of(units, 2) == "It takes place in Lisbon."
+    assert context_of(units[:1], 0) == ""

@@ -7,6 +7,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retriever import analyzer
 from retriever.index import FIELDS, Analyzed, Params, SectionIndex, analyze_document
@@ -307,3 +309,78 @@ def test_the_meta_field_holds_owner_email_and_summary_but_not_site_machinery() -
 def test_a_document_without_sections_analyzes_to_nothing() -> None:
     doc = parse_document("empty.md", "---\ntitle: Empty\n---\n")
     assert analyze_document(doc) == []
+
+
+# document scores
+
+
+def _reference_document_bm25(docs: list[list[Analyzed]], term: str, k1: float = 1.2, b: float = 0.75) -> list[float]:
+    """Plain BM25 of one term over documents, each the sum of its sections' heading and body counts."""
+    heading, body = FIELDS.index("heading"), FIELDS.index("body")
+    tfs = [sum(s[heading][term] + s[body][term] for s in doc) for doc in docs]
+    lengths = [sum(sum(s[heading].values()) + sum(s[body].values()) for s in doc) for doc in docs]
+    present = [length for length in lengths if length > 0]
+    avg = sum(present) / len(present)
+    df = sum(tf > 0 for tf in tfs)
+    idf = math.log(1 + (len(present) - df + 0.5) / (df + 0.5))
+    return [
+        idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg)) if tf else 0.0
+        for tf, length in zip(tfs, lengths, strict=True)
+    ]
+
+
+def test_document_scores_are_bm25_over_each_documents_headings_and_bodies() -> None:
+    docs = [
+        [_section(heading={"quota": 1}, body={"sales": 3}), _section(body={"quota": 2, "pad": 2})],
+        [_section(title={"quota": 5}, body={"target": 4})],  # the title is not the document's own text
+        [_section(body={"quota": 1, "pad": 9})],
+    ]
+    index = _index([s for doc in docs for s in doc])
+    documents = np.array([0, 0, 1, 2], dtype=np.int32)
+
+    scores = index.document_scores(["quota"], documents)
+
+    assert scores.tolist() == pytest.approx(_reference_document_bm25(docs, "quota"), rel=1e-5)
+    assert scores[1] == 0.0 and scores[0] > scores[2] > 0.0
+
+
+def test_document_scores_leave_out_dead_sections() -> None:
+    index = _index([_section(body={"quota": 3}), _section(body={"quota": 1}), _section(body={"other": 1})])
+    documents = np.array([0, 0, 1], dtype=np.int32)
+    index.remove([0])
+    assert index.document_scores(["quota"], documents).tolist() == pytest.approx(
+        _reference_document_bm25([[_section(body={"quota": 1})], [_section(body={"other": 1})]], "quota"), rel=1e-5
+    )
+
+
+def test_section_lengths_count_heading_and_body_terms() -> None:
+    index = _index([_section(title={"a": 4}, heading={"b": 1}, path={"c": 2}, body={"d": 2, "e": 1})])
+    index.add([_section(body={"f": 5})])
+    assert index.lengths.tolist() == [4.0, 5.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(1, 6)),  # heading, body tf of "quota"; padding
+            min_size=1,
+            max_size=4,
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_document_scores_match_plain_bm25_over_any_split_into_sections(shape: list[list[tuple[int, int, int]]]) -> None:
+    docs = [
+        [
+            _section(heading={"quota": h} if h else None, body={"quota": b, "pad": p} if b else {"pad": p})
+            for h, b, p in doc
+        ]
+        for doc in shape
+    ]
+    index = _index([s for doc in docs for s in doc])
+    documents = np.array([d for d, doc in enumerate(docs) for _ in doc], dtype=np.int32)
+    expected = _reference_document_bm25(docs, "quota") if any(h or b for doc in shape for h, b, _ in doc) else None
+    scores = index.document_scores(["quota"], documents)
+    assert scores.tolist() == (pytest.approx(expected, rel=1e-5, abs=1e-6) if expected else [0.0] * len(docs))

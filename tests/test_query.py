@@ -7,7 +7,16 @@ from collections import Counter
 import pytest
 
 from retriever.index import Params, SectionIndex
-from retriever.query import EXPANSION_WEIGHT, FRAMING_WEIGHT, analyze, coverage, is_many_part, weights
+from retriever.query import (
+    EXPANSION_WEIGHT,
+    FRAMING_WEIGHT,
+    PART_CONTEXT,
+    analyze,
+    best_coverage,
+    coverage,
+    is_many_part,
+    weights,
+)
 
 
 def test_terms_are_unique_and_words_map_back_to_what_the_user_typed() -> None:
@@ -67,3 +76,18 @@ def test_coverage_is_the_share_of_weight_present_and_alternates_count() -> None:
 def test_many_part_questions_are_told_from_single_ones(text: str, many: bool) -> None:
     assert is_many_part(text) is many
     assert analyze(text).many_part is many
+
+
+def test_a_many_part_question_keeps_each_parts_terms_and_a_single_one_keeps_none() -> None:
+    query = analyze("What are the budget limits for a team offsite: per-person budget, hotels and meals?")
+    assert query.parts == (("budget", "limit", "team", "offsit"), ("per-person", "person", "budget"), ("hotel", "meal"))
+    assert analyze("How much sick leave do federal employees earn?").parts == ()
+
+
+def test_coverage_of_a_many_part_question_is_that_of_its_best_covered_part() -> None:
+    query = analyze("Who owns billing, and when is the audit due?")
+    term_weights = {"own": 1.0, "bill": 1.0, "audit": 1.0, "due": 1.0}
+    assert coverage(term_weights, {"audit", "due"}) == 0.5
+    # The part "when is the audit due" is covered in full; the question's other words count PART_CONTEXT.
+    assert best_coverage(term_weights, {"audit", "due"}, query) == pytest.approx(2 / (2 + 2 * PART_CONTEXT))
+    assert best_coverage(term_weights, {"audit", "due"}, analyze("billing audit")) == 0.5

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+from conftest import TreeFactory
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retriever import Retriever, Settings
+from retriever.memory import Memory
+from retriever.query import analyze
 from retriever.results import Candidate, Target
-from retriever.score import _Scored, rank
+from retriever.score import ScoreParams, _Scored, calibrate, rank, statement_evidence, strength
 
 
 def _scored(section_id: int, relevance: float, text: str) -> _Scored:
@@ -29,3 +39,60 @@ def test_a_lower_decay_puts_every_sections_best_fact_first() -> None:
     scored = [_scored(1, 0.9, "a"), _scored(1, 0.8, "b"), _scored(2, 0.35, "c")]
     assert [s.candidate.statement for s in rank(scored, 3, decay=0.5)] == ["a", "b", "c"]
     assert [s.candidate.statement for s in rank(scored, 3, decay=0.25)] == ["a", "c", "b"]
+
+
+# evidence and calibration
+
+
+def test_an_answer_that_does_not_repeat_the_question_ranks_by_the_statement_before_it(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            "events.md": "# Events\n\n## Calendar\n\nThe kitchen rota hangs on the wiki page. Lunch is served at noon. "
+            "Every team joins the quarterly offsite. It takes place in Lisbon each March.\n"
+        }
+    )
+    facts = [f.statement for f in Retriever(root, Settings.from_env()).retrieve("When is the quarterly offsite?").facts]
+    assert facts.index("It takes place in Lisbon each March.") < facts.index("The kitchen rota hangs on the wiki page.")
+
+
+def test_a_word_found_only_in_the_context_counts_half() -> None:
+    weights = {"offsit": 1.0, "lisbon": 1.0}
+    query = analyze("offsite lisbon")
+    target = Target(1, "a.md", 1, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
+    alone = Candidate("It is in Lisbon.", target, (2, 2), "sentence")
+    framed = Candidate("It is in Lisbon.", target, (2, 2), "sentence", context="The offsite is yearly.")
+    assert statement_evidence(alone, set(), [weights], query, ScoreParams()) == 0.5
+    assert statement_evidence(framed, set(), [weights], query, ScoreParams()) == 0.75
+
+
+def test_coverage_counts_less_in_a_long_section_than_in_a_short_one(make_tree: TreeFactory) -> None:
+    long_text = " ".join(f"word{i}" for i in range(300))
+    root = make_tree({"a.md": "# A\n\n## Short\n\nQuokka facts.\n\n## Long\n\n" + long_text + " quokka.\n"})
+    memory = Memory.open(root, Settings.from_env())
+    short, long = (Target(sid, "a.md", sid, "A", "a.md", (1, 2), 1.0, 0.5, "r") for sid in (1, 2))
+    # Both cover half the question; the short one's miss says more than the long one's.
+    assert strength(short, 1.0, memory, ScoreParams()) < strength(long, 1.0, memory, ScoreParams()) < 1.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.floats(0, 1), st.floats(0, 1)),  # section, rank value, evidence
+        min_size=1,
+        max_size=15,
+    )
+)
+def test_relevance_scores_stay_in_0_1_fall_along_the_ranking_and_start_at_the_first_facts_evidence(
+    rows: list[tuple[int, float, float]],
+) -> None:
+    scored = [
+        dataclasses.replace(_scored(section, value, f"statement {i}"), evidence=evidence)
+        for i, (section, value, evidence) in enumerate(rows)
+    ]
+    ordered = rank(scored, top_k=12, decay=0.5)
+    ranked = calibrate(ordered)
+    scores = [s.relevance for s in ranked]
+    assert all(0.0 <= x <= 1.0 for x in scores)
+    assert scores == sorted(scores, reverse=True)
+    if ordered[0].relevance > 0:
+        assert scores[0] == pytest.approx(min(1.0, ranked[0].evidence))

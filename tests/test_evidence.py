@@ -1,0 +1,77 @@
+"""Section evidence at every level: a section's own, its document's and its neighbours', and the parts of a question."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import TreeFactory
+
+from retriever.config import Settings
+from retriever.evidence import evidence, neighbours
+from retriever.memory import Memory
+from retriever.query import analyze
+from retriever.target import choose
+
+FILLER = "Plain words about the office kitchen, the coffee rota and the printer on the second floor."
+
+
+def _heading_of(memory: Memory, section_id: int) -> tuple[str, str | None]:
+    doc, section = memory.section(section_id)
+    return doc.rel_path, section.heading
+
+
+def test_a_section_inside_a_strongly_matching_document_outranks_an_isolated_chance_match(
+    make_tree: TreeFactory,
+) -> None:
+    # Both "Notes" sections hold the same words (and no title names quokkas); one document is about quokkas.
+    root = make_tree(
+        {
+            "wildlife.md": "# Wildlife\n\n## Habitat\n\nQuokkas live on Rottnest. Quokka colonies nest in scrub.\n\n"
+            f"## Diet\n\nQuokkas eat leaves; a quokka climbs for them.\n\n## Notes\n\nA quokka was seen. {FILLER}\n",
+            "misc.md": f"# Misc\n\n## Intro\n\n{FILLER}\n\n## Notes\n\nA quokka was seen. {FILLER}\n",
+        }
+    )
+    memory = Memory.open(root, Settings.from_env())
+    scores = evidence(memory, analyze("quokka sightings")).scores
+    notes = {
+        path: sid for sid in range(len(scores)) for path, heading in [_heading_of(memory, sid)] if heading == "Notes"
+    }
+    assert memory.index.scores(["quokka"])[notes["wildlife.md"]] == pytest.approx(
+        memory.index.scores(["quokka"])[notes["misc.md"]]
+    )
+    assert scores[notes["wildlife.md"]] > scores[notes["misc.md"]]
+
+
+def test_neighbour_evidence_is_the_mean_of_the_sections_beside_one_in_its_own_document() -> None:
+    own = np.array([1.0, 0.0, 0.5, 0.2, 0.8], dtype=np.float32)
+    documents = np.array([0, 0, 0, 1, 1], dtype=np.int32)
+    # Section 2 ends document 0: its one neighbour is section 1; section 3 starts document 1.
+    assert neighbours(own, documents).tolist() == pytest.approx([0.0, 0.75, 0.0, 0.8, 0.2])
+
+
+def test_dead_sections_have_no_evidence(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "# Quokkas\n\nQuokka facts.\n\n## More\n\nQuokka habitat.\n"})
+    memory = Memory.open(root, Settings.from_env())
+    memory.index.remove([0])
+    scores = evidence(memory, analyze("quokka")).scores
+    assert scores[0] == 0.0 and scores[1] > 0.0
+
+
+def test_each_part_of_a_many_part_question_gets_its_best_sections_read(make_tree: TreeFactory) -> None:
+    # The conference sections match most of the question; only the part "how far ahead" finds the deadlines.
+    conference = "\n\n".join(
+        f"## Conference approval {i}\n\nConference approval for paid conferences." for i in range(6)
+    )
+    root = make_tree(
+        {
+            "conferences.md": f"# Conferences\n\n{conference}\n",
+            "deadlines.md": "# Deadlines\n\n## Ahead of time\n\nAsk four weeks ahead; far ahead is better.\n",
+        }
+    )
+    memory = Memory.open(root, Settings.from_env())
+    query = analyze("How do I get approval for a paid conference, and how far ahead do I need to ask?")
+    assert query.parts == (("approv", "paid", "confer"), ("far", "ahead", "ask"))
+    found = evidence(memory, query)
+    assert [_heading_of(memory, sid)[0] for sid in found.part_picks[-2:]][-1] == "deadlines.md"
+    targets = choose(memory, query, max_sections=3).targets
+    assert "deadlines.md" in {t.rel_path for t in targets}
