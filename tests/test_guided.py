@@ -18,6 +18,7 @@ from llm_server import Reply, ScriptedLLM, answer, outline_ids, section_blocks, 
 
 from retriever import Retriever, Settings
 from retriever.adapters.cli import cli
+from retriever.assemble import summarize
 from retriever.contracts import StructuredContent
 from retriever.guided import grounded, summary_problem
 
@@ -349,7 +350,8 @@ def test_a_summary_with_instructions_links_or_invented_claims_falls_back_to_the_
     )
     result = _retriever(root).retrieve(QUESTION)
     assert {"stage": "summary", "reason": reason} in _llm_diagnostics(result)["fallbacks"]
-    assert result.structured["retrieval"]["context_summary"].startswith("The memory covers this")
+    retrieval = result.structured["retrieval"]
+    assert retrieval["context_summary"] == summarize(result.facts, retrieval["coverage_assessment"])  # the offline one
     everything = result.text + json.dumps(result.structured)
     assert not any(word in everything for word in ("evil", "disregard", "ransomware", "NOTICE"))
     assert _llm_diagnostics(result)["stages_guided"] == ["target", "extract"]  # the facts still came from the model
