@@ -98,8 +98,16 @@ class MemoryService:
         self._log(started.record(str(uuid.uuid4()), session, GET_MEMORY, transport, arguments, response, code), [])
         return response
 
-    def memories_retrieve(self, body: Any, user_id: str | None) -> tuple[int, dict[str, Any]]:
-        """Seed 003's ``POST /memories/retrieve``: (HTTP status, body); 422 with ``detail`` when invalid."""
+    def memories_retrieve(
+        self, body: Any, user_id: str | None, *, allowed_users: frozenset[str] | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        """Seed 003's ``POST /memories/retrieve``: (HTTP status, body); 422 with ``detail`` when invalid.
+
+        ``allowed_users`` are the users the caller's API key may act for (None: any); another user,
+        or none, answers 403.
+        """
+        if allowed_users is not None and user_id not in allowed_users:
+            return 403, {"detail": "this API key may not read that user's memory; send a user id the key is bound to"}
         started = _Started()
         try:
             request = MemoriesRetrieveRequest.model_validate(body)

@@ -134,7 +134,8 @@ def test_initialize_issues_a_session_id_that_later_requests_carry(base: str) -> 
     assert listed.json()["result"]["tools"][0]["name"] == "retrieve_memory"
     called = _post(f"{base}/v1/mcp/memory", CALL, {"Mcp-Session-Id": session})
     assert called.json()["result"]["structuredContent"]["diagnostics"]["session_id"] == session
-    assert httpx.delete(f"{base}/v1/mcp/memory", headers={"Mcp-Session-Id": session}).status_code == 204
+    # The SDK answers 200 to DELETE (204 before): the MCP spec names no success status for it.
+    assert httpx.delete(f"{base}/v1/mcp/memory", headers={"Mcp-Session-Id": session}).status_code == 200
     assert _post(f"{base}/v1/mcp/memory", CALL, {"Mcp-Session-Id": session}).status_code == 404
 
 
