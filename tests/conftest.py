@@ -184,3 +184,26 @@ def validate_tool_result(result: dict[str, Any]) -> None:
 def child_env() -> dict[str, str]:
     """The environment for a spawned ``retriever``: the test's isolated state folders, nothing else of ours."""
     return {k: v for k, v in os.environ.items() if k.startswith(("RETRIEVER_", "XDG_", "PATH", "HOME", "PYTHON"))}
+
+
+def raw_connection(base: str, data: bytes = b"", timeout: float = 10.0) -> socket.socket:
+    """A plain TCP connection to the server at ``base`` that has sent ``data`` (a request, or part of one)."""
+    host, _, port = base.removeprefix("http://").partition(":")
+    sock = socket.create_connection((host, int(port)), timeout=timeout)
+    if data:
+        sock.sendall(data)
+    return sock
+
+
+def read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (``socket.timeout`` if it never does)."""
+    chunks = []
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)

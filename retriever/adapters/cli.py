@@ -283,8 +283,12 @@ def serve(root: Path | None, host: str, port: int, insecure: bool) -> None:
     if (refusal := support.exposure_refusal(host, policy.keys.required, insecure)) is not None:
         click.echo(refusal, err=True)
         sys.exit(EXIT_USAGE)
-    service = _service(root, settings)
     sock = support.listening_socket(host, port)
+    try:
+        service = _service(root, settings)
+    except BaseException:  # the store could not be opened: _fail exits; release the port first
+        sock.close()
+        raise
     url = support.mcp_url(host, sock.getsockname()[1])
 
     def announce() -> None:  # once the socket accepts connections: a client may connect at once
