@@ -120,6 +120,9 @@ class MemoryService:
                 {"type": "value_error", "loc": ["body", "graph_ids", exc.index], "msg": str(exc), "input": exc.graph_id}
             ]
             status, response = 422, {"detail": detail}
+        except InvalidArguments as exc:  # a query the model accepts but retrieval cannot use (only spaces, say)
+            detail = [{"type": "value_error", "loc": ["body", "query"], "msg": exc.message, "input": ""}]
+            status, response = 422, {"detail": detail}
         code = None if status == 200 else "validation_error"
         record = started.record(str(uuid.uuid4()), user_id, "memories/retrieve", "http", body, response, code, "body")
         self._log(record, [])
