@@ -15,6 +15,9 @@ The front (``McpEndpoint``) keeps only what the SDK does not do, each for a reas
   one refuses, a malformed envelope comes back as -32602 with pydantic's text (JSON-RPC says
   -32600), and ``{"id": NaN, ...}`` passes as a notification (202, silently dropped);
 - it picks the manager (the SDK serves one mode per manager);
+- it answers a session-less ``tools/call`` itself (``_answer_call``): the SDK's stateless path
+  costs ~1 ms more server CPU per call (-25% calls/s in ``scripts/bench_server.py``), and that
+  bare POST is the seed's hot path; every other request, sessions included, goes to the SDK;
 - a POST without ``Accept`` is treated as accepting JSON (RFC 9110 §12.5.1: no Accept means any
   type; the SDK answers 406);
 - ``GET`` answers 405: the server sends nothing unprompted, and in stateless mode the SDK would
@@ -38,13 +41,14 @@ import mcp_types as types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from retriever.access import OPEN
 from retriever.adapters.http_guard import HttpPolicy, clip, parse_json, replay
@@ -111,32 +115,33 @@ def _kind(value: Any) -> str:
     )
 
 
+async def run_tool(service: MemoryService, name: str, arguments: dict[str, Any], session: str | None) -> dict[str, Any]:
+    """``tools/call`` over HTTP: the service's MCP result; ``MCPError`` for an unknown tool or a server fault."""
+
+    def call() -> dict[str, Any]:
+        return service.call_tool(name, arguments, handshake_session=session, transport="http")
+
+    try:
+        # A loaded memory answers in milliseconds of pure CPU: running that on the event loop avoids
+        # the GIL hand-offs of a worker thread. Work that may wait (the first load of a large tree,
+        # an LLM) goes to a worker thread so the loop keeps serving.
+        return call() if service.answers_quickly() else await anyio.to_thread.run_sync(call)
+    except UnknownTool as exc:
+        raise MCPError(INVALID_PARAMS, exc.message) from None
+    except RetrieverError as exc:
+        raise MCPError(INTERNAL_ERROR, exc.message) from None
+
+
 def build_http_server(service: MemoryService) -> Server[Any]:
     """The stdio adapter's SDK server (tools, instructions), with ``tools/call`` taking the HTTP session."""
     server = build_server(service)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
         request = ctx.request
         session = request.headers.get(SESSION_HEADER) if isinstance(request, Request) else None
-        arguments = params.arguments if params.arguments is not None else {}
-
-        def call() -> dict[str, Any]:
-            return service.call_tool(params.name, arguments, handshake_session=session, transport="http")
-
-        try:
-            # A loaded memory answers in milliseconds of pure CPU: running that on the event loop avoids
-            # the GIL hand-offs of a worker thread. Work that may wait (the first load of a large tree,
-            # an LLM) goes to a worker thread so the loop keeps serving.
-            result = call() if service.answers_quickly() else await anyio.to_thread.run_sync(call)
-        except UnknownTool as exc:
-            raise MCPError(INVALID_PARAMS, exc.message) from None
-        except RetrieverError as exc:
-            raise MCPError(INTERNAL_ERROR, exc.message) from None
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=block["text"]) for block in result["content"]],
-            structured_content=result["structuredContent"],
-            is_error=result["isError"],
-        )
+        # The service's dict is already the wire form: the SDK validates it once against the spec's
+        # result model; building a CallToolResult first would walk the ~40 KB result twice more.
+        return await run_tool(service, params.name, params.arguments or {}, session)
 
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
     return server
@@ -146,6 +151,7 @@ class McpEndpoint:
     """The ASGI app of the MCP paths (see the module docstring); ``run()`` must enclose serving."""
 
     def __init__(self, service: MemoryService, policy: HttpPolicy) -> None:
+        self.service = service
         server = build_http_server(service)
         common: dict[str, Any] = {"json_response": True, "max_request_body_size": policy.max_body_bytes}
         self.stateless = StreamableHTTPSessionManager(server, stateless=True, **common)
@@ -161,33 +167,55 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         try:
-            manager, scope, receive = await self._route(scope, headers, receive)
+            app, scope, receive = await self._route(scope, headers, receive)
         except RpcRefusal as refusal:
             await refusal.response()(scope, receive, send)
             return
-        if manager is None:
-            await Response(status_code=405, headers={"Allow": "POST, DELETE"})(scope, receive, send)
-            return
-        await manager.handle_request(_bind_key(scope), receive, send)
+        await app(scope, receive, send)
 
-    async def _route(
-        self, scope: Scope, headers: Headers, receive: Receive
-    ) -> tuple[StreamableHTTPSessionManager | None, Scope, Receive]:
-        """The manager for this request (None: 405), and the scope and body to hand it."""
+    async def _route(self, scope: Scope, headers: Headers, receive: Receive) -> tuple[ASGIApp, Scope, Receive]:
+        """What answers this request, with the scope and body to hand it."""
         version = headers.get(VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             raise _unsupported(version)
-        method = scope["method"]
-        if method == "DELETE":
+        if scope["method"] == "DELETE":
             if SESSION_HEADER not in headers:
                 raise RpcRefusal(INVALID_REQUEST, "DELETE ends a session: send the session's Mcp-Session-Id")
-            return self.sessions, scope, receive
-        if method != "POST":
-            return None, scope, receive
+            return self.sessions.handle_request, _bind_key(scope), receive
+        if scope["method"] != "POST":
+            return Response(status_code=405, headers={"Allow": "POST, DELETE"}), scope, receive
         body = await Request(scope, receive).body()  # the guard read it within limits; this is a copy
         message = check_message(body)
-        stateful = SESSION_HEADER in headers or message["method"] == "initialize"
-        return (self.sessions if stateful else self.stateless), _accepting_json(scope, headers), replay(body, receive)
+        scope = _accepting_json(scope, headers)
+        if SESSION_HEADER in headers or message["method"] == "initialize":
+            return self.sessions.handle_request, _bind_key(scope), replay(body, receive)
+        if message["method"] == "tools/call" and "id" in message and _plain_json(scope):
+            return await self._answer_call(message), scope, receive
+        return self.stateless.handle_request, scope, replay(body, receive)
+
+    async def _answer_call(self, message: dict[str, Any]) -> Response:
+        """A session-less ``tools/call`` (the seed's bare POST), answered without the SDK's stateless path.
+
+        Measured: that path (a transport, a dispatcher and a task per request, then a validation and
+        three serialisations of the ~40 KB result) costs ~1 ms more server CPU per call, -25% calls/s
+        in ``scripts/bench_server.py``.  Same checks and answers as the SDK's (params, -32602 codes).
+        """
+        request_id, params = message["id"], message.get("params") or {}
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+            problem = "tools/call needs params.name (a string) and, optionally, params.arguments (an object)"
+            raise RpcRefusal(INVALID_PARAMS, problem, request_id, status=200)
+        try:
+            result = await run_tool(self.service, name, arguments or {}, None)
+        except MCPError as exc:
+            raise RpcRefusal(exc.code, exc.message, request_id, status=200) from None
+        return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def _plain_json(scope: Scope) -> bool:
+    """A JSON POST that accepts JSON: anything else goes to the SDK, which answers it as it should (400, 406)."""
+    content_type = Headers(scope=scope).get("content-type", "").split(";")[0].strip().lower()
+    return content_type == "application/json" and check_accept_headers(Request(scope))[0]
 
 
 def _unsupported(version: str) -> RpcRefusal:
