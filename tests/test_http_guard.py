@@ -116,6 +116,19 @@ def test_a_body_sent_too_slowly_answers_408(service: MemoryService) -> None:
         assert answer.startswith(b"HTTP/1.1 408"), answer[:100]
 
 
+def test_many_slow_bodies_at_once_are_capped_by_a_shared_budget(service: MemoryService) -> None:
+    # Each body stays under the 1,000-byte limit, but 20 of them held at once pass the 16 KB budget.
+    with serving(service, max_body_bytes=1000, body_timeout_seconds=1.0) as url:
+        head = b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n"
+        held = [raw_connection(url, head + b" " * 900) for _ in range(20)]
+        answers = [read_until_closed(sock)[:12] for sock in held]
+        for sock in held:
+            sock.close()
+        assert answers.count(b"HTTP/1.1 503") >= 3  # at most 17 bodies of 900 bytes fit in 16,000
+        assert answers.count(b"HTTP/1.1 503") + answers.count(b"HTTP/1.1 408") == 20
+        assert httpx.get(f"{url}/healthz").status_code == 200
+
+
 # -- keys, users and what unauthenticated callers see ----------------------------------------------
 
 

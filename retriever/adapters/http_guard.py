@@ -10,7 +10,8 @@
    route without a valid key).
 4. The body is read here, as a stream: a ``Content-Length`` over ``max_body_bytes`` is refused
    before reading, a body that grows past it is refused at that point (413), a body not sent
-   within ``body_timeout`` seconds answers 408.  Routes then get the body in one message.
+   within ``body_timeout`` seconds answers 408, and bodies being read at once may hold at most
+   ``BODY_BUDGET_FACTOR`` times the limit (503 past it).  Routes then get the body in one message.
 
 Errors are JSON: the JSON-RPC error shape on MCP paths, ``{"detail": ...}`` elsewhere.  Nothing
 a client sent is echoed beyond a short prefix.
@@ -41,6 +42,7 @@ ECHO_CHARS = 80
 # After refusing an oversized body, read (and drop) up to this much more before closing: closing a
 # socket with unread data makes the kernel send a reset, which can destroy the 413 on its way.
 _LINGER_BYTES, _LINGER_SECONDS = 4 * 1024 * 1024, 1.0
+BODY_BUDGET_FACTOR = 16  # bodies being read at once hold at most this many times max_body_bytes
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,8 @@ class Guard:
         self.app = app
         self.policy = policy
         self.hosts = frozenset(h.lower().strip("[]") for h in policy.allowed_hosts)
+        self.budget = BODY_BUDGET_FACTOR * policy.max_body_bytes
+        self.buffered = 0  # bytes of bodies being read right now, across requests
         self.origins = frozenset(o.rstrip("/") for o in policy.allowed_origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -196,20 +200,31 @@ class Guard:
                 await _linger(receive, 0)
             raise _too_large(limit)
         chunks: list[bytes] = []
-        size = 0
-        with anyio.move_on_after(self.policy.body_timeout):
-            async for chunk in _chunks(receive):
-                size += len(chunk)
-                if size > limit:
-                    await _linger(receive, size)
-                    raise _too_large(limit)
-                chunks.append(chunk)
-            return b"".join(chunks)
+        try:
+            with anyio.move_on_after(self.policy.body_timeout):
+                await self._collect(receive, chunks)
+                return b"".join(chunks)
+        finally:
+            self.buffered -= sum(map(len, chunks))
         raise RequestRefused(
             408,
             f"the request body did not arrive within {self.policy.body_timeout:g} s; send it faster or smaller",
             {"Connection": "close"},
         )
+
+    async def _collect(self, receive: Receive, chunks: list[bytes]) -> None:
+        """Append the body's chunks to ``chunks``, within this request's limit and every request's budget."""
+        limit, size = self.policy.max_body_bytes, 0
+        async for chunk in _chunks(receive):
+            size += len(chunk)
+            if size > limit:
+                await _linger(receive, size)
+                raise _too_large(limit)
+            if self.buffered + len(chunk) > self.budget:
+                # Many slow bodies at once would each hold up to the limit: past the budget, refuse.
+                raise RequestRefused(503, "too many request bodies in flight; retry shortly", {"Connection": "close"})
+            self.buffered += len(chunk)
+            chunks.append(chunk)
 
 
 def _is_loopback(name: str) -> bool:
