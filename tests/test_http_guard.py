@@ -75,7 +75,8 @@ def test_loopback_names_and_listed_hosts_are_served(service: MemoryService) -> N
         port = url.rsplit(":", 1)[1]
         for host in ("localhost", "127.0.0.1", "[::1]", "memory.internal", "MEMORY.INTERNAL", "other.example"):
             assert httpx.get(f"{url}/healthz", headers={"Host": f"{host}:{port}"}).status_code == 200, host
-        assert httpx.get(f"{url}/healthz", headers={"Host": "memory.internal.evil:1"}).status_code == 421
+        for foreign in ("memory.internal.evil:1", "evil@127.0.0.1", "127.0.0.1.evil.example"):
+            assert httpx.get(f"{url}/healthz", headers={"Host": foreign}).status_code == 421, foreign
 
 
 # -- bodies: limits while reading ---------------------------------------------------------------------

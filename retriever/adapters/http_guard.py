@@ -168,8 +168,10 @@ class Guard:
         return grant
 
     def _host_allowed(self, host: str) -> bool:
+        if not host or any(c in host for c in "@/\\?# "):  # a Host is a name and a port, nothing more
+            return False
         try:
-            name = (urlsplit(f"//{host}").hostname or "") if host else ""
+            name = urlsplit(f"//{host}").hostname or ""
         except ValueError:  # an unbalanced '[' and the like
             return False
         return bool(name) and ("*" in self.hosts or name in self.hosts or _is_loopback(name))

@@ -6,8 +6,8 @@ one SDK ``Server`` (``build_server`` of the stdio adapter, with an HTTP ``tools/
 - a *stateful* one for ``initialize`` and requests carrying ``Mcp-Session-Id``: it issues the
   session id, answers 404 for an unknown or ended one, ends sessions on ``DELETE``, expires them
   after ``session_idle`` seconds and refuses more than ``max_sessions`` (503);
-- a *stateless* one for everything else, so the seed's bare ``tools/call`` POST answers
-  without a handshake.
+- a *stateless* one for the other requests without a session (``tools/list``, ``ping``,
+  notifications, unknown methods), so no request needs a handshake.
 
 The front (``McpEndpoint``) keeps only what the SDK does not do, each for a reason:
 
@@ -15,9 +15,9 @@ The front (``McpEndpoint``) keeps only what the SDK does not do, each for a reas
   one refuses, a malformed envelope comes back as -32602 with pydantic's text (JSON-RPC says
   -32600), and ``{"id": NaN, ...}`` passes as a notification (202, silently dropped);
 - it picks the manager (the SDK serves one mode per manager);
-- it answers a session-less ``tools/call`` itself (``_answer_call``): the SDK's stateless path
-  costs ~1 ms more server CPU per call (-25% calls/s in ``scripts/bench_server.py``), and that
-  bare POST is the seed's hot path; every other request, sessions included, goes to the SDK;
+- it answers a session-less ``tools/call`` (the seed's bare POST, the hot path) itself, with the
+  same checks and codes: through the SDK's stateless path it cost ~1 ms more server CPU per call,
+  ~20% fewer calls/s in ``scripts/bench_server.py``; every other request goes to the SDK;
 - a POST without ``Accept`` is treated as accepting JSON (RFC 9110 §12.5.1: no Accept means any
   type; the SDK answers 406);
 - ``GET`` answers 405: the server sends nothing unprompted, and in stateless mode the SDK would
@@ -31,7 +31,6 @@ The front (``McpEndpoint``) keeps only what the SDK does not do, each for a reas
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -56,8 +55,6 @@ from retriever.adapters.mcp_stdio import build_server
 from retriever.errors import RetrieverError
 from retriever.service import MemoryService
 from retriever.tools import UnknownTool
-
-log = logging.getLogger(__name__)
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
@@ -197,8 +194,8 @@ class McpEndpoint:
         """A session-less ``tools/call`` (the seed's bare POST), answered without the SDK's stateless path.
 
         Measured: that path (a transport, a dispatcher and a task per request, then a validation and
-        three serialisations of the ~40 KB result) costs ~1 ms more server CPU per call, -25% calls/s
-        in ``scripts/bench_server.py``.  Same checks and answers as the SDK's (params, -32602 codes).
+        three serialisations of the ~40 KB result) cost ~1 ms more server CPU per call, ~20% fewer
+        calls/s in ``scripts/bench_server.py``.  Same checks and answers as the SDK's (-32602 codes).
         """
         request_id, params = message["id"], message.get("params") or {}
         name, arguments = params.get("name"), params.get("arguments")
