@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -42,6 +43,15 @@ _ENV = {
     "user_trees_cached": "RETRIEVER_USER_TREES_CACHED",
     "session_limit": "RETRIEVER_SESSION_LIMIT",
     "store_timeout_seconds": "RETRIEVER_STORE_TIMEOUT_SECONDS",
+    "allowed_hosts": "RETRIEVER_ALLOWED_HOSTS",
+    "api_keys": "RETRIEVER_API_KEYS",
+    "max_body_bytes": "RETRIEVER_MAX_BODY_BYTES",
+    "header_timeout_seconds": "RETRIEVER_HEADER_TIMEOUT_SECONDS",
+    "body_timeout_seconds": "RETRIEVER_BODY_TIMEOUT_SECONDS",
+    "keep_alive_seconds": "RETRIEVER_KEEP_ALIVE_SECONDS",
+    "max_connections": "RETRIEVER_MAX_CONNECTIONS",
+    "session_idle_seconds": "RETRIEVER_SESSION_IDLE_SECONDS",
+    "max_sessions": "RETRIEVER_MAX_SESSIONS",
 }
 LLMStage = Literal["triage", "target", "extract", "summary"]
 LLM_STAGES: tuple[LLMStage, ...] = ("triage", "target", "extract", "summary")
@@ -120,6 +130,27 @@ class Settings(BaseModel):
             )
             raise ConfigError(f"invalid setting: {problems}") from exc
 
+    # -- HTTP server hardening (``retriever serve``) ---------------------------------------------
+
+    allowed_hosts: tuple[str, ...] = Field(
+        default=(), description="Host names the HTTP server answers besides loopback ones; '*' allows any."
+    )
+    api_keys: SecretStr | None = Field(
+        default=None, description="Bearer keys bound to users: inline 'key=u1|u2,key2=*' or a keys file's path."
+    )
+    max_body_bytes: int = Field(default=1_000_000, ge=1, description="Larger request bodies answer 413.")
+    header_timeout_seconds: float = Field(default=10.0, gt=0, description="Time to send a request's headers.")
+    body_timeout_seconds: float = Field(default=30.0, gt=0, description="Time to send a request's body.")
+    keep_alive_seconds: int = Field(default=5, ge=1, description="Idle keep-alive connections close after it.")
+    max_connections: int = Field(default=1000, ge=1, description="Open connections at most (capped by the fd limit).")
+    session_idle_seconds: float = Field(default=1800.0, gt=0, description="MCP sessions idle this long end.")
+    max_sessions: int = Field(default=1000, ge=1, description="Open MCP sessions at most; more answer 503.")
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: Any) -> Any:
+        return tuple(v.strip() for v in value.split(",") if v.strip()) if isinstance(value, str) else value
+
 
 def cache_home(settings: Settings, environ: Mapping[str, str] | None = None) -> Path:
     """The folder for rebuildable caches."""
@@ -143,3 +174,20 @@ def index_cache_dir(settings: Settings, root: Path) -> Path:
     """One cache folder per memory root, named after the root's absolute path."""
     key = hashlib.sha1(str(root.resolve()).encode(), usedforsecurity=False).hexdigest()[:16]
     return cache_home(settings) / "index" / f"{root.resolve().name}-{key}"
+
+
+_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:@/\s]*)(?P<password>:[^/\s]*)?@")
+
+
+def mask_url(text: str) -> str:
+    """``text`` with the password of every URL in it masked: ``redis://user:***@host``.
+
+    For messages and logs that name a store's URL: the user name stays (it helps to
+    diagnose) when a password follows it; a password, or a bare token with no user, becomes ``***``.
+    """
+    return _CREDENTIALS.sub(_masked, text)
+
+
+def _masked(match: re.Match[str]) -> str:
+    user = f"{match['user']}:" if match["user"] and match["password"] else ""
+    return f"{match['scheme']}{user}***@"

@@ -155,6 +155,8 @@ class MemoryService:
         except InvalidUserId as exc:
             detail: dict[str, Any] = {"type": "value_error", "loc": ["header", header], "msg": exc.message}
             return 422, {"detail": [{**detail, "input": bounded(user_id, chars=ECHO_CHARS)}]}, None
+        if allowed is not None and user is None:  # a key bound to users acts only for one of them
+            return 403, {"detail": f"this API key is bound to users; name one of them in the {header} header"}, None
         if user is not None and allowed is not None and user not in _canonical(allowed):
             message = f"user {preview(user, 64)} is not allowed: this API key is not bound to it; use a key bound to it"
             return 403, {"detail": message}, user
@@ -166,6 +168,9 @@ class MemoryService:
         except UnknownGraph as exc:
             graph: dict[str, Any] = {"type": "value_error", "loc": ["body", "graph_ids", exc.index], "msg": str(exc)}
             return 422, {"detail": [{**graph, "input": bounded(exc.graph_id, chars=ECHO_CHARS)}]}, user
+        except InvalidArguments as exc:  # a query the model accepts but retrieval cannot use (only spaces, say)
+            query: dict[str, Any] = {"type": "value_error", "loc": ["body", "query"], "msg": exc.message, "input": ""}
+            return 422, {"detail": [query]}, user
 
     def session_key(self, session: str, user_id: str | None = None) -> str:
         """The store's key for a session: the client's id, scoped by memory root (and user)."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import redis
 
+from retriever.config import mask_url
 from retriever.safe import clean_text
 from retriever.store import (
     REQUEST_TTL,
@@ -46,6 +47,7 @@ class RedisStore:
 
     def __init__(self, url: str, log_limit: int = 10_000, clock: Clock = time.time, timeout: float = 2.0) -> None:
         self.url, self.log_limit, self.clock = url, log_limit, clock
+        self.shown_url = mask_url(url)  # messages reach logs, diagnostics and the request log: no password
         try:
             self._redis = redis.Redis.from_url(
                 url, socket_timeout=timeout, socket_connect_timeout=timeout, decode_responses=True
@@ -53,11 +55,12 @@ class RedisStore:
             self._redis.ping()
         except (redis.RedisError, ValueError) as exc:
             raise StoreUnavailable(
-                f"cannot reach Redis at {url}: {exc}; start redis-server or unset RETRIEVER_REDIS_URL"
+                f"cannot reach Redis at {self.shown_url}: {mask_url(str(exc))}; "
+                "start redis-server or unset RETRIEVER_REDIS_URL"
             ) from exc
 
     def _fail(self, exc: Exception) -> StoreUnavailable:
-        return StoreUnavailable(f"Redis at {self.url} failed: {exc}")
+        return StoreUnavailable(f"Redis at {self.shown_url} failed: {mask_url(str(exc))}")
 
     def add_prompt(self, session_id: str, prompt: str) -> None:
         key = f"{_PREFIX}:session:{session_id}"

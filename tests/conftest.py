@@ -136,25 +136,41 @@ def redis_url(redis_server: str) -> Iterator[str]:
 
 
 @contextmanager
-def serving(service: Any, **options: Any) -> Iterator[str]:
-    """``retriever serve``'s app for ``service`` on a free loopback port, in a thread; yields the base URL."""
+def serving(service: Any, **settings: Any) -> Iterator[str]:
+    """``retriever serve``'s app for ``service`` on a free loopback port, in a thread; yields the base URL.
+
+    ``settings`` are ``Settings`` fields for the HTTP policy and limits (``api_key="k"``,
+    ``header_timeout_seconds=0.5``, ...); the server is built as ``retriever serve`` builds it.
+    """
     import threading
 
-    import uvicorn
-
+    from retriever import Settings
     from retriever.adapters.http import create_app
+    from retriever.adapters.http_guard import HttpPolicy
+    from retriever.adapters.http_server import make_server
 
     port = free_port()
-    app = create_app(service, **options)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    config = Settings.from_env(**settings)
+    server = make_server(create_app(service, HttpPolicy.from_settings(config)), config, port=port)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    assert wait_until(lambda: server.started), "server did not start"
+    assert wait_until(lambda: server.started or not thread.is_alive()), "server did not start"
+    assert server.started, "server failed to start"
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def answers(url: str, status: int = 200) -> bool:
+    """True when ``GET url`` answers ``status``; False while nothing listens (for bounded readiness waits)."""
+    import httpx
+
+    try:
+        return httpx.get(url, timeout=5).status_code == status
+    except httpx.TransportError:
+        return False
 
 
 def validate_shared(instance: Any, schema_name: str) -> None:
@@ -176,3 +192,26 @@ def validate_tool_result(result: dict[str, Any]) -> None:
 def child_env() -> dict[str, str]:
     """The environment for a spawned ``retriever``: the test's isolated state folders, nothing else of ours."""
     return {k: v for k, v in os.environ.items() if k.startswith(("RETRIEVER_", "XDG_", "PATH", "HOME", "PYTHON"))}
+
+
+def raw_connection(base: str, data: bytes = b"", timeout: float = 10.0) -> socket.socket:
+    """A plain TCP connection to the server at ``base`` that has sent ``data`` (a request, or part of one)."""
+    host, _, port = base.removeprefix("http://").partition(":")
+    sock = socket.create_connection((host, int(port)), timeout=timeout)
+    if data:
+        sock.sendall(data)
+    return sock
+
+
+def read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (``socket.timeout`` if it never does)."""
+    chunks = []
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED_SCHEMAS, TreeFactory
+from conftest import SHARED_SCHEMAS, TreeFactory, answers, child_env, free_port, wait_until
 from fixtures import ACME
 
 from retriever.adapters.cli import cli
@@ -157,3 +161,65 @@ def test_requests_prints_the_request_log_newest_first(runner: CliRunner, root: P
     assert [r["prompt"] for r in records] == ["How many sick days?"]
     assert records[0]["response"]["isError"] is False
     assert runner.invoke(cli, ["requests", "--since", "whenever"]).exit_code == 2
+
+
+# -- retriever serve -------------------------------------------------------------------------------
+
+
+def test_serve_refuses_a_non_loopback_host_without_a_key(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["serve", "--host", "0.0.0.0", "--port", "0", "--root", str(root)])
+    assert result.exit_code == 2  # before: a warning, then it served the memory to the network
+    assert result.stderr.startswith("Error: refusing to serve on 0.0.0.0 without an API key")
+    assert "RETRIEVER_API_KEY" in result.stderr and "--insecure" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [(["--insecure"], {}), ([], {"RETRIEVER_API_KEY": "k-0123456789"}), ([], {"RETRIEVER_API_KEYS": "k-01234=*"})],
+)
+def test_serve_on_a_non_loopback_host_goes_ahead_with_a_key_or_insecure(
+    runner: CliRunner, root: Path, args: list[str], env: dict[str, str]
+) -> None:
+    # 192.0.2.1 (TEST-NET-1) is never a local address: getting as far as binding it proves the check passed.
+    result = runner.invoke(cli, ["serve", "--host", "192.0.2.1", "--port", "0", "--root", str(root), *args], env=env)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: cannot listen on 192.0.2.1:0:"), result.stderr
+
+
+def test_serve_stops_on_malformed_api_keys_without_showing_them(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["serve", "--port", "0", "--root", str(root)], env={"RETRIEVER_API_KEYS": "topsecret="})
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error (invalid_config): RETRIEVER_API_KEYS entry 1:")
+    assert "topsecret" not in result.stderr
+
+
+def test_serve_masks_the_redis_password_in_its_start_up_error(runner: CliRunner, root: Path) -> None:
+    url = f"redis://user:hunter2@127.0.0.1:{free_port()}/0"
+    result = runner.invoke(cli, ["serve", "--port", "0", "--root", str(root)], env={"RETRIEVER_REDIS_URL": url})
+    assert result.exit_code == 1
+    assert "hunter2" not in result.stderr  # before: the whole URL, password included
+    assert result.stderr.startswith("Error (store_unavailable): cannot reach Redis at redis://user:***@127.0.0.1:")
+
+
+def test_serve_announces_only_once_it_accepts_connections(root: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(root)],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=child_env(),
+    )
+    assert process.stderr is not None
+    watchdog = threading.Timer(60, process.kill)  # bounds the blocking read below
+    watchdog.start()
+    try:
+        line = process.stderr.readline()
+        url = line.split()[3]
+        port = int(url.split(":")[2].split("/")[0])
+        # Right after the line, with no retry: before, this was refused (the socket was bound, not listening).
+        socket.create_connection(("127.0.0.1", port), timeout=10).close()
+        assert wait_until(lambda: answers(url.replace("/v1/mcp/memory", "/healthz")), timeout=30)
+    finally:
+        watchdog.cancel()
+        process.terminate()
+        process.wait(timeout=15)

@@ -339,7 +339,7 @@ def test_a_user_the_key_is_not_bound_to_is_a_403_naming_the_user(users: MemorySe
 
     assert _codes(users, "alice", allowed_users=frozenset({"alice"}))[0] == 200
     assert _codes(users, "bob", allowed_users=None)[0] == 200
-    assert _codes(users, None, allowed_users=frozenset({"alice"}))[0] == 200  # shared graphs only
+    assert _codes(users, None, allowed_users=frozenset({"alice"}))[0] == 403  # a tenant key must name its user
     nfd = unicodedata.normalize("NFD", "Андрій")
     assert _codes(users, "Андрій", allowed_users=frozenset({nfd}))[0] == 200  # both sides compared canonically
 

@@ -488,6 +488,21 @@ def test_redis_going_away_raises_store_unavailable(call: str, tmp_path: Path, cl
             store.close()
 
 
+def test_a_redis_password_never_appears_in_store_errors(tmp_path: Path, clock: FakeClock) -> None:
+    with redis_process(tmp_path) as (process, url):
+        secret_url = url.replace("redis://", "redis://:hunter2@")  # redis-server accepts any password without auth
+        store = RedisStore(secret_url, 10_000, clock, timeout=1.0)
+        try:
+            process.terminate()
+            process.wait(timeout=10)
+            with pytest.raises(StoreUnavailable) as caught:
+                store.prompts("s1")
+        finally:
+            store.close()
+    assert "hunter2" not in str(caught.value)
+    assert "redis://***@127.0.0.1" in str(caught.value)
+
+
 def test_a_sqlite_store_that_cannot_be_created_names_its_path(tmp_path: Path, clock: FakeClock) -> None:
     blocker = tmp_path / "blocker"
     blocker.write_text("a regular file, not a folder", encoding="utf-8")

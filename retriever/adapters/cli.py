@@ -3,7 +3,7 @@
     retriever query "Who owns billing?" [--root DIR] [--json] [--top-k N] [--llm-model M | --no-llm] [--at REV]
     retriever tree [--root DIR] [--json]
     retriever mcp [--root DIR]                      # MCP over stdio
-    retriever serve [--host H] [--port N] [--root DIR]   # MCP over HTTP, /memories/retrieve, /healthz
+    retriever serve [--host H] [--port N] [--insecure] [--root DIR]   # MCP over HTTP, /memories/retrieve, /healthz
     retriever requests [--limit N] [--session-id S] [--since T] [--json]
     retriever check / retriever init                # in adapters/cli_check.py
 
@@ -20,7 +20,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -40,13 +40,15 @@ def _exit_code(error: RetrieverError) -> int:
     return EXIT_USAGE if isinstance(error, usage) else EXIT_FAILURE
 
 
-def _fail(error: RetrieverError, as_json: bool) -> None:
+def _fail(error: RetrieverError, as_json: bool) -> NoReturn:
     """Report a core error the way scripts and people both expect, then exit."""
+    from retriever.config import mask_url
     from retriever.report import error_content
 
+    # Messages may name a store's URL: its password never reaches the terminal or a script's log.
     if as_json:
-        click.echo(json.dumps(error_content(error), ensure_ascii=False, indent=2))
-    click.echo(f"Error ({error.code}): {error.message}", err=True)
+        click.echo(mask_url(json.dumps(error_content(error), ensure_ascii=False, indent=2)))
+    click.echo(f"Error ({error.code}): {mask_url(error.message)}", err=True)
     sys.exit(_exit_code(error))
 
 
@@ -219,16 +221,26 @@ def _outline_lines(memory: Memory) -> list[str]:
     return lines
 
 
-def _service(root: Path | None) -> Any:
-    """The retriever and the store a server needs; a store that cannot be opened stops start-up."""
+def _settings() -> Any:
+    """Settings from the environment; invalid ones stop the command (exit 2)."""
     from retriever.config import Settings
+    from retriever.errors import RetrieverError
+
+    try:
+        return Settings.from_env()
+    except RetrieverError as exc:
+        _fail(exc, as_json=False)
+
+
+def _service(root: Path | None, settings: Any = None) -> Any:
+    """The retriever and the store a server needs; a store that cannot be opened stops start-up."""
     from retriever.errors import RetrieverError
     from retriever.retriever import Retriever
     from retriever.service import MemoryService
     from retriever.store import open_store
 
+    settings = settings if settings is not None else _settings()
     try:
-        settings = Settings.from_env()
         store = open_store(settings)
     except RetrieverError as exc:
         _fail(exc, as_json=False)
@@ -252,35 +264,38 @@ def mcp(root: Path | None) -> None:
 @root_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0 picks a free port.")
-def serve(root: Path | None, host: str, port: int) -> None:
-    """Serve MCP over HTTP at /v1/mcp/memory, with /healthz and /v1/dev/mcp-requests."""
-    import socket
-
-    import uvicorn
-
+@click.option(
+    "--insecure", is_flag=True, help="Serve a non-loopback --host without an API key (anyone who reaches it reads all)."
+)
+def serve(root: Path | None, host: str, port: int, insecure: bool) -> None:
+    """Serve MCP over HTTP at /v1/mcp/memory, with /memories/retrieve, /healthz and /v1/dev/mcp-requests."""
+    from retriever.adapters import serve_support as support
     from retriever.adapters.http import create_app
+    from retriever.adapters.http_guard import HttpPolicy
+    from retriever.adapters.http_server import make_server
+    from retriever.errors import RetrieverError
 
-    service = _service(root)
-    settings = service.retriever.settings
-    api_key = settings.api_key.get_secret_value() if settings.api_key else None
-    if host not in ("127.0.0.1", "localhost", "::1") and api_key is None:
-        click.echo(
-            f"Warning: serving on {host} without RETRIEVER_API_KEY: anyone who can reach it can read the memory.",
-            err=True,
-        )
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on such sockets; without it every reply waits ~40 ms.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    settings = _settings()
     try:
-        sock.bind((host, port))
-    except OSError as exc:
-        click.echo(f"Error: cannot listen on {host}:{port}: {exc.strerror}; choose another --port", err=True)
+        policy = HttpPolicy.from_settings(settings, support.bound_host_names(host))
+    except RetrieverError as exc:
+        _fail(exc, as_json=False)
+    if (refusal := support.exposure_refusal(host, policy.keys.required, insecure)) is not None:
+        click.echo(refusal, err=True)
         sys.exit(EXIT_USAGE)
-    bound = sock.getsockname()[1]
-    click.echo(f"Serving MCP at http://{host}:{bound}/v1/mcp/memory (memory: {service.retriever.root})", err=True)
-    app = create_app(service, api_key, settings.allowed_origins)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    sock = support.listening_socket(host, port)
+    try:
+        service = _service(root, settings)
+    except BaseException:  # the store could not be opened: _fail exits; release the port first
+        sock.close()
+        raise
+    url = support.mcp_url(host, sock.getsockname()[1])
+
+    def announce() -> None:  # once the socket accepts connections: a client may connect at once
+        click.echo(f"Serving MCP at {url} (memory: {service.retriever.root})", err=True)
+
+    support.configure_logging()
+    server = make_server(create_app(service, policy), settings, on_ready=announce)
     try:
         server.run(sockets=[sock])
     finally:

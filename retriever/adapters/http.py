@@ -1,228 +1,132 @@
-"""``retriever serve``: MCP Streamable HTTP at ``POST /v1/mcp/memory``, plus health and request log.
+"""``retriever serve``'s app: MCP Streamable HTTP, ``/memories/retrieve``, ``/healthz`` and the request log.
 
-A thin adapter of our own over starlette/uvicorn rather than the SDK's Streamable HTTP app,
-because the seed's plain example (one ``tools/call`` POST with only ``Content-Type:
-application/json``, no handshake) must answer JSON, which the SDK's stateful app refuses.
+- MCP at ``POST /v1/mcp/memory`` (aliases ``/v1/memory/mcp`` and ``/mcp``): the official SDK's
+  transport behind a thin front (``http_mcp.py``).  ``initialize`` issues an ``Mcp-Session-Id``;
+  a bare ``tools/call`` POST answers without a handshake, as the seed shows.
+- ``POST /memories/retrieve`` (seed 003): 422 ``detail`` for bad bodies and bad user headers;
+  a key bound to users (``RETRIEVER_API_KEYS``) reads only those users' trees (403).
+- ``GET /healthz``: readiness; the full detail (counts, root folder) only with a valid key when
+  keys are configured.
+- ``GET /v1/dev/mcp-requests``: the request log, for keys that may act for any user.
 
-- ``initialize`` issues an ``Mcp-Session-Id``; later requests may carry it (an unknown one
-  answers 404, as the spec asks, so the client re-initialises); requests without it work too.
-- ``tools/list``, ``tools/call``, ``ping``; notifications answer 202; ``DELETE`` ends a session;
-  ``GET`` answers 405 (no server-initiated stream).  ``server/discover`` is not implemented, so
-  modern clients fall back to the ``initialize`` handshake.
-- JSON-RPC errors: -32700 parse error and -32600 invalid request (HTTP 400), -32601 unknown
-  method, -32602 invalid params or unknown tool.  Tool argument errors are tool results with
-  ``isError: true``, never protocol errors.
-- Security: binds 127.0.0.1 by default; ``Origin`` must be a loopback origin or one listed in
-  ``RETRIEVER_ALLOWED_ORIGINS`` (DNS-rebinding protection, 403); with ``RETRIEVER_API_KEY`` every
-  route but ``/healthz`` needs ``Authorization: Bearer <key>`` (401).
+Every request first passes the ``Guard`` (``http_guard.py``): Host allow-list, Origin, bearer
+key, and a body read within size and time limits.  Connection-level limits (header deadline,
+connection cap) live in ``http_server.py``.
 """
 
 from __future__ import annotations
 
-import hmac
-import json
 import logging
-import time
-import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
-from retriever import __version__
-from retriever.errors import RetrieverError
+from retriever.access import KeyGrant
+from retriever.adapters.http_guard import MCP_PATHS, Guard, HttpPolicy, parse_json
+from retriever.adapters.http_mcp import McpEndpoint
 from retriever.service import MemoryService
 from retriever.store import StoreUnavailable, parse_since
-from retriever.tools import UnknownTool, tool_definitions
 
 log = logging.getLogger(__name__)
 
-MCP_PATHS = ("/v1/mcp/memory", "/v1/memory/mcp")  # the second ends in /mcp, as the MCP inspector expects
-PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-MAX_BODY_BYTES = 1_000_000
-SESSION_HEADER = "mcp-session-id"
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+USER_HEADERS = ("X-External-User-Id", "X-On-Behalf-Of")
+MAX_USER_ID_CHARS = 256
+READINESS_ONLY = ("memory_ready", "readiness_state")
 
 
-class RpcError(Exception):
-    """A JSON-RPC error to send back."""
+class HeaderProblem(Exception):
+    """A user header the server cannot use: answered as a 422 ``detail`` entry."""
 
-    def __init__(self, code: int, message: str, status: int = 200) -> None:
+    def __init__(self, header: str, kind: str, message: str, shown: str) -> None:
         super().__init__(message)
-        self.code, self.message, self.status = code, message, status
+        self.entry = {"type": kind, "loc": ["header", header], "msg": message, "input": shown}
 
 
-def _rpc_error(code: int, message: str, request_id: Any = None, status: int = 200) -> JSONResponse:
-    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    return JSONResponse(body, status_code=status)
+def user_from_headers(request: Request) -> str | None:
+    """The user id from ``X-External-User-Id`` (else ``X-On-Behalf-Of``), decoded as UTF-8.
+
+    HTTP header bytes reach starlette as latin-1 text; re-encoding gives the bytes back, which
+    clients send as UTF-8.  Raises ``HeaderProblem`` for bytes that are not UTF-8 or an id over
+    ``MAX_USER_ID_CHARS``; the service validates the id's form.
+    """
+    for header in USER_HEADERS:
+        raw = request.headers.get(header)
+        if raw is None or not raw.strip():
+            continue
+        try:
+            value = raw.encode("latin-1").decode("utf-8").strip()
+        except UnicodeDecodeError:
+            raise HeaderProblem(
+                header, "header_not_utf8", f"{header} is not valid UTF-8; send the user id encoded as UTF-8", ""
+            ) from None
+        if len(value) > MAX_USER_ID_CHARS:
+            message = f"{header} is {len(value):,} characters; the limit is {MAX_USER_ID_CHARS}: send a shorter user id"
+            raise HeaderProblem(header, "string_too_long", message, value[:64])
+        return value
+    return None
 
 
-class McpHttp:
-    """The endpoint's state: the service, and the sessions ``initialize`` issued."""
+def _grant(request: Request) -> KeyGrant | None:
+    """The guard's verdict on the request's key (None: no valid key, on an open route)."""
+    grant = request.scope.get("state", {}).get("grant")
+    return grant if isinstance(grant, KeyGrant) else None
 
-    def __init__(self, service: MemoryService, api_key: str | None, allowed_origins: tuple[str, ...]) -> None:
+
+class Routes:
+    """The non-MCP routes over one service."""
+
+    def __init__(self, service: MemoryService) -> None:
         self.service = service
-        self.api_key = api_key
-        self.allowed_origins = frozenset(o.rstrip("/") for o in allowed_origins)
-        self.sessions: dict[str, float] = {}
-
-    # -- guards ------------------------------------------------------------------------------
-
-    def rejected(self, request: Request, needs_key: bool = True) -> Response | None:
-        """A 403 for a foreign Origin, a 401 without the bearer token, else None."""
-        origin = request.headers.get("origin")
-        if origin is not None and not self._origin_allowed(origin):
-            return _rpc_error(
-                INVALID_REQUEST, f"origin {origin!r} is not allowed; add it to RETRIEVER_ALLOWED_ORIGINS", status=403
-            )
-        if needs_key and self.api_key is not None:
-            scheme, _, token = request.headers.get("authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), self.api_key.encode()):
-                response = _rpc_error(
-                    INVALID_REQUEST, "missing or wrong bearer token (Authorization: Bearer <key>)", status=401
-                )
-                response.headers["WWW-Authenticate"] = "Bearer"
-                return response
-        return None
-
-    def _origin_allowed(self, origin: str) -> bool:
-        if origin.rstrip("/") in self.allowed_origins:
-            return True
-        parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and (parts.hostname or "") in _LOOPBACK
-
-    # -- the MCP endpoint -----------------------------------------------------------------------
-
-    async def post(self, request: Request) -> Response:
-        if (refusal := self.rejected(request)) is not None:
-            return refusal
-        session = request.headers.get(SESSION_HEADER)
-        if session is not None and session not in self.sessions:
-            return _rpc_error(
-                INVALID_REQUEST, f"unknown or ended session {session!r}; send initialize again", status=404
-            )
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return _rpc_error(INVALID_REQUEST, f"request body over {MAX_BODY_BYTES:,} bytes", status=413)
-        try:
-            message = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return _rpc_error(PARSE_ERROR, f"parse error: {exc}", status=400)
-        return await self._dispatch(message, session)
-
-    async def _dispatch(self, message: Any, session: str | None) -> Response:
-        if (
-            not isinstance(message, dict)
-            or message.get("jsonrpc") != "2.0"
-            or not isinstance(message.get("method"), str)
-        ):
-            request_id = message.get("id") if isinstance(message, dict) else None
-            return _rpc_error(
-                INVALID_REQUEST, "invalid request: expected a JSON-RPC 2.0 object with a method", request_id, status=400
-            )
-        if "id" not in message:  # a notification: nothing to answer
-            return Response(status_code=202)
-        request_id, method = message["id"], message["method"]
-        params = message.get("params") or {}
-        try:
-            if not isinstance(params, dict):
-                raise RpcError(INVALID_PARAMS, "params must be an object")
-            result, headers = await self._handle(method, params, session)
-        except RpcError as exc:
-            return _rpc_error(exc.code, exc.message, request_id, exc.status)
-        return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": result}, headers=headers)
-
-    async def _handle(self, method: str, params: dict[str, Any], session: str | None) -> tuple[Any, dict[str, str]]:
-        if method == "initialize":
-            return self._initialize(params)
-        if method == "ping":
-            return {}, {}
-        if method == "tools/list":
-            return {"tools": tool_definitions()}, {}
-        if method == "tools/call":
-            return await self._call(params, session), {}
-        raise RpcError(METHOD_NOT_FOUND, f"method not found: {method!r}")
-
-    def _initialize(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-        asked = params.get("protocolVersion")
-        version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
-        session = uuid.uuid4().hex
-        self.sessions[session] = time.time()
-        result = {
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": "company-memory-retriever", "version": __version__},
-            "instructions": "Call retrieve_memory before guessing about people, projects, decisions, processes, "
-            "customers or internal terms of this company.",
-        }
-        return result, {"Mcp-Session-Id": session}
-
-    async def _call(self, params: dict[str, Any], session: str | None) -> dict[str, Any]:
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise RpcError(INVALID_PARAMS, "tools/call needs params.name (the tool's name)")
-        arguments = params.get("arguments", {})
-
-        def call() -> dict[str, Any]:
-            return self.service.call_tool(name, arguments, handshake_session=session, transport="http")
-
-        try:
-            # A loaded memory answers in milliseconds of pure CPU: running that on the event loop avoids
-            # the GIL hand-offs of a worker thread (p50 40 -> 26 ms with 8 clients). Work that may wait
-            # (the first load of a large tree) goes to a worker thread so the loop keeps serving.
-            return call() if self.service.answers_quickly() else await anyio.to_thread.run_sync(call)
-        except UnknownTool as exc:
-            raise RpcError(INVALID_PARAMS, exc.message) from exc
-        except RetrieverError as exc:
-            raise RpcError(INTERNAL_ERROR, exc.message) from exc
 
     async def memories_retrieve(self, request: Request) -> Response:
         """Seed 003: ``POST /memories/retrieve``, validation errors as 422 ``detail``."""
-        if (refusal := self.rejected(request)) is not None:
-            return refusal
+        grant = _grant(request)
+        assert grant is not None  # the guard lets no request without a grant reach this route
         try:
-            body = json.loads(await request.body())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            detail = [{"type": "json_invalid", "loc": ["body", 0], "msg": f"JSON decode error: {exc}", "input": {}}]
-            return JSONResponse({"detail": detail}, status_code=422)
-        user = request.headers.get("x-external-user-id") or request.headers.get("x-on-behalf-of")
-        status, response = await anyio.to_thread.run_sync(lambda: self.service.memories_retrieve(body, user))
+            body = parse_json(await request.body())
+        except ValueError as exc:
+            message = f"JSON decode error: {str(exc)[:200]}"
+            detail = {"type": "json_invalid", "loc": ["body", 0], "msg": message, "input": {}}
+            return JSONResponse({"detail": [detail]}, status_code=422)
+        try:
+            user = user_from_headers(request)
+        except HeaderProblem as problem:
+            return JSONResponse({"detail": [problem.entry]}, status_code=422)
+        status, response = await anyio.to_thread.run_sync(
+            lambda: self.service.memories_retrieve(body, user, allowed_users=grant.users)
+        )
         return JSONResponse(response, status_code=status)
 
-    async def delete(self, request: Request) -> Response:
-        if (refusal := self.rejected(request)) is not None:
-            return refusal
-        session = request.headers.get(SESSION_HEADER)
-        if session is None or self.sessions.pop(session, None) is None:
-            return _rpc_error(INVALID_REQUEST, "unknown or missing Mcp-Session-Id", status=404)
-        return Response(status_code=204)
-
-    async def get(self, request: Request) -> Response:
-        return Response(status_code=405, headers={"Allow": "POST, DELETE"})
-
-    # -- health and request log ----------------------------------------------------------------
-
     async def healthz(self, request: Request) -> Response:
-        if (refusal := self.rejected(request, needs_key=False)) is not None:
-            return refusal
+        """Readiness for probes; the detail (counts, root folder) only for a caller with a valid key."""
         health = await anyio.to_thread.run_sync(self.service.health)
-        return JSONResponse(health, status_code=200 if health["memory_ready"] else 503)
+        status = 200 if health["memory_ready"] else 503
+        if _grant(request) is None:
+            health = {k: health[k] for k in READINESS_ONLY}
+        return JSONResponse(health, status_code=status)
 
     async def requests(self, request: Request) -> Response:
-        if (refusal := self.rejected(request)) is not None:
-            return refusal
+        """The request log, newest first; it holds every user's prompts, so only any-user keys read it."""
+        grant = _grant(request)
+        if grant is None or not grant.any_user:
+            return JSONResponse(
+                {
+                    "detail": "this key may act only for some users, and the request log holds every user's "
+                    "requests: use a key bound to '*'"
+                },
+                status_code=403,
+            )
         try:
             limit = int(request.query_params.get("limit", "50"))
             since = request.query_params.get("since")
             since_value = parse_since(since) if since else None
         except ValueError as exc:
-            return JSONResponse({"error": f"bad query parameter: {exc}"}, status_code=400)
+            return JSONResponse({"error": f"bad query parameter: {str(exc)[:200]}"}, status_code=400)
         if not 1 <= limit <= 1000:
             return JSONResponse({"error": "limit must be between 1 and 1000"}, status_code=400)
         session_id = request.query_params.get("session_id")
@@ -233,18 +137,24 @@ class McpHttp:
         return JSONResponse({"requests": rows, "count": len(rows)})
 
 
-def create_app(service: MemoryService, api_key: str | None = None, allowed_origins: tuple[str, ...] = ()) -> Starlette:
-    """The ASGI app: MCP at ``/v1/mcp/memory`` (alias ``/v1/memory/mcp``), ``/healthz``, the request log."""
-    endpoint = McpHttp(service, api_key, allowed_origins)
-    routes = [Route(path, _catch(endpoint.post), methods=["POST"]) for path in MCP_PATHS]
-    routes += [Route(path, endpoint.delete, methods=["DELETE"]) for path in MCP_PATHS]
-    routes += [Route(path, endpoint.get, methods=["GET"]) for path in MCP_PATHS]
-    routes += [
-        Route("/healthz", endpoint.healthz, methods=["GET"]),
-        Route("/v1/dev/mcp-requests", endpoint.requests, methods=["GET"]),
-        Route("/memories/retrieve", _catch(endpoint.memories_retrieve), methods=["POST"]),
-    ]
-    return Starlette(routes=routes)
+def create_app(service: MemoryService, policy: HttpPolicy | None = None) -> ASGIApp:
+    """The ASGI app: MCP (``MCP_PATHS``), ``/memories/retrieve``, ``/healthz``, the request log, all guarded.
+
+    Serve it with lifespan on (``http_server.make_server`` does): the MCP session managers run in it.
+    """
+    policy = policy or HttpPolicy()
+    mcp = McpEndpoint(service, policy)
+    routes = Routes(service)
+    app = Starlette(
+        routes=[
+            *(Route(path, mcp, methods=["GET", "POST", "DELETE"]) for path in MCP_PATHS),
+            Route("/healthz", _catch(routes.healthz), methods=["GET"]),
+            Route("/v1/dev/mcp-requests", _catch(routes.requests), methods=["GET"]),
+            Route("/memories/retrieve", _catch(routes.memories_retrieve), methods=["POST"]),
+        ],
+        lifespan=lambda _: mcp.run(),
+    )
+    return Guard(app, policy)
 
 
 def _catch(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
@@ -252,7 +162,7 @@ def _catch(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Reque
         try:
             return await handler(request)
         except Exception:  # top-level handler: the server answers and goes on serving
-            log.exception("request failed")
-            return _rpc_error(INTERNAL_ERROR, "internal error; see the server log")
+            log.exception("request to %s failed", request.url.path)
+            return JSONResponse({"detail": "internal error; see the server log"}, status_code=500)
 
     return guarded

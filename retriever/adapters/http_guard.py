@@ -1,0 +1,281 @@
+"""What every request to ``retriever serve`` passes first, before any route sees it.
+
+``Guard`` is a pure ASGI middleware around the whole app, so no route can forget a check:
+
+1. ``Host`` must be a loopback name or one in ``RETRIEVER_ALLOWED_HOSTS`` (421): a page on
+   ``rebind.evil.example`` that re-points its DNS to 127.0.0.1 cannot reach the server.
+2. ``Origin``, when sent, must be a loopback origin or one in ``RETRIEVER_ALLOWED_ORIGINS`` (403).
+3. With keys configured, ``Authorization: Bearer <key>`` on every route but ``/healthz`` (401).
+   The key's ``KeyGrant`` goes to the routes in ``scope["state"]["grant"]`` (None on an open
+   route without a valid key).
+4. The body is read here, as a stream: a ``Content-Length`` over ``max_body_bytes`` is refused
+   before reading, a body that grows past it is refused at that point (413), a body not sent
+   within ``body_timeout`` seconds answers 408, and bodies being read at once may hold at most
+   ``BODY_BUDGET_FACTOR`` times the limit (503 past it).  Routes then get the body in one message.
+
+Errors are JSON: the JSON-RPC error shape on MCP paths, ``{"detail": ...}`` elsewhere.  Nothing
+a client sent is echoed beyond a short prefix.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import pydantic_core
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from retriever.access import OPEN, ApiKeys, KeyGrant, load_api_keys
+from retriever.config import Settings
+
+MCP_PATHS = ("/v1/mcp/memory", "/v1/memory/mcp", "/mcp")  # seed path; aliases ending in /mcp for inspectors
+OPEN_PATHS = frozenset({"/healthz"})
+INVALID_REQUEST = -32600
+ECHO_CHARS = 80
+# After refusing an oversized body, read (and drop) up to this much more before closing: closing a
+# socket with unread data makes the kernel send a reset, which can destroy the 413 on its way.
+_LINGER_BYTES, _LINGER_SECONDS = 4 * 1024 * 1024, 1.0
+BODY_BUDGET_FACTOR = 16  # bodies being read at once hold at most this many times max_body_bytes
+
+
+@dataclass(frozen=True)
+class HttpPolicy:
+    """What ``retriever serve`` enforces; defaults suit a loopback server without keys."""
+
+    keys: ApiKeys = field(default_factory=ApiKeys)
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    max_body_bytes: int = 1_000_000
+    body_timeout: float = 30.0
+    session_idle: float = 1800.0
+    max_sessions: int = 1000
+
+    @classmethod
+    def from_settings(cls, settings: Settings, extra_hosts: tuple[str, ...] = ()) -> HttpPolicy:
+        """The policy ``settings`` describe; ``extra_hosts`` (the bound address) join the allowed hosts.
+
+        Raises ``ConfigError`` for malformed ``RETRIEVER_API_KEYS``.
+        """
+        return cls(
+            keys=load_api_keys(settings),
+            allowed_hosts=(*settings.allowed_hosts, *extra_hosts),
+            allowed_origins=settings.allowed_origins,
+            max_body_bytes=settings.max_body_bytes,
+            body_timeout=settings.body_timeout_seconds,
+            session_idle=settings.session_idle_seconds,
+            max_sessions=settings.max_sessions,
+        )
+
+
+class RequestRefused(Exception):
+    """A request the guard answers itself: HTTP status and a message for the client."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.headers = status, message, headers or {}
+
+
+def clip(value: str, limit: int = ECHO_CHARS) -> str:
+    """``value`` as ``repr``, cut to a bounded prefix: what error messages may echo of client input."""
+    return repr(value) if len(value) <= limit else repr(value[:limit]) + f"… ({len(value):,} characters)"
+
+
+def parse_json(body: bytes) -> Any:
+    """Standard JSON only: raises ``ValueError`` (short message) for anything else.
+
+    Rejects NaN/Infinity and numbers that overflow to them, lone surrogates, integers over
+    4,300 digits and nesting deeper than 200 (pydantic-core's parser, which neither recurses
+    in Python nor accepts the constants Python's ``json`` does).
+    """
+    value = pydantic_core.from_json(body, allow_inf_nan=False)
+    if not _finite(value):
+        raise ValueError("number out of range (JSON numbers must be finite)")
+    return value
+
+
+def _finite(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
+def error_response(path: str, status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """A refusal in the path's shape: a JSON-RPC error (id null) on MCP paths, else ``{"detail": ...}``."""
+    if path in MCP_PATHS:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
+    else:
+        body = {"detail": message}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+class Guard:
+    """The ASGI middleware described in the module docstring."""
+
+    def __init__(self, app: ASGIApp, policy: HttpPolicy) -> None:
+        self.app = app
+        self.policy = policy
+        self.hosts = frozenset(h.lower().strip("[]") for h in policy.allowed_hosts)
+        self.budget = BODY_BUDGET_FACTOR * policy.max_body_bytes
+        self.buffered = 0  # bytes of bodies being read right now, across requests
+        self.origins = frozenset(o.rstrip("/") for o in policy.allowed_origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan: the MCP session managers start and stop with the app
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        try:
+            scope.setdefault("state", {})["grant"] = self._admit(scope["path"], headers)
+            body = await self._read_body(headers, receive)
+        except RequestRefused as refused:
+            await error_response(scope["path"], refused.status, refused.message, refused.headers)(scope, receive, send)
+            return
+        await self.app(scope, replay(body, receive), send)
+
+    # -- headers ---------------------------------------------------------------------------------
+
+    def _admit(self, path: str, headers: Headers) -> KeyGrant | None:
+        """The request's grant after the Host, Origin and key checks; raises ``RequestRefused``."""
+        host = headers.get("host", "")
+        if not self._host_allowed(host):
+            raise RequestRefused(
+                421,
+                f"host {clip(host)} is not served here (DNS rebinding protection); clients must use a loopback "
+                "name, or the operator adds the name to RETRIEVER_ALLOWED_HOSTS",
+            )
+        origin = headers.get("origin")
+        if origin is not None and not self._origin_allowed(origin):
+            raise RequestRefused(403, f"origin {clip(origin)} is not allowed; add it to RETRIEVER_ALLOWED_ORIGINS")
+        grant = self._grant(headers)
+        if grant is None and path not in OPEN_PATHS:
+            raise RequestRefused(
+                401, "missing or wrong bearer token (Authorization: Bearer <key>)", {"WWW-Authenticate": "Bearer"}
+            )
+        return grant
+
+    def _host_allowed(self, host: str) -> bool:
+        if not host or any(c in host for c in "@/\\?# "):  # a Host is a name and a port, nothing more
+            return False
+        try:
+            name = urlsplit(f"//{host}").hostname or ""
+        except ValueError:  # an unbalanced '[' and the like
+            return False
+        return bool(name) and ("*" in self.hosts or name in self.hosts or _is_loopback(name))
+
+    def _origin_allowed(self, origin: str) -> bool:
+        if origin.rstrip("/") in self.origins:
+            return True
+        try:
+            parts = urlsplit(origin)
+            return parts.scheme in ("http", "https") and _is_loopback(parts.hostname or "")
+        except ValueError:
+            return False
+
+    def _grant(self, headers: Headers) -> KeyGrant | None:
+        if not self.policy.keys.required:
+            return OPEN
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        return self.policy.keys.check(token.strip()) if scheme.lower() == "bearer" else None
+
+    # -- the body --------------------------------------------------------------------------------
+
+    async def _read_body(self, headers: Headers, receive: Receive) -> bytes:
+        """The whole body, read within the size and time limits; raises ``RequestRefused``."""
+        limit = self.policy.max_body_bytes
+        declared = _content_length(headers)
+        if declared is not None and declared > limit:
+            if headers.get("expect", "").lower() != "100-continue":  # else the client waits: nothing to drain
+                await _linger(receive, 0)
+            raise _too_large(limit)
+        chunks: list[bytes] = []
+        try:
+            with anyio.move_on_after(self.policy.body_timeout):
+                await self._collect(receive, chunks)
+                return b"".join(chunks)
+        finally:
+            self.buffered -= sum(map(len, chunks))
+        raise RequestRefused(
+            408,
+            f"the request body did not arrive within {self.policy.body_timeout:g} s; send it faster or smaller",
+            {"Connection": "close"},
+        )
+
+    async def _collect(self, receive: Receive, chunks: list[bytes]) -> None:
+        """Append the body's chunks to ``chunks``, within this request's limit and every request's budget."""
+        limit, size = self.policy.max_body_bytes, 0
+        async for chunk in _chunks(receive):
+            size += len(chunk)
+            if size > limit:
+                await _linger(receive, size)
+                raise _too_large(limit)
+            if self.buffered + len(chunk) > self.budget:
+                # Many slow bodies at once would each hold up to the limit: past the budget, refuse.
+                raise RequestRefused(503, "too many request bodies in flight; retry shortly", {"Connection": "close"})
+            self.buffered += len(chunk)
+            chunks.append(chunk)
+
+
+def _is_loopback(name: str) -> bool:
+    if name.lower() == "localhost" or name.lower().endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _content_length(headers: Headers) -> int | None:
+    value = headers.get("content-length")
+    if value is None:
+        return None
+    if not value.strip().isdigit():
+        raise RequestRefused(400, f"Content-Length {clip(value)} is not a number of bytes", {"Connection": "close"})
+    return int(value)
+
+
+def _too_large(limit: int) -> RequestRefused:
+    return RequestRefused(413, f"request body over {limit:,} bytes; send a smaller body", {"Connection": "close"})
+
+
+async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
+    """The body's chunks as they arrive; stops at the last one or when the client goes away."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        yield bytes(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
+async def _linger(receive: Receive, already: int) -> None:
+    """Read and drop what the client is still sending, briefly, so that the refusal reaches it."""
+    with anyio.move_on_after(_LINGER_SECONDS):
+        async for chunk in _chunks(receive):
+            already += len(chunk)
+            if already > _LINGER_BYTES:
+                return
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that yields the buffered body once, then defers to the server (disconnects)."""
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive_buffered() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return receive_buffered

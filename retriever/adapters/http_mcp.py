@@ -1,0 +1,252 @@
+"""MCP Streamable HTTP for ``retriever serve``: the official SDK's transport, with a thin front.
+
+The SDK serves the protocol: two ``StreamableHTTPSessionManager``s in JSON-response mode over
+one SDK ``Server`` (``build_server`` of the stdio adapter, with an HTTP ``tools/call``):
+
+- a *stateful* one for ``initialize`` and requests carrying ``Mcp-Session-Id``: it issues the
+  session id, answers 404 for an unknown or ended one, ends sessions on ``DELETE``, expires them
+  after ``session_idle`` seconds and refuses more than ``max_sessions`` (503);
+- a *stateless* one for the other requests without a session (``tools/list``, ``ping``,
+  notifications, unknown methods), so no request needs a handshake.
+
+The front (``McpEndpoint``) keeps only what the SDK does not do, each for a reason:
+
+- it validates the JSON-RPC envelope first: the SDK's parser accepts what the guard's strict
+  one refuses, a malformed envelope comes back as -32602 with pydantic's text (JSON-RPC says
+  -32600), and ``{"id": NaN, ...}`` passes as a notification (202, silently dropped);
+- it picks the manager (the SDK serves one mode per manager);
+- it answers a session-less ``tools/call`` (the seed's bare POST, the hot path) itself, with the
+  same checks and codes: through the SDK's stateless path it cost ~1 ms more server CPU per call,
+  ~20% fewer calls/s in ``scripts/bench_server.py``; every other request goes to the SDK;
+- a POST without ``Accept`` is treated as accepting JSON (RFC 9110 §12.5.1: no Accept means any
+  type; the SDK answers 406);
+- ``GET`` answers 405: the server sends nothing unprompted, and in stateless mode the SDK would
+  hold an empty event stream open forever;
+- versions of the sessionless 2026 era are refused with -32022 naming the handshake versions
+  (SDK clients then fall back to ``initialize``): sessions, which give triage a client's earlier
+  prompts, need the handshake's ``Mcp-Session-Id``;
+- with API keys, a session is bound to the key that opened it (the SDK compares
+  ``scope["user"]``): another key gets 404 for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http import check_accept_headers
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from retriever.access import OPEN, KeyGrant
+from retriever.adapters.http_guard import HttpPolicy, clip, parse_json, replay
+from retriever.adapters.mcp_stdio import build_server
+from retriever.errors import RetrieverError
+from retriever.service import MemoryService
+from retriever.tools import UnknownTool
+
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32602, -32603
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+_MAX_ID = 2**53  # ids beyond what every JSON parser keeps exact are refused rather than echoed altered
+
+
+class RpcRefusal(Exception):
+    """A JSON-RPC error the front answers itself, before the SDK sees the request."""
+
+    def __init__(self, code: int, message: str, request_id: Any = None, status: int = 400, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.request_id, self.status, self.data = code, message, request_id, status, data
+
+    def response(self) -> JSONResponse:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return JSONResponse({"jsonrpc": "2.0", "id": self.request_id, "error": error}, status_code=self.status)
+
+
+def check_message(body: bytes) -> dict[str, Any]:
+    """The request as a JSON-RPC 2.0 object, or ``RpcRefusal`` with the standard code for what is wrong."""
+    try:
+        message = parse_json(body)
+    except ValueError as exc:
+        raise RpcRefusal(PARSE_ERROR, f"parse error: {str(exc)[:200]}; send one JSON-RPC object as UTF-8") from None
+    if not isinstance(message, dict):
+        raise RpcRefusal(INVALID_REQUEST, "invalid request: expected one JSON-RPC 2.0 object (batches are not served)")
+    request_id = message.get("id")
+    if "id" in message and not _valid_id(request_id):
+        raise RpcRefusal(
+            INVALID_REQUEST, f"invalid request: id must be a string or an integer, not {_kind(request_id)}"
+        )
+    if message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+        raise RpcRefusal(INVALID_REQUEST, "invalid request: expected a JSON-RPC 2.0 object with a method", request_id)
+    if "params" in message and not isinstance(message["params"], dict):
+        # A well-formed request with bad params gets a normal JSON-RPC answer (HTTP 200), as before.
+        status = 200 if "id" in message else 400
+        problem = f"params must be an object, not {_kind(message['params'])}"
+        raise RpcRefusal(INVALID_PARAMS, problem, request_id, status)
+    return message
+
+
+def _valid_id(value: Any) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, int) and not isinstance(value, bool) and -_MAX_ID <= value <= _MAX_ID
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+async def run_tool(
+    service: MemoryService, name: str, arguments: dict[str, Any], session: str | None, scope: Scope
+) -> dict[str, Any]:
+    """``tools/call`` over HTTP: the service's MCP result; ``MCPError`` for an unknown tool or a server fault.
+
+    A key bound to users scopes session history to itself, so that a ``session_id`` another
+    tenant uses never feeds this tenant's follow-ups (or the reverse).
+    """
+    principal = _principal(scope)
+
+    def call() -> dict[str, Any]:
+        return service.call_tool(name, arguments, handshake_session=session, transport="http", user_id=principal)
+
+    try:
+        # A loaded memory answers in milliseconds of pure CPU: running that on the event loop avoids
+        # the GIL hand-offs of a worker thread. Work that may wait (the first load of a large tree,
+        # an LLM) goes to a worker thread so the loop keeps serving.
+        return call() if service.answers_quickly() else await anyio.to_thread.run_sync(call)
+    except UnknownTool as exc:
+        raise MCPError(INVALID_PARAMS, exc.message) from None
+    except RetrieverError as exc:
+        raise MCPError(INTERNAL_ERROR, exc.message) from None
+
+
+def build_http_server(service: MemoryService) -> Server[Any]:
+    """The stdio adapter's SDK server (tools, instructions), with ``tools/call`` taking the HTTP session."""
+    server = build_server(service)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
+        request = ctx.request
+        session = request.headers.get(SESSION_HEADER) if isinstance(request, Request) else None
+        # The service's dict is already the wire form: the SDK validates it once against the spec's
+        # result model; building a CallToolResult first would walk the ~40 KB result twice more.
+        scope = request.scope if isinstance(request, Request) else {}
+        return await run_tool(service, params.name, params.arguments or {}, session, scope)
+
+    server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+    return server
+
+
+class McpEndpoint:
+    """The ASGI app of the MCP paths (see the module docstring); ``run()`` must enclose serving."""
+
+    def __init__(self, service: MemoryService, policy: HttpPolicy) -> None:
+        self.service = service
+        server = build_http_server(service)
+        common: dict[str, Any] = {"json_response": True, "max_request_body_size": policy.max_body_bytes}
+        self.stateless = StreamableHTTPSessionManager(server, stateless=True, **common)
+        self.sessions = StreamableHTTPSessionManager(
+            server, session_idle_timeout=policy.session_idle, max_sessions=policy.max_sessions, **common
+        )
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        async with self.stateless.run(), self.sessions.run():
+            yield
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        try:
+            app, scope, receive = await self._route(scope, headers, receive)
+        except RpcRefusal as refusal:
+            await refusal.response()(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    async def _route(self, scope: Scope, headers: Headers, receive: Receive) -> tuple[ASGIApp, Scope, Receive]:
+        """What answers this request, with the scope and body to hand it."""
+        version = headers.get(VERSION_HEADER)
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            raise _unsupported(version)
+        if scope["method"] == "DELETE":
+            if SESSION_HEADER not in headers:
+                raise RpcRefusal(INVALID_REQUEST, "DELETE ends a session: send the session's Mcp-Session-Id")
+            return self.sessions.handle_request, _bind_key(scope), receive
+        if scope["method"] != "POST":
+            return Response(status_code=405, headers={"Allow": "POST, DELETE"}), scope, receive
+        body = await Request(scope, receive).body()  # the guard read it within limits; this is a copy
+        message = check_message(body)
+        scope = _accepting_json(scope, headers)
+        if SESSION_HEADER in headers or message["method"] == "initialize":
+            return self.sessions.handle_request, _bind_key(scope), replay(body, receive)
+        if message["method"] == "tools/call" and "id" in message and _plain_json(scope):
+            return await self._answer_call(message, scope), scope, receive
+        return self.stateless.handle_request, scope, replay(body, receive)
+
+    async def _answer_call(self, message: dict[str, Any], scope: Scope) -> Response:
+        """A session-less ``tools/call`` (the seed's bare POST), answered without the SDK's stateless path.
+
+        Measured: that path (a transport, a dispatcher and a task per request, then a validation and
+        three serialisations of the ~40 KB result) cost ~1 ms more server CPU per call, ~20% fewer
+        calls/s in ``scripts/bench_server.py``.  Same checks and answers as the SDK's (-32602 codes).
+        """
+        request_id, params = message["id"], message.get("params") or {}
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+            problem = "tools/call needs params.name (a string) and, optionally, params.arguments (an object)"
+            raise RpcRefusal(INVALID_PARAMS, problem, request_id, status=200)
+        try:
+            result = await run_tool(self.service, name, arguments or {}, None, scope)
+        except MCPError as exc:
+            raise RpcRefusal(exc.code, exc.message, request_id, status=200) from None
+        return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def _plain_json(scope: Scope) -> bool:
+    """A JSON POST that accepts JSON: anything else goes to the SDK, which answers it as it should (400, 406)."""
+    content_type = Headers(scope=scope).get("content-type", "").split(";")[0].strip().lower()
+    return content_type == "application/json" and check_accept_headers(Request(scope))[0]
+
+
+def _unsupported(version: str) -> RpcRefusal:
+    return RpcRefusal(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        f"protocol version {clip(version, 40)} is not served; use the initialize handshake with one of "
+        f"{', '.join(HANDSHAKE_PROTOCOL_VERSIONS)}",
+        data={"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version[:40]},
+    )
+
+
+def _accepting_json(scope: Scope, headers: Headers) -> Scope:
+    if "accept" in headers:
+        return scope
+    return {**scope, "headers": [*scope["headers"], (b"accept", b"application/json")]}
+
+
+def _principal(scope: Scope) -> str | None:
+    """Whose sessions a call reads and writes: a key bound to users has its own; any other shares the server's."""
+    grant = scope.get("state", {}).get("grant")
+    return f"key:{grant.name}" if isinstance(grant, KeyGrant) and not grant.any_user else None
+
+
+def _bind_key(scope: Scope) -> Scope:
+    """With keys configured, name the request's key as its user: the SDK ties sessions to it."""
+    grant = scope.get("state", {}).get("grant")
+    if grant is None or grant is OPEN:
+        return scope
+    return {**scope, "user": AuthenticatedUser(AccessToken(token="", client_id=grant.name, scopes=[]))}

@@ -1,0 +1,183 @@
+"""Connections for ``retriever serve``: uvicorn, plus the connection limits it lacks.
+
+uvicorn closes idle keep-alive connections (``timeout_keep_alive``), but it has no deadline for
+a request's headers, no cap on their size with httptools, and no cap on open connections
+(``limit_concurrency`` answers 503 yet keeps accepting), so half-sent requests pile up until the
+process runs out of file descriptors and even ``/healthz`` fails.  ``GuardedHttpTools`` adds
+those three limits to uvicorn's httptools protocol:
+
+- header deadline: a connection that has not sent a request's headers within ``header_timeout``
+  seconds of connecting (or of the request's first byte) gets 408 and is closed;
+- header size: more than ``max_header_bytes`` of headers gets 431 and is closed;
+- connection cap: past ``max_connections`` open connections, a new one evicts the one idle the
+  longest among those not being answered (half-sent headers, idle keep-alive); when every one is
+  being answered, the new one gets 503 and is closed.  The cap stays below the fd limit.
+
+The body deadline and size limit are the guard's (``http_guard.py``), at the ASGI level.
+``make_server`` builds the uvicorn server ``retriever serve`` and the tests run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+import resource
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import uvicorn
+from starlette.types import ASGIApp
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from retriever.config import Settings
+
+FD_RESERVE = 128  # descriptors kept free for the store, the memory's files and the accept backlog
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """The per-connection limits ``GuardedHttpTools`` enforces."""
+
+    header_timeout: float = 10.0
+    max_connections: int = 1000
+    max_header_bytes: int = 64 * 1024
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ConnectionLimits:
+        return cls(settings.header_timeout_seconds, fit_to_fd_limit(settings.max_connections))
+
+
+def fit_to_fd_limit(wanted: int) -> int:
+    """``wanted``, lowered to leave ``FD_RESERVE`` descriptors under the process's soft limit."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - FD_RESERVE))
+
+
+class GuardedHttpTools(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a header deadline, a header size cap and a connection cap."""
+
+    limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.reading_headers, self.header_bytes = True, 0
+        self.active_at = self.loop.time()
+        self.deadline: asyncio.TimerHandle | None = None
+        self._arm_deadline()
+        self._enforce_cap()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_deadline()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        self.active_at = self.loop.time()
+        if self.reading_headers:
+            self.header_bytes += len(data)
+        super().data_received(data)
+        if self.reading_headers and self.header_bytes > self.limits.max_header_bytes:
+            self.refuse(431, f"request headers over {self.limits.max_header_bytes:,} bytes")
+
+    # -- parser callbacks ------------------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.reading_headers = True
+        self._arm_deadline()
+
+    def on_headers_complete(self) -> None:
+        self.reading_headers, self.header_bytes = False, 0
+        self._disarm_deadline()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        # What arrives next starts the next request's headers; until its first byte, idling is
+        # uvicorn's keep-alive timeout's business, so the deadline is armed in on_message_begin.
+        self.reading_headers, self.header_bytes = True, 0
+
+    # -- limits ----------------------------------------------------------------------------------
+
+    def _arm_deadline(self) -> None:
+        if self.deadline is None:
+            self.deadline = self.loop.call_later(self.limits.header_timeout, self._deadline_passed)
+
+    def _disarm_deadline(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _deadline_passed(self) -> None:
+        self.deadline = None
+        if self.reading_headers:
+            self.refuse(408, f"request headers not received within {self.limits.header_timeout:g} s")
+
+    def evictable(self) -> bool:
+        """Open, and not being answered: waiting for headers, or idle between requests."""
+        busy = self.cycle is not None and not self.cycle.response_complete
+        return self.reading_headers and not busy and not self.transport.is_closing()
+
+    def _enforce_cap(self) -> None:
+        open_ones = [c for c in self.connections if isinstance(c, GuardedHttpTools) and not c.transport.is_closing()]
+        if len(open_ones) <= self.limits.max_connections:
+            return
+        candidates = [c for c in open_ones if c is not self and c.evictable()]
+        if candidates:
+            min(candidates, key=lambda c: c.active_at).transport.close()
+        else:
+            self.refuse(503, "too many open connections; retry shortly")
+
+    def refuse(self, status: int, message: str) -> None:
+        """Answer ``status`` with a short text (unless a response is under way) and close."""
+        if self.transport.is_closing():
+            return
+        if self.cycle is None or self.cycle.response_complete:
+            body = message.encode()
+            head = (
+                f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+            )
+            self.transport.write(head.encode() + body)
+        self.transport.close()
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that calls ``on_ready`` once its sockets accept connections."""
+
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self.on_ready = on_ready
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self.on_ready is not None:
+            self.on_ready()
+
+
+def make_server(
+    app: ASGIApp,
+    settings: Settings,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    on_ready: Callable[[], None] | None = None,
+) -> uvicorn.Server:
+    """The uvicorn server for ``app``: guarded connections, lifespan on, logging left to the caller."""
+    limits = ConnectionLimits.from_settings(settings)
+    protocol = type("GuardedHttpTools", (GuardedHttpTools,), {"limits": limits})
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=protocol,
+        ws="none",
+        lifespan="on",
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=settings.keep_alive_seconds,
+    )
+    return _Server(config, on_ready)

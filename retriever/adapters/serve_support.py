@@ -1,0 +1,81 @@
+"""What ``retriever serve`` decides before it serves: exposure, the socket, its URL, and logging.
+
+Kept apart from the click command so that each decision is a small function with a contract.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import sys
+
+import click
+
+from retriever.config import mask_url
+
+EXIT_USAGE = 2
+_WILDCARDS = frozenset({"", "0.0.0.0", "::"})
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_refusal(host: str, has_keys: bool, insecure: bool) -> str | None:
+    """Why serving on ``host`` is refused (None: allowed): a non-loopback host needs a key or ``--insecure``."""
+    if is_loopback(host) or has_keys or insecure:
+        return None
+    return (
+        f"Error: refusing to serve on {host} without an API key: anyone who can reach it could read the whole "
+        "memory and the request log. Set RETRIEVER_API_KEY (or RETRIEVER_API_KEYS), bind 127.0.0.1, or pass "
+        "--insecure if the network is trusted."
+    )
+
+
+def bound_host_names(host: str) -> tuple[str, ...]:
+    """Host names to allow besides loopback ones: the address bound, unless it is a wildcard."""
+    return () if host in _WILDCARDS or is_loopback(host) else (host,)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A bound TCP socket (uvicorn listens on it); exits 2 with a clear message when the address is taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on such sockets; without it every reply waits ~40 ms.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        click.echo(f"Error: cannot listen on {host}:{port}: {exc.strerror}; choose another --host or --port", err=True)
+        sys.exit(EXIT_USAGE)
+    return sock
+
+
+def mcp_url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/v1/mcp/memory"
+
+
+class MaskCredentials(logging.Filter):
+    """Masks URL passwords in every record a handler writes (a Redis URL in a warning, say)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = mask_url(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = mask_url(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+def configure_logging() -> None:
+    """Warnings and errors to stderr, uvicorn's included, with credentials masked."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(MaskCredentials())

@@ -1,0 +1,38 @@
+"""Settings helpers: masking credentials in URLs before they are printed or logged."""
+
+from __future__ import annotations
+
+import pytest
+
+from retriever.config import Settings, mask_url
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        (
+            "cannot reach Redis at redis://user:hunter2@127.0.0.1:6379/0: refused",
+            "cannot reach Redis at redis://user:***@127.0.0.1:6379/0: refused",
+        ),
+        ("redis://:hunter2@cache:6379/0", "redis://***@cache:6379/0"),
+        ("rediss://hunter2@cache", "rediss://***@cache"),  # a bare token is a secret too
+        ("redis://u:p@ss:w@rd@host/0 and a@b", "redis://u:***@host/0 and a@b"),
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+        ("no url here: a@b.c", "no url here: a@b.c"),
+    ],
+)
+def test_mask_url_hides_passwords_and_keeps_the_rest(text: str, masked: str) -> None:
+    assert mask_url(text) == masked
+
+
+def test_http_limits_are_read_from_the_environment() -> None:
+    settings = Settings.from_env(
+        {
+            "RETRIEVER_ALLOWED_HOSTS": "a.example, b.example",
+            "RETRIEVER_MAX_BODY_BYTES": "2048",
+            "RETRIEVER_HEADER_TIMEOUT_SECONDS": "2.5",
+            "RETRIEVER_MAX_SESSIONS": "7",
+        }
+    )
+    assert settings.allowed_hosts == ("a.example", "b.example")
+    assert (settings.max_body_bytes, settings.header_timeout_seconds, settings.max_sessions) == (2048, 2.5, 7)

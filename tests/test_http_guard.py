@@ -1,0 +1,186 @@
+"""The guard every request passes: Host, keys and their users, body limits, user headers (real loopback server)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import TreeFactory, raw_connection, read_until_closed, serving
+from fixtures import ACME
+
+from retriever import Retriever, Settings
+from retriever.service import MemoryService
+from retriever.store_sqlite import SQLiteStore
+
+OWN = {"notes/mine.md": "# My notes\n\nMy on-call week starts on Monday 7 December.\n"}
+QUERY = {"query": "When does my on-call week start?", "agent_id": "agent_1"}
+USERS = ("u-42", "u-7", "олена")
+
+
+@pytest.fixture
+def service(make_tree: TreeFactory, tmp_path: Path) -> Iterator[MemoryService]:
+    users = tmp_path / "users"
+    for user in USERS:
+        for rel, text in OWN.items():
+            (users / user / rel).parent.mkdir(parents=True, exist_ok=True)
+            (users / user / rel).write_text(text.replace("Monday", f"Monday ({user})"))
+    settings = Settings.from_env(user_trees=users)
+    running = MemoryService(Retriever(make_tree(ACME), settings), SQLiteStore(tmp_path / "s.sqlite"), watch=False)
+    _ = running.retriever.memory
+    yield running
+    running.close()
+
+
+@pytest.fixture
+def base(service: MemoryService) -> Iterator[str]:
+    with serving(service) as url:
+        yield url
+
+
+def _retrieve(base: str, headers: dict[str, str | bytes] | None = None, body: object = QUERY) -> httpx.Response:
+    return httpx.post(f"{base}/memories/retrieve", json=body, headers=headers or {}, timeout=30)
+
+
+def _own_facts(response: httpx.Response) -> list[str]:
+    return [f for f in response.json()["context"]["data"]["facts"] if "on-call week" in f]
+
+
+# -- Host: DNS rebinding ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v1/dev/mcp-requests"),
+        ("GET", "/healthz"),
+        ("POST", "/memories/retrieve"),
+        ("POST", "/v1/mcp/memory"),
+        ("DELETE", "/v1/mcp/memory"),
+        ("GET", "/no-such-route"),
+    ],
+)
+def test_a_foreign_host_is_refused_on_every_route(base: str, method: str, path: str) -> None:
+    port = base.rsplit(":", 1)[1]
+    response = httpx.request(method, f"{base}{path}", headers={"Host": f"rebind.evil.example:{port}"}, json={})
+    assert response.status_code == 421
+    assert "RETRIEVER_ALLOWED_HOSTS" in response.text
+    assert "requests" not in response.json()
+
+
+def test_loopback_names_and_listed_hosts_are_served(service: MemoryService) -> None:
+    with serving(service, allowed_hosts="memory.internal, Other.Example") as url:
+        port = url.rsplit(":", 1)[1]
+        for host in ("localhost", "127.0.0.1", "[::1]", "memory.internal", "MEMORY.INTERNAL", "other.example"):
+            assert httpx.get(f"{url}/healthz", headers={"Host": f"{host}:{port}"}).status_code == 200, host
+        for foreign in ("memory.internal.evil:1", "evil@127.0.0.1", "127.0.0.1.evil.example"):
+            assert httpx.get(f"{url}/healthz", headers={"Host": foreign}).status_code == 421, foreign
+
+
+# -- bodies: limits while reading ---------------------------------------------------------------------
+
+
+def test_a_declared_oversized_body_is_refused_before_it_is_sent(base: str) -> None:
+    head = (
+        "POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: 52428800\r\n"
+    )
+    for expect in ("", "Expect: 100-continue\r\n"):
+        sock = raw_connection(base, f"{head}{expect}\r\n".encode() + b'{"query": "xxxx')
+        answer = read_until_closed(sock)  # before: the server waited for all 50 MB (socket.timeout here)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+        assert b"request body over 1,000,000 bytes" in answer
+
+
+def test_a_big_query_is_refused_with_a_short_413_not_echoed_in_a_422(base: str) -> None:
+    response = _retrieve(base, body={**QUERY, "query": "x" * 2_000_000})
+    assert response.status_code == 413  # before: a 422 echoing the whole query
+    assert len(response.content) < 300
+
+
+def test_a_streamed_body_is_cut_at_the_limit(base: str) -> None:
+    chunks = (b"x" * 65536 for _ in range(20))  # no Content-Length: chunked, 1.3 MB
+    response = httpx.post(f"{base}/v1/mcp/memory", content=chunks, headers={"Content-Type": "application/json"})
+    assert response.status_code == 413
+    assert response.json()["error"]["message"] == "request body over 1,000,000 bytes; send a smaller body"
+
+
+def test_a_body_sent_too_slowly_answers_408(service: MemoryService) -> None:
+    with serving(service, body_timeout_seconds=0.5) as url:
+        head = b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n"
+        sock = raw_connection(url, head + b'{"query": ')
+        answer = read_until_closed(sock)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:100]
+
+
+def test_many_slow_bodies_at_once_are_capped_by_a_shared_budget(service: MemoryService) -> None:
+    # Each body stays under the 1,000-byte limit, but 20 of them held at once pass the 16 KB budget.
+    with serving(service, max_body_bytes=1000, body_timeout_seconds=1.0) as url:
+        head = b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n"
+        held = [raw_connection(url, head + b" " * 900) for _ in range(20)]
+        answers = [read_until_closed(sock)[:12] for sock in held]
+        for sock in held:
+            sock.close()
+        assert answers.count(b"HTTP/1.1 503") >= 3  # at most 17 bodies of 900 bytes fit in 16,000
+        assert answers.count(b"HTTP/1.1 503") + answers.count(b"HTTP/1.1 408") == 20
+        assert httpx.get(f"{url}/healthz").status_code == 200
+
+
+# -- keys, users and what unauthenticated callers see ----------------------------------------------
+
+
+def test_healthz_without_a_valid_key_reports_only_readiness(service: MemoryService) -> None:
+    with serving(service, api_key="s3cret-key") as url:
+        bare = httpx.get(f"{url}/healthz")
+        assert bare.status_code == 200
+        assert bare.json() == {"memory_ready": True, "readiness_state": "ready_sparse"}  # before: also the root path
+        wrong = httpx.get(f"{url}/healthz", headers={"Authorization": "Bearer nope"}).json()
+        assert "root" not in wrong
+        full = httpx.get(f"{url}/healthz", headers={"Authorization": "Bearer s3cret-key"}).json()
+        assert full["root"] == str(service.retriever.root.resolve()) and full["files"] == 8
+
+
+def test_a_key_bound_to_users_reads_only_their_trees(service: MemoryService) -> None:
+    with serving(service, api_keys="tenant-key-42=u-42|u-43,admin-key-000=*") as url:
+        tenant, admin = {"Authorization": "Bearer tenant-key-42"}, {"Authorization": "Bearer admin-key-000"}
+        own = _retrieve(url, {**tenant, "X-External-User-Id": "u-42"})
+        assert own.status_code == 200 and _own_facts(own) == ["My on-call week starts on Monday (u-42) 7 December."]
+        assert _retrieve(url, {**tenant, "X-External-User-Id": "u-7"}).status_code == 403
+        assert _retrieve(url, {**tenant, "X-On-Behalf-Of": "u-7"}).status_code == 403
+        assert _retrieve(url, tenant).status_code == 403  # a tenant key must name one of its users
+        assert _own_facts(_retrieve(url, {**admin, "X-External-User-Id": "u-7"})) == [
+            "My on-call week starts on Monday (u-7) 7 December."
+        ]
+        assert httpx.get(f"{url}/v1/dev/mcp-requests", headers=tenant).status_code == 403  # every user's log
+        assert httpx.get(f"{url}/v1/dev/mcp-requests", headers=admin).status_code == 200
+        assert _retrieve(url, {"X-External-User-Id": "u-42"}).status_code == 401
+
+
+# -- user headers --------------------------------------------------------------------------------
+
+
+def test_a_utf8_user_header_reaches_that_users_tree(base: str) -> None:
+    response = _retrieve(base, {"X-External-User-Id": "олена".encode()})
+    assert response.status_code == 200
+    assert _own_facts(response) == ["My on-call week starts on Monday (олена) 7 December."]
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "kind"),
+    [
+        ("X-External-User-Id", b"\xff\xfeuser", "header_not_utf8"),
+        ("X-On-Behalf-Of", b"caf\xe9", "header_not_utf8"),
+        ("X-External-User-Id", b"u" * 5000, "string_too_long"),  # before: 200 with -32603 (file name too long)
+    ],
+)
+def test_a_bad_user_header_is_a_422_naming_the_header(base: str, header: str, value: bytes, kind: str) -> None:
+    response = _retrieve(base, {header: value})
+    assert response.status_code == 422
+    (detail,) = response.json()["detail"]
+    assert detail["loc"] == ["header", header] and detail["type"] == kind
+    assert header in detail["msg"]
+    assert len(json.dumps(detail)) < 400

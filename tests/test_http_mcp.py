@@ -1,0 +1,198 @@
+"""MCP over HTTP through the SDK's transport: client mistakes, sessions, versions, over a real loopback server."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from conftest import TreeFactory, serving, wait_until
+from fixtures import ACME
+
+from retriever import Retriever, Settings
+from retriever.service import MemoryService
+from retriever.store_sqlite import SQLiteStore
+
+CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "retrieve_memory", "arguments": {"prompt": "How many sick days do employees earn?"}},
+}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+@pytest.fixture
+def service(make_tree: TreeFactory, tmp_path: Path) -> Iterator[MemoryService]:
+    running = MemoryService(
+        Retriever(make_tree(ACME), Settings.from_env()), SQLiteStore(tmp_path / "s.sqlite"), watch=False
+    )
+    _ = running.retriever.memory
+    yield running
+    running.close()
+
+
+@pytest.fixture
+def mcp(service: MemoryService) -> Iterator[str]:
+    with serving(service) as url:
+        yield f"{url}/v1/mcp/memory"
+
+
+def _post(url: str, body: Any, headers: dict[str, str] | None = None) -> httpx.Response:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(url, content=content, headers={"Content-Type": "application/json", **(headers or {})}, timeout=30)
+
+
+def _session(url: str, headers: dict[str, str] | None = None) -> str:
+    opened = _post(url, INIT, headers)
+    assert opened.status_code == 200, opened.text
+    session = opened.headers["mcp-session-id"]
+    assert (
+        _post(
+            url,
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {**(headers or {}), "Mcp-Session-Id": session},
+        ).status_code
+        == 202
+    )
+    return session
+
+
+# -- client mistakes are client errors, never -32603 --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"[" * 200_000 + b"]" * 200_000, -32700),  # Python's json raised RecursionError: -32603 before
+        (b'{"jsonrpc": "2.0", "id": NaN, "method": "tools/list"}', -32700),  # NaN is not JSON
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": Infinity}}', -32700),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": 1e999}}', -32700),  # overflows to inf
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "retrieve_memory", '
+            b'"arguments": {"prompt": "\\ud800 lone"}}}',
+            -32700,
+        ),  # a lone surrogate cannot be stored or sent back
+        (b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": null, "method": "tools/list"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 9007199254740993, "method": "tools/list"}', -32600),
+        (b'\xff\xfe{"jsonrpc": "2.0"}', -32700),
+    ],
+)
+def test_client_mistakes_answer_400_with_the_standard_code(mcp: str, body: bytes, code: int) -> None:
+    response = _post(mcp, body)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == code
+    assert len(error["message"]) < 300
+
+
+def test_a_bare_post_without_an_accept_header_answers_json(mcp: str) -> None:
+    # RFC 9110: no Accept means any type. httpx and curl send "Accept: */*", so use http.client.
+    parts = urlsplit(mcp)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+    body = json.dumps(CALL).encode()
+    connection.putrequest("POST", parts.path, skip_accept_encoding=True)
+    connection.putheader("Content-Type", "application/json")
+    connection.putheader("Content-Length", str(len(body)))
+    connection.endheaders(body)
+    response = connection.getresponse()
+    assert response.status == 200
+    assert json.loads(response.read())["result"]["isError"] is False
+    connection.close()
+
+
+def test_delete_without_a_session_id_is_a_clear_400(mcp: str) -> None:
+    response = httpx.delete(mcp)
+    assert response.status_code == 400
+    assert "Mcp-Session-Id" in response.json()["error"]["message"]
+
+
+def test_the_sessionless_2026_era_is_refused_with_the_handshake_versions(mcp: str) -> None:
+    probe = {"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}}
+    response = _post(mcp, probe, {"MCP-Protocol-Version": "2026-07-28"})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32022
+    assert error["data"] == {
+        "supported": ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"],
+        "requested": "2026-07-28",
+    }
+
+
+def test_the_short_mcp_path_serves_the_same_endpoint(service: MemoryService) -> None:
+    with serving(service) as url:
+        assert _post(f"{url}/mcp", CALL).json()["result"]["isError"] is False
+
+
+# -- sessions ----------------------------------------------------------------------------------
+
+
+def test_a_follow_up_with_only_the_handshake_session_is_rewritten_from_its_history(mcp: str) -> None:
+    session = _session(mcp)
+    first = {**CALL, "params": {"name": "retrieve_memory", "arguments": {"prompt": "billing migration project"}}}
+    assert _post(mcp, first, {"Mcp-Session-Id": session}).json()["result"]["isError"] is False
+    follow = {**CALL, "id": 2, "params": {"name": "retrieve_memory", "arguments": {"prompt": "and who owns it?"}}}
+    content = _post(mcp, follow, {"Mcp-Session-Id": session}).json()["result"]["structuredContent"]
+    assert content["diagnostics"]["session_id"] == session
+    assert content["triage"]["rewritten_query"] == "and who owns it? (context: billing migration project)"
+    bare = _post(mcp, follow).json()["result"]["structuredContent"]  # no session: nothing to rewrite from
+    assert bare["triage"]["rewritten_query"] == "and who owns it?"
+
+
+def test_an_idle_session_expires_and_then_answers_404(service: MemoryService) -> None:
+    with serving(service, session_idle_seconds=0.3) as url:
+        mcp = f"{url}/v1/mcp/memory"
+        session = _session(mcp)
+        assert _post(mcp, CALL, {"Mcp-Session-Id": session}).status_code == 200
+        # Every poll is a request that restarts the idle clock, so polls come further apart than the timeout.
+        expired = lambda: _post(mcp, CALL, {"Mcp-Session-Id": session}).status_code == 404  # noqa: E731
+        assert wait_until(expired, timeout=10, interval=1.0)
+
+
+def test_sessions_past_the_cap_are_refused_with_503(service: MemoryService) -> None:
+    with serving(service, max_sessions=2) as url:
+        mcp = f"{url}/v1/mcp/memory"
+        first = _session(mcp)
+        _session(mcp)
+        refused = _post(mcp, INIT)
+        assert refused.status_code == 503
+        assert httpx.delete(mcp, headers={"Mcp-Session-Id": first}).status_code == 200
+        assert _post(mcp, INIT).status_code == 200  # ending a session makes room
+
+
+def test_a_session_answers_only_the_key_that_opened_it(service: MemoryService) -> None:
+    with serving(service, api_keys="key-a-0123456789=*,key-b-0123456789=*") as url:
+        mcp = f"{url}/v1/mcp/memory"
+        a, b = {"Authorization": "Bearer key-a-0123456789"}, {"Authorization": "Bearer key-b-0123456789"}
+        session = _session(mcp, a)
+        assert _post(mcp, CALL, {**a, "Mcp-Session-Id": session}).status_code == 200
+        assert _post(mcp, CALL, {**b, "Mcp-Session-Id": session}).status_code == 404
+
+
+def test_a_key_bound_to_users_has_its_own_sessions_even_under_a_shared_session_id(service: MemoryService) -> None:
+    def ask(url: str, key: str, prompt: str) -> dict[str, Any]:
+        arguments = {"prompt": prompt, "session_id": "shared-1"}
+        call = {**CALL, "params": {"name": "retrieve_memory", "arguments": arguments}}
+        reply = _post(url, call, {"Authorization": f"Bearer {key}"})
+        assert reply.status_code == 200, reply.text
+        content: dict[str, Any] = reply.json()["result"]["structuredContent"]
+        return content
+
+    with serving(service, api_keys="tenant-a-key=alice,tenant-b-key=bob") as url:
+        mcp = f"{url}/v1/mcp/memory"
+        ask(mcp, "tenant-a-key", "billing migration project")
+        other = ask(mcp, "tenant-b-key", "and who owns it?")
+        assert other["triage"]["rewritten_query"] == "and who owns it?"  # tenant A's question never reaches B
+        own = ask(mcp, "tenant-a-key", "and who owns it?")
+        assert own["triage"]["rewritten_query"] == "and who owns it? (context: billing migration project)"

@@ -1,0 +1,109 @@
+"""Connection limits of ``retriever serve``: half-sent requests, the connection cap, header size (real sockets)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import TreeFactory, raw_connection, read_until_closed, serving, wait_until
+from fixtures import ACME
+
+from retriever import Retriever, Settings
+from retriever.adapters.http_server import FD_RESERVE, fit_to_fd_limit
+from retriever.service import MemoryService
+from retriever.store_sqlite import SQLiteStore
+
+HALF_SENT = b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl"
+
+
+@pytest.fixture
+def service(make_tree: TreeFactory, tmp_path: Path) -> Iterator[MemoryService]:
+    running = MemoryService(
+        Retriever(make_tree(ACME), Settings.from_env()), SQLiteStore(tmp_path / "s.sqlite"), watch=False
+    )
+    _ = running.retriever.memory
+    yield running
+    running.close()
+
+
+def _healthz_within(url: str, seconds: float) -> float:
+    began = time.monotonic()
+    assert httpx.get(f"{url}/healthz", timeout=seconds).status_code == 200
+    return time.monotonic() - began
+
+
+def _closed(sock: socket.socket) -> bool:
+    """True when the server has closed ``sock`` (anything it sent first is read and dropped)."""
+    sock.settimeout(0.0)
+    try:
+        while sock.recv(65536):
+            pass
+        return True
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def test_half_sent_requests_are_closed_after_the_header_timeout_and_healthz_still_answers(
+    service: MemoryService,
+) -> None:
+    with serving(service, header_timeout_seconds=1.0) as url:
+        held = [raw_connection(url, HALF_SENT) for _ in range(100)]
+        assert _healthz_within(url, 5.0) < 5.0
+        try:
+            answers = [read_until_closed(sock) for sock in held]  # before: held open for ever (socket.timeout)
+        finally:
+            for sock in held:
+                sock.close()
+        assert all(a.startswith(b"HTTP/1.1 408") for a in answers), {a[:40] for a in answers}
+
+
+def test_a_client_that_never_sends_a_byte_is_closed_too(service: MemoryService) -> None:
+    with serving(service, header_timeout_seconds=0.5) as url:
+        sock = raw_connection(url)
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 408")
+        sock.close()
+
+
+def test_past_the_connection_cap_the_longest_waiting_connection_makes_room(service: MemoryService) -> None:
+    with serving(service, max_connections=20, header_timeout_seconds=60) as url:
+        held = [raw_connection(url, HALF_SENT) for _ in range(40)]
+        try:
+            assert _healthz_within(url, 5.0) < 5.0  # before: no cap; at the fd limit this failed
+            wait_until(lambda: sum(_closed(s) for s in held) >= 21, timeout=10)
+            closed = [_closed(s) for s in held]
+        finally:
+            for sock in held:
+                sock.close()
+        assert sum(closed) >= 21  # 40 half-sent + /healthz's connection, 20 kept
+        # Eviction goes by last activity, which follows the order of connecting only roughly.
+        assert sum(closed[:20]) > sum(closed[20:])
+
+
+def test_oversized_headers_are_refused_with_431(service: MemoryService) -> None:
+    with serving(service) as url:
+        sock = raw_connection(url, HALF_SENT + b"\r\nX-Padding: " + b"a" * 100_000)
+        answer = read_until_closed(sock)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:60]
+        assert _healthz_within(url, 5.0) < 5.0
+
+
+def test_keep_alive_connections_serve_many_requests(service: MemoryService) -> None:
+    with serving(service, header_timeout_seconds=0.5) as url, httpx.Client() as client:
+        for _ in range(3):
+            assert client.get(f"{url}/healthz").status_code == 200
+
+
+def test_the_connection_cap_stays_under_the_file_descriptor_limit() -> None:
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert fit_to_fd_limit(10) == 10
+    if soft != resource.RLIM_INFINITY:
+        assert fit_to_fd_limit(10**9) == soft - FD_RESERVE
