@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from retriever.config import Settings
-from retriever.context import Context, Run
 from retriever.errors import MemoryNotFound, RetrieverError
-from retriever.guided import LLMRun
-from retriever.index import Params
-from retriever.llm import LLMClient
-from retriever.memory import Memory, Progress
-from retriever.pipeline import execute, new_run
-from retriever.results import Fact
+from retriever.llm.client import LLMClient
+from retriever.llm.guided import LLMRun
+from retriever.memory.index import Params
+from retriever.memory.memory import Memory, Progress
+from retriever.pipeline.context import Context, Run
+from retriever.pipeline.pipeline import execute, new_run
+from retriever.pipeline.results import Fact
 
 DEFAULT_ROOT = "company_context"
 

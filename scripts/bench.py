@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from retriever import Retriever, Settings
-from retriever.memory import Memory
+from retriever.memory.memory import Memory
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTIONS = [
@@ -129,7 +129,7 @@ def rank_bm25_query_ms(memory: Memory) -> tuple[float, float]:
     """(build seconds, median query ms) of plain rank-bm25 over the same sections, for comparison."""
     from rank_bm25 import BM25Okapi
 
-    from retriever import analyzer
+    from retriever.text import analyzer
 
     began = time.perf_counter()
     corpus = []
@@ -148,7 +148,7 @@ def rank_bm25_query_ms(memory: Memory) -> tuple[float, float]:
 
 def provenance_times(tree: Path, memory: Memory) -> dict[str, float]:
     """Commit the tree, then time git provenance: one batched ``git log`` cold, then from the cache."""
-    from retriever import gitinfo
+    from retriever.memory import gitinfo
 
     env = {
         **os.environ,

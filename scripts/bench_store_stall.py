@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from retriever import Retriever, Settings
-from retriever.service import MemoryService
-from retriever.store import StoreUnavailable
-from retriever.store_redis import RedisStore
-from retriever.store_sqlite import SQLiteStore
+from retriever.service.service import MemoryService
+from retriever.service.stores.base import StoreUnavailable
+from retriever.service.stores.redis import RedisStore
+from retriever.service.stores.sqlite import SQLiteStore
 
 PROMPTS = [
     "Who are our main enterprise clients and which accounts have the highest recurring revenue?",

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rank_bm25 import BM25Okapi
 
 from retriever import Retriever, Settings
-from retriever.index import Params
-from retriever.markup import normalize_heading
+from retriever.memory.index import Params
+from retriever.text.markup import normalize_heading
 
 ANSWERABLE = ("lookup", "paraphrase", "people", "multi")
 REPO = Path(__file__).resolve().parent.parent
@@ -113,14 +113,14 @@ def retriever_system(
 
 
 def _bm25_words(text: str) -> list[str]:
-    from retriever.stopwords import ENGLISH
+    from retriever.text.stopwords import ENGLISH
 
     return [w for w in re.findall(r"\w+", text.lower()) if w not in ENGLISH]
 
 
 def _bm25_index(root: Path, state_dir: Path, unit: str) -> tuple[BM25Okapi, list[tuple[str, str | None]]]:
     """rank-bm25 over a corpus's heading sections, or over its whole files (keys without a heading)."""
-    from retriever.memory import Memory
+    from retriever.memory.memory import Memory
 
     memory = Memory.open(root, Settings(state_dir=state_dir))
     keys: list[tuple[str, str | None]] = []

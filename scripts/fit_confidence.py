@@ -6,10 +6,10 @@
 
 Each row of ``eval/answerability.jsonl`` names a question (by id in ``../shared/eval/*.jsonl``, or
 its text) and the corpus it is asked of (a folder under ``--corpus``, or ``company_context``).
-The retriever answers it offline; the features of ``retriever.confidence.FEATURES`` are read off
+The retriever answers it offline; the features of ``retriever.pipeline.confidence.FEATURES`` are read off
 the retrieval; a logistic regression (numpy, L2) is fitted on the rows marked ``fit``; AUC,
 expected calibration error and the coverage bands are printed for the ``heldout`` rows; and
-the coefficients replace the ``MODEL`` block of ``retriever/confidence.py``.
+the coefficients replace the ``MODEL`` block of ``retriever/pipeline/confidence.py``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from retriever import Retriever, Settings, confidence
+from retriever import Retriever, Settings
+from retriever.pipeline import confidence
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -181,7 +182,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpora")
     parser.add_argument("--labels", type=Path, default=REPO / "eval" / "answerability.jsonl")
     parser.add_argument("--eval-dir", type=Path, help="folder of dev/qmsum questions (default: CORPUS/../eval)")
-    parser.add_argument("--model-file", type=Path, default=REPO / "retriever" / "confidence.py")
+    parser.add_argument("--model-file", type=Path, default=REPO / "retriever" / "pipeline" / "confidence.py")
     parser.add_argument("--dry-run", action="store_true", help="fit and report; do not rewrite the model")
     args = parser.parse_args(argv)
     args.eval_dir = args.eval_dir or args.corpus.parent / "eval"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure how the summary grounding check (``retriever.guided.summary_problem``) judges real summaries.
+"""Measure how the summary grounding check (``retriever.llm.guided.summary_problem``) judges real summaries.
 
     python scripts/summary_grounding.py [--corpus ../shared/corpora] [--data scripts/summary_grounding.jsonl]
 
@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from retriever import Retriever
-from retriever.assemble import SUMMARY_FACTS
-from retriever.guided import SUMMARY_NEW_SHARE, summary_new_share, summary_problem
+from retriever.llm.guided import SUMMARY_NEW_SHARE, summary_new_share, summary_problem
+from retriever.pipeline.assemble import SUMMARY_FACTS
 
 REPO = Path(__file__).resolve().parent.parent
 

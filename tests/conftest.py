@@ -182,7 +182,7 @@ def validate_shared(instance: Any, schema_name: str) -> None:
 
 def validate_tool_result(result: dict[str, Any]) -> None:
     """A ``retrieve_memory`` result: our own models, then seed 000's schemas."""
-    from retriever.contracts import ErrorContent, StructuredContent
+    from retriever.pipeline.contracts import ErrorContent, StructuredContent
 
     (ErrorContent if result["isError"] else StructuredContent).model_validate(result["structuredContent"])
     validate_shared(result, "mcp_tool_result.schema.json")

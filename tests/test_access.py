@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from retriever import Settings
-from retriever.access import OPEN, load_api_keys
 from retriever.errors import ConfigError
+from retriever.service.access import OPEN, load_api_keys
 
 
 def test_inline_bindings_map_each_key_to_its_users_or_any() -> None:

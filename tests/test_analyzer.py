@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retriever.analyzer import normalize, raw_words, stem, terms
+from retriever.text.analyzer import normalize, raw_words, stem, terms
 
 
 def test_approval_and_approve_meet_on_one_stem() -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from conftest import TreeFactory
 from fixtures import ACME
 
-from retriever import Retriever, confidence
-from retriever.assemble import summarize
-from retriever.results import Fact
+from retriever import Retriever
+from retriever.pipeline import confidence
+from retriever.pipeline.assemble import summarize
+from retriever.pipeline.results import Fact
 
 
 def test_coverage_label_is_read_off_the_answerability_estimate(make_tree: TreeFactory) -> None:

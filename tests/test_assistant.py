@@ -7,8 +7,8 @@ from conftest import TreeFactory
 from fixtures import ASSISTANT
 
 from retriever import Settings
-from retriever.assistant import get_memory, load
-from retriever.memory import Memory
+from retriever.compat.assistant import get_memory, load
+from retriever.memory.memory import Memory
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from fixtures import ACME
 
-from retriever import analyzer
-from retriever.cache import FORMAT, DocInfo, FileRow, IndexCache, IndexState
-from retriever.index import Params, SectionIndex, analyze_document
-from retriever.models import Document, Fingerprint
-from retriever.parser import parse_document
+from retriever.memory.cache import FORMAT, DocInfo, FileRow, IndexCache, IndexState
+from retriever.memory.index import Params, SectionIndex, analyze_document
+from retriever.text import analyzer
+from retriever.text.models import Document, Fingerprint
+from retriever.text.parser import parse_document
 
 GLOSSARY = """---
 title: Glossary

@@ -10,11 +10,11 @@ from click.testing import CliRunner
 from conftest import COMPANY_CONTEXT, TreeFactory
 
 from retriever.adapters.cli import cli
-from retriever.check import Finding, check
-from retriever.check_config import CheckConfig, load_config
 from retriever.config import Settings
 from retriever.errors import ConfigError
-from retriever.memory import Memory
+from retriever.lint.check import Finding, check
+from retriever.lint.config import CheckConfig, load_config
+from retriever.memory.memory import Memory
 
 PERSON = """\
 ---

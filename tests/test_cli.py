@@ -144,8 +144,8 @@ def test_version_and_help_need_no_memory(runner: CliRunner) -> None:
 
 def test_requests_prints_the_request_log_newest_first(runner: CliRunner, root: Path) -> None:
     from retriever import Retriever, Settings
-    from retriever.service import MemoryService
-    from retriever.store import open_store
+    from retriever.service.service import MemoryService
+    from retriever.service.stores import open_store
 
     service = MemoryService(Retriever(root, Settings.from_env()), open_store(Settings.from_env()), watch=False)
     service.call_tool("retrieve_memory", {"prompt": "How many sick days?", "session_id": "cli"})

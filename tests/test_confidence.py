@@ -18,7 +18,8 @@ from fixtures import ACME
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever import Retriever, confidence
+from retriever import Retriever
+from retriever.pipeline import confidence
 
 # A handbook where "request" and "time" occur together in sections about other things, and the
 # paid-time-off page says "PTO" and "days off": the shape of the "How do I request time off?".
@@ -121,7 +122,7 @@ def _acme(factory: pytest.TempPathFactory) -> Retriever:
 
 
 def test_write_model_replaces_only_the_model_block(tmp_path: Path) -> None:
-    source = REPO / "retriever" / "confidence.py"
+    source = REPO / "retriever" / "pipeline" / "confidence.py"
     copy = tmp_path / "confidence.py"
     shutil.copy(source, copy)
     model = confidence.Model(intercept=-1.5, weights={"top_fact": 2.0}, heldout_auc=0.9, heldout_ece=0.05, rows=7)
@@ -184,7 +185,7 @@ def test_the_fit_script_refits_from_one_command_and_reports_the_kept_back_half(t
         for i, (q, a) in enumerate(questions)
     ))
     model_file = tmp_path / "confidence.py"
-    shutil.copy(REPO / "retriever" / "confidence.py", model_file)
+    shutil.copy(REPO / "retriever" / "pipeline" / "confidence.py", model_file)
     result = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "fit_confidence.py"), "--corpus", str(corpus), "--labels",
          str(labels), "--model-file", str(model_file)],

@@ -7,10 +7,10 @@ import pytest
 from conftest import TreeFactory
 
 from retriever.config import Settings
-from retriever.evidence import evidence, neighbours
-from retriever.memory import Memory
-from retriever.query import analyze
-from retriever.target import choose
+from retriever.memory.memory import Memory
+from retriever.pipeline.evidence import evidence, neighbours
+from retriever.pipeline.query import analyze
+from retriever.pipeline.target import choose
 
 FILLER = "Plain words about the office kitchen, the coffee rota and the printer on the second floor."
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from retriever.extract import context_of, framed
-from retriever.models import Section, Unit
+from retriever.pipeline.extract import context_of, framed
+from retriever.text.models import Section, Unit
 
 
 def _section(title: str = "Sick leave") -> Section:

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from retriever import Retriever, Settings, gitinfo
+from retriever import Retriever, Settings
 from retriever.adapters.cli import cli
-from retriever.memory import Memory
+from retriever.memory import gitinfo
+from retriever.memory.memory import Memory
 
 pytestmark = pytest.mark.skipif(os.system("git --version > /dev/null 2>&1") != 0, reason="git is not installed")
 

@@ -16,8 +16,8 @@ from fixtures import ACME, ASSISTANT
 from mcp import Client
 
 from retriever import Retriever, Settings
-from retriever.service import MemoryService
-from retriever.store_sqlite import SQLiteStore
+from retriever.service.service import MemoryService
+from retriever.service.stores.sqlite import SQLiteStore
 
 TEAM = {
     "eng/oncall.md": "---\ntype: process\ntitle: On-call\ncreated: 2026-01-05\nupdated: 2026-11-01\n---\n"

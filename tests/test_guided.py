@@ -18,9 +18,9 @@ from llm_server import Reply, ScriptedLLM, answer, outline_ids, section_blocks, 
 
 from retriever import Retriever, Settings
 from retriever.adapters.cli import cli
-from retriever.assemble import summarize
-from retriever.contracts import StructuredContent
-from retriever.guided import grounded, summary_problem
+from retriever.llm.guided import grounded, summary_problem
+from retriever.pipeline.assemble import summarize
+from retriever.pipeline.contracts import StructuredContent
 
 QUESTION = "Who owns the billing migration?"
 

@@ -25,11 +25,11 @@ from fixtures import ACME
 from hostile import HOSTILE, remove_deep_folders
 
 from retriever.config import Settings
-from retriever.memory import Memory
+from retriever.memory.memory import Memory
 from retriever.retriever import Retriever
-from retriever.service import MemoryService
-from retriever.store_sqlite import SQLiteStore
-from retriever.tools import TOOL_NAME
+from retriever.service.service import MemoryService
+from retriever.service.stores.sqlite import SQLiteStore
+from retriever.service.tools import TOOL_NAME
 
 QUESTION = "How many sick days do employees earn?"
 ANSWER = "Employees earn 10 sick days per year."

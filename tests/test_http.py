@@ -19,8 +19,8 @@ from fixtures import ACME
 from mcp import Client
 
 from retriever import Retriever, Settings
-from retriever.service import MemoryService
-from retriever.store_sqlite import SQLiteStore
+from retriever.service.service import MemoryService
+from retriever.service.stores.sqlite import SQLiteStore
 
 CALL = {
     "jsonrpc": "2.0",

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
-from retriever.service import MemoryService
-from retriever.store_sqlite import SQLiteStore
+from retriever.service.service import MemoryService
+from retriever.service.stores.sqlite import SQLiteStore
 
 FUZZ = settings(
     max_examples=120,

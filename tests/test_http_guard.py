@@ -12,8 +12,8 @@ from conftest import TreeFactory, raw_connection, read_until_closed, serving
 from fixtures import ACME
 
 from retriever import Retriever, Settings
-from retriever.service import MemoryService
-from retriever.store_sqlite import SQLiteStore
+from retriever.service.service import MemoryService
+from retriever.service.stores.sqlite import SQLiteStore
 
 OWN = {"notes/mine.md": "# My notes\n\nMy on-call week starts on Monday 7 December.\n"}
 QUERY = {"query": "When does my on-call week start?", "agent_id": "agent_1"}

@@ -15,8 +15,8 @@ from conftest import TreeFactory, serving, wait_until
 from fixtures import ACME
 
 from retriever import Retriever, Settings
-from retriever.service import MemoryService
-from retriever.store_sqlite import SQLiteStore
+from retriever.service.service import MemoryService
+from retriever.service.stores.sqlite import SQLiteStore
 
 CALL = {
     "jsonrpc": "2.0",

@@ -14,8 +14,8 @@ from fixtures import ACME
 
 from retriever import Retriever, Settings
 from retriever.adapters.http_server import FD_RESERVE, fit_to_fd_limit
-from retriever.service import MemoryService
-from retriever.store_sqlite import SQLiteStore
+from retriever.service.service import MemoryService
+from retriever.service.stores.sqlite import SQLiteStore
 
 HALF_SENT = b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl"
 

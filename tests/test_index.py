@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever import analyzer
-from retriever.index import FIELDS, Analyzed, Params, SectionIndex, analyze_document
-from retriever.parser import parse_document
+from retriever.memory.index import FIELDS, Analyzed, Params, SectionIndex, analyze_document
+from retriever.text import analyzer
+from retriever.text.parser import parse_document
 
 NOTHING: Counter[str] = Counter()
 

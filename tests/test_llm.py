@@ -11,8 +11,8 @@ from conftest import free_port
 from llm_server import Reply, ScriptedLLM, answer, serve, stage_of
 
 from retriever import Settings
-from retriever.llm import LLMClient, LLMFailure
-from retriever.prompts import SummaryAnswer
+from retriever.llm.client import LLMClient, LLMFailure
+from retriever.llm.prompts import SummaryAnswer
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.markup import (
+from retriever.text.markup import (
     LINK_TARGET,
     clean_inline,
     find_acronyms,

@@ -9,12 +9,13 @@ import pytest
 from conftest import TreeFactory
 from fixtures import ACME
 
-from retriever import analyzer, intake
-from retriever import memory as memory_module
 from retriever.config import Settings, index_cache_dir
 from retriever.errors import ConfigError, MemoryNotFound
-from retriever.memory import Memory, RefreshStats
-from retriever.models import Document, Skipped
+from retriever.memory import intake
+from retriever.memory import memory as memory_module
+from retriever.memory.memory import Memory, RefreshStats
+from retriever.text import analyzer
+from retriever.text.models import Document, Skipped
 
 LATER = 2_000_000_000_000_000_000  # an mtime no freshly written file has
 ACME_SECTIONS = 15

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever import front_matter, parser
-from retriever.models import Section, Unit
-from retriever.parser import ParseError, parse_document, split_front_matter
+from retriever.text import front_matter, parser
+from retriever.text.models import Section, Unit
+from retriever.text.parser import ParseError, parse_document, split_front_matter
 
 PERSON = """\
 ---

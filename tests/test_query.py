@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from retriever.index import Params, SectionIndex
-from retriever.query import (
+from retriever.memory.index import Params, SectionIndex
+from retriever.pipeline.query import (
     EXPANSION_WEIGHT,
     FRAMING_WEIGHT,
     PART_CONTEXT,

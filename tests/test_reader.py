@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from retriever.errors import ConfigError
-from retriever.models import Skipped
-from retriever.reader import ENTRIES_PER_FILE, MAX_DEPTH, Entry, Unreadable, read_text, scan
+from retriever.text.models import Skipped
+from retriever.text.reader import ENTRIES_PER_FILE, MAX_DEPTH, Entry, Unreadable, read_text, scan
 
 if TYPE_CHECKING:
     from conftest import TreeFactory

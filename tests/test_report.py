@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from retriever.errors import RetrievalTimeout
-from retriever.report import error_content, error_text, render
-from retriever.results import Excerpt, Fact, Phase1, Retrieval, Target, Triage
+from retriever.pipeline.report import error_content, error_text, render
+from retriever.pipeline.results import Excerpt, Fact, Phase1, Retrieval, Target, Triage
 
 
 def _fact(statement: str, score: float, heading: str = "Tier 1") -> Fact:

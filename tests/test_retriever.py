@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from retriever import InvalidArguments, RetrievalTimeout, Retriever, Settings
-from retriever.contracts import StructuredContent
+from retriever.pipeline.contracts import StructuredContent
 
 # Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
 set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from retriever.safe import MAX_CHARS, MAX_DEPTH, MAX_ITEMS, bounded, clean_text, json_safe, lone_surrogate, preview
+from retriever.text.safe import MAX_CHARS, MAX_DEPTH, MAX_ITEMS, bounded, clean_text, json_safe, lone_surrogate, preview
 
 ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=50)  # surrogates included
 LEAVES = st.none() | st.booleans() | st.integers() | st.floats() | ANY_TEXT

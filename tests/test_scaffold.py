@@ -9,11 +9,11 @@ import yaml
 from click.testing import CliRunner
 
 from retriever.adapters.cli import cli
-from retriever.check import check
-from retriever.check_config import load_config
 from retriever.config import Settings
-from retriever.memory import Memory
-from retriever.scaffold import FILES, FOLDERS, TargetNotEmpty, scaffold
+from retriever.lint.check import check
+from retriever.lint.config import load_config
+from retriever.lint.scaffold import FILES, FOLDERS, TargetNotEmpty, scaffold
+from retriever.memory.memory import Memory
 
 EXPECTED = [
     "README.md",

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
-from retriever.memory import Memory
-from retriever.query import analyze
-from retriever.results import Candidate, Target
-from retriever.score import ScoreParams, _Scored, calibrate, rank, statement_evidence, strength
+from retriever.memory.memory import Memory
+from retriever.pipeline.query import analyze
+from retriever.pipeline.results import Candidate, Target
+from retriever.pipeline.score import ScoreParams, _Scored, calibrate, rank, statement_evidence, strength
 
 
 def _scored(section_id: int, relevance: float, text: str) -> _Scored:

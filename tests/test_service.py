@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from retriever import Retriever, Settings
-from retriever.service import MemoryService
-from retriever.store import Store
-from retriever.store_redis import RedisStore
-from retriever.store_sqlite import SQLiteStore
-from retriever.tools import TOOL_NAME, UnknownTool, tool_definition
+from retriever.service.service import MemoryService
+from retriever.service.stores.base import Store
+from retriever.service.stores.redis import RedisStore
+from retriever.service.stores.sqlite import SQLiteStore
+from retriever.service.tools import TOOL_NAME, UnknownTool, tool_definition
 
 # Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
 set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))
@@ -351,7 +351,7 @@ def test_the_request_log_route_and_the_requests_command_read_back_odd_arguments(
     from conftest import serving
 
     from retriever.adapters.cli import cli
-    from retriever.store import open_store
+    from retriever.service.stores import open_store
 
     env = {"RETRIEVER_REDIS_URL": request.getfixturevalue("redis_url")} if kind == "redis" else {}
     settings = Settings.from_env(redis_url=env.get("RETRIEVER_REDIS_URL"))

@@ -14,18 +14,18 @@ import redis
 from conftest import free_port, redis_process, wait_until
 
 from retriever.config import Settings, state_home
-from retriever.store import (
+from retriever.service.stores import open_store
+from retriever.service.stores.base import (
     REQUEST_TTL,
     SESSION_PROMPTS,
     SESSION_TTL,
     RequestRecord,
     Store,
     StoreUnavailable,
-    open_store,
     parse_since,
 )
-from retriever.store_redis import RedisStore
-from retriever.store_sqlite import SQLiteStore
+from retriever.service.stores.redis import RedisStore
+from retriever.service.stores.sqlite import SQLiteStore
 
 START = 1_796_000_000.0
 DAY = 24 * 3600

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import redis_process, wait_until
 
-from retriever.store import RequestRecord, StoreUnavailable
-from retriever.store_queue import QueuedStore
-from retriever.store_redis import RedisStore
-from retriever.store_sqlite import SQLiteStore
+from retriever.service.stores.base import RequestRecord, StoreUnavailable
+from retriever.service.stores.queue import QueuedStore
+from retriever.service.stores.redis import RedisStore
+from retriever.service.stores.sqlite import SQLiteStore
 
 
 def _record(number: int, session: str = "s1") -> RequestRecord:

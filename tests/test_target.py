@@ -7,9 +7,9 @@ from conftest import TreeFactory
 from fixtures import ACME
 
 from retriever.config import Settings
-from retriever.memory import Memory
-from retriever.query import analyze
-from retriever.target import choose, estimate_tokens
+from retriever.memory.memory import Memory
+from retriever.pipeline.query import analyze
+from retriever.pipeline.target import choose, estimate_tokens
 
 
 @pytest.fixture

@@ -12,8 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
-from retriever.memory import Memory
-from retriever.triage import IsPerson, content_words, is_follow_up, is_low_information, person_check, rewrite, triage
+from retriever.memory.memory import Memory
+from retriever.pipeline.triage import (
+    IsPerson,
+    content_words,
+    is_follow_up,
+    is_low_information,
+    person_check,
+    rewrite,
+    triage,
+)
 
 DATA = Path(__file__).parent / "data"
 

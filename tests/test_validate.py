@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from retriever.errors import InvalidArguments
-from retriever.results import Request
-from retriever.validate import validate_arguments
+from retriever.pipeline.results import Request
+from retriever.pipeline.validate import validate_arguments
 
 
 def test_prompt_and_session_id_are_accepted_and_stripped() -> None:

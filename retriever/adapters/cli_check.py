@@ -5,8 +5,7 @@
 
 ``check`` exits 0 without findings, 1 with findings, 2 on usage errors (missing root, bad
 settings or a malformed check config).  ``init`` exits 2 when DIR exists and is not empty.
-Findings go to stdout, errors to stderr.  ``retriever.adapters.cli`` registers ``COMMANDS``;
-its helpers are imported inside the commands, since it imports this module while loading.
+Findings go to stdout, errors to stderr.  ``retriever.adapters.cli`` registers ``COMMANDS``.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import click
 
-EXIT_FAILURE = 1  # findings, or a file that cannot be written
+from retriever.adapters.cli_common import EXIT_FAILURE, fail, open_memory, resolve_root
 
 
 @click.command()
@@ -40,18 +39,18 @@ def check(root: Path | None, output: str) -> None:
     Exits 0 when the tree is clean and 1 when there are findings. Rules are turned off with
     [tool.retriever.check] disable = [...] in pyproject.toml or [check] in the tree's .retriever.toml.
     """
-    from retriever import check as linter
-    from retriever import check_config, check_report
-    from retriever.adapters.cli import _fail, _open_memory, _root
     from retriever.config import Settings
     from retriever.errors import RetrieverError
+    from retriever.lint import check as linter
+    from retriever.lint import config as check_config
+    from retriever.lint import report as check_report
 
     try:
         settings = Settings.from_env()
-        memory = _open_memory(_root(root), settings, as_json=False)
+        memory = open_memory(resolve_root(root), settings, as_json=False)
         config = check_config.load_config(memory.root)
     except RetrieverError as exc:
-        _fail(exc, as_json=False)
+        fail(exc, as_json=False)
         return
     for warning in memory.warnings:
         click.echo(f"Warning: {warning}", err=True)
@@ -78,14 +77,13 @@ def init(directory: Path) -> None:
 
     DIR must not exist or be empty. The result passes `retriever check` as it is.
     """
-    from retriever.adapters.cli import _fail
     from retriever.errors import RetrieverError
-    from retriever.scaffold import scaffold
+    from retriever.lint.scaffold import scaffold
 
     try:
         written = scaffold(directory)
     except RetrieverError as exc:
-        _fail(exc, as_json=False)
+        fail(exc, as_json=False)
         return
     except OSError as exc:
         click.echo(f"Error: cannot write {exc.filename or directory}: {exc.strerror}", err=True)
@@ -96,4 +94,4 @@ def init(directory: Path) -> None:
     click.echo(f"Next: cd {directory} && git init && retriever check --root .")
 
 
-COMMANDS = [check, init]
+COMMANDS = (check, init)

@@ -26,11 +26,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from retriever.access import KeyGrant
 from retriever.adapters.http_guard import MCP_PATHS, Guard, HttpPolicy, parse_json
 from retriever.adapters.http_mcp import McpEndpoint
-from retriever.service import MemoryService
-from retriever.store import StoreUnavailable, parse_since
+from retriever.service.access import KeyGrant
+from retriever.service.service import MemoryService
+from retriever.service.stores.base import StoreUnavailable, parse_since
 
 log = logging.getLogger(__name__)
 

@@ -32,8 +32,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from retriever.access import OPEN, ApiKeys, KeyGrant, load_api_keys
 from retriever.config import Settings
+from retriever.service.access import OPEN, ApiKeys, KeyGrant, load_api_keys
 
 MCP_PATHS = ("/v1/mcp/memory", "/v1/memory/mcp", "/mcp")  # seed path; aliases ending in /mcp for inspectors
 OPEN_PATHS = frozenset({"/healthz"})

@@ -49,12 +49,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from retriever.access import OPEN, KeyGrant
 from retriever.adapters.http_guard import HttpPolicy, clip, parse_json, replay
 from retriever.adapters.mcp_stdio import build_server
 from retriever.errors import RetrieverError
-from retriever.service import MemoryService
-from retriever.tools import UnknownTool
+from retriever.service.access import OPEN, KeyGrant
+from retriever.service.service import MemoryService
+from retriever.service.tools import UnknownTool
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"

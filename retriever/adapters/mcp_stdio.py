@@ -34,8 +34,8 @@ from mcp.shared.message import SessionMessage
 
 from retriever import __version__
 from retriever.adapters.jsonrpc_lines import MAX_LINE_BYTES, Rejection, classify, too_long
-from retriever.service import MemoryService
-from retriever.tools import UnknownTool, tool_definitions
+from retriever.service.service import MemoryService
+from retriever.service.tools import UnknownTool, tool_definitions
 
 log = logging.getLogger(__name__)
 DRAIN_GRACE_SECONDS = 5.0  # past the retrieval deadline: time to log the request and write the answer

@@ -1,0 +1,121 @@
+"""What every ``retriever`` command shares: exit codes, error reporting, the root, progress, services.
+
+Commands live in ``cli_query``, ``cli_serve`` and ``cli_check``; ``cli`` gathers them into the
+group.  Nothing here imports a command module, so the imports run one way.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+if TYPE_CHECKING:
+    from retriever.errors import RetrieverError
+    from retriever.memory.memory import Memory
+
+EXIT_FAILURE, EXIT_USAGE = 1, 2
+_PROGRESS_AFTER_SECONDS = 0.5
+
+
+def exit_code(error: RetrieverError) -> int:
+    from retriever.errors import ConfigError, InvalidArguments, MemoryNotFound
+    from retriever.memory.gitinfo import GitError
+
+    usage = InvalidArguments | MemoryNotFound | ConfigError | GitError
+    return EXIT_USAGE if isinstance(error, usage) else EXIT_FAILURE
+
+
+def fail(error: RetrieverError, as_json: bool) -> NoReturn:
+    """Report a core error the way scripts and people both expect, then exit."""
+    from retriever.config import mask_url
+    from retriever.pipeline.report import error_content
+
+    # Messages may name a store's URL: its password never reaches the terminal or a script's log.
+    if as_json:
+        click.echo(mask_url(json.dumps(error_content(error), ensure_ascii=False, indent=2)))
+    click.echo(f"Error ({error.code}): {mask_url(error.message)}", err=True)
+    sys.exit(exit_code(error))
+
+
+class _ProgressBar:
+    """A progress bar on stderr, shown only when indexing is slow and stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.started < _PROGRESS_AFTER_SECONDS or not sys.stderr.isatty():
+                return
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("Indexing memory", total=total)
+        self.bar.update(self.task, completed=done, total=total)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def resolve_root(root: Path | None) -> Path:
+    from retriever.retriever import default_root
+
+    return root if root is not None else default_root()
+
+
+def open_memory(root: Path, settings: Any, as_json: bool) -> Memory:
+    from retriever.errors import RetrieverError
+    from retriever.memory.memory import Memory
+
+    progress = _ProgressBar()
+    try:
+        return Memory.open(root, settings, progress=progress)
+    except RetrieverError as exc:
+        fail(exc, as_json)
+        raise  # unreachable: fail exits
+    finally:
+        progress.close()
+
+
+root_option = click.option(
+    "--root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Memory tree folder [default: $RETRIEVER_ROOT, else ./company_context].",
+)
+
+
+def settings_or_exit() -> Any:
+    """Settings from the environment; invalid ones stop the command (exit 2)."""
+    from retriever.config import Settings
+    from retriever.errors import RetrieverError
+
+    try:
+        return Settings.from_env()
+    except RetrieverError as exc:
+        fail(exc, as_json=False)
+
+
+def open_service(root: Path | None, settings: Any = None) -> Any:
+    """The retriever and the store a server needs; a store that cannot be opened stops start-up."""
+    from retriever.errors import RetrieverError
+    from retriever.retriever import Retriever
+    from retriever.service.service import MemoryService
+    from retriever.service.stores import open_store
+
+    settings = settings if settings is not None else settings_or_exit()
+    try:
+        store = open_store(settings)
+    except RetrieverError as exc:
+        fail(exc, as_json=False)
+    return MemoryService(Retriever(resolve_root(root), settings), store)

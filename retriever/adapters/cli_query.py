@@ -1,0 +1,133 @@
+"""``retriever query`` and ``retriever tree``: ask the memory, and see its outline.
+
+    retriever query "Who owns billing?" [--root DIR] [--json] [--top-k N] [--llm-model M | --no-llm] [--at REV]
+    retriever tree [--root DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from retriever.adapters.cli_common import fail, open_memory, resolve_root, root_option
+
+if TYPE_CHECKING:
+    from retriever.memory.memory import Memory
+
+
+@click.command()
+@click.argument("prompt")
+@root_option
+@click.option("--json", "as_json", is_flag=True, help="Print structuredContent as JSON.")
+@click.option("--top-k", type=click.IntRange(1, 100), default=None, help="Facts to return [default: 12].")
+@click.option("--llm-model", default=None, help="Guide retrieval with this model [default: $RETRIEVER_LLM_MODEL].")
+@click.option("--no-llm", is_flag=True, help="Answer offline even when a model is configured.")
+@click.option("--at", default=None, metavar="REV", help="Answer from the tree as it was at a commit, tag or date.")
+def query(
+    prompt: str,
+    root: Path | None,
+    as_json: bool,
+    top_k: int | None,
+    llm_model: str | None,
+    no_llm: bool,
+    at: str | None,
+) -> None:
+    """Retrieve what the memory knows about PROMPT."""
+    from retriever.config import Settings
+    from retriever.errors import RetrieverError
+    from retriever.retriever import Retriever
+
+    try:
+        settings = Settings.from_env(top_k=top_k, llm_model=llm_model)
+        if no_llm:
+            settings = settings.model_copy(update={"llm_model": None})
+        retriever = Retriever(resolve_root(root), settings, at=at)
+        if at is None:  # open it here, with a progress bar; a past revision is read from git objects
+            retriever._memory = open_memory(retriever.root, settings, as_json)
+        result = retriever.retrieve(prompt)
+    except RetrieverError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(result.structured, ensure_ascii=False, indent=2))
+    elif sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        # Seed 000's report puts Reasoning and Sections searched on consecutive lines; keep them apart.
+        Console().print(Markdown(result.text.replace("\n**Sections searched:**", "  \n**Sections searched:**")))
+    else:
+        click.echo(result.text)
+
+
+@click.command()
+@root_option
+@click.option("--json", "as_json", is_flag=True, help="Print the outline as JSON.")
+def tree(root: Path | None, as_json: bool) -> None:
+    """Print the memory tree's outline: documents, section counts, skipped files."""
+    from retriever.config import Settings
+    from retriever.errors import RetrieverError
+
+    try:
+        memory = open_memory(resolve_root(root), Settings.from_env(), as_json)
+    except RetrieverError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(_outline(memory), ensure_ascii=False, indent=2))
+        return
+    for line in _outline_lines(memory):
+        click.echo(line)
+
+
+def _outline(memory: Memory) -> dict[str, Any]:
+    ready, state = memory.readiness()
+    docs = [
+        {
+            "path": memory.source_path(p),
+            "tree_path": memory.tree_path(p),
+            "title": i.title,
+            "type": i.doc_type,
+            "sections": i.sections,
+        }
+        for p, i in sorted(memory.state.catalog.items())
+    ]
+    return {
+        "root": str(memory.root),
+        "memory_ready": ready,
+        "readiness_state": state,
+        "documents": docs,
+        "sections": memory.sections_count,
+        "skipped": [{"path": memory.source_path(s.rel_path), "reason": s.reason} for s in memory.skipped],
+    }
+
+
+def _outline_lines(memory: Memory) -> list[str]:
+    _, state = memory.readiness()
+    lines = [f"{memory.root_name}/  {memory.documents_count} documents, {memory.sections_count} sections ({state})"]
+    shown: set[str] = set()
+    for path, info in sorted(memory.state.catalog.items()):
+        folders = path.split("/")[:-1]
+        for depth in range(1, len(folders) + 1):
+            key = "/".join(folders[:depth])
+            if key not in shown:
+                shown.add(key)
+                lines.append(f"{'  ' * depth}{folders[depth - 1]}/  {memory.folder_titles(path)[depth - 1]}")
+        kind = f" [{info.doc_type}]" if info.doc_type else ""
+        plural = "s" if info.sections != 1 else ""
+        lines.append(
+            f"{'  ' * (len(folders) + 1)}{path.rsplit('/', 1)[-1]}  {info.title}{kind} · "
+            f"{info.sections} section{plural}"
+        )
+    if memory.skipped:
+        lines += ["", f"Skipped files ({len(memory.skipped)}):"]
+        lines += [f"  {memory.source_path(s.rel_path)}: {s.reason}" for s in memory.skipped]
+    return lines
+
+
+COMMANDS = (query, tree)

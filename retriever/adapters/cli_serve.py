@@ -1,0 +1,112 @@
+"""``retriever mcp``, ``retriever serve`` and ``retriever requests``: the servers and their request log.
+
+    retriever mcp [--root DIR]                                      # MCP over stdio
+    retriever serve [--host H] [--port N] [--insecure] [--root DIR]   # MCP over HTTP, /memories/retrieve, /healthz
+    retriever requests [--limit N] [--session-id S] [--since T] [--json]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from retriever.adapters.cli_common import EXIT_USAGE, fail, open_service, root_option, settings_or_exit
+
+
+@click.command()
+@root_option
+def mcp(root: Path | None) -> None:
+    """Serve the retrieve_memory tool over stdio (for Claude Desktop, Claude Code, Cursor)."""
+    from retriever.adapters.mcp_stdio import run_stdio
+
+    service = open_service(root)
+    try:
+        run_stdio(service)
+    finally:
+        service.close()
+
+
+@click.command()
+@root_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0 picks a free port.")
+@click.option(
+    "--insecure", is_flag=True, help="Serve a non-loopback --host without an API key (anyone who reaches it reads all)."
+)
+def serve(root: Path | None, host: str, port: int, insecure: bool) -> None:
+    """Serve MCP over HTTP at /v1/mcp/memory, with /memories/retrieve, /healthz and /v1/dev/mcp-requests."""
+    from retriever.adapters import serve_support as support
+    from retriever.adapters.http import create_app
+    from retriever.adapters.http_guard import HttpPolicy
+    from retriever.adapters.http_server import make_server
+    from retriever.errors import RetrieverError
+
+    settings = settings_or_exit()
+    try:
+        policy = HttpPolicy.from_settings(settings, support.bound_host_names(host))
+    except RetrieverError as exc:
+        fail(exc, as_json=False)
+    if (refusal := support.exposure_refusal(host, policy.keys.required, insecure)) is not None:
+        click.echo(refusal, err=True)
+        sys.exit(EXIT_USAGE)
+    sock = support.listening_socket(host, port)
+    try:
+        service = open_service(root, settings)
+    except BaseException:  # the store could not be opened: _fail exits; release the port first
+        sock.close()
+        raise
+    url = support.mcp_url(host, sock.getsockname()[1])
+
+    def announce() -> None:  # once the socket accepts connections: a client may connect at once
+        click.echo(f"Serving MCP at {url} (memory: {service.retriever.root})", err=True)
+
+    support.configure_logging()
+    server = make_server(create_app(service, policy), settings, on_ready=announce)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        service.close()
+
+
+@click.command()
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option("--session-id", default=None, help="Only this session's requests.")
+@click.option("--since", default=None, help="Unix seconds or ISO 8601 time.")
+@click.option("--json", "as_json", is_flag=True, help="Full records (prompt and response) as JSON.")
+def requests(limit: int, session_id: str | None, since: str | None, as_json: bool) -> None:
+    """Print the request log: every counted tool call, newest first."""
+    from retriever.config import Settings
+    from retriever.errors import RetrieverError
+    from retriever.service.stores import open_store
+    from retriever.service.stores.base import parse_since
+
+    try:
+        since_value = parse_since(since) if since else None
+    except ValueError:
+        raise click.BadParameter(
+            f"{since!r} is neither Unix seconds nor an ISO 8601 time", param_hint="--since"
+        ) from None
+    try:
+        store = open_store(Settings.from_env())
+        records = [r.to_dict() for r in store.requests(limit, session_id, since_value)]
+        store.close()
+    except RetrieverError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(records, ensure_ascii=False, indent=2))
+        return
+    for r in records:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["received_at"]))
+        prompt = " ".join(str(r.get("prompt") or "").split())[:80]
+        click.echo(
+            f"{when}  {r['request_id']}  {r['status']:5}  {r['duration_ms']:8.1f} ms  "
+            f"session={r['session_id'] or '-'}  {prompt}"
+        )
+
+
+COMMANDS = (mcp, serve, requests)

@@ -1,0 +1,227 @@
+"""Assistant memory for seed 002's ``get_memory``: business profile, conversation recaps, agent decisions.
+
+The memory lives in the tree by convention (see ``company_context/assistant/README.md``):
+- ``type: business_profile``: the one confirmed profile (``business:`` names it); each list
+  item under its headings (Company, Customers, Brand voice, Rules) is one profile fact;
+- ``type: agent``: an agent, found by ``title``, ``aliases`` or ``agent_id``;
+- ``type: episode``: a recap of an earlier assistant conversation, with ``agent`` and ``date``;
+- ``type: decision_ledger``: a table ``Date | Proposal | Status | Reason`` of one ``agent``'s
+  accepted and rejected proposals; each row is a decision.
+
+Contract: ``get_memory(memory, agent, query)`` returns seed 002's output: ``text`` (what was
+found, grouped by source and agent, most relevant first; empty when the memory holds nothing
+for the agent), the counts ``facts``, ``episodes`` and ``decisions``, and ``floor`` (nothing
+matched the query, so the most recent entries came back instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from rank_bm25 import BM25Okapi
+
+from retriever.memory.memory import Memory
+from retriever.text import analyzer
+from retriever.text.models import Document
+
+RECENT = 10  # recaps and decisions returned without a query
+MATCHED = 20  # entries returned for a query at most
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    name: str
+    agent_id: str | None
+    business: str | None
+    names: frozenset[str]  # lower-case name, aliases and id
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    kind: str  # "fact" | "episode" | "decision"
+    agent: str | None  # None: business-wide (profile facts)
+    date: str  # ISO date, "" when unknown
+    heading: str  # profile section, recap title, or decision status
+    text: str
+    source: str  # source path
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMemory:
+    business: str | None
+    profile_date: str
+    agents: tuple[Agent, ...]
+    entries: tuple[Entry, ...]
+
+
+def _date(doc: Document, *keys: str) -> str:
+    for key in keys:
+        value = doc.front_matter.get(key)
+        if value:
+            return str(value)[:10]
+    return ""
+
+
+def _documents(memory: Memory, doc_type: str) -> Iterator[Document]:
+    for path, info in sorted(memory.state.catalog.items()):
+        if info.doc_type == doc_type:
+            yield memory.document(path)
+
+
+def load(memory: Memory) -> AssistantMemory:
+    """The assistant memory as the tree holds it now."""
+    agents = tuple(_agent(doc) for doc in _documents(memory, "agent"))
+    entries: list[Entry] = []
+    business, profile_date = None, ""
+    for doc in _documents(memory, "business_profile"):
+        business = str(doc.front_matter.get("business") or doc.title)
+        profile_date = _date(doc, "confirmed", "updated", "date")
+        entries += _profile_facts(doc, memory, profile_date)
+    for doc in _documents(memory, "episode"):
+        text = " ".join(s.text for s in doc.sections if s.text).strip()
+        entries.append(
+            Entry(
+                "episode",
+                _str(doc, "agent"),
+                _date(doc, "date", "created"),
+                doc.title,
+                text,
+                memory.source_path(doc.rel_path),
+            )
+        )
+    for doc in _documents(memory, "decision_ledger"):
+        entries += _decisions(doc, memory)
+    return AssistantMemory(business, profile_date, agents, tuple(entries))
+
+
+def _str(doc: Document, key: str) -> str | None:
+    value = doc.front_matter.get(key)
+    return str(value).strip() if isinstance(value, str | int) and str(value).strip() else None
+
+
+def _agent(doc: Document) -> Agent:
+    agent_id = _str(doc, "agent_id")
+    names = frozenset(n.casefold() for n in (doc.title, *doc.aliases, agent_id or "") if n)
+    return Agent(doc.title, agent_id, _str(doc, "business"), names)
+
+
+def _profile_facts(doc: Document, memory: Memory, date: str) -> Iterator[Entry]:
+    for section in doc.sections:
+        for unit in section.units:
+            if unit.kind == "item":
+                yield Entry("fact", None, date, section.title, unit.text, memory.source_path(doc.rel_path))
+
+
+def _decisions(doc: Document, memory: Memory) -> Iterator[Entry]:
+    agent = _str(doc, "agent")
+    for section in doc.sections:
+        for unit in section.units:
+            cells = {k.casefold(): v for k, v in unit.cells}
+            if unit.kind == "row" and cells.get("proposal"):
+                status = cells.get("status", "").casefold()
+                reason = cells.get("reason", "")
+                text = f"{cells['proposal']} ({status})" + (f": {reason}" if reason else "")
+                yield Entry(
+                    "decision", agent, cells.get("date", "")[:10], status, text, memory.source_path(doc.rel_path)
+                )
+
+
+# -- the tool ------------------------------------------------------------------------------------
+
+
+def find_agent(assistant: AssistantMemory, name: str) -> Agent | None:
+    key = name.strip().casefold()
+    return next((a for a in assistant.agents if key in a.names), None)
+
+
+def _for_agent(assistant: AssistantMemory, agent: Agent | None) -> list[Entry]:
+    if agent is None:
+        return list(assistant.entries)
+    # The profile describes one business: it applies to an agent of that business (or of none named).
+    shares_profile = (
+        agent.business is None
+        or assistant.business is None
+        or (agent.business.casefold() == assistant.business.casefold())
+    )
+    return [
+        e
+        for e in assistant.entries
+        if (e.agent is None and shares_profile) or (e.agent or "").casefold() in agent.names
+    ]
+
+
+def _recent(entries: list[Entry]) -> list[Entry]:
+    facts = [e for e in entries if e.kind == "fact"]
+    dated = sorted((e for e in entries if e.kind != "fact"), key=lambda e: e.date, reverse=True)
+    return (
+        facts + [e for e in dated if e.kind == "episode"][:RECENT] + [e for e in dated if e.kind == "decision"][:RECENT]
+    )
+
+
+def _matching(entries: list[Entry], query: str) -> list[Entry]:
+    terms = list(dict.fromkeys(analyzer.terms(query)))
+    if not terms or not entries:
+        return []
+    corpus = [list(analyzer.cached_terms(f"{e.heading} {e.text} {e.agent or ''}")) or ["_"] for e in entries]
+    scores = BM25Okapi(corpus).get_scores(terms)
+    wanted = set(terms)
+    hits = [(float(s), e) for s, e, doc in zip(scores, entries, corpus, strict=True) if wanted & set(doc)]
+    hits.sort(key=lambda pair: pair[1].date, reverse=True)  # among equals, the newest first
+    hits.sort(key=lambda pair: -pair[0])
+    return [e for _, e in hits[:MATCHED]]
+
+
+def get_memory(memory: Memory, agent: str | None = None, query: str | None = None) -> dict[str, Any]:
+    """Seed 002's output for the given filters (both optional)."""
+    assistant = load(memory)
+    chosen = find_agent(assistant, agent) if agent else None
+    if agent and chosen is None:
+        return _output(assistant, [], floor=False, agent=agent, matched_agent=False)
+    pool = _for_agent(assistant, chosen)
+    found, floor = (_matching(pool, query), False) if query and query.strip() else (_recent(pool), False)
+    if query and query.strip() and not found and pool:
+        found, floor = _recent(pool), True
+    return _output(assistant, found, floor=floor, agent=chosen.name if chosen else None, matched_agent=True)
+
+
+def _output(
+    assistant: AssistantMemory, found: list[Entry], *, floor: bool, agent: str | None, matched_agent: bool
+) -> dict[str, Any]:
+    return {
+        "text": render(assistant, found),
+        "facts": sum(e.kind == "fact" for e in found),
+        "episodes": sum(e.kind == "episode" for e in found),
+        "decisions": sum(e.kind == "decision" for e in found),
+        "floor": floor,
+        "business": assistant.business,
+        "agent": agent,
+        "agent_found": matched_agent,
+    }
+
+
+def render(assistant: AssistantMemory, found: list[Entry]) -> str:
+    """Entries grouped by source and agent, groups in the order of their best entry."""
+    groups: dict[tuple[str, str | None], list[Entry]] = {}
+    for entry in found:
+        groups.setdefault((entry.kind, entry.agent), []).append(entry)
+    blocks = []
+    for (kind, agent), entries in groups.items():
+        if kind == "fact":
+            head = f"BUSINESS PROFILE: {assistant.business or 'unnamed business'}"
+            head += f" (confirmed {assistant.profile_date})" if assistant.profile_date else ""
+            lines = [f"- {e.heading}: {e.text}" for e in entries]
+        elif kind == "episode":
+            head = f"RECAPS: {agent or 'unknown agent'}"
+            lines = [f"- {e.date} · {e.heading}: {_short(e.text)}" for e in entries]
+        else:
+            head = f"DECISIONS: {agent or 'unknown agent'}"
+            lines = [f"- {e.date} · {e.text}" for e in entries]
+        blocks.append("\n".join([head, *lines]))
+    return "\n\n".join(blocks)
+
+
+def _short(text: str, limit: int = 600) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"

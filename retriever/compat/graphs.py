@@ -1,0 +1,339 @@
+"""Seed 003's ``POST /memories/retrieve``: the user's own memory and shared graphs, blended.
+
+Graphs map onto trees: the server's root is graph ``default``; ``RETRIEVER_GRAPHS`` registers
+shared trees by id (one folder per team's shared memory, say); ``RETRIEVER_USER_TREES/<user>``
+is a user's own tree, found from ``X-External-User-Id`` or ``X-On-Behalf-Of``.
+
+A user id is a name, never a path (``canonical_user_id``): NFC-normalised, 1-128 characters that
+are letters, marks, digits or ``_ . @ -``, at most 255 bytes of UTF-8, not starting with ``.``
+(so never ``.`` or ``..``).  Its folder must resolve to a strict child of the users root.  At most
+``RETRIEVER_USER_TREES_CACHED`` user trees stay open, the least recently used closing first.
+
+Each tree runs
+the same pipeline; because relevance is calibrated (it means the same in every tree), facts
+from all trees are merged into one ranking.  Results are per section (ids stable across runs),
+plus relationship edges; each says ``scope`` (``user`` or ``graph``) and its ``graph_id``.
+
+A per-user context cache answers a repeated request without retrieving again, until any of the
+trees involved changes (its index version moves on a refresh).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import unicodedata
+import uuid
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from retriever.config import Settings
+from retriever.errors import MemoryNotFound
+from retriever.pipeline.contracts import MemoriesRetrieveRequest
+from retriever.pipeline.results import Fact, Relationship
+from retriever.retriever import RetrievalResult, Retriever
+from retriever.text import reader
+from retriever.text.safe import cut, preview
+
+DEFAULT_GRAPH = "default"
+CACHE_ENTRIES = 256
+MAX_USER_ID_CHARS = 128
+MAX_USER_ID_BYTES = 255  # one path component on common filesystems
+USER_ID_PUNCTUATION = frozenset("_.@-")
+_IDS = uuid.UUID("5b3a3f0e-7c1d-4f5e-9a8b-2c6d1e0f4a7b")  # namespace for stable result ids
+
+
+class UnknownGraph(ValueError):
+    """A requested graph id is not registered."""
+
+    def __init__(self, index: int, graph_id: str, known: Sequence[str]) -> None:
+        super().__init__(f"unknown graph id {preview(graph_id)}; known: {cut(', '.join(known), 500) or 'none'}")
+        self.index, self.graph_id = index, graph_id
+
+
+class InvalidUserId(ValueError):
+    """A user id that is not a plain name (see the module's contract); ``message`` says what to send."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def canonical_user_id(raw: str) -> str:
+    """The user id as its folder is named: NFC, stripped, checked; ``InvalidUserId`` otherwise."""
+    user = unicodedata.normalize("NFC", raw.strip())
+    rule = "use 1-128 letters, digits, '_', '.', '@' or '-', not starting with '.'"
+    if not user:
+        raise InvalidUserId(f"the user id is empty; {rule}")
+    if len(user) > MAX_USER_ID_CHARS or len(user.encode("utf-8", "replace")) > MAX_USER_ID_BYTES:
+        raise InvalidUserId(f"the user id {preview(user, 40)} is too long ({len(user):,} characters); {rule}")
+    if user.startswith(".") or not all(_user_id_char(c) for c in user):
+        raise InvalidUserId(f"the user id {preview(user, 40)} is not a plain name; {rule}")
+    return user
+
+
+def _user_id_char(char: str) -> bool:
+    return char in USER_ID_PUNCTUATION or unicodedata.category(char)[0] in "LMN"
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    retriever: Retriever
+    scope: str  # "user" | "graph"
+    graph_id: str | None
+    key: str  # for stable ids: "graph:<id>" or "user:<id>"
+
+
+@dataclass
+class _Cached:
+    created: float
+    versions: tuple[Any, ...]
+    response: dict[str, Any]
+
+
+class GraphRetrieval:
+    """The trees a server knows, their retrievers, and the per-user context cache."""
+
+    def __init__(self, default: Retriever, settings: Settings) -> None:
+        self.default = default
+        self.settings = settings
+        self._retrievers: dict[Path, Retriever] = {}  # shared graphs: as many as configured
+        self._users: OrderedDict[str, Retriever] = OrderedDict()  # by canonical id, least recently used first
+        self._cache: OrderedDict[tuple[Any, ...], _Cached] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def known_graphs(self) -> list[str]:
+        return [DEFAULT_GRAPH, *sorted(self.settings.graphs)]
+
+    def _retriever(self, root: Path) -> Retriever:
+        with self._lock:
+            if root not in self._retrievers:
+                self._retrievers[root] = Retriever(root, self.settings, llm=self.default.llm)
+            return self._retrievers[root]
+
+    def user_retriever(self, user: str) -> Retriever | None:
+        """The retriever of ``user``'s own tree (a canonical id), or None when there is no such folder."""
+        root = self.settings.user_trees
+        if root is None:
+            return None
+        folder = root / user
+        try:
+            base, real = root.resolve(), folder.resolve()
+            if real == base or not real.is_relative_to(base) or not real.is_dir():
+                return None
+        except OSError:  # unreadable or vanished: the user simply has no tree now
+            return None
+        with self._lock:
+            found = self._users.get(user) or Retriever(folder, self.settings, llm=self.default.llm)
+            self._users[user] = found
+            self._users.move_to_end(user)
+            while len(self._users) > self.settings.user_trees_cached:
+                self._users.popitem(last=False)
+            return found
+
+    def trees(self, graph_ids: Sequence[str] | None, user_id: str | None) -> list[Tree]:
+        """The trees a request reads (each graph once); raises ``UnknownGraph`` or ``InvalidUserId``."""
+        trees = []
+        user = canonical_user_id(user_id) if user_id is not None else None
+        own = self.user_retriever(user) if user is not None else None
+        if own is not None:
+            trees.append(Tree(own, "user", None, f"user:{user}"))
+        seen: set[str] = set()
+        for index, graph in enumerate(graph_ids if graph_ids is not None else [DEFAULT_GRAPH]):
+            if graph in seen:
+                continue
+            seen.add(graph)
+            if graph == DEFAULT_GRAPH:
+                trees.append(Tree(self.default, "graph", DEFAULT_GRAPH, f"graph:{graph}"))
+            elif graph in self.settings.graphs:
+                trees.append(Tree(self._retriever(self.settings.graphs[graph]), "graph", graph, f"graph:{graph}"))
+            else:
+                raise UnknownGraph(index, graph, self.known_graphs())
+        return trees
+
+    # -- the endpoint ---------------------------------------------------------------------------
+
+    def retrieve(self, request: MemoriesRetrieveRequest, user_id: str | None) -> dict[str, Any]:
+        """Seed 003's 200 response for a validated request; ``user_id`` should be canonical already."""
+        began = time.perf_counter()
+        user_id = canonical_user_id(user_id) if user_id is not None else None
+        trees = self.trees(request.graph_ids, user_id)
+        key = (
+            user_id,
+            request.agent_id,
+            tuple(request.graph_ids or ()),
+            request.query,
+            request.display_name,
+            request.email,
+        )
+        versions = tuple(_version(t.retriever) for t in trees)
+        hit = self._lookup(key, versions)
+        if hit is not None:
+            response = dict(hit.response)
+            context = {
+                **response["context"],
+                "cache_hit": True,
+                "source": "cache",
+                "cache_age_seconds": round(time.time() - hit.created, 3),
+                "cache_size": len(self._cache),
+                "elapsed_seconds": round(time.perf_counter() - began, 6),
+            }
+            return {**response, "context": context, "elapsed_seconds": round(time.perf_counter() - began, 6)}
+        response = self._fresh(request, user_id, trees, began)
+        self._store(key, versions, response)
+        response["context"]["cache_size"] = len(self._cache)
+        return response
+
+    def _lookup(self, key: tuple[Any, ...], versions: tuple[Any, ...]) -> _Cached | None:
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is None or cached.versions != versions:
+                return None  # a tree changed since: retrieve again
+            self._cache.move_to_end(key)
+            return cached
+
+    def _store(self, key: tuple[Any, ...], versions: tuple[Any, ...], response: dict[str, Any]) -> None:
+        with self._lock:
+            self._cache[key] = _Cached(time.time(), versions, response)
+            while len(self._cache) > CACHE_ENTRIES:
+                self._cache.popitem(last=False)
+
+    def _fresh(
+        self, request: MemoriesRetrieveRequest, user_id: str | None, trees: list[Tree], began: float
+    ) -> dict[str, Any]:
+        answers = [(tree, tree.retriever.retrieve(request.query)) for tree in trees]
+        low_info = all(r.structured["triage"]["decision"] == "skip" for _, r in answers)
+        facts = sorted(((f, tree) for tree, r in answers for f in r.facts), key=lambda p: -p[0].relevance_score)
+        facts = facts[: self.settings.top_k]
+        results = [] if low_info else _section_results(facts) + _edge_results(answers)
+        entities = [] if low_info else _entities(answers)
+        statements = [f.statement for f, _ in facts] if not low_info else []
+        prompt = None if low_info else render_prompt(request, statements, entities)
+        elapsed = round(time.perf_counter() - began, 6)
+        return {
+            "query": request.query,
+            "user_id": user_id or "anonymous",
+            "agent_id": request.agent_id,
+            "elapsed_seconds": elapsed,
+            "prompt": prompt,
+            "context": {
+                "data": {"entities": entities, "facts": statements},
+                "prompt": prompt,
+                "elapsed_seconds": elapsed,
+                "cache_hit": False,
+                "cache_age_seconds": None,
+                "source": "live",
+                "prefetch_in_flight": False,
+                "cache_size": 0,
+            },
+            "retrieval": {
+                "low_info_skipped": low_info,
+                "results": results,
+                "prompt": prompt,
+                "error": None,
+                "elapsed_seconds": elapsed,
+                "result_count": len(results),
+            },
+        }
+
+
+def _version(retriever: Retriever) -> tuple[Any, ...]:
+    """What changes whenever a refresh changes the tree's index."""
+    try:
+        memory = retriever.memory
+    except MemoryNotFound:
+        return ("missing",)
+    return memory.version
+
+
+def _times(tree: Tree, fact: Fact) -> tuple[str | None, str | None]:
+    """(created_at, valid_at): git's first and last commit, else front-matter dates, else the file's time."""
+    memory = tree.retriever.memory
+    created, valid = fact.when.created_at, fact.when.valid_at
+    if created and valid:
+        return created, valid
+    mtime = reader.modified_at(memory.root, fact.rel_path)
+    stamp = datetime.fromtimestamp(mtime, UTC).isoformat() if mtime is not None else None
+    return created or stamp, valid or stamp
+
+
+def _section_results(facts: list[tuple[Fact, Tree]]) -> list[dict[str, Any]]:
+    """One result per section, in the order of its best fact; content is its facts."""
+    grouped: dict[tuple[str, str, str], list[tuple[Fact, Tree]]] = {}
+    for fact, tree in facts:
+        grouped.setdefault((tree.key, fact.rel_path, fact.tree_path), []).append((fact, tree))
+    out = []
+    for (tree_key, rel_path, tree_path), members in grouped.items():
+        fact, tree = members[0]
+        created, valid = _times(tree, fact)
+        out.append(
+            {
+                "id": str(uuid.uuid5(_IDS, f"{tree_key}/{rel_path}#{tree_path}")),
+                "name": tree_path.split(" > ")[-1],
+                "content": " ".join(f.statement.rstrip(".") + "." for f, _ in members),
+                "created_at": created,
+                "valid_at": valid,
+                "source_name": None,
+                "target_name": None,
+                "source_descriptions": [tree_path, f"{fact.source_path}:{fact.lines[0]}-{fact.lines[1]}"],
+                "scope": tree.scope,
+                "graph_id": tree.graph_id,
+            }
+        )
+    return out
+
+
+def _edge_results(answers: list[tuple[Tree, RetrievalResult]]) -> list[dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for tree, result in answers:
+        for edge in result.run.retrieval.relationships if result.run.retrieval else ():
+            out.setdefault(_edge_id(tree, edge), _edge(tree, edge))
+    return list(out.values())
+
+
+def _edge_id(tree: Tree, edge: Relationship) -> str:
+    return str(uuid.uuid5(_IDS, f"{tree.key}/{edge.source}|{edge.type}|{edge.target}"))
+
+
+def _edge(tree: Tree, edge: Relationship) -> dict[str, Any]:
+    return {
+        "id": _edge_id(tree, edge),
+        "name": edge.type,
+        "content": f"{edge.source} {edge.type.replace('_', ' ')} {edge.target}",
+        "created_at": None,
+        "valid_at": None,
+        "source_name": edge.source,
+        "target_name": edge.target,
+        "source_descriptions": [
+            f"front matter of {edge.source}" if edge.type != "links_to" else f"link in {edge.source}"
+        ],
+        "scope": tree.scope,
+        "graph_id": tree.graph_id,
+    }
+
+
+def _entities(answers: list[tuple[Tree, RetrievalResult]]) -> list[dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for _, result in answers:
+        for entity in result.run.retrieval.entities if result.run.retrieval else ():
+            summary = entity.properties.get("summary")
+            out.setdefault(entity.label, {"name": entity.label, "summary": str(summary) if summary else None})
+    return list(out.values())
+
+
+def render_prompt(request: MemoriesRetrieveRequest, facts: Sequence[str], entities: Sequence[Mapping[str, Any]]) -> str:
+    """The context block an agent would inject into its system prompt (chat parity)."""
+    lines = ["<memory>"]
+    if request.display_name or request.email:
+        who = request.display_name or ""
+        lines.append(f"User: {who} <{request.email}>".strip() if request.email else f"User: {who}")
+    if facts:
+        lines += ["Relevant facts:", *[f"- {f}" for f in facts]]
+    if entities:
+        lines += ["Entities:", *[f"- {e['name']}" + (f": {e['summary']}" if e["summary"] else "") for e in entities]]
+    lines.append("</memory>")
+    return "\n".join(lines)

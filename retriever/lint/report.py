@@ -1,0 +1,62 @@
+"""``retriever check`` output: text for people, JSON for scripts, GitHub Actions annotations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from retriever.lint.check import Finding
+from retriever.lint.config import ERROR
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary(findings: list[Finding], files: int) -> str:
+    if not findings:
+        return f"No findings in {_plural(files, 'file')}."
+    errors = sum(f.severity == ERROR for f in findings)
+    counts = f"{_plural(errors, 'error')}, {_plural(len(findings) - errors, 'warning')}"
+    return f"{_plural(len(findings), 'finding')} ({counts}) in {_plural(files, 'file')}."
+
+
+def format_text(findings: list[Finding], files: int) -> list[str]:
+    """``path:line: severity rule: message`` lines, then the summary."""
+    return [*(f"{f.file}:{f.line}: {f.severity} {f.rule}: {f.message}" for f in findings), summary(findings, files)]
+
+
+def format_json(findings: list[Finding], files: int) -> str:
+    errors = sum(f.severity == ERROR for f in findings)
+    document = {
+        "findings": [f.to_dict() for f in findings],
+        "files": files,
+        "errors": errors,
+        "warnings": len(findings) - errors,
+    }
+    return json.dumps(document, ensure_ascii=False, indent=2)
+
+
+def format_github(findings: list[Finding], root: Path, cwd: Path) -> list[str]:
+    """GitHub Actions annotations; paths relative to ``cwd`` when the file lies under it."""
+    lines = []
+    for f in findings:
+        path = _relative_to(root.parent / f.file, cwd) or f.file
+        properties = f"file={_escape_property(path)},line={f.line},title={_escape_property(f.rule)}"
+        lines.append(f"::{f.severity} {properties}::{_escape_data(f.message)}")
+    return lines
+
+
+def _relative_to(path: Path, cwd: Path) -> str | None:
+    try:
+        return path.relative_to(cwd.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -1,0 +1,2 @@
+"""The optional LLM: the one client that talks to a model, the guided stages, and their prompts.
+"""

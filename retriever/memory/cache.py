@@ -1,0 +1,259 @@
+"""The index-cache store: parsed documents in SQLite, index segments as ``.npy`` files.
+
+Contract: ``IndexCache(folder)`` owns one folder per memory root (under the state folder,
+never inside the tree).  It keeps, per file, the fingerprint and either the parsed
+``Document`` or the reason the file was skipped; and the index's segments (immutable files,
+written once) plus its small mutable parts (vocabulary, liveness, document frequencies,
+section table) in a manifest.  A cache that cannot be read is treated as absent: the caller
+rebuilds, so a corrupt or old-format cache never stops retrieval.
+
+Pickle is used for speed; the cache folder is the user's own, like any build cache.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from retriever.memory.index import Params, SectionIndex, Segment
+from retriever.text.models import Document, Fingerprint
+
+_PARTS = ("indptr", "indices", "values", "counts")  # a segment's arrays, one .npy file each
+FORMAT = 12  # bump when Document, the analyzer, the parser's output or the index layout changes
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    """What the cache knows of one file without unpickling its document."""
+
+    fingerprint: Fingerprint
+    skipped: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DocInfo:
+    """What the tree outline needs of a document, kept beside the index."""
+
+    title: str
+    doc_type: str | None
+    aliases: tuple[str, ...]
+    sections: int
+
+
+@dataclass
+class IndexState:
+    """An index plus the section table that maps section ids back to files."""
+
+    index: SectionIndex
+    section_files: list[str]  # section id → rel_path
+    section_ordinals: list[int]  # section id → ordinal inside its document
+    catalog: dict[str, DocInfo] = field(default_factory=dict)  # rel_path → outline info
+    acronyms: dict[str, set[str]] = field(default_factory=dict)  # acronym → its expansions, lower-case
+    segment_names: list[str] = field(default_factory=list)  # segments already saved, in order
+    _numbers: dict[str, int] = field(default_factory=dict, repr=False)  # rel_path → document number
+    _documents: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, dtype=np.int32), repr=False)
+
+    def section_documents(self) -> npt.NDArray[np.int32]:
+        """Section id → document number (one number per rel_path), for document-level scores.
+
+        Section ids only grow (a changed file's sections are tombstoned and added anew), so the
+        map is extended, never rebuilt; a path indexed again keeps its number.
+        """
+        known = self._documents
+        if len(known) < len(self.section_files):
+            fresh = [self._numbers.setdefault(p, len(self._numbers)) for p in self.section_files[len(known) :]]
+            self._documents = known = np.concatenate([known, np.asarray(fresh, dtype=np.int32)])
+        return known[: len(self.section_files)]
+
+
+class IndexCache:
+    """One memory root's cache folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        # One connection shared by a server's threads: every statement goes through ``_sql``'s lock.
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(folder / "records.sqlite", check_same_thread=False)
+        self._sql("PRAGMA journal_mode=WAL")
+        self._sql(
+            "CREATE TABLE IF NOT EXISTS files (rel_path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
+            " sha1 TEXT, skipped TEXT, record BLOB)"
+        )
+        self._sql("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        if self._meta("format") != str(FORMAT):
+            self._sql("DELETE FROM files")
+            self._sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("format", str(FORMAT)))
+            self._drop_index()
+        self.commit()
+
+    def _sql(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _meta(self, key: str) -> str | None:
+        rows = self._sql("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if not rows else str(rows[0][0])
+
+    # -- files ---------------------------------------------------------------------------
+
+    def file_rows(self) -> dict[str, FileRow]:
+        rows = self._sql("SELECT rel_path, size, mtime_ns, sha1, skipped FROM files")
+        return {r[0]: FileRow(Fingerprint(r[1], r[2], r[3]), r[4]) for r in rows}
+
+    def documents(self, rel_paths: Iterable[str]) -> dict[str, Document]:
+        """Unpickled documents for the given paths (missing or unreadable ones left out)."""
+        wanted = list(rel_paths)
+        out: dict[str, Document] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT rel_path, record FROM files WHERE record IS NOT NULL AND rel_path IN ({marks})"
+            for rel_path, blob in self._sql(query, chunk):
+                try:
+                    out[rel_path] = pickle.loads(blob)
+                except Exception:  # noqa: BLE001 - a corrupt record is re-read from its file on the next refresh
+                    continue
+        return out
+
+    def put(self, rel_path: str, fingerprint: Fingerprint, doc: Document | None, skipped: str | None) -> None:
+        blob = pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL) if doc is not None else None
+        self._sql(
+            "INSERT OR REPLACE INTO files (rel_path, size, mtime_ns, sha1, skipped, record) VALUES (?,?,?,?,?,?)",
+            (rel_path, fingerprint.size, fingerprint.mtime_ns, fingerprint.sha1, skipped, blob),
+        )
+
+    def touch(self, rel_path: str, fingerprint: Fingerprint) -> None:
+        """Record a new size/mtime for a file whose bytes did not change."""
+        self._sql(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE rel_path = ?",
+            (fingerprint.size, fingerprint.mtime_ns, rel_path),
+        )
+
+    def forget(self, rel_paths: Iterable[str]) -> None:
+        for path in rel_paths:
+            self._sql("DELETE FROM files WHERE rel_path = ?", (path,))
+
+    def commit(self) -> None:
+        with self._lock:
+            self._db.commit()
+
+    def rollback(self) -> None:
+        """Drop the file records written since the last commit (a refresh that failed half-way)."""
+        with self._lock:
+            self._db.rollback()
+
+    # -- index ---------------------------------------------------------------------------
+
+    def load_index(self, params: Params) -> IndexState | None:
+        """The saved index, or None when absent, unreadable or built with other parameters."""
+        base = self.folder / "index"
+        try:
+            with open(base / "state.pkl", "rb") as handle:
+                saved = pickle.load(handle)
+            if saved["format"] != FORMAT or saved["params"] != _params_json(params):
+                return None
+            segments = [
+                Segment(*(np.load(base / f"{name}.{part}.npy") for part in _PARTS)) for name in saved["segments"]
+            ]
+        except Exception:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything; rebuild instead
+            return None
+        index = SectionIndex(
+            params=params,
+            vocab=saved["vocab"],
+            segments=segments,
+            alive=saved["alive"],
+            df=saved["df"],
+            avglen=tuple(saved["avglen"]),
+            lengths=saved["lengths"],
+        )
+        return IndexState(
+            index,
+            saved["section_files"],
+            saved["section_ordinals"],
+            saved["catalog"],
+            saved["acronyms"],
+            list(saved["segments"]),
+        )
+
+    def save_index(self, state: IndexState) -> None:
+        """Write the index: new segments as files of their own, the rest in one atomic state file."""
+        base = self.folder / "index"
+        base.mkdir(exist_ok=True)
+        names = list(state.segment_names)
+        for segment in state.index.segments[len(names) :]:
+            name = uuid.uuid4().hex[:12]
+            for part in _PARTS:
+                np.save(base / f"{name}.{part}.npy", getattr(segment, part))
+            names.append(name)
+        saved = {
+            "format": FORMAT,
+            "params": _params_json(state.index.params),
+            "avglen": list(state.index.avglen),
+            "segments": names,
+            "vocab": state.index.vocab,
+            "alive": state.index.alive,
+            "df": state.index.df,
+            "lengths": state.index.lengths,
+            "section_files": state.section_files,
+            "section_ordinals": state.section_ordinals,
+            "catalog": state.catalog,
+            "acronyms": state.acronyms,
+        }
+        _atomic_write(base / "state.pkl", pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL))
+        state.segment_names = names
+        keep = set(names)
+        for path in base.glob("*.npy"):
+            if path.name.split(".")[0] not in keep:
+                path.unlink(missing_ok=True)
+
+    # -- git history, by commit ---------------------------------------------------------------------
+
+    def load_history(self, head: str) -> Any:
+        """The git history saved for commit ``head``, or None."""
+        try:
+            with open(self.folder / f"history-{head}.pkl", "rb") as handle:
+                return pickle.load(handle)
+        except Exception:  # noqa: BLE001 - a missing or corrupt file is simply read from git again
+            return None
+
+    def save_history(self, head: str, history: Any) -> None:
+        """Keep one history: the one for the current commit."""
+        for old in self.folder.glob("history-*.pkl"):
+            old.unlink(missing_ok=True)
+        _atomic_write(self.folder / f"history-{head}.pkl", pickle.dumps(history, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _drop_index(self) -> None:
+        (self.folder / "index" / "state.pkl").unlink(missing_ok=True)
+        for path in (self.folder / "index").glob("*.npy"):
+            path.unlink(missing_ok=True)
+
+
+def _params_json(params: Params) -> dict[str, Any]:
+    return {
+        "k1": params.k1,
+        "weights": list(params.weights),
+        "b": list(params.b),
+        "groups": list(params.groups),
+        "group_weights": list(params.group_weights),
+    }
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)

@@ -1,0 +1,387 @@
+"""The section index: exact BM25F over an inverted index held in flat numpy arrays.
+
+Each section is indexed in five fields (document title and aliases, its own heading, the
+folder/heading path above it, front-matter text, body).  BM25F combines them before
+saturation: ``tf' = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f)`` and a term scores
+``idf · tf' · (k1 + 1) / (tf' + k1)`` with ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``.
+
+Documents are scored too (``document_scores``): plain BM25 over each document's headings and
+bodies taken as one text, from the raw counts every posting also keeps, so a section can be
+ranked by its own evidence and its document's.
+
+The index is a list of immutable segments (CSR: term → sections, pre-combined ``tf'``) plus
+an ``alive`` mask, as in Lucene: a changed file tombstones its old sections and adds a small
+segment, so one edit costs milliseconds instead of a rebuild.  ``compact()`` folds it all
+into one segment again.  A query costs one vectorised pass over its terms' postings.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from retriever.text import analyzer
+from retriever.text.models import Document, Section
+
+FIELDS = ("title", "heading", "path", "meta", "body")
+_TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
+DOCUMENT_B = 0.75  # length normalisation of document scores (BM25's usual value)
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+Analyzed = tuple[Counter[str], ...]  # one section's term counts, per field
+
+# Front-matter keys that hold site machinery, not knowledge; every other value is indexed.
+_NOT_META = frozenset(
+    "title aliases type layout permalink redirect_from redirect_to weight slug url draft toc sidebar "
+    "menu nav_order parent_layout template css js bookcollapsesection bookhidden booksearchexclude".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """BM25F parameters, per field in ``FIELDS`` order: weight, length normalisation, group.
+
+    Fields of one group are combined before saturation (BM25F); groups saturate apart and
+    add up, so a heading that matches the query counts in full even when the body matches
+    too.  One group for all fields is plain BM25F; one field per group is per-field BM25.
+    """
+
+    k1: float = 1.2
+    weights: tuple[float, ...] = (1.0, 1.0, 1.0, 0.5, 1.0)
+    b: tuple[float, ...] = (0.0, 0.0, 0.3, 0.0, 0.75)
+    groups: tuple[int, ...] = (0, 1, 2, 2, 2)
+    group_weights: tuple[float, ...] = (1.0, 1.5, 1.0)
+
+
+def _meta_text(doc: Document) -> str:
+    """Front-matter values (summary, tags, owner, email…) as one text; title and aliases have their own field."""
+    out: list[str] = []
+    for key, value in doc.front_matter.items():
+        if key.lower() in _NOT_META:
+            continue
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            out.append(str(value))
+        elif isinstance(value, list):
+            out.extend(str(v) for v in value if isinstance(v, str | int | float))
+    return " ".join(out)
+
+
+def _path_text(doc: Document, section: Section) -> str:
+    folders = doc.rel_path.rsplit("/", 1)[0] if "/" in doc.rel_path else ""
+    stem = doc.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    words = " ".join([folders.replace("/", " "), stem, *section.heading_path[:-1]])
+    return words.replace("_", " ").replace("-", " ")
+
+
+def _title_text(doc: Document) -> str:
+    return " ".join([doc.title, *doc.aliases])
+
+
+def _heading(section: Section) -> str:
+    return section.heading_path[-1] if section.heading_path else section.title
+
+
+def section_fields(doc: Document, section: Section) -> tuple[str, ...]:
+    """The texts of one section's fields, in ``FIELDS`` order."""
+    return (_title_text(doc), _heading(section), _path_text(doc, section), _meta_text(doc), section.text)
+
+
+def analyze_document(doc: Document) -> list[Analyzed]:
+    """Per section, per field (in ``FIELDS`` order), the term counts of a document.
+
+    The title and meta fields are the document's, so they are analysed once and shared by its sections.
+    """
+    title = Counter(analyzer.terms(_title_text(doc)))
+    meta = Counter(analyzer.terms(_meta_text(doc)))
+    out: list[Analyzed] = []
+    for section in doc.sections:
+        heading = Counter(analyzer.terms(_heading(section)))
+        path = Counter(analyzer.terms(_path_text(doc, section)))
+        out.append((title, heading, path, meta, Counter(analyzer.terms(section.text))))
+    return out
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Immutable CSR postings: for term id ``t``, ``indices[indptr[t]:indptr[t+1]]`` are section ids."""
+
+    indptr: IntArray
+    indices: npt.NDArray[np.int32]
+    values: FloatArray  # (postings, groups): the pre-combined tf' of each field group
+    counts: FloatArray  # (postings,): the raw count in the section's heading and body, for document scores
+
+    def postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
+        start, end = self._span(term_id)
+        return self.indices[start:end], self.values[start:end]
+
+    def raw_postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
+        """Section ids and raw heading + body counts of one term."""
+        start, end = self._span(term_id)
+        return self.indices[start:end], self.counts[start:end]
+
+    def _span(self, term_id: int) -> tuple[int, int]:
+        if term_id + 1 >= len(self.indptr):
+            return 0, 0
+        return int(self.indptr[term_id]), int(self.indptr[term_id + 1])
+
+    def term_ids(self) -> IntArray:
+        """The term id of every posting, aligned with ``indices``."""
+        return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64), np.diff(self.indptr))
+
+
+@dataclass
+class SectionIndex:
+    """Mutable index state: vocabulary, segments, liveness and document frequencies."""
+
+    params: Params = field(default_factory=Params)
+    vocab: dict[str, int] = field(default_factory=dict)
+    segments: list[Segment] = field(default_factory=list)
+    alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    df: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    avglen: tuple[float, ...] = (1.0,) * len(FIELDS)
+    lengths: FloatArray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))  # heading + body terms
+    _sorted_terms: list[str] | None = field(default=None, repr=False, compare=False)
+    _lengths_cache: tuple[tuple[int, ...], npt.NDArray[np.float64]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _live: tuple[npt.NDArray[np.bool_], int] | None = field(default=None, repr=False, compare=False)
+
+    def with_prefix(self, prefix: str, limit: int = 8) -> list[str]:
+        """Live vocabulary terms starting with ``prefix`` (most frequent first, at most ``limit``)."""
+        if self._sorted_terms is None or len(self._sorted_terms) != len(self.vocab):
+            self._sorted_terms = sorted(self.vocab)
+        start = bisect.bisect_left(self._sorted_terms, prefix)
+        found = list(itertools.takewhile(lambda t: t.startswith(prefix), self._sorted_terms[start : start + 64]))
+        live = [t for t in found if self.term_df(t) > 0]
+        return sorted(live, key=lambda t: (-self.term_df(t), t))[:limit]
+
+    @property
+    def size(self) -> int:
+        """Number of section ids ever assigned (dead ones included)."""
+        return len(self.alive)
+
+    @property
+    def live_count(self) -> int:
+        """Live sections; counted once per change of ``alive`` (every idf needs it)."""
+        cached = self._live
+        if cached is None or cached[0] is not self.alive:
+            cached = self._live = (self.alive, int(self.alive.sum()))
+        return cached[1]
+
+    def set_avglen(self, analyzed: Sequence[Analyzed]) -> None:
+        """Average field lengths, fixed at full builds (a few edits barely move them)."""
+        if not analyzed:
+            return
+        totals = [0] * len(FIELDS)
+        for fields_ in analyzed:
+            for f, counts in enumerate(fields_):
+                totals[f] += sum(counts.values())
+        self.avglen = tuple(max(1.0, t / len(analyzed)) for t in totals)
+
+    def add(self, analyzed: Sequence[Analyzed]) -> range:
+        """Index sections as one new segment; returns their section ids."""
+        builder = SegmentBuilder(self)
+        for fields_ in analyzed:
+            builder.add(fields_)
+        return builder.finish()
+
+    def append_segment(self, tids: IntArray, sids: npt.NDArray[np.int32], vals: FloatArray, raw: FloatArray) -> None:
+        """Add postings (any order) as a segment; section ids must be new and contiguous."""
+        order = np.argsort(tids, kind="stable")
+        counts = np.bincount(tids, minlength=len(self.vocab)).astype(np.int64)
+        indptr = np.zeros(len(self.vocab) + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        self.segments.append(Segment(indptr, sids[order].copy(), vals[order].copy(), raw[order].copy()))
+        self.df = _grow(self.df, len(self.vocab)) + counts
+
+    def remove(self, section_ids: Iterable[int]) -> None:
+        """Tombstone sections: they stop scoring and stop counting in document frequencies."""
+        dead = np.fromiter(section_ids, dtype=np.int32)
+        dead = dead[self.alive[dead]] if len(dead) else dead
+        if not len(dead):
+            return
+        self.alive[dead] = False
+        self._live = None
+        for segment in self.segments:
+            hit = np.isin(segment.indices, dead)
+            if hit.any():
+                self.df[: len(segment.indptr) - 1] -= np.bincount(
+                    segment.term_ids()[hit], minlength=len(segment.indptr) - 1
+                )
+
+    def idf(self, term_id: int) -> float:
+        n = max(self.live_count, 1)
+        df = float(self.df[term_id]) if term_id < len(self.df) else 0.0
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def unseen_idf(self) -> float:
+        """The idf a term would have if no section contained it (the most informative)."""
+        n = max(self.live_count, 1)
+        return math.log(1.0 + (n + 0.5) / 0.5)
+
+    def term_df(self, term: str) -> int:
+        """Live sections containing ``term``."""
+        tid = self.vocab.get(term)
+        return 0 if tid is None or tid >= len(self.df) else int(self.df[tid])
+
+    def term_idf(self, term: str) -> float:
+        tid = self.vocab.get(term)
+        return self.unseen_idf() if self.term_df(term) <= 0 or tid is None else self.idf(tid)
+
+    def scores(self, terms: Iterable[str], boosts: Mapping[str, float] | None = None) -> FloatArray:
+        """BM25F score of every section id for the unique ``terms`` (dead sections score 0).
+
+        ``boosts`` multiplies a term's contribution (1.0 when absent).
+        """
+        out = np.zeros(self.size, dtype=np.float32)
+        k1 = self.params.k1
+        group_weights = np.asarray(self.params.group_weights, dtype=np.float32)
+        for term in dict.fromkeys(terms):
+            # A refresh may be adding terms (ids past ``df``) while this query runs: skip them.
+            tid = self.vocab.get(term)
+            if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
+                continue
+            idf = self.idf(tid) * (boosts.get(term, 1.0) if boosts else 1.0)
+            for segment in self.segments:
+                ids, vals = segment.postings(tid)
+                if len(ids):
+                    out[ids] += idf * ((vals * (k1 + 1.0) / (vals + k1)) @ group_weights)
+        out[~self.alive] = 0.0
+        return out
+
+    def document_scores(
+        self,
+        terms: Iterable[str],
+        documents: npt.NDArray[np.int32],
+        boosts: Mapping[str, float] | None = None,
+        b: float = DOCUMENT_B,
+    ) -> FloatArray:
+        """BM25 of every document, each taken as the text of its live sections' headings and bodies.
+
+        ``documents`` maps section id → document number (0..n-1); the result is indexed by document
+        number.  Document frequencies and lengths are counted over documents, so a word every
+        document uses weighs little even when few sections use it.
+        """
+        lengths = self._document_lengths(documents)
+        n, present = len(lengths), int(np.count_nonzero(lengths))
+        out = np.zeros(n, dtype=np.float32)
+        if not present:
+            return out
+        norm = self.params.k1 * (1.0 - b + b * lengths / (lengths.sum() / present))
+        for term in dict.fromkeys(terms):
+            tf = self._document_counts(term, documents, n)
+            df = int(np.count_nonzero(tf))
+            if df:
+                idf = math.log(1.0 + (present - df + 0.5) / (df + 0.5))
+                idf *= boosts.get(term, 1.0) if boosts else 1.0
+                out += (idf * tf * (self.params.k1 + 1.0) / (tf + norm)).astype(np.float32)
+        return out
+
+    def _document_lengths(self, documents: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+        """Heading + body terms per document number over live sections, kept until the index changes."""
+        key = (len(documents), self.size, self.live_count, len(self.segments))
+        cached = self._lengths_cache
+        if cached is None or cached[0] != key:
+            n = int(documents.max()) + 1 if len(documents) else 0
+            live = self.alive[: len(documents)]
+            lengths = np.bincount(documents[live], weights=self.lengths[: len(documents)][live], minlength=n)
+            cached = (key, lengths.astype(np.float64))
+            self._lengths_cache = cached
+        return cached[1]
+
+    def _document_counts(self, term: str, documents: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.float64]:
+        """The raw count of ``term`` per document number, over live sections."""
+        tf = np.zeros(n, dtype=np.float64)
+        tid = self.vocab.get(term)
+        if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
+            return tf
+        for segment in self.segments:
+            ids, raw = segment.raw_postings(tid)
+            keep = ids < len(documents)  # sections added after ``documents`` was taken
+            ids, raw = ids[keep], raw[keep]
+            keep = self.alive[ids]
+            tf += np.bincount(documents[ids[keep]], weights=raw[keep], minlength=n)
+        return tf
+
+    def top(self, terms: Sequence[str], k: int, boosts: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
+        """The ``k`` best (section id, score) pairs with a positive score, best first."""
+        return top_of(self.scores(terms, boosts), k)
+
+
+def top_of(scores: FloatArray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best (index, score) pairs of ``scores`` with a positive score, best first."""
+    k = min(k, int((scores > 0).sum()))
+    if k <= 0:
+        return []
+    # Everything scoring at least the k-th best (ties included), then ties break on the index,
+    # so top(k) is always the first k of top(n).
+    kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+    candidates = np.nonzero(scores >= kth)[0]
+    ranked = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
+    return [(int(sid), float(scores[sid])) for sid in ranked]
+
+
+class SegmentBuilder:
+    """Collects sections' per-field term counts in flat arrays, then writes one segment.
+
+    One posting per (term, section) holds that term's count in each field; arrays instead
+    of ``Counter`` objects keep a 10,000-file build's memory small.  tf' (weights, length
+    normalisation, field groups) is computed vectorised once every section is in, so a full
+    build can fix the average field lengths first.
+    """
+
+    def __init__(self, index: SectionIndex) -> None:
+        self.index = index
+        self.tids, self.rows, self.counts, self.lengths = array("q"), array("i"), array("f"), array("f")
+        self.sections = 0
+        self._zeros = array("f", [0.0] * len(FIELDS))
+
+    def add(self, fields_: Analyzed) -> None:
+        vocab, width = self.index.vocab, len(FIELDS)
+        seen: dict[str, int] = {}
+        for f, counts in enumerate(fields_):
+            for term, tf in counts.items():
+                pos = seen.get(term)
+                if pos is None:
+                    pos = seen[term] = len(self.tids)
+                    self.tids.append(vocab.setdefault(term, len(vocab)))
+                    self.rows.append(self.sections)
+                    self.counts.extend(self._zeros)
+                self.counts[pos * width + f] += tf
+            self.lengths.append(sum(counts.values()))
+        self.sections += 1
+
+    def finish(self, fix_avglen: bool = False) -> range:
+        """Write the segment (first fixing average field lengths, for a full build)."""
+        index, params = self.index, self.index.params
+        lengths = np.frombuffer(self.lengths, dtype=np.float32).reshape(self.sections, len(FIELDS))
+        if fix_avglen and self.sections:
+            index.avglen = tuple(max(1.0, float(x)) for x in lengths.mean(axis=0))
+        rows = np.frombuffer(self.rows, dtype=np.int32)
+        counts = np.frombuffer(self.counts, dtype=np.float32).reshape(len(rows), len(FIELDS))
+        values = np.zeros((len(rows), len(params.group_weights)), dtype=np.float32)
+        for f in range(len(FIELDS)):
+            b, avg = np.float32(params.b[f]), np.float32(index.avglen[f])
+            norm = np.float32(1.0) - b + b * lengths[rows, f] / avg
+            values[:, params.groups[f]] += np.float32(params.weights[f]) * counts[:, f] / norm
+        raw = counts[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)
+        first = index.size
+        index.append_segment(np.frombuffer(self.tids, dtype=np.int64), rows + np.int32(first), values, raw)
+        index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
+        index._live = None
+        index.lengths = np.concatenate([index.lengths, lengths[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)])
+        return range(first, first + self.sections)
+
+
+def _grow(values: IntArray, size: int) -> IntArray:
+    if len(values) >= size:
+        return values
+    return np.concatenate([values, np.zeros(size - len(values), dtype=values.dtype)])

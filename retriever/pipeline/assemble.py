@@ -1,0 +1,175 @@
+"""Stage 6, assemble: facts plus entities, relationships, excerpts, coverage and a summary.
+
+Entities come from the front matter of the documents that contributed facts (``type``,
+``title``, ``aliases``, scalar properties), relationships from their relation fields (any
+field whose values name another document by title, alias or path) and their links.
+Coverage comes from the answerability estimate (``retriever.pipeline.confidence``): a probability,
+fitted on labelled questions, that the facts answer the question; so "the memory does not
+know" can be said even when every query word occurs somewhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from retriever.llm.guided import guide_summary
+from retriever.memory.memory import Memory
+from retriever.pipeline import confidence
+from retriever.pipeline.context import Context, Run
+from retriever.pipeline.query import Query
+from retriever.pipeline.results import Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
+from retriever.text.markup import truncate
+from retriever.text.models import Document
+
+Resolve = Callable[[str], str | None]  # a name → the document it refers to (``Memory.resolve``)
+
+MAX_ENTITIES, MAX_RELATIONSHIPS = 12, 24
+SUMMARY_FACTS = 8  # facts a model summary is built from
+
+# Front-matter fields that name other documents even when the name does not resolve.
+RELATION_FIELDS = frozenset(
+    "owner owners team teams reports_to members member lead leads projects project client clients "
+    "account_owner decided_by attendees related supersedes superseded_by parent depends_on partner "
+    "partners vendor customer customers manager sponsor stakeholders".split()
+)
+_NOT_PROPERTIES = frozenset({"title", "type", "aliases", "redirect_from", "layout", "permalink", "weight"})
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if isinstance(v, str | int) and str(v).strip()]
+    return []
+
+
+def _properties(doc: Document, memory: Memory) -> dict[str, Any]:
+    props: dict[str, Any] = {"source_path": memory.source_path(doc.rel_path)}
+    if doc.aliases:
+        props["aliases"] = list(doc.aliases)
+    for key, value in doc.front_matter.items():
+        if key in _NOT_PROPERTIES:
+            continue
+        if isinstance(value, str | int | float | bool) or (isinstance(value, list) and len(value) <= 12):
+            props[key] = value
+    return props
+
+
+def entities(docs: list[Document], memory: Memory, resolve: Resolve) -> tuple[Entity, ...]:
+    """Typed documents that contributed, then the typed documents their relations name."""
+    out: dict[str, Entity] = {}
+    for doc in docs:
+        if doc.doc_type:
+            out.setdefault(doc.rel_path, Entity(doc.title, doc.doc_type, _properties(doc, memory)))
+    for doc in docs:
+        for rel in _relations(doc, resolve):
+            path = resolve(rel.target)
+            info = memory.state.catalog.get(path) if path else None
+            if path and info and info.doc_type and path not in out and len(out) < MAX_ENTITIES:
+                out[path] = Entity(info.title, info.doc_type, _properties(memory.document(path), memory))
+    return tuple(out.values())[:MAX_ENTITIES]
+
+
+def _relations(doc: Document, resolve: Resolve) -> Iterator[Relationship]:
+    for key, value in doc.front_matter.items():
+        for name in _names(value):
+            path = resolve(name)
+            if (path and path != doc.rel_path) or (key in RELATION_FIELDS and not path):
+                yield Relationship(doc.title, name, key)
+
+
+def relationships(docs: list[Document], memory: Memory, resolve: Resolve) -> tuple[Relationship, ...]:
+    out: dict[tuple[str, str, str], Relationship] = {}
+    for doc in docs:
+        for rel in _relations(doc, resolve):
+            target = memory.state.catalog.get(resolve(rel.target) or "")
+            rel = Relationship(rel.source, target.title if target else rel.target, rel.type)
+            out.setdefault((rel.source, rel.target, rel.type), rel)
+        for link in doc.links:
+            info = memory.state.catalog.get(link)
+            if info and link != doc.rel_path:
+                out.setdefault((doc.title, info.title, "links_to"), Relationship(doc.title, info.title, "links_to"))
+    return tuple(out.values())[:MAX_RELATIONSHIPS]
+
+
+def excerpts(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], limit: int, chars: int) -> tuple[Excerpt, ...]:
+    """The sections that gave the best facts, in fact order, as cut excerpts with line ranges."""
+    tree_paths = {t.section_id: t.tree_path for t in phase1.targets}
+    out = []
+    for section_id in list(dict.fromkeys(f.section_id for f in facts))[:limit]:
+        doc, section = memory.section(section_id)
+        text, cut = truncate(section.text, chars)
+        if text:
+            out.append(
+                Excerpt(
+                    memory.source_path(doc.rel_path), tree_paths[section_id], section.lines, text, cut, memory.when(doc)
+                )
+            )
+    return tuple(out)
+
+
+def summarize(facts: tuple[Fact, ...], coverage: str) -> str:
+    """An extractive summary: where the answer lives and the strongest statements."""
+    if not facts:
+        return "The memory holds nothing that matches this query."
+    sources = list(dict.fromkeys(f.source_title for f in facts))
+    lead = {
+        "comprehensive": "The memory covers this well",
+        "partial": "The memory covers this in part",
+        "limited": "The memory has only loosely related material",
+        "none": "The memory does not appear to answer this; the closest matches are weak",
+    }[coverage]
+    strongest = list(dict.fromkeys(f.statement for f in facts[:2]))
+    where = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+    return f"{lead} (sources: {where}). " + " ".join(_sentence(s) for s in strongest)
+
+
+def _sentence(text: str) -> str:
+    text, _ = truncate(text, 240, marker="…")
+    return text if text.endswith((".", "!", "?", "…")) else text.rstrip(" :;,") + "."
+
+
+def _summary(facts: tuple[Fact, ...], coverage: str, ctx: Context, question: str) -> str:
+    """The model's summary of the kept facts when one is configured, else the extractive one."""
+    if ctx.llm is not None and facts:
+        written = guide_summary(ctx.llm, question, [f.statement for f in facts[:SUMMARY_FACTS]])
+        if written is not None:
+            return written
+    return summarize(facts, coverage)
+
+
+def assemble(
+    memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Context, query: Query, question: str = ""
+) -> Retrieval:
+    """The retrieval: facts with entities, relationships, excerpts, answerability, coverage and a summary."""
+    docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
+    resolve = memory.resolve
+    answerability = confidence.estimate(memory, query, phase1.targets, facts)
+    cover = confidence.coverage(answerability, bool(facts))
+    avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
+    return Retrieval(
+        context_summary=_summary(facts, cover, ctx, question),
+        facts=facts,
+        entities=entities(docs, memory, resolve),
+        relationships=relationships(docs, memory, resolve),
+        documents=excerpts(memory, phase1, facts, ctx.settings.max_documents, ctx.settings.excerpt_chars),
+        avg_relevance_score=avg,
+        coverage_assessment=cover,
+        answerability=answerability,
+    )
+
+
+def empty(summary: str) -> Retrieval:
+    return Retrieval(summary, (), (), (), (), 0.0, "none")
+
+
+def run(state: Run, ctx: Context) -> Run:
+    if state.skipped:
+        retrieval = empty("Retrieval skipped: the prompt carries no company-specific question.")
+    elif ctx.memory is None or not ctx.readiness[0] or state.phase1 is None or state.query is None:
+        retrieval = empty(f"Company memory is not ready ({ctx.readiness[1]}); nothing was retrieved.")
+    else:
+        retrieval = assemble(ctx.memory, state.phase1, state.facts, ctx, state.query, state.query_text)
+    return dataclasses.replace(state, retrieval=retrieval)

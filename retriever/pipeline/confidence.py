@@ -1,0 +1,224 @@
+"""Answerability: how likely it is that a retrieval's facts answer the question, in 0..1.
+
+Relevance scores say how well each fact matches the query; they do not say whether the memory
+answers the question at all (a question whose words all occur, but never together, still gets
+facts at 90%).  This module reads a few cheap signals off a finished retrieval and turns them
+into one calibrated probability with a tiny logistic model:
+
+    answerability = σ(intercept + Σ weight_i · feature_i)
+
+Contracts:
+- ``FEATURES`` is the one registry of signals (name, meaning, function); each is a number in
+  0..1 computed from the query, the sections phase 1 chose and the ranked facts, with no
+  further index pass (term sets come from the analyser's caches): about 0.1 ms a retrieval.
+  Section score margins and document/section/statement agreement were measured too and left
+  out: alone they barely rank (AUC 0.51 and 0.57 on the fitted half) and add nothing to the fit.
+- ``MODEL`` holds the fitted coefficients and the coverage thresholds as data.  It is written
+  by ``scripts/fit_confidence.py`` from the labelled set ``eval/answerability.jsonl`` and must
+  not be edited by hand; refit after any change to ranking or scoring.
+- ``coverage(p, has_facts)`` maps the probability to seed 000's ``coverage_assessment``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from retriever.memory.memory import Memory
+from retriever.pipeline.context import Run
+from retriever.pipeline.query import Query, weights
+from retriever.pipeline.results import Fact, Target
+from retriever.pipeline.target import section_terms
+from retriever.text import analyzer
+
+AGREE_FACTS = 5  # first facts the statement-level signals look at
+READ_SECTIONS = 3  # best sections whose query words are looked at
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """What the features read: the query's term weights and the retrieval's targets and facts."""
+
+    weights: Mapping[str, float]  # query term → idf weight (framing words down-weighted)
+    known: frozenset[str]  # query terms some live section contains
+    unseen: float  # the idf of a word no section contains: the most a single word can weigh
+    targets: Sequence[Target]  # phase 1's sections, best BM25F first
+    held: Sequence[frozenset[str]]  # query terms each of the first targets holds
+    facts: Sequence[Fact]  # ranked facts, best first
+    fact_terms: Sequence[frozenset[str]]  # query terms each of the first facts holds
+
+    @property
+    def total(self) -> float:
+        return sum(self.weights.values())
+
+    def share(self, terms: frozenset[str]) -> float:
+        return sum(self.weights[t] for t in terms) / self.total if self.total else 0.0
+
+
+def _present(query: Query, terms: Iterable[str], have: frozenset[str]) -> frozenset[str]:
+    """The query terms found in ``have``, alternates (acronym expansions, variants) counting."""
+    return frozenset(t for t in terms if t in have or any(a <= have for a in query.alternates.get(t, ())))
+
+
+def signals(memory: Memory, query: Query, targets: Sequence[Target], facts: Sequence[Fact]) -> Signals:
+    """Collect the signals of one retrieval; section and statement terms come from analyser caches."""
+    index = memory.index
+    term_weights = weights(query, index)
+    known = frozenset(t for t in term_weights if index.term_df(t) > 0)
+    ranked = sorted(targets, key=lambda t: -t.score)
+    held = []
+    for target in ranked[:READ_SECTIONS]:
+        fields = section_terms(*memory.section(target.section_id))
+        held.append(_present(query, term_weights, frozenset().union(*fields.values())))
+    fact_terms = [_present(query, term_weights, analyzer.term_set(f.statement)) for f in facts[:AGREE_FACTS]]
+    return Signals(term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms)
+
+
+def _known_weight(s: Signals) -> float:
+    """Share of the query's idf weight on words the memory uses at all."""
+    return s.share(s.known)
+
+
+def _best_section_coverage(s: Signals) -> float:
+    """Share of the query's weight found together in the best-covering section read."""
+    return max((t.coverage for t in s.targets), default=0.0)
+
+
+def _matched_mass(s: Signals) -> float:
+    """How much evidence the best of the first sections shares with the query, in idf mass.
+
+    The weight of the query words it holds over the weight of one word the memory lacks, capped
+    at 1: a question made of common words ("request", "time") matches many sections by chance,
+    whatever share of it they cover.
+    """
+    mass = max((sum(s.weights[t] for t in held) for held in s.held), default=0.0)
+    return min(1.0, mass / s.unseen) if s.unseen else 0.0
+
+
+def _fact_coverage(s: Signals) -> float:
+    """Share of the query's weight the best-covering of the first facts holds by itself."""
+    return max((s.share(t) for t in s.fact_terms), default=0.0)
+
+
+def _top_fact(s: Signals) -> float:
+    """The best fact's calibrated relevance."""
+    return s.facts[0].relevance_score if s.facts else 0.0
+
+
+def _fact_concentration(s: Signals) -> float:
+    """Share of the first facts that come from the best fact's document."""
+    if not s.facts:
+        return 0.0
+    first = s.facts[:AGREE_FACTS]
+    return sum(f.rel_path == first[0].rel_path for f in first) / len(first)
+
+
+@dataclass(frozen=True, slots=True)
+class Feature:
+    name: str
+    meaning: str
+    compute: Callable[[Signals], float]
+
+
+FEATURES: tuple[Feature, ...] = (
+    Feature("known_weight", "query idf weight on words the memory uses", _known_weight),
+    Feature("best_section_coverage", "query weight held by the best-covering section", _best_section_coverage),
+    Feature("matched_mass", "idf mass of the query words the best section holds, over one unseen word", _matched_mass),
+    Feature("fact_coverage", "query weight held by the best-covering first fact", _fact_coverage),
+    Feature("top_fact", "best fact's relevance", _top_fact),
+    Feature("fact_concentration", "share of the first facts from the best fact's document", _fact_concentration),
+)
+
+
+def features(s: Signals) -> dict[str, float]:
+    """Every registered feature of one retrieval, by name."""
+    return {f.name: min(1.0, max(0.0, f.compute(s))) for f in FEATURES}
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A fitted logistic model over ``FEATURES`` and the coverage thresholds on its output."""
+
+    intercept: float
+    weights: Mapping[str, float]
+    thresholds: Mapping[str, float] = field(
+        default_factory=lambda: {"comprehensive": 0.8, "partial": 0.5, "limited": 0.2}
+    )
+    heldout_auc: float = 0.0  # on the kept-back half of the labelled set, when fitted
+    heldout_ece: float = 0.0
+    rows: int = 0  # labelled retrievals it was fitted and checked on
+
+    def probability(self, values: Mapping[str, float]) -> float:
+        z = self.intercept + sum(w * values.get(name, 0.0) for name, w in self.weights.items())
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+# BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
+MODEL = Model(
+    intercept=-7.7899,
+    weights={
+        "known_weight": 1.1088,
+        "best_section_coverage": 3.1638,
+        "matched_mass": 2.7498,
+        "fact_coverage": 1.9071,
+        "top_fact": 1.0757,
+        "fact_concentration": 1.5903,
+    },
+    thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
+    heldout_auc=0.867,
+    heldout_ece=0.042,
+    rows=886,
+)
+# END MODEL
+
+
+def estimate(memory: Memory, query: Query, targets: Sequence[Target], facts: Sequence[Fact]) -> float:
+    """The probability that these facts answer the query (0 when nothing was found)."""
+    if not facts:
+        return 0.0
+    return round(MODEL.probability(features(signals(memory, query, targets, facts))), 4)
+
+
+def features_of(memory: Memory, run: Run) -> dict[str, float]:
+    """The features of a finished retrieval (for fitting and evaluation scripts)."""
+    if run.query is None or run.phase1 is None:
+        return {f.name: 0.0 for f in FEATURES}
+    return features(signals(memory, run.query, run.phase1.targets, run.retrieval.facts if run.retrieval else ()))
+
+
+def coverage(answerability: float, has_facts: bool, thresholds: Mapping[str, float] | None = None) -> str:
+    """seed 000's ``coverage_assessment`` from the answerability estimate and the model's thresholds."""
+    if not has_facts:
+        return "none"
+    cuts = thresholds if thresholds is not None else MODEL.thresholds
+    for label in ("comprehensive", "partial", "limited"):
+        if answerability >= cuts[label]:
+            return label
+    return "none"
+
+
+_BLOCK = re.compile(r"^(# BEGIN MODEL\b[^\n]*\n).*?^(# END MODEL)$", re.S | re.M)
+
+
+def write_model(path: Path, model: Model) -> None:
+    """Replace the ``MODEL`` block of this module's source file with ``model``."""
+    weights_src = "".join(f"        {json.dumps(name)}: {w!r},\n" for name, w in model.weights.items())
+    cuts = ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in model.thresholds.items())
+    body = (
+        "MODEL = Model(\n"
+        f"    intercept={model.intercept!r},\n"
+        f"    weights={{\n{weights_src}    }},\n"
+        f"    thresholds={{{cuts}}},\n"
+        f"    heldout_auc={model.heldout_auc!r},\n"
+        f"    heldout_ece={model.heldout_ece!r},\n"
+        f"    rows={model.rows!r},\n"
+        ")\n"
+    )
+    source = path.read_text(encoding="utf-8")
+    if not _BLOCK.search(source):
+        raise ValueError(f"{path} has no MODEL block (between BEGIN and END MODEL comment lines) to rewrite")
+    path.write_text(_BLOCK.sub(lambda m: m.group(1) + body + m.group(2), source, count=1), encoding="utf-8")

@@ -1,0 +1,95 @@
+"""Stage 4, extract: candidate statements from the targeted sections.
+
+Sentences, list items and table rows ("column: value; …") come from the parser; here a
+statement too short to stand alone gets its frame (the parent list item, else the section
+heading) so that "4 hours per pay period" reads "Sick leave: 4 hours per pay period".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+from retriever.llm.guided import LLMRun, guide_extract
+from retriever.llm.prompts import SectionText
+from retriever.memory.memory import Memory
+from retriever.pipeline.context import Context, Run
+from retriever.pipeline.results import Candidate, Phase1, Target
+from retriever.text import analyzer
+from retriever.text.models import Lines, Section, Unit
+
+_SHORT_WORDS = 6
+_FRAMED_ITEM_WORDS = 12
+
+
+def framed(unit: Unit, section: Section) -> str:
+    """The unit's text, prefixed by its frame when it is too short to stand alone."""
+    words = len(unit.text.split())
+    if unit.context and words < _FRAMED_ITEM_WORDS:
+        return f"{unit.context.rstrip(' :')}: {unit.text}"
+    if words < _SHORT_WORDS and section.heading_path and unit.kind != "row":
+        return f"{section.title.rstrip(' :')}: {unit.text}"
+    return unit.text
+
+
+def context_of(units: tuple[Unit, ...], i: int) -> str:
+    """What frames unit ``i``: its parent item and the statements just before and after it.
+
+    An answer often does not repeat the question's words ("They meet on Fridays." after the
+    sentence naming the meeting; a reply in the turn after the question), so its neighbours'
+    words count as its context.
+    """
+    parts = [units[i].context]
+    if i > 0:
+        parts.append(units[i - 1].text)
+    if i + 1 < len(units):
+        parts.append(units[i + 1].text)
+    return "\n".join(p for p in parts if p)
+
+
+def candidates_of(memory: Memory, target: Target) -> Iterator[Candidate]:
+    _, section = memory.section(target.section_id)
+    for i, unit in enumerate(section.units):
+        if any(ch.isalnum() for ch in unit.text):
+            yield Candidate(framed(unit, section), target, unit.lines, unit.kind, context_of(section.units, i))
+
+
+def extract(memory: Memory, phase1: Phase1, ctx: Context, question: str = "") -> tuple[Candidate, ...]:
+    """Every statement of the targeted sections, plus the LLM's grounded facts when one is configured."""
+    out: list[Candidate] = []
+    for target in phase1.targets:
+        ctx.check_deadline()
+        out.extend(candidates_of(memory, target))
+    if ctx.llm is not None:
+        out.extend(llm_candidates(memory, phase1, ctx.llm, question))
+    return tuple(out)
+
+
+def llm_candidates(memory: Memory, phase1: Phase1, llm: LLMRun, question: str) -> list[Candidate]:
+    """Facts the model extracted from the targeted sections, kept only when grounded in them."""
+    by_key = {f"S{i}": target for i, target in enumerate(phase1.targets, 1)}
+    sections = [SectionText(key, t.tree_path, t.section_text) for key, t in by_key.items()]
+    facts = guide_extract(llm, question, sections)
+    out = []
+    for fact in facts or ():
+        target = by_key[fact.section_key]
+        out.append(
+            Candidate(
+                fact.statement, target, _lines_of(memory, target, fact.statement), "llm", llm_relevance=fact.relevance
+            )
+        )
+    return out
+
+
+def _lines_of(memory: Memory, target: Target, statement: str) -> Lines:
+    """The lines of the section's statement that shares most words with ``statement``."""
+    _, section = memory.section(target.section_id)
+    wanted = analyzer.term_set(statement)
+    best = max(section.units, key=lambda u: len(wanted & analyzer.term_set(u.text)), default=None)
+    return best.lines if best is not None and wanted & analyzer.term_set(best.text) else section.lines
+
+
+def run(state: Run, ctx: Context) -> Run:
+    if state.phase1 is None or ctx.memory is None or not state.phase1.targets:
+        return state
+    return dataclasses.replace(state, candidates=extract(ctx.memory, state.phase1, ctx, state.query_text))

@@ -1,0 +1,195 @@
+"""Query analysis: the query's terms, the user's word for each, and their weights.
+
+Weights are idf values (terms the memory lacks weigh most, so a question about something
+the memory never mentions cannot score high), with question-framing words ("main",
+"current") down-weighted.  Compound terms (``end-of-year``) rank sections, where an exact
+match is a strong sign, but leave coverage to their parts: a text that writes "end of
+year" answers the question as well as one that hyphenates it.
+
+A many-part question also keeps its parts (``Query.parts``): phase 1 reads the sections that
+best answer any one part, each part searched in the context of the whole question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from retriever.memory.index import SectionIndex
+from retriever.text import analyzer
+from retriever.text.stopwords import FRAMING
+
+FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
+EXPANSION_WEIGHT = 0.6  # an acronym, expansion or spelling variant added to the query counts this much
+PART_CONTEXT = 0.3  # for one part of a many-part question, the weight of the question's other words
+PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
+# Where a question splits into parts: "?" between questions, ";" or ":", ", and how…", " and what…",
+# "both … and …", and a comma before a final "and" list.
+_CLAUSE = re.compile(
+    r"\?\s+|[;:]\s+|\bboth\b|,\s+(?=(?:and\s+)?(?:how|what|who|when|where|which|why|is|are|do|does|can)\b)"
+    r"|\s+and\s+(?=(?:how|what|who|when|where|which|why)\b)|,\s+(?=[^,]*\band\b[^,]*$)",
+    re.I,
+)
+_FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
+
+Acronyms = Mapping[str, Iterable[str]]  # acronym (lower-case) → its expansions, as the memory defines them
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """An analysed query.
+
+    ``terms``: unique terms in order.  ``extra``: terms added from the memory's own acronym
+    definitions ("recurring revenue" brings in ``mrr``; "MRR" brings in its expansion).
+    ``alternates``: term → sets of terms that, all present, stand for it.
+    """
+
+    text: str
+    terms: tuple[str, ...]
+    words: Mapping[str, str]
+    many_part: bool = False  # asks several things at once ("…, and how far ahead must I ask?")
+    extra: tuple[str, ...] = ()
+    alternates: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
+    parts: tuple[tuple[str, ...], ...] = ()  # a many-part question's terms, part by part
+
+    def word(self, term: str) -> str:
+        return self.words.get(term, term)
+
+    def boosts(self) -> dict[str, float]:
+        """Term multipliers for ranking: framing words and added terms count less."""
+        out = framing_boosts(self.terms)
+        out.update({t: EXPANSION_WEIGHT for t in self.extra})
+        return out
+
+
+def _is_compound(term: str) -> bool:
+    return any(not ch.isalnum() for ch in term)
+
+
+def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | None = None) -> Query:
+    """Terms and words of a query text, expanded with the memory's acronym definitions and,
+    for words the memory never uses, with its words that share a long prefix."""
+    words: dict[str, str] = {}
+    for word in analyzer.raw_words(text):
+        for term in analyzer.terms(word):
+            words.setdefault(term, word)
+    terms = tuple(dict.fromkeys(analyzer.terms(text)))
+    extra, alternates = _expand(terms, acronyms or {})
+    if index is not None:
+        for term, variants in _variants(terms, index).items():
+            extra.extend(variants)
+            alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
+    extra_terms = tuple(dict.fromkeys(t for t in extra if t not in terms))
+    parts = question_parts(text)
+    return Query(text, terms, words, len(parts) >= 2, extra_terms, alternates, parts if len(parts) >= 2 else ())
+
+
+def question_parts(text: str) -> tuple[tuple[str, ...], ...]:
+    """The terms of each clause that has a content word of its own (see ``_CLAUSE``)."""
+    clauses = [c for c in _CLAUSE.split(text) if c and c.strip(" ,.?")]
+    parts = (tuple(dict.fromkeys(analyzer.terms(c))) for c in clauses)
+    return tuple(p for p in parts if any(t not in _FRAMING_TERMS for t in p))
+
+
+def is_many_part(text: str) -> bool:
+    """True when the question asks several things: two clauses with content words each."""
+    return len(question_parts(text)) >= 2
+
+
+def _variants(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str]]:
+    """For terms the memory lacks, its terms sharing a prefix of at least ``PREFIX_MIN`` letters.
+
+    Stemmers miss some pairs ("subsidised"/"subsidy", British and American spellings, long
+    Ukrainian inflections); a word the memory never uses contributes nothing otherwise.
+    """
+    out: dict[str, list[str]] = {}
+    for term in terms:
+        if len(term) <= PREFIX_MIN or _is_compound(term) or index.term_df(term) > 0:
+            continue
+        prefix = term[: max(PREFIX_MIN, len(term) - 2)]
+        variants = [v for v in index.with_prefix(prefix) if v != term and not _is_compound(v)]
+        if variants:
+            out[term] = variants
+    return out
+
+
+def _expand(terms: tuple[str, ...], acronyms: Acronyms) -> tuple[list[str], dict[str, tuple[frozenset[str], ...]]]:
+    present = set(terms)
+    extra: list[str] = []
+    alternates: dict[str, list[frozenset[str]]] = {}
+    for acronym, expansions in acronyms.items():
+        short = analyzer.term_set(acronym)
+        for expansion in expansions:
+            long = analyzer.term_set(expansion)
+            if not short or len(long) < 2:
+                continue
+            if short <= present:  # the query says "MRR": its expansion stands for it too
+                extra.extend(sorted(long))
+                for term in short:
+                    alternates.setdefault(term, []).append(long)
+            shared = long & present
+            if len(shared) >= 2 and len(shared) * 3 >= len(long) * 2:  # "recurring revenue" → MRR
+                extra.extend(sorted(short))
+                for term in shared:
+                    alternates.setdefault(term, []).append(short)
+    return list(dict.fromkeys(extra)), {t: tuple(dict.fromkeys(v)) for t, v in alternates.items()}
+
+
+def framing_boosts(terms: Iterable[str]) -> dict[str, float]:
+    """Down-weights for words that frame the question rather than name its topic."""
+    return {t: FRAMING_WEIGHT for t in terms if t in _FRAMING_TERMS}
+
+
+def weights(query: Query, index: SectionIndex) -> dict[str, float]:
+    """Each non-compound query term's coverage weight: its idf, framing words down-weighted."""
+    boosts = framing_boosts(query.terms)
+    return {t: index.term_idf(t) * boosts.get(t, 1.0) for t in query.terms if not _is_compound(t)}
+
+
+def part_weights(weights: Mapping[str, float], part: Iterable[str]) -> dict[str, float]:
+    """Weights for one part of a question: its own words in full, the question's others muted."""
+    own = set(part)
+    return {t: w * (1.0 if t in own else PART_CONTEXT) for t, w in weights.items()}
+
+
+def weight_sets(weights: Mapping[str, float], query: Query) -> list[dict[str, float]]:
+    """The weights of the whole question, then of each of its parts (``part_weights``)."""
+    return [dict(weights), *(part_weights(weights, part) for part in query.parts)]
+
+
+def best_coverage(weights: Mapping[str, float], present: set[str], query: Query) -> float:
+    """Coverage of the question or, when it has several parts, of the part ``present`` covers best."""
+    return max(coverage(w, present, query) for w in weight_sets(weights, query))
+
+
+def framed_coverage(
+    sets: list[dict[str, float]], own: set[str], context: frozenset[str], query: Query, context_weight: float
+) -> float:
+    """The best, over ``weight_sets``, of the share found in ``own`` plus ``context_weight`` of the share
+    found only in ``context`` (one pass per weight set)."""
+    best = 0.0
+    for weights in sets:
+        total = sum(weights.values())
+        if not total:
+            continue
+        found = 0.0
+        for term, weight in weights.items():
+            if _present(term, own, query):
+                found += weight
+            elif context and _present(term, context, query):
+                found += context_weight * weight
+        best = max(best, found / total)
+    return best
+
+
+def _present(term: str, present: set[str] | frozenset[str], query: Query | None) -> bool:
+    return term in present or bool(query and any(a <= present for a in query.alternates.get(term, ())))
+
+
+def coverage(weights: Mapping[str, float], present: set[str], query: Query | None = None) -> float:
+    """Share of the query's weight found in ``present`` (0..1), alternates counting as the term."""
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    return sum(w for t, w in weights.items() if _present(t, present, query)) / total

@@ -1,0 +1,140 @@
+"""What the pipeline stages produce: frozen dataclasses handed from one stage to the next."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from retriever.text.models import Lines
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Validated tool arguments."""
+
+    prompt: str
+    session_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Triage:
+    decision: str  # "retrieve" | "skip"
+    reasoning: str
+    rewritten_query: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A section chosen in phase 1, with why."""
+
+    section_id: int
+    rel_path: str
+    ordinal: int
+    tree_path: str
+    source_path: str
+    lines: Lines
+    score: float  # BM25F
+    coverage: float  # share of the query's idf weight found anywhere in the section
+    reason: str
+    section_text: str = ""  # headings and body, for token estimates and LLM extraction
+
+
+@dataclass(frozen=True, slots=True)
+class Phase1:
+    search_strategy: str  # "narrow" | "moderate" | "broad" | "none"
+    estimated_tokens: int
+    targets: tuple[Target, ...]
+    reasoning: str
+    sections_scored: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A statement from a targeted section, before scoring."""
+
+    statement: str
+    target: Target
+    lines: Lines
+    kind: str  # "sentence" | "item" | "row" | "llm"
+    context: str = ""  # text that frames the statement (a parent list item)
+    llm_relevance: float | None = None  # the model's own relevance, for facts it extracted
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    statement: str
+    relevance_score: float
+    source_path: str
+    tree_path: str
+    lines: Lines
+    rel_path: str
+    section_heading: str | None  # the heading as written, for evaluation and citations
+    source_title: str
+    section_id: int
+    when: When = field(default_factory=lambda: When())
+
+
+@dataclass(frozen=True, slots=True)
+class When:
+    """A document's dates and authorship: from git when the tree is in a repository, else front matter."""
+
+    created_at: str | None = None
+    valid_at: str | None = None
+    author: str | None = None
+    uncommitted: bool = False
+    superseded: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    label: str
+    type: str
+    properties: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Relationship:
+    source: str
+    target: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    source_path: str
+    tree_path: str
+    lines: Lines
+    excerpt: str
+    truncated: bool
+    when: When = field(default_factory=lambda: When())
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    context_summary: str
+    facts: tuple[Fact, ...]
+    entities: tuple[Entity, ...]
+    relationships: tuple[Relationship, ...]
+    documents: tuple[Excerpt, ...]
+    avg_relevance_score: float
+    coverage_assessment: str  # "comprehensive" | "partial" | "limited" | "none"
+    answerability: float | None = None  # P(the facts answer the question); None when nothing was retrieved
+
+    @property
+    def total_items(self) -> int:
+        return len(self.facts) + len(self.entities) + len(self.documents)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostics:
+    request_id: str
+    duration_ms: float
+    estimated_tokens: int
+    sections_searched: tuple[str, ...]
+    avg_relevance_score: float
+    gemini_calls_estimate: int
+    mode: str
+    warnings: tuple[str, ...]
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)

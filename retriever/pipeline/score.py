@@ -1,0 +1,192 @@
+"""Stage 5, score: rank statements by evidence at every level, then calibrate to 0..1.
+
+Ranking.  A statement's rank value adds its own evidence to its section's strength:
+
+    rank(u)     = (strength(s) + statement_share · e(u)) / (1 + statement_share)
+    strength(s) = evidence(s) / best evidence · ((1 − ρ) + ρ · coverage(s)),  ρ = 1 / (1 + len(s) / coverage_length)
+    e(u)        = (coverage(u ∪ headings) + context_weight · what its context adds) · density(u)
+
+``evidence`` is phase 1's fused score (the section's own BM25F, its document's and its
+neighbours'); ``coverage`` is the share of the query's idf weight present (``query.coverage``;
+for a many-part question, of its best-covered part).  Coverage counts by how long the text is:
+a short section that holds every query word is strong evidence, while a long transcript block
+holds most words by chance, so there the section's BM25F evidence decides.  A statement's
+context is what frames it (the statement before and after, a list item's parent), so an answer
+that does not repeat the question's words ("They meet on Fridays.") still ranks.  Facts are
+chosen greedily: each further fact from a section already cited counts ``same_section_decay``
+less, so the first places go to different sections, and duplicate statements are dropped.
+
+Calibration.  ``relevance_score`` is the question's answerability times the fact's rank value
+relative to the first fact's:  ``A · rank(u) / rank(first)``, with
+``A = ½ · coverage(first fact's section) + ½ · e(first fact)``.  So scores fall along the
+ranking, the first fact's score says how much of the question the memory covers (words the
+memory never uses weigh most, so a question it cannot answer scores low), and a score means
+the same across questions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from retriever.memory.memory import Memory
+from retriever.pipeline.context import Context, Run
+from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
+from retriever.pipeline.results import Candidate, Fact, Target, When
+from retriever.text import analyzer
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreParams:
+    statement_share: float = 1.0  # a statement's own evidence, beside its section's strength (1)
+    context_weight: float = 0.5  # a query word found only in a statement's context counts this much
+    coverage_length: float = 30.0  # terms; a section this long counts its coverage half
+    same_section_decay: float = 0.50
+    many_part_decay: float = 0.25  # a many-part question wants breadth: one fact per section first
+    long_statement: int = 30  # terms; longer statements match query words by chance more often
+    length_penalty: float = 0.3
+
+
+DEFAULT = ScoreParams()
+LLM_BLEND = 0.4  # weight of the model's relevance for the facts it extracted
+SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
+TIE_DIGITS = 3  # relevances equal to this many digits are a tie, which recency breaks
+_PUNCT = re.compile(r"[\W_]+")
+
+
+def _dedup_key(text: str) -> str:
+    return _PUNCT.sub(" ", analyzer.normalize(text)).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    candidate: Candidate
+    relevance: float  # the rank value until ``calibrate``, then the relevance score
+    valid_at: str = ""  # the document's last change, for "among equals, the newer wins"
+    evidence: float = 0.0  # answerability evidence of this fact (used when it ranks first)
+
+
+def _heading_terms(memory: Memory, target: Target) -> set[str]:
+    doc, section = memory.section(target.section_id)
+    return set(analyzer.term_set(" ".join([doc.title, *section.heading_path])))
+
+
+def statement_evidence(
+    cand: Candidate, headings: set[str], sets: list[dict[str, float]], query: Query, params: ScoreParams
+) -> float:
+    """e(u): the query weight a statement covers with its headings, its context's words at ``context_weight``."""
+    terms = analyzer.cached_terms(cand.statement)
+    density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
+    context = analyzer.term_set(cand.context) if cand.context else frozenset()
+    return framed_coverage(sets, set(terms) | headings, context, query, params.context_weight) * density
+
+
+def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
+    """Every candidate with its rank value (0..1) and its answerability evidence."""
+    sets = weight_sets(weights(query, memory.index), query)
+    best = max((c.target.score for c in candidates), default=1.0) or 1.0
+    headings: dict[int, set[str]] = {}
+    when: dict[int, When] = {}
+    out = []
+    for cand in candidates:
+        sid = cand.target.section_id
+        if sid not in headings:
+            headings[sid] = _heading_terms(memory, cand.target)
+            when[sid] = memory.when(memory.section(sid)[0])
+        e = statement_evidence(cand, headings[sid], sets, query, params)
+        share = params.statement_share
+        value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
+        evidence = 0.5 * cand.target.coverage + 0.5 * e
+        if cand.llm_relevance is not None:  # one scale: ours, tempered by the model's own relevance
+            value = (1 - LLM_BLEND) * value + LLM_BLEND * cand.llm_relevance
+            evidence = (1 - LLM_BLEND) * evidence + LLM_BLEND * cand.llm_relevance
+        if when[sid].superseded:  # a superseded document ranks, and scores, below its successor
+            value, evidence = value * SUPERSEDED_FACTOR, evidence * SUPERSEDED_FACTOR
+        out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence))
+    return out
+
+
+def strength(target: Target, best: float, memory: Memory, params: ScoreParams) -> float:
+    """The section's evidence relative to the best, tempered by its coverage as far as its length makes that telling."""
+    lengths = memory.index.lengths
+    length = float(lengths[target.section_id]) if target.section_id < len(lengths) else 0.0
+    rho = 1.0 / (1.0 + length / params.coverage_length)
+    return target.score / best * (1 - rho + rho * target.coverage)
+
+
+def calibrate(ranked: list[_Scored]) -> list[_Scored]:
+    """Rank values → relevance scores: the first fact's evidence, scaled along the ranking."""
+    if not ranked:
+        return ranked
+    first = ranked[0]
+    scale = min(1.0, first.evidence) / first.relevance if first.relevance > 0 else 0.0
+    out, ceiling = [], 1.0
+    for s in ranked:  # near-ties (broken by recency) may come in either order: scores never rise
+        ceiling = min(ceiling, s.relevance * scale)
+        out.append(dataclasses.replace(s, relevance=ceiling))
+    return out
+
+
+def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
+    """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
+    # Newest first among equals: a stable sort by date, then by relevance; the earliest of a tie wins.
+    order = sorted(scored, key=lambda s: (s.candidate.target.section_id, s.candidate.lines))
+    order.sort(key=lambda s: s.valid_at, reverse=True)
+    order.sort(key=lambda s: -round(s.relevance, TIE_DIGITS))
+    cited: Counter[int] = Counter()
+    seen: set[str] = set()
+    chosen: list[_Scored] = []
+
+    def discounted(s: _Scored) -> float:
+        return s.relevance * decay ** cited[s.candidate.target.section_id]
+
+    # Lazy greedy: values only fall (as sections get cited), so a popped entry whose value is still
+    # current beats every other; a stale one goes back with its current value.
+    heap = [(-round(s.relevance, TIE_DIGITS), i) for i, s in enumerate(order)]
+    heapq.heapify(heap)
+    while heap and len(chosen) < top_k:
+        key, i = heapq.heappop(heap)
+        pick = order[i]
+        current = round(discounted(pick), TIE_DIGITS)
+        if current != -key:
+            heapq.heappush(heap, (-current, i))
+            continue
+        dedup = _dedup_key(pick.candidate.statement)
+        if dedup in seen:
+            continue
+        seen.add(dedup)
+        chosen.append(dataclasses.replace(pick, relevance=discounted(pick)))
+        cited[pick.candidate.target.section_id] += 1
+    return chosen
+
+
+def to_fact(memory: Memory, scored: _Scored) -> Fact:
+    cand = scored.candidate
+    doc, section = memory.section(cand.target.section_id)
+    return Fact(
+        statement=cand.statement,
+        relevance_score=round(scored.relevance, 4),
+        source_path=memory.source_path(doc.rel_path),
+        tree_path=cand.target.tree_path,
+        lines=cand.lines,
+        rel_path=doc.rel_path,
+        section_heading=section.heading,
+        source_title=doc.title,
+        section_id=cand.target.section_id,
+        when=memory.when(doc),
+    )
+
+
+def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
+    if ctx.memory is None or not state.candidates:
+        return state
+    params = params or DEFAULT
+    assert state.query is not None
+    scored = relevance(state.candidates, ctx.memory, state.query, params)
+    ctx.check_deadline()
+    decay = params.many_part_decay if state.query.many_part else params.same_section_decay
+    ranked = calibrate(rank(scored, ctx.settings.top_k, decay))
+    return dataclasses.replace(state, facts=tuple(to_fact(ctx.memory, s) for s in ranked))

@@ -1,0 +1,164 @@
+"""Stage 3, target (phase 1): choose the sections worth reading, each with a specific reason.
+
+Offline, every section is ranked by its fused evidence (``retriever.pipeline.evidence``: its own
+BM25F, its document's and its neighbours'; for a many-part question, its best part's too).
+The strongest ``settings.max_sections`` (at most ``PER_DOCUMENT`` per file, each part's best
+first) are read; none is dropped for scoring below some share of the best, since the
+statements decide the final order.  Each reason names the query words the section matched and
+where (heading, title, path or text).  ``search_strategy`` and ``estimated_tokens`` follow from
+what was chosen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+from retriever.llm.guided import LLMRun, OutlineEntry, guide_target
+from retriever.memory.index import FIELDS, section_fields, top_of
+from retriever.memory.memory import Memory
+from retriever.pipeline.context import Context, Run
+from retriever.pipeline.evidence import evidence
+from retriever.pipeline.query import Query, best_coverage, weights
+from retriever.pipeline.results import Phase1, Target
+from retriever.text import analyzer
+from retriever.text.markup import truncate
+from retriever.text.models import Document, Section
+
+CANDIDATES = 50  # ranked before the cut, so ties at the cut are decided deterministically
+PER_DOCUMENT = 6  # sections read per file, so one long document cannot crowd out the rest
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough LLM tokens of a text (4 characters a token), for budgets and diagnostics."""
+    return math.ceil(len(text) / 4)
+
+
+def section_terms(doc: Document, section: Section) -> dict[str, set[str]]:
+    """Field name → the set of index terms in that field of the section."""
+    texts = section_fields(doc, section)
+    return {name: set(analyzer.term_set(text)) for name, text in zip(FIELDS, texts, strict=True)}
+
+
+def _reason(doc: Document, section: Section, fields: dict[str, set[str]], query: Query) -> str:
+    terms = query.terms
+
+    def named(field: str) -> list[str]:
+        return list(dict.fromkeys(query.word(t) for t in terms if t in fields[field]))
+
+    parts = []
+    heading = section.heading_path[-1] if section.heading_path else section.title
+    if named("heading"):
+        parts.append(f'heading "{heading}" matches {", ".join(named("heading"))}')
+    if named("title") and heading != doc.title:
+        parts.append(f'document "{doc.title}" matches {", ".join(named("title"))}')
+    body_only = [w for w in named("body") + named("meta") if w not in named("heading") + named("title")]
+    if body_only:
+        parts.append(f"text mentions {', '.join(dict.fromkeys(body_only))}")
+    if not parts and named("path"):
+        parts.append(f"filed under {', '.join(named('path'))}")
+    found = len({t for t in terms if any(t in f for f in fields.values())})
+    text = "; ".join(parts)
+    return f"{text[:1].upper()}{text[1:]} ({found} of {len(terms)} query terms)."
+
+
+def _strategy(targets: list[Target]) -> str:
+    files = len({t.rel_path for t in targets})
+    if not targets:
+        return "none"
+    if files <= 2 and len(targets) <= 3:
+        return "narrow"
+    return "broad" if files >= 6 else "moderate"
+
+
+def _diverse(memory: Memory, hits: list[tuple[int, float]], limit: int) -> list[tuple[int, float]]:
+    """The strongest ``limit`` hits, at most ``PER_DOCUMENT`` per file."""
+    per_file: dict[str, int] = {}
+    chosen: list[tuple[int, float]] = []
+    for sid, score in hits:
+        if len(chosen) >= limit:
+            break
+        path = memory.state.section_files[sid]
+        if per_file.get(path, 0) < PER_DOCUMENT:
+            per_file[path] = per_file.get(path, 0) + 1
+            chosen.append((sid, score))
+    return chosen
+
+
+def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None = None) -> Phase1:
+    """Phase 1: sections ranked by fused evidence; with an LLM, the model picks among the candidates."""
+    found = evidence(memory, query)
+    hits = top_of(found.scores, CANDIDATES)
+    if not hits:
+        return Phase1("none", 0, (), "No section of the memory contains any of the query's terms.", 0)
+    picked = _guided(memory, query, hits, llm) if llm is not None else None
+    if picked is not None:
+        scores = dict(hits)
+        chosen: list[tuple[int, float, str | None]] = [
+            (sid, scores[sid], reason) for sid, reason in picked[:max_sections]
+        ]
+        targets = _targets(memory, query, chosen)
+        reasoning = (
+            f"The model ({llm.client.model if llm else ''}) chose {len(targets)} of the {len(hits)} sections BM25F "
+            f"ranked highest over {memory.sections_count:,} sections, each for the reason given."
+        )
+    else:
+        first = [(sid, float(found.scores[sid])) for sid in found.part_picks]
+        ranked = _diverse(memory, first + [h for h in hits if h[0] not in found.part_picks], max_sections)
+        chosen = [(sid, score, None) for sid, score in sorted(ranked, key=lambda h: -h[1])]
+        targets = _targets(memory, query, chosen)
+        reasoning = _reasoning(memory, targets, len(hits))
+    tokens = sum(estimate_tokens(t.section_text) for t in targets)
+    return Phase1(_strategy(targets), tokens, tuple(targets), reasoning, memory.sections_count)
+
+
+def _guided(memory: Memory, query: Query, hits: list[tuple[int, float]], llm: LLMRun) -> list[tuple[int, str]] | None:
+    candidates = []
+    for number, (sid, score) in enumerate(hits, 1):
+        doc, section = memory.section(sid)
+        about = f"about: {doc.summary} · " if doc.summary else ""  # the front-matter summary, when there is one
+        snippet, _ = truncate(about + " ".join(section.text.split()), 200, marker="…")
+        candidates.append(OutlineEntry(f"S{number}", sid, memory.tree_path(doc.rel_path, section), score, snippet))
+    return guide_target(llm, query.text, candidates)
+
+
+def _targets(memory: Memory, query: Query, chosen: Sequence[tuple[int, float, str | None]]) -> list[Target]:
+    term_weights = weights(query, memory.index)
+    targets = []
+    for sid, score, given_reason in chosen:
+        doc, section = memory.section(sid)
+        fields = section_terms(doc, section)
+        targets.append(
+            Target(
+                section_id=sid,
+                rel_path=doc.rel_path,
+                ordinal=section.ordinal,
+                tree_path=memory.tree_path(doc.rel_path, section),
+                source_path=memory.source_path(doc.rel_path),
+                lines=section.lines,
+                score=score,
+                coverage=best_coverage(term_weights, set().union(*fields.values()), query),
+                reason=given_reason or _reason(doc, section, fields, query),
+                section_text=" ".join([*section.heading_path, section.text]),
+            )
+        )
+    return targets
+
+
+def _reasoning(memory: Memory, targets: list[Target], ranked: int) -> str:
+    files = len({t.rel_path for t in targets})
+    return (
+        f"BM25F over {memory.sections_count:,} sections (headings, titles and paths weighted above body text), "
+        f"with each section's document and neighbours, ranked {ranked} candidates; "
+        f"the {len(targets)} strongest, from {files} document"
+        f"{'s' if files != 1 else ''}, were read for facts."
+    )
+
+
+def run(state: Run, ctx: Context) -> Run:
+    if state.skipped or ctx.memory is None or not ctx.readiness[0]:
+        return dataclasses.replace(state, phase1=Phase1("none", 0, (), "Retrieval was not run.", 0))
+    assert state.query is not None
+    phase1 = choose(ctx.memory, state.query, ctx.settings.max_sections, ctx.llm)
+    return dataclasses.replace(state, phase1=phase1)

@@ -1,0 +1,180 @@
+"""Stage 2, triage: skip low-information prompts, rewrite follow-ups with the session's history.
+
+Offline rules, deterministic:
+- A prompt is low-information when nothing is left once small talk is taken out: emoji,
+  punctuation and text faces; courtesy and reaction phrases and words of many languages
+  (``retriever.text.courtesy``: greetings, thanks, acknowledgements, reactions, laughter,
+  farewells, fillers), with stretched spellings ("thaaanks") folded; stop words; and whom
+  it is addressed to: a group ("hey team") or a person the memory knows ("thanks Olena!").
+  Any other word is content, so a greeting plus a question ("hi, who runs sales?") is a
+  question, and so is a bare topic ("vpn").
+- A follow-up ("and who owns it?") has few content words and a pronoun or a leading
+  conjunction; with a session history it is rewritten into a self-contained query by
+  prefixing the content words of the most recent prior prompt (of the last 3).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+
+from retriever.llm.guided import guide_triage
+from retriever.memory.memory import Memory
+from retriever.pipeline.context import Context, Run
+from retriever.pipeline.query import analyze
+from retriever.pipeline.results import Triage
+from retriever.text import analyzer, courtesy
+from retriever.text.stopwords import WORDS as STOP_WORDS
+
+HISTORY_FOR_TRIAGE = 3
+
+_EMOTICONS = re.compile(courtesy.EMOTICONS)
+_LAUGHTER = re.compile("|".join(courtesy.LAUGHTER))
+_PHRASES = re.compile(
+    r"(?<!\w)(?:" + "|".join(re.escape(p) for p in sorted(courtesy.PHRASES, key=len, reverse=True)) + r")(?!\w)"
+)
+_UNSPACED = re.compile("|".join(re.escape(p) for p in sorted(courtesy.UNSPACED, key=len, reverse=True)))
+_UNSPACED_SCRIPT = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_STRETCH = re.compile(r"(\w)\1{2,}")
+_NAME = re.compile(r"[A-ZА-ЯІЇЄҐ][a-zа-яіїєґ']+")
+_SMALL_TALK = courtesy.WORDS | courtesy.ABBREVIATIONS | courtesy.FUNCTION_WORDS | STOP_WORDS
+IsPerson = Callable[[str], bool]
+NAME_PROMPT_WORDS = 4  # "thanks a lot Olena!" at most: longer prompts with a name in them ask something
+
+_PRONOUNS = frozenset(
+    "it its they them their this that these those he she him her his hers there "
+    "це цей ця ці той ті він вона вони його її їх там".split()
+)
+_LEADS = ("and", "also", "і", "а", "та", "також")
+
+
+def _small_talk(word: str) -> bool:
+    """True for a word that carries no request: courtesy, reaction, laughter, a stop word or a lone letter."""
+    if word in _SMALL_TALK or _LAUGHTER.fullmatch(word):
+        return True
+    if len(word) == 1 and word.isascii():
+        return True
+    folded = {_STRETCH.sub(r"\1\1", word), _STRETCH.sub(r"\1", word)}  # "thaaanks", "cooool", "okkk"
+    if folded != {word}:
+        return any(_small_talk(w) for w in folded - {word})
+    return bool(_UNSPACED_SCRIPT.match(word)) and all(ch in courtesy.PARTICLES for ch in word)
+
+
+def _words(text: str) -> list[str]:
+    """Words of any script: letters and digits with their combining marks (Devanagari, Thai, Arabic
+    vowel signs), inner apostrophes and hyphens kept ("y'all", "uh-huh")."""
+    kept = "".join(c if c.isalnum() or unicodedata.category(c)[0] == "M" or c in "'-" else " " for c in text)
+    # A mark with no letter before it (an emoji's variation selector) is not a word.
+    return [w.strip("'-") for w in kept.split() if any(c.isalnum() for c in w)]
+
+
+def content_words(prompt: str) -> list[str]:
+    """The prompt's words that ask for something, lower-cased, in order (small talk removed)."""
+    text = _EMOTICONS.sub(" ", prompt)
+    text = _PHRASES.sub(" ", analyzer.normalize(text))
+    text = _UNSPACED.sub(" ", text)
+    return [w for w in _words(text) if not _small_talk(w)]
+
+
+def _addressed(prompt: str, content: list[str], is_person: IsPerson | None) -> bool:
+    """True when the one content word names who the small talk is for: a group ("well done team") or
+    a person the memory knows, right after a courtesy word ("thanks Olena!", "hi, Taras")."""
+    text = analyzer.normalize(prompt)
+    words = _words(text)
+    if len(content) != 1 or "?" in prompt or len(words) > NAME_PROMPT_WORDS:
+        return False
+    if not (_PHRASES.search(text) or any(w in courtesy.WORDS or w in courtesy.ABBREVIATIONS for w in words)):
+        return False
+    if content[0] in courtesy.ADDRESSEES:
+        return True
+    # A capitalised word could as well be a topic ("thanks, Onboarding"): only a known person is addressed.
+    tokens = list(re.finditer(r"\w+", prompt))
+    return is_person is not None and any(
+        _NAME.fullmatch(b.group())
+        and analyzer.normalize(b.group()) == content[0]
+        and analyzer.normalize(a.group()) in courtesy.WORDS
+        and not prompt[a.end() : b.start()].strip(" ,")
+        and is_person(b.group())
+        for a, b in itertools.pairwise(tokens)
+    )
+
+
+def is_low_information(prompt: str, is_person: IsPerson | None = None) -> bool:
+    """True when nothing is left of the prompt once small talk, emoji and punctuation are removed.
+
+    ``is_person`` (a name → whether the memory holds a person of that name) lets "thanks Olena!"
+    count as small talk; without it a name is content.
+    """
+    content = content_words(prompt)
+    return not content or _addressed(prompt, content, is_person)
+
+
+def is_follow_up(prompt: str) -> bool:
+    """Short prompts that lean on an earlier one: a pronoun or leading "and", few content words."""
+    words = analyzer.raw_words(prompt)
+    if not words or len(content_words(prompt)) > 3:
+        return False
+    leads = words[0] in _LEADS or words[:2] in (["what", "about"], ["how", "about"], ["а", "як"])
+    return leads or any(w in _PRONOUNS for w in words)
+
+
+def rewrite(prompt: str, history: Sequence[str]) -> str | None:
+    """A self-contained query for a follow-up, or None when no rewrite is needed."""
+    recent = [p for p in history[-HISTORY_FOR_TRIAGE:] if not is_low_information(p)]
+    if not recent or not is_follow_up(prompt):
+        return None
+    topic = " ".join(content_words(recent[-1]))
+    return f"{prompt.rstrip()} (context: {topic})" if topic else None
+
+
+def triage(prompt: str, history: Sequence[str] = (), is_person: IsPerson | None = None) -> Triage:
+    """The routing decision for one prompt."""
+    if is_low_information(prompt, is_person):
+        return Triage(
+            decision="skip",
+            reasoning="Low-information prompt (greeting, thanks or acknowledgement): no company context needed.",
+            rewritten_query=None,
+        )
+    rewritten = rewrite(prompt, history)
+    if rewritten:
+        return Triage(
+            decision="retrieve",
+            reasoning="Follow-up to an earlier prompt in this session; rewritten to stand on its own.",
+            rewritten_query=rewritten,
+        )
+    words = ", ".join(dict.fromkeys(content_words(prompt)[:6]))
+    return Triage(
+        decision="retrieve",
+        reasoning=f"The prompt asks about company-specific content ({words}); searching the memory.",
+        rewritten_query=prompt,
+    )
+
+
+def person_check(memory: Memory) -> IsPerson:
+    """Whether a name is the title or an alias of a ``type: person`` document of ``memory``."""
+
+    def is_person(name: str) -> bool:
+        path = memory.resolve(name)
+        info = memory.state.catalog.get(path) if path else None
+        return info is not None and info.doc_type == "person"
+
+    return is_person
+
+
+def run(state: Run, ctx: Context) -> Run:
+    assert state.request is not None
+    result = triage(state.request.prompt, ctx.history, person_check(ctx.memory) if ctx.memory else None)
+    if ctx.llm is not None and result.decision == "retrieve":
+        guided = guide_triage(ctx.llm, state.request.prompt, ctx.history[-HISTORY_FOR_TRIAGE:])
+        if guided is not None:
+            result = Triage("retrieve", guided.reasoning.strip() or result.reasoning, guided.rewritten_query.strip())
+    memory = ctx.memory
+    query = analyze(
+        result.rewritten_query or state.request.prompt,
+        memory.state.acronyms if memory else None,
+        memory.index if memory else None,
+    )
+    return dataclasses.replace(state, triage=result, query=query)

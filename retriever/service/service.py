@@ -1,0 +1,379 @@
+"""The ``retrieve_memory`` tool as a service: what every MCP transport calls, minus the protocol.
+
+Contract: ``MemoryService.call_tool(name, arguments, handshake_session=…)`` returns an MCP
+``tools/call`` result as a plain dict (``content``, ``structuredContent``, ``isError``) and
+never raises for bad arguments or timeouts: those become ``isError`` results in seed 000's
+error shape, whatever the arguments hold (lone surrogates, NaN, deep nesting, huge strings).
+It raises ``UnknownTool`` only for a tool it does not have (a protocol error).
+For every counted call it resolves the session (``session_id``, else the handshake's id),
+gives triage that session's last 3 prompts, stores the prompt (last 5, 30-day TTL) and logs
+the request and response.  Session history is scoped by memory root (and user): the same
+``session_id`` sent to two memories is two sessions; the log keeps the client's session id.
+Logged arguments are a bounded, JSON-safe copy (``safe.bounded``), so the log always reads back.
+Store I/O never holds up a call (``QueuedStore``): writes are queued, history waits at most
+``RETRIEVER_STORE_TIMEOUT_SECONDS``, and a failing store is a warning in the response's
+diagnostics while retrieval still answers.  The returned dict is the one logged: treat it as
+read-only.  A background thread picks up edited files so that no query waits for a rescan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from retriever.compat import assistant
+from retriever.compat.graphs import GraphRetrieval, InvalidUserId, UnknownGraph, canonical_user_id
+from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout
+from retriever.pipeline.contracts import MemoriesRetrieveRequest
+from retriever.pipeline.triage import HISTORY_FOR_TRIAGE
+from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, session_id_value, validate_arguments
+from retriever.retriever import Retriever
+from retriever.service.stores.base import RequestRecord, Store, StoreUnavailable
+from retriever.service.stores.queue import QueuedStore, StoreSkipped, StoreStatus
+from retriever.service.tools import (
+    GET_MEMORY,
+    TOOL_NAME,
+    UnknownTool,
+    error_result,
+    json_error,
+    json_result,
+    validate_get_memory,
+)
+from retriever.text.safe import bounded, clean_text, cut, preview
+
+log = logging.getLogger(__name__)
+
+USER_HEADER = "x-external-user-id"
+ECHO_CHARS = 200  # a bad header value is quoted back at most this long
+
+
+class MemoryService:
+    """One retriever and one store, shared by every request of a server."""
+
+    def __init__(self, retriever: Retriever, store: Store | QueuedStore, *, watch: bool = True) -> None:
+        self.retriever = retriever
+        settings = retriever.settings
+        self.store = (
+            store if isinstance(store, QueuedStore) else QueuedStore(store, read_timeout=settings.store_timeout_seconds)
+        )
+        self.graphs = GraphRetrieval(retriever, settings)
+        self._scope = _scope(retriever, None)
+        retriever.refresh_interval = float("inf")  # the watcher refreshes; queries never wait for a scan
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+        if watch:
+            self._watcher = threading.Thread(target=self._watch, name="memory-watcher", daemon=True)
+            self._watcher.start()
+
+    # -- the tool ------------------------------------------------------------------------------
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        handshake_session: str | None = None,
+        transport: str = "mcp",
+        user_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Run ``tools/call``; bad arguments and timeouts come back as ``isError`` results.
+
+        ``user_id`` (optional, from the adapter) scopes session history to that user as well.
+        """
+        if name == GET_MEMORY:
+            return self._get_memory(arguments, handshake_session, transport)
+        if name != TOOL_NAME:
+            raise UnknownTool(f"unknown tool {preview(str(name))}; this server has {TOOL_NAME!r} and {GET_MEMORY!r}")
+        started = _Started()
+        session = _session(arguments) or _clean_session(handshake_session)
+        warnings: list[str] = []
+        try:
+            validate_arguments(arguments)
+            history = self._history(session, user_id, warnings)
+            result = self.retriever.call(arguments, history=history, session_id=session)
+            response, code, request_id = result.to_mcp(), None, result.run.request_id
+        except (InvalidArguments, RetrievalTimeout) as exc:
+            response, code, request_id = error_result(exc), exc.code, str(uuid.uuid4())
+        if code is None:
+            self._remember_prompt(session, user_id, arguments["prompt"], warnings)
+            warnings += self._store_warnings()
+            response["structuredContent"]["diagnostics"]["warnings"].extend(warnings)
+        logged = self._log(started.record(request_id, session, name, transport, arguments, response, code))
+        if not logged and code is None:  # the record was dropped, so nothing else holds the response
+            response["structuredContent"]["diagnostics"]["warnings"].append(_NOT_LOGGED)
+        return response
+
+    def _get_memory(self, arguments: Any, session: str | None, transport: str) -> dict[str, Any]:
+        """Seed 002's ``get_memory``: the assistant memory, filtered by agent and query."""
+        started = _Started()
+        try:
+            agent, query = validate_get_memory(arguments)
+            memory = self.retriever.memory
+            with memory.reading():
+                response, code = json_result(assistant.get_memory(memory, agent, query)), None
+        except (InvalidArguments, MemoryNotFound) as exc:
+            response, code = json_error(exc), exc.code
+        session = _clean_session(session)
+        self._log(started.record(str(uuid.uuid4()), session, GET_MEMORY, transport, arguments, response, code))
+        return response
+
+    def memories_retrieve(
+        self,
+        body: Any,
+        user_id: str | None,
+        *,
+        allowed_users: frozenset[str] | None = None,
+        user_header: str = USER_HEADER,
+    ) -> tuple[int, dict[str, Any]]:
+        """Seed 003's ``POST /memories/retrieve``: (HTTP status, body).
+
+        - 422 ``{"detail": [{type, loc, msg, input}]}`` for an invalid body, and for a user id that
+          is not a plain name (``loc`` is ``["header", user_header]``); ``input`` is a bounded prefix.
+        - 403 ``{"detail": "…"}`` when ``allowed_users`` is a set (the users the caller's key is
+          bound to) and the user is not in it; ``None`` allows any user.
+        """
+        started = _Started()
+        status, response, user = self._memories_retrieve(body, user_id, allowed_users, user_header)
+        code = {200: None, 403: "forbidden"}.get(status, "validation_error")
+        logged = bounded(response, items=1000, depth=12)  # the answer echoes the body, so it is bounded too
+        self._log(started.record(str(uuid.uuid4()), user, "memories/retrieve", "http", body, logged, code, "body"))
+        return status, response
+
+    def _memories_retrieve(
+        self, body: Any, user_id: str | None, allowed: frozenset[str] | None, header: str
+    ) -> tuple[int, dict[str, Any], str | None]:
+        """(status, response, canonical user id when valid)."""
+        try:
+            user = canonical_user_id(user_id) if user_id is not None else None
+        except InvalidUserId as exc:
+            detail: dict[str, Any] = {"type": "value_error", "loc": ["header", header], "msg": exc.message}
+            return 422, {"detail": [{**detail, "input": bounded(user_id, chars=ECHO_CHARS)}]}, None
+        if allowed is not None and user is None:  # a key bound to users acts only for one of them
+            return 403, {"detail": f"this API key is bound to users; name one of them in the {header} header"}, None
+        if user is not None and allowed is not None and user not in _canonical(allowed):
+            message = f"user {preview(user, 64)} is not allowed: this API key is not bound to it; use a key bound to it"
+            return 403, {"detail": message}, user
+        try:
+            request = MemoriesRetrieveRequest.model_validate(body)
+            return 200, self.graphs.retrieve(request, user), user
+        except ValidationError as exc:
+            return 422, {"detail": _validation_detail(exc)}, user
+        except UnknownGraph as exc:
+            graph: dict[str, Any] = {"type": "value_error", "loc": ["body", "graph_ids", exc.index], "msg": str(exc)}
+            return 422, {"detail": [{**graph, "input": bounded(exc.graph_id, chars=ECHO_CHARS)}]}, user
+        except InvalidArguments as exc:  # a query the model accepts but retrieval cannot use (only spaces, say)
+            query: dict[str, Any] = {"type": "value_error", "loc": ["body", "query"], "msg": exc.message, "input": ""}
+            return 422, {"detail": [query]}, user
+
+    def session_key(self, session: str, user_id: str | None = None) -> str:
+        """The store's key for a session: the client's id, scoped by memory root (and user)."""
+        return f"{self._scope if user_id is None else _scope(self.retriever, user_id)}:{session}"
+
+    def _history(self, session: str | None, user_id: str | None, warnings: list[str]) -> list[str]:
+        if session is None:
+            return []
+        try:
+            return self.store.prompts(self.session_key(session, user_id))[-HISTORY_FOR_TRIAGE:]
+        except StoreUnavailable as exc:
+            # The failure itself was logged by the store's queue; a skip during the cool-down is routine.
+            log.log(
+                logging.DEBUG if isinstance(exc, StoreSkipped) else logging.WARNING,
+                "session history unavailable: %s",
+                exc.message,
+            )
+            warnings.append(f"session history unavailable: {exc.message}")
+            return []
+
+    def _remember_prompt(self, session: str | None, user_id: str | None, prompt: str, warnings: list[str]) -> None:
+        if session is not None and not self.store.add_prompt(self.session_key(session, user_id), prompt):
+            warnings.append("session prompt not stored: the store's write queue is full")
+
+    def _store_warnings(self) -> list[str]:
+        status = self.store.status()
+        if status.healthy:
+            return []
+        return [
+            f"request not logged yet: the {status.kind} store is failing ({status.last_error}); "
+            f"{status.pending} writes wait, {status.dropped} dropped"
+        ]
+
+    def _log(self, record: RequestRecord) -> bool:
+        """Queue the record; False (and a log line) when the queue was full and it was dropped."""
+        if self.store.log(record):
+            return True
+        log.debug("request %s not logged: the store's write queue is full", record.request_id)  # counted there
+        return False
+
+    def store_status(self) -> StoreStatus:
+        """Whether the store answers, how many writes wait and how many were dropped (for health)."""
+        return self.store.status()
+
+    def answers_quickly(self) -> bool:
+        """True when a call is pure in-memory CPU work (no index to load first, no LLM to wait for)."""
+        return self.retriever.loaded and self.retriever.llm is None
+
+    # -- the rest of the server's surface -----------------------------------------------------------
+
+    def requests(
+        self, limit: int = 50, session_id: str | None = None, since: float | None = None
+    ) -> list[dict[str, Any]]:
+        """The request log, newest first (raises ``StoreUnavailable``)."""
+        return [r.to_dict() for r in self.store.requests(limit, session_id, since)]
+
+    def health(self) -> dict[str, Any]:
+        """Readiness for ``/healthz``: memory state, counts, skipped files, store kind; ``error`` (and the
+        reason) while a failed first load is retried, ``refresh_error`` while the last good index answers."""
+        if not self.retriever.loaded and self.retriever.root.is_dir():
+            error = self.retriever.load_error
+            return {
+                "memory_ready": False,
+                "readiness_state": "error" if error else "loading",
+                "files": 0,
+                "sections": 0,
+                "skipped_files": 0,
+                "store": self.store.kind,
+                **({"error": error} if error else {}),
+            }
+        try:
+            memory = self.retriever.memory
+        except MemoryNotFound as exc:
+            return {
+                "memory_ready": False,
+                "readiness_state": "missing",
+                "files": 0,
+                "sections": 0,
+                "skipped_files": 0,
+                "store": self.store.kind,
+                "error": exc.message,
+            }
+        ready, state = memory.readiness()
+        return {
+            "memory_ready": ready,
+            "readiness_state": state,
+            "files": memory.documents_count,
+            "sections": memory.sections_count,
+            "skipped_files": len(memory.skipped),
+            "store": self.store.kind,
+            "root": str(memory.root),
+            **({"refresh_error": memory.refresh_error} if memory.refresh_error else {}),
+        }
+
+    def _watch(self) -> None:
+        """Open the memory (so serving starts at once), then look for edited files periodically.
+
+        Nothing ends this thread but ``close``: a first load that fails is retried every round (health
+        says ``error`` meanwhile), and a failed refresh keeps the last good index (``Memory.refresh``).
+        """
+        seconds = self.retriever.settings.refresh_seconds
+        reported: str | None = None  # each problem is logged once, not every round
+        while True:
+            try:
+                if self.retriever.loaded:
+                    self.retriever.refresh()
+                else:
+                    _ = self.retriever.memory
+                reported = None
+            except MemoryNotFound as exc:  # the root may appear later; health says "missing" meanwhile
+                if exc.message != reported:
+                    log.warning("%s", exc.message)
+                reported = exc.message
+            except Exception as exc:  # top-level handler of the watcher thread: it must never die
+                problem = self.retriever.load_error or type(exc).__name__
+                if problem != reported:
+                    log.warning("loading the memory failed (%s); retrying every %.1f s", problem, seconds)
+                    log.debug("load failure", exc_info=exc)
+                reported = problem
+            if self._stop.wait(seconds):
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=5)
+        self.store.close()
+
+
+_NOT_LOGGED = "request not logged: the store's write queue is full"
+
+
+class _Started:
+    """When a counted call began, and the log record it makes when it ends."""
+
+    def __init__(self) -> None:
+        self.received, self.began = time.time(), time.perf_counter()
+
+    def record(
+        self,
+        request_id: str,
+        session: str | None,
+        tool: str,
+        transport: str,
+        arguments: Any,
+        response: dict[str, Any],
+        code: str | None,
+        wrap: str = "arguments",
+    ) -> RequestRecord:
+        """The call's record: ``status`` follows ``code``; arguments are logged as a bounded copy
+        (non-object arguments as ``{wrap: value}``), so whatever a client sends reads back."""
+        logged = bounded(arguments) if isinstance(arguments, Mapping) else {wrap: bounded(arguments)}
+        duration_ms = (time.perf_counter() - self.began) * 1000
+        status = "ok" if code is None else "error"
+        return RequestRecord(
+            request_id, self.received, session, tool, transport, status, duration_ms, logged, response, code
+        )
+
+
+def _session(arguments: Any) -> str | None:
+    """The ``session_id`` argument when it is valid (an invalid one is reported by validation)."""
+    if not isinstance(arguments, Mapping):
+        return None
+    try:
+        return session_id_value(arguments.get("session_id"))
+    except InvalidArguments:
+        return None
+
+
+def _clean_session(session: str | None) -> str | None:
+    """An adapter's session id, made storable: lone surrogates replaced, length capped."""
+    if session is None:
+        return None
+    return cut(clean_text(session), MAX_SESSION_ID_CHARS).strip() or None
+
+
+def _scope(retriever: Retriever, user_id: str | None) -> str:
+    """A short hash naming the memory root (and user) that a session belongs to."""
+    name = str(retriever.root.resolve()) + ("" if user_id is None else "\0" + user_id)
+    return hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def _canonical(users: Iterable[str]) -> set[str]:
+    out = set()
+    for user in users:
+        try:
+            out.add(canonical_user_id(user))
+        except InvalidUserId:
+            continue  # a bad entry binds nobody
+    return out
+
+
+def _validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
+    """pydantic's errors as FastAPI's ``detail``, under ``body``, with inputs cut to a bounded prefix."""
+    detail = []
+    for error in exc.errors(include_url=False):
+        item = {
+            "type": error["type"],
+            "loc": bounded(["body", *error["loc"]]),
+            "msg": bounded(error["msg"]),
+            "input": bounded(error.get("input")),
+        }
+        if "ctx" in error:  # e.g. {"max_length": 5000}; an exception in it becomes its message
+            item["ctx"] = bounded({k: str(v) if isinstance(v, BaseException) else v for k, v in error["ctx"].items()})
+        detail.append(item)
+    return detail

@@ -1,0 +1,28 @@
+"""The stores behind sessions and the request log, and the factory that picks one.
+
+``base`` holds the contract (``Store``, ``RequestRecord``, ``StoreUnavailable``); ``sqlite`` and
+``redis`` meet it; ``queue`` keeps a stalled store from holding up a call.
+"""
+
+from __future__ import annotations
+
+import time
+
+from retriever.config import Settings, state_home
+from retriever.service.stores.base import Clock, Store
+
+
+def open_store(settings: Settings, clock: Clock = time.time) -> Store:
+    """Redis when ``settings.redis_url`` is set, else SQLite under the state folder.
+
+    Raises ``StoreUnavailable`` with a message naming the address when it cannot be used.
+    """
+    if settings.redis_url:
+        # Imported only when chosen: a SQLite user never loads the redis client.
+        from retriever.service.stores.redis import RedisStore
+
+        return RedisStore(settings.redis_url, settings.request_log_limit, clock)
+    from retriever.service.stores.sqlite import SQLiteStore
+
+    path = state_home(settings) / "store.sqlite"
+    return SQLiteStore(path, settings.request_log_limit, clock, session_limit=settings.session_limit)

@@ -1,0 +1,130 @@
+"""Session prompts and the request log: the contract every store meets.
+
+Contract (seed 000, "Session ID behavior" and "Request history"):
+- ``add_prompt(session, prompt)`` keeps the session's last ``SESSION_PROMPTS`` prompts for
+  ``SESSION_TTL`` seconds after the last one; ``prompts(session)`` returns them oldest first.
+  The caller scopes the session key (``MemoryService`` prefixes a hash of the memory root).
+- ``log(record)`` keeps every counted call (full prompt, full response) up to a retention cap
+  and for at most ``REQUEST_TTL`` seconds; ``requests(limit, session_id, since)`` returns them
+  newest first.  A record is stored as JSON a client can always read back (``encode_record``:
+  no NaN, no lone surrogates); reading never fails on an old or damaged row (``decode_record``).
+- Nothing grows without bound: every Redis key has a TTL, SQLite purges expired sessions and
+  keeps at most ``session_limit`` of them.
+- Store failures raise ``StoreUnavailable``; callers decide whether that stops them (start-up)
+  or is logged while retrieval still answers (request time).  ``QueuedStore``
+  (``stores.queue``) keeps a stalled store from holding up a call.
+SQLite is the default (``stores.sqlite``); Redis when a URL is configured (``stores.redis``);
+``stores.open_store`` picks one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from retriever.errors import RetrieverError
+from retriever.text.safe import json_safe
+
+log = logging.getLogger(__name__)
+
+SESSION_PROMPTS = 5
+SESSION_TTL = 30 * 24 * 3600  # seconds
+REQUEST_TTL = 30 * 24 * 3600  # seconds a request-log record is kept at most
+Clock = Callable[[], float]
+# An escaped high surrogate not followed by a low one, or a low one not preceded by a high one.
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+class StoreUnavailable(RetrieverError):
+    """The session and request store cannot be reached or written."""
+
+    code = "store_unavailable"
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One counted call, as the request log keeps it."""
+
+    request_id: str
+    received_at: float  # Unix time
+    session_id: str | None
+    tool: str
+    transport: str
+    status: str  # "ok" | "error"
+    duration_ms: float
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    response: Mapping[str, Any] = field(default_factory=dict)
+    error_code: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``prompt`` lifted out of the arguments); nested values are shared, not copied."""
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["prompt"] = self.arguments.get("prompt") if isinstance(self.arguments, Mapping) else None
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RequestRecord:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+def encode_record(record: RequestRecord) -> str:
+    """The record as ASCII JSON that reads back anywhere: NaN becomes null, lone surrogates U+FFFD."""
+    data = record.to_dict()
+    try:
+        text = json.dumps(data, allow_nan=False)
+        # ASCII JSON escapes every surrogate; only a lone one needs the slow path (pairs are characters).
+        if "\\ud" not in text or not _LONE_SURROGATE.search(text):
+            return text
+    except (TypeError, ValueError, RecursionError):
+        pass  # NaN, a foreign object or deep nesting: the safe copy below has none of them
+    return json.dumps(json_safe(data), allow_nan=False)
+
+
+def decode_record(text: str | bytes) -> RequestRecord | None:
+    """A stored record, made JSON-safe again (rows written before ``encode_record`` may hold NaN or
+    escaped lone surrogates); None, with a warning, for a row that is not a record at all."""
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    try:
+        data = json.loads(raw, parse_constant=lambda _: None)
+        if "\\u" in raw and _LONE_SURROGATE.search(raw):  # an escaped lone surrogate
+            data = json_safe(data)
+        return RequestRecord.from_dict(data)
+    except (TypeError, ValueError, RecursionError) as exc:
+        log.warning("skipping a request-log row that cannot be read: %s", str(exc)[:200])
+        return None
+
+
+class Store(Protocol):
+    kind: str
+
+    def add_prompt(self, session_id: str, prompt: str) -> None: ...
+
+    def prompts(self, session_id: str) -> list[str]: ...
+
+    def log(self, record: RequestRecord) -> None: ...
+
+    def requests(
+        self, limit: int = 50, session_id: str | None = None, since: float | None = None
+    ) -> list[RequestRecord]: ...
+
+    def close(self) -> None: ...
+
+
+def parse_since(value: str) -> float:
+    """A ``since`` filter: Unix seconds, or an ISO 8601 time ("2026-11-30T10:00:00Z"); ValueError if neither."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+    if not math.isfinite(seconds):
+        raise ValueError(f"{value!r} is not a time")
+    return seconds

@@ -1,0 +1,137 @@
+"""The Redis store: sessions as capped lists with a native TTL, the request log as a sorted set.
+
+Keys, every one with a TTL: ``retriever:session:<key>`` (list, newest first, 5 long, expiring 30
+days after the last prompt; ``MemoryService`` makes ``<key>`` from a hash of the memory root and
+the client's session id), ``retriever:requests`` (sorted set of request ids by time, capped at the
+log limit), ``retriever:request:<id>`` (the record as JSON, ``REQUEST_TTL``),
+``retriever:session-requests:<id>`` (a session's request ids by time, by the client's session id;
+trimmed with the log and expiring ``REQUEST_TTL`` after the session's last request).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis
+
+from retriever.config import mask_url
+from retriever.service.stores.base import (
+    REQUEST_TTL,
+    SESSION_PROMPTS,
+    SESSION_TTL,
+    Clock,
+    RequestRecord,
+    StoreUnavailable,
+    decode_record,
+    encode_record,
+)
+from retriever.text.safe import clean_text
+
+_PREFIX = "retriever"
+_REQUESTS = f"{_PREFIX}:requests"
+
+
+def _record_key(request_id: object) -> str:
+    return f"{_PREFIX}:request:{request_id!s}"
+
+
+def _session_requests_key(session_id: str) -> str:
+    return f"{_PREFIX}:session-requests:{session_id}"
+
+
+class RedisStore:
+    """A thin wrapper over a ``redis.Redis`` connection pool (thread-safe)."""
+
+    kind = "redis"
+
+    def __init__(self, url: str, log_limit: int = 10_000, clock: Clock = time.time, timeout: float = 2.0) -> None:
+        self.url, self.log_limit, self.clock = url, log_limit, clock
+        self.shown_url = mask_url(url)  # messages reach logs, diagnostics and the request log: no password
+        try:
+            self._redis = redis.Redis.from_url(
+                url, socket_timeout=timeout, socket_connect_timeout=timeout, decode_responses=True
+            )
+            self._redis.ping()
+        except (redis.RedisError, ValueError) as exc:
+            raise StoreUnavailable(
+                f"cannot reach Redis at {self.shown_url}: {mask_url(str(exc))}; "
+                "start redis-server or unset RETRIEVER_REDIS_URL"
+            ) from exc
+
+    def _fail(self, exc: Exception) -> StoreUnavailable:
+        return StoreUnavailable(f"Redis at {self.shown_url} failed: {mask_url(str(exc))}")
+
+    def add_prompt(self, session_id: str, prompt: str) -> None:
+        key = f"{_PREFIX}:session:{session_id}"
+        try:
+            pipe = self._redis.pipeline()
+            pipe.lpush(key, prompt)
+            pipe.ltrim(key, 0, SESSION_PROMPTS - 1)
+            pipe.expire(key, SESSION_TTL)  # the TTL runs from the session's last prompt
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise self._fail(exc) from exc
+
+    def prompts(self, session_id: str) -> list[str]:
+        try:
+            values = self._redis.lrange(f"{_PREFIX}:session:{session_id}", 0, SESSION_PROMPTS - 1)
+        except redis.RedisError as exc:
+            raise self._fail(exc) from exc
+        return [str(v) for v in reversed(values)]
+
+    def log(self, record: RequestRecord) -> None:
+        cutoff = f"({self.clock() - REQUEST_TTL}"  # exclusive: older than the TTL
+        try:
+            pipe = self._redis.pipeline()
+            pipe.set(_record_key(record.request_id), encode_record(record), ex=REQUEST_TTL)
+            if record.session_id is not None:
+                key = _session_requests_key(record.session_id)
+                pipe.zadd(key, {record.request_id: record.received_at})
+                pipe.zremrangebyscore(key, "-inf", cutoff)
+                pipe.zremrangebyrank(key, 0, -self.log_limit - 1)
+                pipe.expire(key, REQUEST_TTL)
+            pipe.zadd(_REQUESTS, {record.request_id: record.received_at})
+            pipe.zremrangebyscore(_REQUESTS, "-inf", cutoff)  # their records expire on their own
+            pipe.expire(_REQUESTS, REQUEST_TTL)
+            pipe.zcard(_REQUESTS)
+            excess = int(pipe.execute()[-1]) - self.log_limit
+            if excess > 0:
+                self._trim(excess)
+        except redis.RedisError as exc:
+            raise self._fail(exc) from exc
+
+    def _trim(self, excess: int) -> None:
+        """Past the retention cap the oldest records go, from the log and from their session's index."""
+        old = [str(i) for i in self._redis.zrange(_REQUESTS, 0, excess - 1)]
+        if not old:
+            return
+        blobs = self._redis.mget([_record_key(i) for i in old])
+        pipe = self._redis.pipeline()
+        pipe.zrem(_REQUESTS, *old)
+        pipe.delete(*[_record_key(i) for i in old])
+        for request_id, blob in zip(old, blobs, strict=True):
+            session = _session_of(blob)
+            if session is not None:
+                pipe.zrem(_session_requests_key(session), request_id)
+        pipe.execute()
+
+    def requests(
+        self, limit: int = 50, session_id: str | None = None, since: float | None = None
+    ) -> list[RequestRecord]:
+        key = _session_requests_key(clean_text(session_id)) if session_id is not None else _REQUESTS
+        try:
+            ids = self._redis.zrevrangebyscore(key, "+inf", since or 0, start=0, num=limit)
+            blobs = self._redis.mget([_record_key(i) for i in ids]) if ids else []
+        except redis.RedisError as exc:
+            raise self._fail(exc) from exc
+        records = (decode_record(b) for b in blobs if b is not None)
+        return [r for r in records if r is not None]
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+def _session_of(blob: Any) -> str | None:
+    record = decode_record(blob) if isinstance(blob, str) else None
+    return record.session_id if record is not None else None

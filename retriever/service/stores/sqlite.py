@@ -1,0 +1,165 @@
+"""The SQLite store: sessions and the request log in one file under the state folder.
+
+Retention: a session is forgotten ``SESSION_TTL`` after its last prompt, and at most
+``session_limit`` sessions are kept (the least recently used go first); the request log keeps
+the newest ``log_limit`` records, none older than ``REQUEST_TTL``.  Both are enforced every few
+writes (``purge`` does it at once), so the file stays bounded however many clients come and go.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from retriever.service.stores.base import (
+    REQUEST_TTL,
+    SESSION_PROMPTS,
+    SESSION_TTL,
+    Clock,
+    RequestRecord,
+    StoreUnavailable,
+    decode_record,
+    encode_record,
+)
+from retriever.text.safe import clean_text
+
+log = logging.getLogger(__name__)
+
+_TRIM_EVERY = 50
+SESSION_LIMIT = 10_000
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS prompts (session_id TEXT, at REAL, prompt TEXT);
+CREATE INDEX IF NOT EXISTS prompts_by_session ON prompts (session_id, at);
+CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, last_at REAL);
+CREATE INDEX IF NOT EXISTS sessions_by_time ON sessions (last_at);
+CREATE TABLE IF NOT EXISTS requests (request_id TEXT PRIMARY KEY, received_at REAL, session_id TEXT, record TEXT);
+CREATE INDEX IF NOT EXISTS requests_by_time ON requests (received_at);
+CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, received_at);
+"""
+# Sessions past their TTL, and those beyond the newest ``session_limit``.
+_DOOMED = (
+    "SELECT session_id FROM sessions WHERE last_at < ? UNION "
+    "SELECT session_id FROM (SELECT session_id FROM sessions ORDER BY last_at DESC LIMIT -1 OFFSET ?)"
+)
+
+
+class SQLiteStore:
+    """Thread-safe (one connection behind a lock); expiry is applied on read and write."""
+
+    kind = "sqlite"
+
+    def __init__(
+        self, path: Path, log_limit: int = 10_000, clock: Clock = time.time, *, session_limit: int = SESSION_LIMIT
+    ) -> None:
+        self.path, self.log_limit, self.clock, self.session_limit = path, log_limit, clock, session_limit
+        self._lock = threading.Lock()
+        self._logged = self._prompted = 0
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
+            # WAL with NORMAL sync: a commit per request costs microseconds, not an fsync.
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreUnavailable(f"cannot open the SQLite store at {path}: {exc}; check RETRIEVER_STATE_DIR") from exc
+        self._tidy()
+
+    def _tidy(self) -> None:
+        """Index sessions of a store written before the sessions table, and purge; a busy store waits."""
+        try:
+            if not self._run(("SELECT 1 FROM sessions LIMIT 1", ())):
+                backfill = "INSERT OR IGNORE INTO sessions SELECT session_id, max(at) FROM prompts GROUP BY session_id"
+                self._run((backfill, ()))
+            self.purge()
+        except StoreUnavailable as exc:  # another process holds the lock: the next purge will do it
+            log.warning("%s", exc.message)
+
+    def _run(self, *statements: tuple[str, tuple[object, ...]]) -> list[tuple[object, ...]]:
+        """Run statements in one transaction; the last one's rows come back."""
+        try:
+            with self._lock, self._db:
+                rows: list[tuple[object, ...]] = []
+                for sql, args in statements:
+                    rows = self._db.execute(sql, args).fetchall()
+                return rows
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"SQLite store at {self.path} failed: {exc}") from exc
+
+    def add_prompt(self, session_id: str, prompt: str) -> None:
+        now = self.clock()
+        self._run(
+            # An expired session starts afresh, as a Redis key past its TTL would.
+            ("DELETE FROM prompts WHERE session_id = ? AND at < ?", (session_id, now - SESSION_TTL)),
+            ("INSERT INTO prompts (session_id, at, prompt) VALUES (?, ?, ?)", (session_id, now, prompt)),
+            (  # keep the newest five
+                "DELETE FROM prompts WHERE session_id = ? AND rowid NOT IN "
+                "(SELECT rowid FROM prompts WHERE session_id = ? ORDER BY at DESC, rowid DESC LIMIT ?)",
+                (session_id, session_id, SESSION_PROMPTS),
+            ),
+            (
+                "INSERT INTO sessions (session_id, last_at) VALUES (?, ?) "
+                "ON CONFLICT (session_id) DO UPDATE SET last_at = excluded.last_at",
+                (session_id, now),
+            ),
+        )
+        self._prompted += 1
+        if self._prompted % _TRIM_EVERY == 0 or self.session_limit < _TRIM_EVERY:
+            self.purge()
+
+    def purge(self) -> None:
+        """Forget expired sessions, sessions beyond ``session_limit`` and requests past ``REQUEST_TTL``."""
+        now = self.clock()
+        doomed = (now - SESSION_TTL, self.session_limit)
+        self._run(
+            (f"DELETE FROM prompts WHERE session_id IN ({_DOOMED})", doomed),
+            (f"DELETE FROM sessions WHERE session_id IN ({_DOOMED})", doomed),
+            ("DELETE FROM requests WHERE received_at < ?", (now - REQUEST_TTL,)),
+        )
+
+    def prompts(self, session_id: str) -> list[str]:
+        rows = self._run(("SELECT at, prompt FROM prompts WHERE session_id = ? ORDER BY at, rowid", (session_id,)))
+        if not rows or float(rows[-1][0]) < self.clock() - SESSION_TTL:  # type: ignore[arg-type]
+            return []
+        return [str(prompt) for _, prompt in rows]
+
+    def sessions_count(self) -> int:
+        """How many sessions the store holds (what ``session_limit`` caps)."""
+        (count,) = self._run(("SELECT count(*) FROM sessions", ()))[0]
+        return count if isinstance(count, int) else 0
+
+    def log(self, record: RequestRecord) -> None:
+        insert = (
+            "INSERT OR REPLACE INTO requests (request_id, received_at, session_id, record) VALUES (?, ?, ?, ?)",
+            (record.request_id, record.received_at, record.session_id, encode_record(record)),
+        )
+        trim = (
+            "DELETE FROM requests WHERE request_id IN (SELECT request_id FROM requests "
+            "ORDER BY received_at DESC LIMIT -1 OFFSET ?) OR received_at < ?",
+            (self.log_limit, self.clock() - REQUEST_TTL),
+        )
+        self._logged += 1
+        # The trim scans the index, so retention is enforced every few inserts (always for small caps).
+        if self._logged % _TRIM_EVERY == 0 or self.log_limit < _TRIM_EVERY:
+            self._run(insert, trim)
+        else:
+            self._run(insert)
+
+    def requests(
+        self, limit: int = 50, session_id: str | None = None, since: float | None = None
+    ) -> list[RequestRecord]:
+        sql = "SELECT record FROM requests WHERE received_at >= ?"
+        args: list[object] = [since or 0.0]
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            args.append(clean_text(session_id))  # a lone surrogate cannot be bound, nor match
+        rows = self._run((sql + " ORDER BY received_at DESC LIMIT ?", (*args, limit)))
+        records = (decode_record(str(row[0])) for row in rows)
+        return [r for r in records if r is not None]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,135 @@
+"""Text analysis: the one tokeniser used at index time and at query time.
+
+Contract: ``terms(text)`` returns the index terms of ``text`` in order, with repeats.
+- Works for any script: ``\\w`` is Unicode-aware; runs of CJK characters become bigrams.
+- Identifiers stay findable: ``DEC-0054``, ``v4.2.1``, ``olena@brightwave.io`` and
+  ``follow_up`` are kept whole *and* split into their parts, so a query for either matches.
+- Stop words (English and Ukrainian) are dropped; plain words are stemmed (Snowball English
+  for Latin script, a light suffix stripper for Cyrillic), so "approval" meets "approve".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from functools import lru_cache
+
+import snowballstemmer
+
+from retriever.text.stopwords import WORDS as STOP_WORDS
+
+# Emails first, then words joined by inner punctuation (hyphen, dot, slash, apostrophe).
+_TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\w+(?:['’ʼ./\-]\w+)*")
+_JOINERS = re.compile(r"['’ʼ./\-_@+]+")
+_APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'"})
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_SCRIPT_RUNS = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+|[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+"
+)
+_LATIN = re.compile(r"^[a-z]+$")
+_CYRILLIC = re.compile(r"^[а-яіїєґё']+$")
+
+_english = snowballstemmer.stemmer("english")
+
+# Ukrainian inflectional endings (nouns, adjectives, common verb forms), longest first.
+# The stem keeps at least 3 letters and is capped at 5 characters: Ukrainian inflects heavily
+# and alternates vowels, so a short prefix conflates forms better than a longer stem.
+_UK_ENDINGS = tuple(
+    sorted(
+        """ами ями ові еві ого ому ими іми ої ій ий ах ях ів їв ою ею ам ям ом ем ей ість ості
+        ться ся сь ють уть ать ить а я о е и і ї у ю ь""".split(),
+        key=len,
+        reverse=True,
+    )
+)
+_UK_STEM_CAP = 5
+
+
+def normalize(text: str) -> str:
+    """Unicode NFKC, case-folded, with typographic apostrophes made plain."""
+    return unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """The stem of one lower-case word; words of other scripts come back unchanged."""
+    if _LATIN.match(word):
+        return str(_english.stemWord(word))
+    if _CYRILLIC.match(word):
+        return _stem_ukrainian(word)
+    return word
+
+
+def _stem_ukrainian(word: str) -> str:
+    for ending in _UK_ENDINGS:
+        if word.endswith(ending) and len(word.replace("'", "")) - len(ending) >= 3:
+            word = word[: -len(ending)]
+            break
+    return word[:_UK_STEM_CAP]
+
+
+def _is_useful(part: str) -> bool:
+    # Single Latin letters ("k" of 401(k)) carry nothing; digits and other scripts do.
+    return len(part) > 1 or part.isdigit() or not part.isascii()
+
+
+def _expand(token: str) -> Iterator[str]:
+    """Index terms for one raw token: plain words stemmed, compounds whole plus parts."""
+    if _CJK.search(token):
+        # Runs of CJK become bigrams; Latin or digits written among them stay words ("使用API接口").
+        for run in _SCRIPT_RUNS.findall(token):
+            yield from _cjk_bigrams(run) if _CJK.match(run) else _expand(run)
+        return
+    parts = [p for p in _JOINERS.split(token) if p]
+    if (len(parts) == 1 and "_" not in token) or _CYRILLIC.match(token):
+        # A Ukrainian apostrophe belongs inside the word (пам'ять), not between words.
+        if token not in STOP_WORDS and _is_useful(token):
+            yield stem(token)
+        return
+    if token in STOP_WORDS:  # contractions such as "don't"
+        return
+    yield token
+    for part in parts:
+        if part not in STOP_WORDS and _is_useful(part):
+            yield stem(part)
+
+
+def _cjk_bigrams(token: str) -> Iterator[str]:
+    if len(token) == 1:
+        yield token
+        return
+    for i in range(len(token) - 1):
+        yield token[i : i + 2]
+
+
+@lru_cache(maxsize=500_000)
+def _token_terms(token: str) -> tuple[str, ...]:
+    # Words repeat (Zipf): caching each raw token's terms makes indexing several times faster.
+    return tuple(_expand(token))
+
+
+def terms(text: str) -> list[str]:
+    """Index terms of ``text``, in order, repeats kept (term frequency matters)."""
+    out: list[str] = []
+    for token in _TOKEN.findall(normalize(text)):
+        out.extend(_token_terms(token))
+    return out
+
+
+@lru_cache(maxsize=100_000)
+def cached_terms(text: str) -> tuple[str, ...]:
+    """``terms(text)`` memoised: at query time the same sections, statements and acronyms are
+    analysed again and again, and a server answers many queries."""
+    return tuple(terms(text))
+
+
+@lru_cache(maxsize=100_000)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct terms of ``text``, memoised like ``cached_terms``."""
+    return frozenset(cached_terms(text))
+
+
+def raw_words(text: str) -> list[str]:
+    """Lower-cased words of ``text`` before stop-word removal (for triage)."""
+    return [m.group() for m in _TOKEN.finditer(normalize(text))]

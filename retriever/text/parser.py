@@ -1,0 +1,344 @@
+"""Markdown file text → ``Document``: front matter, sections by heading, candidate statements.
+
+Contract: ``parse_document(rel_path, text)`` returns a ``Document`` or raises ``ParseError``
+with a reason a user can act on (bad YAML, front matter that is not a mapping, nested too
+deeply or expanding past a budget, a file with too many headings, statements or blocks).
+It raises nothing else, takes time linear in the text and bounded memory: markdown-it's
+tokens are handed over block by block instead of held for the whole file.
+Headings come from markdown-it-py's block parser, so ``#`` lines inside code fences,
+indented code or HTML blocks never make sections.  Line numbers are file line numbers.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
+from markdown_it.token import Token
+
+from retriever.text.front_matter import ParseError, split_front_matter
+from retriever.text.markup import LINK_TARGET, clean_inline, find_acronyms, humanize, iter_sentences
+from retriever.text.models import Document, Section, Unit
+
+__all__ = ["INDEX_NAMES", "ParseError", "default_title", "parse_document", "split_front_matter"]
+
+_LONG_UNIT = 600  # characters; longer list items are split into sentences
+INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})
+_ROW_NUMBER_HEADERS = frozenset({"#", "No.", "No", "№"})
+
+# Budgets per file (the front matter's are in ``front_matter``).  Real documents stay far below them
+# (the largest of 1,226 handbook and meeting files: 147 headings, 1,843 statements, 4,303 tokens);
+# hostile ones hit them early and are skipped.
+MAX_LINES = 200_000  # markdown-it keeps five numbers per line: 2 MB of empty lines took 250 MB
+MAX_HEADINGS = 5_000
+MAX_UNITS = 50_000  # statements: sentences, list items, table rows
+MAX_TOKENS = 600_000  # markdown-it block tokens in the file (each costs ~5 µs): the time bound
+MAX_BLOCK_TOKENS = 100_000  # tokens of one top-level block held at once (a 19,000-item list: 36 MB)
+
+
+_FEED = "retriever.feed"  # the env key under which ``_hand_over`` finds the builder's feed
+
+
+def _hand_over(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    """A block rule that never matches.  Tried first for every block, it hands the finished top-level
+    blocks to the builder and drops their tokens, so a file's tokens never all live at once (1.8 MB
+    of headings made 1.8 million tokens: 830 MB).  No other rule holds a token index at that point.
+
+    Top level is ``state.level == 0``: nested blocks (in quotes and list items) are parsed after their
+    container's opening token, at level 1 or more.  (``parentType`` cannot tell: markdown-it's
+    ``lheading`` rule leaves it at "paragraph" when it does not match.)"""
+    if not silent and state.level == 0 and state.tokens:
+        state.env[_FEED](state.tokens)
+        del state.tokens[:]
+    return False
+
+
+class _Tokens(list[Token]):
+    """The list markdown-it appends tokens to, refusing to hold more than one block's budget."""
+
+    def append(self, token: Token) -> None:
+        if len(self) >= MAX_BLOCK_TOKENS:
+            raise ParseError(
+                f"one block (a list, quote or table) has more than {MAX_BLOCK_TOKENS:,} parts; split it up"
+            )
+        super().append(token)
+
+
+# Only block rules run: inline parsing is done by ``clean_inline`` on the pieces we keep.
+_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
+_MD.block.ruler.before("table", "hand_over", _hand_over)
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip()) if "," in value else (value.strip(),)
+    if isinstance(value, list):
+        return tuple(str(v).strip() for v in value if isinstance(v, str | int | float) and str(v).strip())
+    return ()
+
+
+def default_title(rel_path: str) -> str:
+    """A document's title when neither front matter nor a leading H1 gives one."""
+    parts = rel_path.split("/")
+    if parts[-1].lower() in INDEX_NAMES and len(parts) > 1:
+        return humanize(parts[-2])
+    return humanize(parts[-1])
+
+
+@dataclass
+class _Builder:
+    """Accumulates sections while walking the block token stream, one batch of blocks at a time."""
+
+    rel_path: str
+    offset: int  # lines of front matter before the body
+    total_lines: int
+    doc_title: str | None  # from the front matter; else set by the first heading, or the file name
+    sections: list[Section] = field(default_factory=list)
+    stack: list[tuple[int, str]] = field(default_factory=list)  # (level, plain heading)
+    heading: str | None = None
+    level: int = 0
+    start: int = 1
+    units: list[Unit] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)  # texts of the enclosing list items, outermost first
+    headings: int = 0
+    unit_count: int = 0
+    token_count: int = 0
+
+    def open(self, token: Token, inline: Token) -> None:
+        self.headings += 1
+        if self.headings > MAX_HEADINGS:
+            raise ParseError(f"more than {MAX_HEADINGS:,} headings; split it into smaller files")
+        if self.doc_title is None:  # the first heading: an h1 titles the document
+            title = clean_inline(inline.content) if token.tag == "h1" else ""
+            self.doc_title = title or default_title(self.rel_path)
+        self.close(token.map[0] + self.offset if token.map else self.total_lines)
+        level = int(token.tag[1])
+        plain = clean_inline(inline.content) or inline.content.strip()
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
+        self.stack.append((level, plain))
+        self.heading, self.level = inline.content.strip(), level
+        self.start = (token.map[0] if token.map else 0) + self.offset + 1
+
+    def add(self, unit: Unit) -> None:
+        self.unit_count += 1
+        if self.unit_count > MAX_UNITS:
+            raise ParseError(
+                f"more than {MAX_UNITS:,} statements (sentences, list items, table rows); split it into smaller files"
+            )
+        self.units.append(unit)
+
+    def close(self, end_line: int) -> None:
+        if self.heading is None and not self.texts:
+            return  # an empty preamble is no section
+        path = tuple(h for _, h in self.stack) if self.heading is not None else ()
+        self.sections.append(
+            Section(
+                ordinal=len(self.sections),
+                heading=self.heading,
+                title=path[-1] if path else self.title,
+                level=self.level,
+                heading_path=path,
+                lines=(self.start, max(self.start, end_line)),
+                text="\n".join(self.texts),
+                units=tuple(self.units),
+            )
+        )
+        self.units, self.texts = [], []
+
+    @property
+    def title(self) -> str:
+        return self.doc_title if self.doc_title is not None else default_title(self.rel_path)
+
+
+def parse_document(rel_path: str, text: str) -> Document:
+    """Parse one markdown file (its text already decoded) into a ``Document``."""
+    # Windows line endings would hide the front matter's closing fence; lines stay the same.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    meta, body, offset = split_front_matter(text)
+    total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if total_lines > MAX_LINES:
+        raise ParseError(f"more than {MAX_LINES:,} lines ({total_lines:,}); split it into smaller files")
+    builder = _Builder(rel_path, offset, total_lines, _meta_title(meta), start=offset + 1)
+    _tokenize(body, builder)
+    builder.close(total_lines)
+    title = builder.title
+    sections = _drop_title_heading(builder.sections, title)
+    return Document(
+        rel_path=rel_path,
+        title=title,
+        doc_type=str(meta["type"]).strip().lower() if isinstance(meta.get("type"), str) else None,
+        aliases=_strings(meta.get("aliases")),
+        summary=str(meta["summary"]) if isinstance(meta.get("summary"), str) else None,
+        front_matter=meta,
+        links=_links(rel_path, body),
+        sections=tuple(sections),
+        line_count=total_lines,
+        acronyms=tuple(dict.fromkeys(a for s in sections for a in find_acronyms(f"{s.title}\n{s.text}"))),
+    )
+
+
+def _tokenize(body: str, builder: _Builder) -> None:
+    """Run markdown-it's block parser over ``body``, feeding the builder block by block."""
+    if not body:
+        return
+    tokens = _Tokens()
+    # The block parser directly: the core's other steps are off or done already (line endings above),
+    # except NUL, which CommonMark replaces (binary files were refused before, but not a NUL past 8 KB).
+    _MD.block.parse(body.replace("\0", "\ufffd"), _MD, {_FEED: lambda done: _walk(done, builder)}, tokens)
+    _walk(tokens, builder)
+
+
+def _meta_title(meta: Mapping[str, Any]) -> str | None:
+    if isinstance(meta.get("title"), str | int | float) and str(meta["title"]).strip():
+        return clean_inline(str(meta["title"]))
+    return None
+
+
+def _drop_title_heading(sections: list[Section], title: str) -> list[Section]:
+    """Leave the document title out of heading paths where the top heading repeats it."""
+    key = _comparable(title)
+    return [
+        _replace_path(s, s.heading_path[1:]) if s.heading_path and _comparable(s.heading_path[0]) == key else s
+        for s in sections
+    ]
+
+
+def _comparable(text: str) -> str:
+    # "Sync — 2026-11-12" repeats the title "Sync 2026-11-12": compare letters and digits only.
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _replace_path(section: Section, path: tuple[str, ...]) -> Section:
+    if path == section.heading_path:
+        return section
+    return Section(
+        ordinal=section.ordinal,
+        heading=section.heading,
+        title=section.title,
+        level=section.level,
+        heading_path=path,
+        lines=section.lines,
+        text=section.text,
+        units=section.units,
+    )
+
+
+def _walk(tokens: list[Token], builder: _Builder) -> None:
+    """Route finished blocks' tokens to the builder: headings open sections, blocks add statements."""
+    builder.token_count += len(tokens)
+    if builder.token_count > MAX_TOKENS:
+        raise ParseError(f"more than {MAX_TOKENS:,} markdown blocks and parts; split it into smaller files")
+    items = builder.items
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.type == "heading_open" and token.level == 0:
+            builder.open(token, tokens[i + 1])
+            i += 3
+            continue
+        if token.type == "list_item_open":
+            items.append("")
+        elif token.type == "list_item_close":
+            items.pop()
+        elif token.type == "inline" and token.map:
+            _inline_units(token, tokens[i - 1], items, builder)
+        elif token.type == "table_open":
+            i = _table(tokens, i, builder)
+            continue
+        elif token.type in ("fence", "code_block") and token.map:
+            builder.texts.append(token.content.strip())
+        elif token.type == "html_block" and token.map:
+            _html_units(token, builder)
+        i += 1
+
+
+def _inline_units(token: Token, opener: Token, items: list[str], builder: _Builder) -> None:
+    first_line = token.map[0] + builder.offset + 1 if token.map else builder.start
+    text = clean_inline(token.content)
+    if not text:
+        return
+    builder.texts.append(text)
+    if items and opener.type == "paragraph_open" and items[-1] == "" and len(text) <= _LONG_UNIT:
+        items[-1] = text
+        context = next((t for t in reversed(items[:-1]) if t), "")
+        last = token.map[1] + builder.offset if token.map else first_line
+        builder.add(Unit("item", text, (first_line, last), context=context))
+        return
+    kind = "item" if items else "sentence"
+    for unit in _sentences(token.content, first_line, kind):
+        builder.add(unit)
+
+
+def _sentences(raw: str, first_line: int, kind: str) -> Iterator[Unit]:
+    # Split the raw markdown (so offsets map to lines), then clean each sentence.  Lines are counted
+    # from the previous sentence on, not from the start: a paragraph of 600,000 sentences stays linear.
+    line, counted = first_line, 0
+    for offset, sentence in iter_sentences(raw):
+        line += raw.count("\n", counted, offset)
+        counted = offset
+        text = clean_inline(sentence)
+        if text:
+            yield Unit(kind, text, (line, line + sentence.count("\n")))
+
+
+def _table(tokens: list[Token], i: int, builder: _Builder) -> int:
+    """Table rows as "column: value" statements; returns the index after the table."""
+    header: list[str] = []
+    row: list[str] = []
+    row_map: list[int] | None = None
+    in_head = False
+    while tokens[i].type != "table_close":
+        token = tokens[i]
+        if token.type == "thead_open":
+            in_head = True
+        elif token.type == "thead_close":
+            in_head = False
+        elif token.type == "tr_open":
+            row, row_map = [], token.map
+        elif token.type == "inline":
+            row.append(clean_inline(token.content))
+        elif token.type == "tr_close" and in_head:
+            header = row
+        elif token.type == "tr_close" and row_map and any(row):
+            _row_unit(header, row, row_map, builder)
+        i += 1
+    return i + 1
+
+
+def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _Builder) -> None:
+    # A "#" column only numbers the rows; it says nothing about them.
+    cells = zip(header or [""] * len(row), row, strict=False)
+    kept = tuple((h, v) for h, v in cells if v and h not in _ROW_NUMBER_HEADERS)
+    text = "; ".join(f"{h}: {v}" if h else v for h, v in kept)
+    line = row_map[0] + builder.offset + 1
+    builder.add(Unit("row", text, (line, line), cells=kept))
+    builder.texts.append(text)
+
+
+def _html_units(token: Token, builder: _Builder) -> None:
+    text = clean_inline(token.content)
+    if len(text.split()) >= 3:
+        first_line = token.map[0] + builder.offset + 1 if token.map else builder.start
+        builder.texts.append(text)
+        last_line = token.map[1] + builder.offset if token.map else first_line
+        builder.add(Unit("sentence", text, (first_line, last_line)))
+
+
+def _links(rel_path: str, body: str) -> tuple[str, ...]:
+    """Relative links to other markdown files, resolved to tree-relative posix paths (first seen first)."""
+    here = posixpath.dirname(rel_path)
+    found: dict[str, None] = {}  # a dict, not a list: 100,000 links must not cost 10^10 comparisons
+    for target in LINK_TARGET.findall(body):
+        target = target.split("#", 1)[0]
+        if not target or "://" in target or target.startswith(("mailto:", "/")):
+            continue
+        resolved = posixpath.normpath(posixpath.join(here, target))
+        if resolved.lower().endswith(".md") and not resolved.startswith(".."):
+            found.setdefault(resolved)
+    return tuple(found)
