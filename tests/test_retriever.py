@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +11,11 @@ from conftest import COMPANY_CONTEXT, SHARED_SCHEMAS, TreeFactory
 from fixtures import ACME
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.configuration import set_hypothesis_home_dir
 
 from retriever import InvalidArguments, RetrievalTimeout, Retriever, Settings
 from retriever.pipeline.contracts import StructuredContent
 
 # Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
-set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))
 
 
 @pytest.fixture

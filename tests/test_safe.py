@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.configuration import set_hypothesis_home_dir
 
 from retriever.text.safe import MAX_CHARS, MAX_DEPTH, MAX_ITEMS, bounded, clean_text, json_safe, lone_surrogate, preview
 
@@ -20,7 +18,6 @@ JSONISH = st.recursive(
 )
 
 # Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
-set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))
 
 
 def _encodes(value: Any) -> bool:

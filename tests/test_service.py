@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -22,7 +21,6 @@ from conftest import TreeFactory, free_port, redis_process, wait_until
 from fixtures import ACME
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.configuration import set_hypothesis_home_dir
 
 from retriever import Retriever, Settings
 from retriever.service.service import MemoryService
@@ -32,7 +30,6 @@ from retriever.service.stores.sqlite import SQLiteStore
 from retriever.service.tools import TOOL_NAME, UnknownTool, tool_definition
 
 # Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
-set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-"))
 
 
 @pytest.fixture(params=["sqlite", "redis"])

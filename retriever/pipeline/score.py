@@ -122,10 +122,12 @@ def calibrate(ranked: list[_Scored]) -> list[_Scored]:
     if not ranked:
         return ranked
     first = ranked[0]
-    scale = min(1.0, first.evidence) / first.relevance if first.relevance > 0 else 0.0
-    out, ceiling = [], 1.0
+    top = min(1.0, first.evidence) if first.relevance > 0 else 0.0
+    out, ceiling = [], top
     for s in ranked:  # near-ties (broken by recency) may come in either order: scores never rise
-        ceiling = min(ceiling, s.relevance * scale)
+        # A ratio, not a scale factor: 0.5 / 5e-324 would overflow to infinity.
+        ratio = s.relevance / first.relevance if first.relevance > 0 else 0.0
+        ceiling = min(ceiling, top * ratio)
         out.append(dataclasses.replace(s, relevance=ceiling))
     return out
 
