@@ -24,15 +24,12 @@ from markdown_it import MarkdownIt
 
 from retriever.lint.config import LOCAL_CONFIG, RULES, CheckConfig
 from retriever.memory.memory import Memory
-from retriever.pipeline.assemble import RELATION_FIELDS
 from retriever.text import reader
 from retriever.text.markup import LINK_TARGET
 from retriever.text.models import Document
 from retriever.text.parser import ParseError, split_front_matter
+from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
 
-STRING_FIELDS = frozenset({"title", "summary", "type", "owner"})
-NAME_FIELDS = frozenset({"aliases", "tags"}) | (RELATION_FIELDS - STRING_FIELDS)
-DATE_FIELDS = frozenset({"created", "updated", "date"})
 _ALL_TEXT = object()
 
 _FM_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*[:=]")
@@ -137,15 +134,6 @@ def _front_matter_keys(lines: list[str], front_lines: int) -> dict[str, tuple[in
         elif current is not None:
             keys[current] = (keys[current][0], number)
     return keys
-
-
-def _names(value: Any) -> list[str]:
-    """A relation field's names: the string, or each string in the list."""
-    if isinstance(value, str):
-        return [value.strip()] if value.strip() else []
-    if isinstance(value, list):
-        return [v.strip() for v in value if isinstance(v, str) and v.strip()]
-    return []
 
 
 # -- rules ------------------------------------------------------------------------------------------
@@ -323,7 +311,7 @@ def _unknown_relations(tree: _Tree) -> Iterator[Finding]:
         for key, value in file.doc.front_matter.items():
             if key not in RELATION_FIELDS:
                 continue
-            for name in _names(value):
+            for name in names(value, numbers=False):
                 if tree.resolve(name) is None:
                     message = (
                         f"`{key}` names {name!r}, which matches no document title, alias or path; fix the name, "

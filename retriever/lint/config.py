@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from retriever.errors import ConfigError
+from retriever.text.vocabulary import DOCUMENT_TYPES
 
 ERROR, WARNING = "error", "warning"
 RULES: dict[str, str] = {
@@ -26,10 +27,7 @@ RULES: dict[str, str] = {
     "empty-section": WARNING,
     "unknown-relation": WARNING,
 }
-KNOWN_TYPES = frozenset(
-    "person team organization project decision process policy meeting glossary topic product financial "
-    "strategy document agent episode business_profile decision_ledger".split()
-)
+KNOWN_TYPES = DOCUMENT_TYPES
 PYPROJECT, LOCAL_CONFIG = "pyproject.toml", ".retriever.toml"
 _CONFIG_KEYS = frozenset({"disable", "types"})
 

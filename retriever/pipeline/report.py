@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from retriever.errors import RetrieverError
+from retriever.memory.provenance import When
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.contracts import (
     DiagnosticsOut,
@@ -41,7 +42,7 @@ from retriever.pipeline.contracts import (
     TargetedSectionOut,
     TriageOut,
 )
-from retriever.pipeline.results import Diagnostics, Excerpt, Fact, Phase1, Retrieval, Triage, When
+from retriever.pipeline.results import Diagnostics, Excerpt, Fact, Phase1, Retrieval, Triage
 from retriever.pipeline.target import estimate_tokens
 
 

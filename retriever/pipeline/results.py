@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from retriever.memory.provenance import When
 from retriever.text.models import Lines
 
 
@@ -73,17 +74,6 @@ class Fact:
     source_title: str
     section_id: int
     when: When = field(default_factory=lambda: When())
-
-
-@dataclass(frozen=True, slots=True)
-class When:
-    """A document's dates and authorship: from git when the tree is in a repository, else front matter."""
-
-    created_at: str | None = None
-    valid_at: str | None = None
-    author: str | None = None
-    uncommitted: bool = False
-    superseded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
