@@ -14,21 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from retriever.errors import ConfigError
+from retriever.lint.rules import RULES
+from retriever.lint.tree import LOCAL_CONFIG
 from retriever.text.vocabulary import DOCUMENT_TYPES
 
-ERROR, WARNING = "error", "warning"
-RULES: dict[str, str] = {
-    "unreadable": ERROR,
-    "field-type": ERROR,
-    "unknown-type": WARNING,
-    "broken-link": ERROR,
-    "duplicate-name": WARNING,
-    "empty-file": WARNING,
-    "empty-section": WARNING,
-    "unknown-relation": WARNING,
-}
 KNOWN_TYPES = DOCUMENT_TYPES
-PYPROJECT, LOCAL_CONFIG = "pyproject.toml", ".retriever.toml"
+PYPROJECT = "pyproject.toml"
 _CONFIG_KEYS = frozenset({"disable", "types"})
 
 
