@@ -30,11 +30,12 @@ from pydantic import ValidationError
 
 from retriever.compat import assistant
 from retriever.compat.graphs import GraphRetrieval, InvalidUserId, UnknownGraph, canonical_user_id
-from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout
+from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout, RetrieverError
 from retriever.pipeline.contracts import MemoriesRetrieveRequest
+from retriever.pipeline.results import Request
 from retriever.pipeline.triage import HISTORY_FOR_TRIAGE
 from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, session_id_value, validate_arguments
-from retriever.retriever import Retriever
+from retriever.retriever import RetrievalResult, Retriever
 from retriever.service.stores.base import RequestRecord, Store, StoreUnavailable
 from retriever.service.stores.queue import QueuedStore, StoreSkipped, StoreStatus
 from retriever.service.tools import (
@@ -92,23 +93,44 @@ class MemoryService:
         if name != TOOL_NAME:
             raise UnknownTool(f"unknown tool {preview(str(name))}; this server has {TOOL_NAME!r} and {GET_MEMORY!r}")
         started = _Started()
-        session = _session(arguments) or _clean_session(handshake_session)
-        warnings: list[str] = []
         try:
-            validate_arguments(arguments)
-            history = self._history(session, user_id, warnings)
-            result = self.retriever.call(arguments, history=history, session_id=session)
-            response, code, request_id = result.to_mcp(), None, result.run.request_id
-        except (InvalidArguments, RetrievalTimeout) as exc:
-            response, code, request_id = error_result(exc), exc.code, str(uuid.uuid4())
-        if code is None:
-            self._remember_prompt(session, user_id, arguments["prompt"], warnings)
-            warnings += self._store_warnings()
-            response["structuredContent"]["diagnostics"]["warnings"].extend(warnings)
-        logged = self._log(started.record(request_id, session, name, transport, arguments, response, code))
-        if not logged and code is None:  # the record was dropped, so nothing else holds the response
-            response["structuredContent"]["diagnostics"]["warnings"].append(_NOT_LOGGED)
+            request = validate_arguments(arguments)  # the one validation: the pipeline's validate stage keeps it
+        except InvalidArguments as exc:
+            # Filed under the session_id argument when that alone is valid, as a valid call would be.
+            session = _session(arguments) or _clean_session(handshake_session)
+            return self._refused(started, exc, arguments, session, transport)
+        session = request.session_id or _clean_session(handshake_session)
+        try:
+            result = self._retrieve(arguments, request, session, user_id)
+        except RetrievalTimeout as exc:
+            return self._refused(started, exc, arguments, session, transport)
+        response = result.to_mcp()
+        # Two writes can only be tried once the answer exists, so their failures (a full write queue) are
+        # added to it afterwards: the prompt's before the answer is logged, the log's only when the record
+        # was dropped (then nothing else holds the response).
+        warnings = response["structuredContent"]["diagnostics"]["warnings"]
+        if not self._remember_prompt(session, user_id, arguments["prompt"]):
+            warnings.append(_NOT_STORED)
+        record = started.record(result.run.request_id, session, TOOL_NAME, transport, arguments, response, None)
+        if not self._log(record):
+            warnings.append(_NOT_LOGGED)
         return response
+
+    def _refused(
+        self, started: _Started, error: RetrieverError, arguments: Any, session: str | None, transport: str
+    ) -> dict[str, Any]:
+        """An ``isError`` result for bad arguments or a timeout, logged like any call."""
+        response = error_result(error)
+        record = started.record(str(uuid.uuid4()), session, TOOL_NAME, transport, arguments, response, error.code)
+        self._log(record)
+        return response
+
+    def _retrieve(self, arguments: Any, request: Request, session: str | None, user_id: str | None) -> RetrievalResult:
+        """The retrieval, given the session's history; store problems travel in the run as warnings."""
+        warnings: list[str] = []
+        history = self._history(session, user_id, warnings)
+        warnings += self._store_warnings()
+        return self.retriever.call(arguments, history=history, session_id=session, request=request, warnings=warnings)
 
     def _get_memory(self, arguments: Any, session: str | None, transport: str) -> dict[str, Any]:
         """Seed 002's ``get_memory``: the assistant memory, filtered by agent and query."""
@@ -191,9 +213,9 @@ class MemoryService:
             warnings.append(f"session history unavailable: {exc.message}")
             return []
 
-    def _remember_prompt(self, session: str | None, user_id: str | None, prompt: str, warnings: list[str]) -> None:
-        if session is not None and not self.store.add_prompt(self.session_key(session, user_id), prompt):
-            warnings.append("session prompt not stored: the store's write queue is full")
+    def _remember_prompt(self, session: str | None, user_id: str | None, prompt: str) -> bool:
+        """Queue the prompt into the session's history; False when the write queue was full."""
+        return session is None or self.store.add_prompt(self.session_key(session, user_id), prompt)
 
     def _store_warnings(self) -> list[str]:
         status = self.store.status()
@@ -301,6 +323,7 @@ class MemoryService:
 
 
 _NOT_LOGGED = "request not logged: the store's write queue is full"
+_NOT_STORED = "session prompt not stored: the store's write queue is full"
 
 
 class _Started:
