@@ -23,19 +23,18 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
 from retriever.compat import assistant
-from retriever.compat.graphs import GraphRetrieval, InvalidUserId, UnknownGraph, canonical_user_id
+from retriever.compat.graphs import GraphRetrieval
 from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout, RetrieverError
-from retriever.pipeline.contracts import MemoriesRetrieveRequest
 from retriever.pipeline.results import Request
 from retriever.pipeline.triage import HISTORY_FOR_TRIAGE
 from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, session_id_value, validate_arguments
 from retriever.retriever import RetrievalResult, Retriever
+from retriever.service import memories
+from retriever.service.memories import USER_HEADER
 from retriever.service.stores.base import RequestRecord, Store, StoreUnavailable
 from retriever.service.stores.queue import QueuedStore, StoreSkipped, StoreStatus
 from retriever.service.tools import (
@@ -51,8 +50,6 @@ from retriever.text.safe import bounded, clean_text, cut, preview
 
 log = logging.getLogger(__name__)
 
-USER_HEADER = "x-external-user-id"
-ECHO_CHARS = 200  # a bad header value is quoted back at most this long
 
 
 class MemoryService:
@@ -105,9 +102,8 @@ class MemoryService:
         except RetrievalTimeout as exc:
             return self._refused(started, exc, arguments, session, transport)
         response = result.to_mcp()
-        # Two writes can only be tried once the answer exists, so their failures (a full write queue) are
-        # added to it afterwards: the prompt's before the answer is logged, the log's only when the record
-        # was dropped (then nothing else holds the response).
+        # Two writes need the answer first; a full write queue is added to it afterwards (the log's warning
+        # only when the record was dropped: then nothing else holds the response).
         warnings = response["structuredContent"]["diagnostics"]["warnings"]
         if not self._remember_prompt(session, user_id, arguments["prompt"]):
             warnings.append(_NOT_STORED)
@@ -162,37 +158,11 @@ class MemoryService:
           bound to) and the user is not in it; ``None`` allows any user.
         """
         started = _Started()
-        status, response, user = self._memories_retrieve(body, user_id, allowed_users, user_header)
+        status, response, user = memories.answer(self.graphs, body, user_id, allowed_users, user_header)
         code = {200: None, 403: "forbidden"}.get(status, "validation_error")
         logged = bounded(response, items=1000, depth=12)  # the answer echoes the body, so it is bounded too
         self._log(started.record(str(uuid.uuid4()), user, "memories/retrieve", "http", body, logged, code, "body"))
         return status, response
-
-    def _memories_retrieve(
-        self, body: Any, user_id: str | None, allowed: frozenset[str] | None, header: str
-    ) -> tuple[int, dict[str, Any], str | None]:
-        """(status, response, canonical user id when valid)."""
-        try:
-            user = canonical_user_id(user_id) if user_id is not None else None
-        except InvalidUserId as exc:
-            detail: dict[str, Any] = {"type": "value_error", "loc": ["header", header], "msg": exc.message}
-            return 422, {"detail": [{**detail, "input": bounded(user_id, chars=ECHO_CHARS)}]}, None
-        if allowed is not None and user is None:  # a key bound to users acts only for one of them
-            return 403, {"detail": f"this API key is bound to users; name one of them in the {header} header"}, None
-        if user is not None and allowed is not None and user not in _canonical(allowed):
-            message = f"user {preview(user, 64)} is not allowed: this API key is not bound to it; use a key bound to it"
-            return 403, {"detail": message}, user
-        try:
-            request = MemoriesRetrieveRequest.model_validate(body)
-            return 200, self.graphs.retrieve(request, user), user
-        except ValidationError as exc:
-            return 422, {"detail": _validation_detail(exc)}, user
-        except UnknownGraph as exc:
-            graph: dict[str, Any] = {"type": "value_error", "loc": ["body", "graph_ids", exc.index], "msg": str(exc)}
-            return 422, {"detail": [{**graph, "input": bounded(exc.graph_id, chars=ECHO_CHARS)}]}, user
-        except InvalidArguments as exc:  # a query the model accepts but retrieval cannot use (only spaces, say)
-            query: dict[str, Any] = {"type": "value_error", "loc": ["body", "query"], "msg": exc.message, "input": ""}
-            return 422, {"detail": [query]}, user
 
     def session_key(self, session: str, user_id: str | None = None) -> str:
         """The store's key for a session: the client's id, scoped by memory root (and user)."""
@@ -374,29 +344,3 @@ def _scope(retriever: Retriever, user_id: str | None) -> str:
     """A short hash naming the memory root (and user) that a session belongs to."""
     name = str(retriever.root.resolve()) + ("" if user_id is None else "\0" + user_id)
     return hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:16]
-
-
-def _canonical(users: Iterable[str]) -> set[str]:
-    out = set()
-    for user in users:
-        try:
-            out.add(canonical_user_id(user))
-        except InvalidUserId:
-            continue  # a bad entry binds nobody
-    return out
-
-
-def _validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
-    """pydantic's errors as FastAPI's ``detail``, under ``body``, with inputs cut to a bounded prefix."""
-    detail = []
-    for error in exc.errors(include_url=False):
-        item = {
-            "type": error["type"],
-            "loc": bounded(["body", *error["loc"]]),
-            "msg": bounded(error["msg"]),
-            "input": bounded(error.get("input")),
-        }
-        if "ctx" in error:  # e.g. {"max_length": 5000}; an exception in it becomes its message
-            item["ctx"] = bounded({k: str(v) if isinstance(v, BaseException) else v for k, v in error["ctx"].items()})
-        detail.append(item)
-    return detail
