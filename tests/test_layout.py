@@ -70,3 +70,12 @@ def test_an_import_that_runs_up_a_layer_breaks_the_contract(tmp_path: Path) -> N
     assert broken.returncode == 1
     assert "retriever.memory is not allowed to import retriever.pipeline" in broken.stdout
     assert "retriever.memory.cache -> retriever.pipeline.results" in broken.stdout
+
+
+def test_test_folders_mirror_the_packages_and_test_file_names_are_unique() -> None:
+    tests = REPO / "tests"
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert folders <= packages, folders - packages
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert len(names) == len(set(names))
