@@ -27,7 +27,7 @@ from retriever.memory.index import Params
 from retriever.memory.memory import Memory, Progress
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.pipeline import execute, new_run
-from retriever.pipeline.results import Fact
+from retriever.pipeline.results import Fact, Request
 
 DEFAULT_ROOT = "company_context"
 
@@ -148,13 +148,21 @@ class Retriever:
         return self.call(arguments, history=history)
 
     def call(
-        self, arguments: Mapping[str, Any], *, history: Sequence[str] = (), session_id: str | None = None
+        self,
+        arguments: Mapping[str, Any],
+        *,
+        history: Sequence[str] = (),
+        session_id: str | None = None,
+        request: Request | None = None,
+        warnings: Sequence[str] = (),
     ) -> RetrievalResult:
         """Like ``retrieve`` but from raw tool arguments, validated as seed 000 says.
 
-        ``session_id`` is the session a server resolved (the argument, else the handshake's).
+        A server passes what it resolved before the call: ``session_id`` (the argument, else the
+        handshake's), ``request`` (``arguments`` already validated: they are not validated twice) and
+        ``warnings`` of its own (a failing store), which the report lists after the memory's.
         """
-        state = new_run(arguments)
+        state = new_run(arguments, request=request)
         memory = self._current_memory()
         with memory.reading() if memory else contextlib.nullcontext():
             ctx = Context(
@@ -164,6 +172,7 @@ class Retriever:
                 deadline=state.started + self.settings.deadline_seconds,
                 readiness=memory.readiness() if memory else (False, "error" if self.load_error else "missing"),
                 session_id=session_id,
+                warnings=tuple(warnings),
                 llm=LLMRun(self.llm, self.settings, state.started + self.settings.deadline_seconds)
                 if self.llm
                 else None,

@@ -31,7 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rank_bm25 import BM25Okapi
+try:
+    from rank_bm25 import BM25Okapi  # the plain baseline; a test dependency, not the package's
+except ImportError:
+    sys.exit("scripts/eval.py compares against rank-bm25; install it with: .venv/bin/pip install -e '.[test]'")
 
 from retriever import Retriever, Settings
 from retriever.memory.index import Params

@@ -1,6 +1,6 @@
 """Hostile files from issue 9, each built into a memory tree by a small function.
 
-Shared by ``tests/test_hostile_tree.py`` and ``scripts/bench_hostile.py`` (which measures each
+Shared by ``tests/memory/test_hostile_tree.py`` and ``scripts/bench_hostile.py`` (which measures each
 one alone, before and after the fixes).  ``Hostile.path`` is the path ``Memory.skipped`` lists
 for it (None when the file is harmless once parsing is linear and is simply indexed), and
 ``Hostile.reason`` a phrase its reason must contain.

@@ -258,3 +258,33 @@ def test_retrieve_answers_any_string_or_raises_only_its_documented_errors(
         assert exc.to_dict()["error_message"]
         return
     json.dumps(result.to_mcp(), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+# -- one pass through the request (issue 10) ---------------------------------------------------------
+
+
+def test_a_callers_warnings_travel_in_the_run_and_the_report_stage_writes_them(acme: Retriever) -> None:
+    result = acme.call({"prompt": "How many sick days?"}, warnings=["session history unavailable: store down"])
+    assert result.structured["diagnostics"]["warnings"] == ["session history unavailable: store down"]
+    assert result.to_mcp()["structuredContent"] == result.structured
+
+
+def test_arguments_a_server_validated_are_not_validated_again(acme: Retriever) -> None:
+    from retriever.pipeline.results import Request
+
+    # What the caller validated is what runs: the raw arguments are not looked at again.
+    result = acme.call({"prompt": ""}, request=Request("How many sick days?", "thread-9"))
+    assert result.facts[0].statement == "Employees earn 10 sick days per year."
+    assert result.structured["diagnostics"]["session_id"] == "thread-9"
+
+
+def test_diagnostics_hold_typed_values_not_a_bag_of_any() -> None:
+    import typing
+
+    from retriever.pipeline import results
+
+    hints = typing.get_type_hints(results.Diagnostics)
+    assert "extra" not in hints
+    assert all(hint is not typing.Any and "Any" not in str(hint) for hint in hints.values()), hints
+    literal = {name: typing.get_args(hint) for name, hint in typing.get_type_hints(results.Retrieval).items()}
+    assert literal["coverage_assessment"] == ("comprehensive", "partial", "limited", "none")

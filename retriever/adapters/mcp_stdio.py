@@ -35,7 +35,7 @@ from mcp.shared.message import SessionMessage
 from retriever import __version__
 from retriever.adapters.jsonrpc_lines import MAX_LINE_BYTES, Rejection, classify, too_long
 from retriever.service.service import MemoryService
-from retriever.service.tools import UnknownTool, tool_definitions
+from retriever.service.tools import SERVER_INSTRUCTIONS, SERVER_NAME, UnknownTool, tool_definitions
 
 log = logging.getLogger(__name__)
 DRAIN_GRACE_SECONDS = 5.0  # past the retrieval deadline: time to log the request and write the answer
@@ -88,10 +88,9 @@ def build_server(service: MemoryService) -> Server[Any]:
         )
 
     return Server(
-        "company-memory-retriever",
+        SERVER_NAME,
         version=__version__,
-        instructions="Call retrieve_memory before guessing about people, projects, decisions, processes, "
-        "customers or internal terms of this company.",
+        instructions=SERVER_INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -16,18 +16,22 @@ matched the query, so the most recent entries came back instead).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rank_bm25 import BM25Okapi
-
+from retriever.memory.index import Params, SectionIndex, SegmentBuilder
 from retriever.memory.memory import Memory
 from retriever.text import analyzer
 from retriever.text.models import Document
 
 RECENT = 10  # recaps and decisions returned without a query
 MATCHED = 20  # entries returned for a query at most
+# Okapi BM25's usual k1 and b, on the body field alone (one group): plain BM25 over entries.
+_ENTRY_PARAMS = Params(
+    k1=1.5, weights=(0, 0, 0, 0, 1.0), b=(0, 0, 0, 0, 0.75), groups=(0, 0, 0, 0, 0), group_weights=(1.0,)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,16 +165,28 @@ def _recent(entries: list[Entry]) -> list[Entry]:
 
 
 def _matching(entries: list[Entry], query: str) -> list[Entry]:
+    """Entries sharing a word with the query, by BM25 (the index's own scoring), the newest first among equals."""
     terms = list(dict.fromkeys(analyzer.terms(query)))
     if not terms or not entries:
         return []
-    corpus = [list(analyzer.cached_terms(f"{e.heading} {e.text} {e.agent or ''}")) or ["_"] for e in entries]
-    scores = BM25Okapi(corpus).get_scores(terms)
+    corpus = [Counter(analyzer.cached_terms(f"{e.heading} {e.text} {e.agent or ''}")) for e in entries]
+    scores = _bm25(corpus, terms)
     wanted = set(terms)
-    hits = [(float(s), e) for s, e, doc in zip(scores, entries, corpus, strict=True) if wanted & set(doc)]
+    hits = [(float(s), e) for s, e, doc in zip(scores, entries, corpus, strict=True) if wanted & doc.keys()]
     hits.sort(key=lambda pair: pair[1].date, reverse=True)  # among equals, the newest first
     hits.sort(key=lambda pair: -pair[0])
     return [e for _, e in hits[:MATCHED]]
+
+
+def _bm25(corpus: list[Counter[str]], terms: list[str]) -> list[float]:
+    """Plain BM25 of each entry for ``terms``: a throwaway section index whose only field is the entry's text."""
+    index = SectionIndex(params=_ENTRY_PARAMS)
+    builder = SegmentBuilder(index)
+    empty: Counter[str] = Counter()
+    for counts in corpus:
+        builder.add((empty, empty, empty, empty, counts))  # the body field, in ``index.FIELDS`` order
+    builder.finish(fix_avglen=True)
+    return [float(s) for s in index.scores(terms)]
 
 
 def get_memory(memory: Memory, agent: str | None = None, query: str | None = None) -> dict[str, Any]:

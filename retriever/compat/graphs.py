@@ -206,7 +206,7 @@ class GraphRetrieval:
         self, request: MemoriesRetrieveRequest, user_id: str | None, trees: list[Tree], began: float
     ) -> dict[str, Any]:
         answers = [(tree, tree.retriever.retrieve(request.query)) for tree in trees]
-        low_info = all(r.structured["triage"]["decision"] == "skip" for _, r in answers)
+        low_info = all(r.run.skipped for _, r in answers)
         facts = sorted(((f, tree) for tree, r in answers for f in r.facts), key=lambda p: -p[0].relevance_score)
         facts = facts[: self.settings.top_k]
         results = [] if low_info else _section_results(facts) + _edge_results(answers)

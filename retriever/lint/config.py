@@ -14,23 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from retriever.errors import ConfigError
+from retriever.lint.rules import RULES
+from retriever.lint.tree import LOCAL_CONFIG
+from retriever.text.vocabulary import DOCUMENT_TYPES
 
-ERROR, WARNING = "error", "warning"
-RULES: dict[str, str] = {
-    "unreadable": ERROR,
-    "field-type": ERROR,
-    "unknown-type": WARNING,
-    "broken-link": ERROR,
-    "duplicate-name": WARNING,
-    "empty-file": WARNING,
-    "empty-section": WARNING,
-    "unknown-relation": WARNING,
-}
-KNOWN_TYPES = frozenset(
-    "person team organization project decision process policy meeting glossary topic product financial "
-    "strategy document agent episode business_profile decision_ledger".split()
-)
-PYPROJECT, LOCAL_CONFIG = "pyproject.toml", ".retriever.toml"
+KNOWN_TYPES = DOCUMENT_TYPES
+PYPROJECT = "pyproject.toml"
 _CONFIG_KEYS = frozenset({"disable", "types"})
 
 

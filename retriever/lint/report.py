@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from retriever.lint.check import Finding
-from retriever.lint.config import ERROR
+from retriever.lint.rules import ERROR
+from retriever.lint.tree import Finding
 
 
 def _plural(count: int, word: str) -> str:

@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from retriever.text import analyzer
 from retriever.text.models import Document, Section
+from retriever.text.vocabulary import SITE_FIELDS
 
 FIELDS = ("title", "heading", "path", "meta", "body")
 _TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
@@ -39,10 +40,7 @@ IntArray = npt.NDArray[np.int64]
 Analyzed = tuple[Counter[str], ...]  # one section's term counts, per field
 
 # Front-matter keys that hold site machinery, not knowledge; every other value is indexed.
-_NOT_META = frozenset(
-    "title aliases type layout permalink redirect_from redirect_to weight slug url draft toc sidebar "
-    "menu nav_order parent_layout template css js bookcollapsesection bookhidden booksearchexclude".split()
-)
+_NOT_META = SITE_FIELDS
 
 
 @dataclass(frozen=True, slots=True)

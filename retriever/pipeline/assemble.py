@@ -22,27 +22,12 @@ from retriever.pipeline.query import Query
 from retriever.pipeline.results import Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
 from retriever.text.markup import truncate
 from retriever.text.models import Document
+from retriever.text.vocabulary import NOT_PROPERTIES, RELATION_FIELDS, names
 
 Resolve = Callable[[str], str | None]  # a name → the document it refers to (``Memory.resolve``)
 
 MAX_ENTITIES, MAX_RELATIONSHIPS = 12, 24
 SUMMARY_FACTS = 8  # facts a model summary is built from
-
-# Front-matter fields that name other documents even when the name does not resolve.
-RELATION_FIELDS = frozenset(
-    "owner owners team teams reports_to members member lead leads projects project client clients "
-    "account_owner decided_by attendees related supersedes superseded_by parent depends_on partner "
-    "partners vendor customer customers manager sponsor stakeholders".split()
-)
-_NOT_PROPERTIES = frozenset({"title", "type", "aliases", "redirect_from", "layout", "permalink", "weight"})
-
-
-def _names(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value.strip()] if value.strip() else []
-    if isinstance(value, list):
-        return [str(v).strip() for v in value if isinstance(v, str | int) and str(v).strip()]
-    return []
 
 
 def _properties(doc: Document, memory: Memory) -> dict[str, Any]:
@@ -50,7 +35,7 @@ def _properties(doc: Document, memory: Memory) -> dict[str, Any]:
     if doc.aliases:
         props["aliases"] = list(doc.aliases)
     for key, value in doc.front_matter.items():
-        if key in _NOT_PROPERTIES:
+        if key in NOT_PROPERTIES:
             continue
         if isinstance(value, str | int | float | bool) or (isinstance(value, list) and len(value) <= 12):
             props[key] = value
@@ -74,7 +59,7 @@ def entities(docs: list[Document], memory: Memory, resolve: Resolve) -> tuple[En
 
 def _relations(doc: Document, resolve: Resolve) -> Iterator[Relationship]:
     for key, value in doc.front_matter.items():
-        for name in _names(value):
+        for name in names(value):
             path = resolve(name)
             if (path and path != doc.rel_path) or (key in RELATION_FIELDS and not path):
                 yield Relationship(doc.title, name, key)

@@ -31,7 +31,7 @@ from pathlib import Path
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Run
 from retriever.pipeline.query import Query, weights
-from retriever.pipeline.results import Fact, Target
+from retriever.pipeline.results import Coverage, Fact, Target
 from retriever.pipeline.target import section_terms
 from retriever.text import analyzer
 
@@ -190,12 +190,13 @@ def features_of(memory: Memory, run: Run) -> dict[str, float]:
     return features(signals(memory, run.query, run.phase1.targets, run.retrieval.facts if run.retrieval else ()))
 
 
-def coverage(answerability: float, has_facts: bool, thresholds: Mapping[str, float] | None = None) -> str:
+def coverage(answerability: float, has_facts: bool, thresholds: Mapping[str, float] | None = None) -> Coverage:
     """seed 000's ``coverage_assessment`` from the answerability estimate and the model's thresholds."""
     if not has_facts:
         return "none"
     cuts = thresholds if thresholds is not None else MODEL.thresholds
-    for label in ("comprehensive", "partial", "limited"):
+    labels: tuple[Coverage, ...] = ("comprehensive", "partial", "limited")
+    for label in labels:
         if answerability >= cuts[label]:
             return label
     return "none"

@@ -26,6 +26,7 @@ class Context:
     readiness: tuple[bool, str] = (False, "missing")
     session_id: str | None = None  # the session the caller resolved (argument, else handshake)
     llm: LLMRun | None = None  # None: offline
+    warnings: tuple[str, ...] = ()  # the caller's own (a server's store failing), reported after the memory's
 
     def check_deadline(self) -> None:
         """Raise ``RetrievalTimeout`` once the deadline has passed."""

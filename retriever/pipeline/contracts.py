@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from retriever.pipeline.results import Coverage, Decision, Mode, Strategy
 from retriever.text.safe import lone_surrogate
 
 Score = float
@@ -22,7 +23,7 @@ class _Model(BaseModel):
 
 
 class TriageOut(_Model):
-    decision: Literal["retrieve", "skip"]
+    decision: Decision
     reasoning: str
     rewritten_query: str | None
 
@@ -40,7 +41,7 @@ class TargetedSectionOut(_Model):
 
 
 class Phase1Out(_Model):
-    search_strategy: Literal["narrow", "moderate", "broad", "none"]
+    search_strategy: Strategy
     estimated_tokens: int = Field(ge=0)
     targeted_sections: list[TargetedSectionOut]
 
@@ -89,7 +90,7 @@ class RetrievalOut(_Model):
     documents: list[DocumentOut]
     total_items: int = Field(ge=0)
     avg_relevance_score: Score = Field(ge=0, le=1)
-    coverage_assessment: Literal["comprehensive", "partial", "limited", "none"]
+    coverage_assessment: Coverage
 
 
 class SkippedFileOut(_Model):
@@ -126,7 +127,7 @@ class DiagnosticsOut(_Model):
     sections_searched: list[str]
     avg_relevance_score: Score = Field(ge=0, le=1)
     gemini_calls_estimate: int = Field(ge=0, description="LLM calls made for this retrieval.")
-    mode: Literal["offline", "llm"]
+    mode: Mode
     session_id: str | None
     sections_indexed: int = Field(ge=0)
     documents_indexed: int = Field(ge=0)

@@ -17,6 +17,7 @@ from typing import Any
 
 from retriever.pipeline import assemble, extract, report, score, target, triage, validate
 from retriever.pipeline.context import Context, Run
+from retriever.pipeline.results import Request
 
 Stage = Callable[[Run, Context], Run]
 
@@ -31,11 +32,13 @@ STAGES: tuple[tuple[str, Stage], ...] = (
 )
 
 
-def new_run(arguments: Mapping[str, Any], started: float | None = None) -> Run:
+def new_run(arguments: Mapping[str, Any], started: float | None = None, request: Request | None = None) -> Run:
+    """A run for tool ``arguments``; ``request`` when they were validated already (the validate stage keeps it)."""
     return Run(
         arguments=arguments,
         request_id=str(uuid.uuid4()),
         started=time.monotonic() if started is None else started,
+        request=request,
     )
 
 

@@ -23,6 +23,8 @@ import time
 from typing import Any
 
 from retriever.errors import RetrieverError
+from retriever.memory.gitinfo import Revision
+from retriever.memory.provenance import When
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.contracts import (
     DiagnosticsOut,
@@ -41,7 +43,7 @@ from retriever.pipeline.contracts import (
     TargetedSectionOut,
     TriageOut,
 )
-from retriever.pipeline.results import Diagnostics, Excerpt, Fact, Phase1, Retrieval, Triage, When
+from retriever.pipeline.results import Diagnostics, Excerpt, Fact, LLMUse, Phase1, Retrieval, Triage
 from retriever.pipeline.target import estimate_tokens
 
 
@@ -128,7 +130,7 @@ def structured(
         readiness_state=readiness[1],
         content_text=text,
         triage=TriageOut(
-            decision=triage.decision,  # type: ignore[arg-type]
+            decision=triage.decision,
             reasoning=triage.reasoning,
             rewritten_query=triage.rewritten_query,
         ),
@@ -141,7 +143,7 @@ def structured(
 
 def _phase1(phase1: Phase1) -> Phase1Out:
     return Phase1Out(
-        search_strategy=phase1.search_strategy,  # type: ignore[arg-type]
+        search_strategy=phase1.search_strategy,
         estimated_tokens=phase1.estimated_tokens,
         targeted_sections=[
             TargetedSectionOut(
@@ -185,7 +187,7 @@ def _retrieval(r: Retrieval) -> RetrievalOut:
         ],
         total_items=r.total_items,
         avg_relevance_score=r.avg_relevance_score,
-        coverage_assessment=r.coverage_assessment,  # type: ignore[arg-type]
+        coverage_assessment=r.coverage_assessment,
     )
 
 
@@ -200,7 +202,6 @@ def _when(when: When) -> dict[str, Any]:
 
 
 def _diagnostics(d: Diagnostics) -> DiagnosticsOut:
-    extra = dict(d.extra)
     return DiagnosticsOut(
         request_id=d.request_id,
         duration_ms=round(d.duration_ms, 2),
@@ -208,39 +209,50 @@ def _diagnostics(d: Diagnostics) -> DiagnosticsOut:
         sections_searched=list(d.sections_searched),
         avg_relevance_score=d.avg_relevance_score,
         gemini_calls_estimate=d.gemini_calls_estimate,
-        mode=d.mode,  # type: ignore[arg-type]
-        session_id=extra.get("session_id"),
-        sections_indexed=extra.get("sections_indexed", 0),
-        documents_indexed=extra.get("documents_indexed", 0),
-        index_cache=extra.get("index_cache", "disabled"),
-        skipped_files=[SkippedFileOut(path=p, reason=r) for p, r in extra.get("skipped_files", [])],
+        mode=d.mode,
+        session_id=d.session_id,
+        sections_indexed=d.sections_indexed,
+        documents_indexed=d.documents_indexed,
+        index_cache=d.index_cache,
+        skipped_files=[SkippedFileOut(path=s.rel_path, reason=s.reason) for s in d.skipped_files],
         warnings=list(d.warnings),
         timings_ms={k: round(v, 3) for k, v in d.timings_ms.items()},
-        llm=extra.get("llm"),
-        revision=extra.get("revision"),
-        answerability=extra.get("answerability"),
+        llm=_llm_out(d.llm) if d.llm else None,
+        revision=_revision_out(d.revision) if d.revision else None,
+        answerability=d.answerability,
     )
 
 
-def _revision(ctx: Context) -> RevisionOut | None:
-    revision = ctx.memory.revision if ctx.memory else None
-    if revision is None:
-        return None
+def _revision_out(revision: Revision) -> RevisionOut:
     return RevisionOut(requested=revision.requested, commit=revision.commit, committed_at=revision.committed_at)
 
 
-def _llm(ctx: Context) -> LLMDiagnosticsOut | None:
+def _llm_out(llm: LLMUse) -> LLMDiagnosticsOut:
+    return LLMDiagnosticsOut(
+        model=llm.model,
+        stages_guided=list(llm.stages_guided),
+        calls=llm.calls,
+        tokens_in=llm.tokens_in,
+        tokens_out=llm.tokens_out,
+        cache_hits=llm.cache_hits,
+        fallbacks=[FallbackOut(stage=stage, reason=reason) for stage, reason in llm.fallbacks],
+        ungrounded_facts_dropped=llm.ungrounded_facts_dropped,
+    )
+
+
+def _llm(ctx: Context) -> LLMUse | None:
+    """What the model did in this retrieval, read off its run's record; None offline."""
     run = ctx.llm
     if run is None:
         return None
-    return LLMDiagnosticsOut(
+    return LLMUse(
         model=run.client.model,
-        stages_guided=list(run.guided),
+        stages_guided=tuple(run.guided),
         calls=run.calls,
         tokens_in=run.tokens_in,
         tokens_out=run.tokens_out,
         cache_hits=run.cached,
-        fallbacks=[FallbackOut(stage=stage, reason=reason) for stage, reason in run.fallbacks],
+        fallbacks=tuple(run.fallbacks),
         ungrounded_facts_dropped=run.ungrounded,
     )
 
@@ -295,18 +307,16 @@ def diagnostics(state: Run, ctx: Context) -> Diagnostics:
         avg_relevance_score=retrieval.avg_relevance_score if retrieval else 0.0,
         gemini_calls_estimate=ctx.llm.calls if ctx.llm else 0,
         mode="llm" if ctx.llm and ctx.llm.guided else "offline",
-        warnings=tuple(memory.warnings) if memory else (),
+        warnings=(*(memory.warnings if memory else ()), *ctx.warnings),
         timings_ms=state.timings_ms,
-        extra={
-            "session_id": ctx.session_id or (state.request.session_id if state.request else None),
-            "sections_indexed": memory.sections_count if memory else 0,
-            "documents_indexed": memory.documents_count if memory else 0,
-            "index_cache": memory.stats.cache if memory else "disabled",
-            "skipped_files": [(s.rel_path, s.reason) for s in memory.skipped] if memory else [],
-            "llm": _llm(ctx),
-            "revision": _revision(ctx),
-            "answerability": retrieval.answerability if retrieval else None,
-        },
+        session_id=ctx.session_id or (state.request.session_id if state.request else None),
+        sections_indexed=memory.sections_count if memory else 0,
+        documents_indexed=memory.documents_count if memory else 0,
+        index_cache=memory.stats.cache if memory else "disabled",
+        skipped_files=tuple(memory.skipped) if memory else (),
+        llm=_llm(ctx),
+        revision=memory.revision if memory else None,
+        answerability=retrieval.answerability if retrieval else None,
     )
 
 

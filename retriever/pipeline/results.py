@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from retriever.text.models import Lines
+from retriever.memory.gitinfo import Revision
+from retriever.memory.provenance import When
+from retriever.text.models import Lines, Skipped, UnitKind
+
+Decision = Literal["retrieve", "skip"]
+Strategy = Literal["narrow", "moderate", "broad", "none"]
+Coverage = Literal["comprehensive", "partial", "limited", "none"]
+Mode = Literal["offline", "llm"]
+CandidateKind = UnitKind | Literal["llm"]  # "llm": a fact the model extracted
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +27,7 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Triage:
-    decision: str  # "retrieve" | "skip"
+    decision: Decision
     reasoning: str
     rewritten_query: str | None
 
@@ -42,7 +50,7 @@ class Target:
 
 @dataclass(frozen=True, slots=True)
 class Phase1:
-    search_strategy: str  # "narrow" | "moderate" | "broad" | "none"
+    search_strategy: Strategy
     estimated_tokens: int
     targets: tuple[Target, ...]
     reasoning: str
@@ -56,7 +64,7 @@ class Candidate:
     statement: str
     target: Target
     lines: Lines
-    kind: str  # "sentence" | "item" | "row" | "llm"
+    kind: CandidateKind
     context: str = ""  # text that frames the statement (a parent list item)
     llm_relevance: float | None = None  # the model's own relevance, for facts it extracted
 
@@ -73,17 +81,6 @@ class Fact:
     source_title: str
     section_id: int
     when: When = field(default_factory=lambda: When())
-
-
-@dataclass(frozen=True, slots=True)
-class When:
-    """A document's dates and authorship: from git when the tree is in a repository, else front matter."""
-
-    created_at: str | None = None
-    valid_at: str | None = None
-    author: str | None = None
-    uncommitted: bool = False
-    superseded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +115,7 @@ class Retrieval:
     relationships: tuple[Relationship, ...]
     documents: tuple[Excerpt, ...]
     avg_relevance_score: float
-    coverage_assessment: str  # "comprehensive" | "partial" | "limited" | "none"
+    coverage_assessment: Coverage
     answerability: float | None = None  # P(the facts answer the question); None when nothing was retrieved
 
     @property
@@ -127,14 +124,37 @@ class Retrieval:
 
 
 @dataclass(frozen=True, slots=True)
+class LLMUse:
+    """What the LLM did in one retrieval (offline: no ``LLMUse`` at all)."""
+
+    model: str
+    stages_guided: tuple[str, ...]
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    cache_hits: int
+    fallbacks: tuple[tuple[str, str], ...]  # (stage, reason)
+    ungrounded_facts_dropped: int
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostics:
+    """How one retrieval went: request, timings, index state, LLM use, warnings."""
+
     request_id: str
     duration_ms: float
     estimated_tokens: int
     sections_searched: tuple[str, ...]
     avg_relevance_score: float
     gemini_calls_estimate: int
-    mode: str
+    mode: Mode
     warnings: tuple[str, ...]
     timings_ms: Mapping[str, float] = field(default_factory=dict)
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    session_id: str | None = None
+    sections_indexed: int = 0
+    documents_indexed: int = 0
+    index_cache: str = "disabled"  # RefreshStats.cache: "hit", "updated", "built" or "disabled"
+    skipped_files: tuple[Skipped, ...] = ()
+    llm: LLMUse | None = None
+    revision: Revision | None = None  # the git revision answered from; None for the working tree
+    answerability: float | None = None

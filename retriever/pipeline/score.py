@@ -33,9 +33,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 from retriever.memory.memory import Memory
+from retriever.memory.provenance import When
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
-from retriever.pipeline.results import Candidate, Fact, Target, When
+from retriever.pipeline.results import Candidate, Fact, Target
 from retriever.text import analyzer
 
 

@@ -21,7 +21,7 @@ from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import evidence
 from retriever.pipeline.query import Query, best_coverage, weights
-from retriever.pipeline.results import Phase1, Target
+from retriever.pipeline.results import Phase1, Strategy, Target
 from retriever.text import analyzer
 from retriever.text.markup import truncate
 from retriever.text.models import Document, Section
@@ -63,7 +63,7 @@ def _reason(doc: Document, section: Section, fields: dict[str, set[str]], query:
     return f"{text[:1].upper()}{text[1:]} ({found} of {len(terms)} query terms)."
 
 
-def _strategy(targets: list[Target]) -> str:
+def _strategy(targets: list[Target]) -> Strategy:
     files = len({t.rel_path for t in targets})
     if not targets:
         return "none"

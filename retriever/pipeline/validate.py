@@ -82,4 +82,7 @@ def session_id_value(value: Any) -> str | None:
 
 
 def run(state: Run, ctx: Context) -> Run:
+    """The request, validated here unless the caller already validated it (a server, to find the session)."""
+    if state.request is not None:
+        return state
     return dataclasses.replace(state, request=validate_arguments(state.arguments))

@@ -23,18 +23,18 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
 from retriever.compat import assistant
-from retriever.compat.graphs import GraphRetrieval, InvalidUserId, UnknownGraph, canonical_user_id
-from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout
-from retriever.pipeline.contracts import MemoriesRetrieveRequest
+from retriever.compat.graphs import GraphRetrieval
+from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout, RetrieverError
+from retriever.pipeline.results import Request
 from retriever.pipeline.triage import HISTORY_FOR_TRIAGE
 from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, session_id_value, validate_arguments
-from retriever.retriever import Retriever
+from retriever.retriever import RetrievalResult, Retriever
+from retriever.service import memories
+from retriever.service.memories import USER_HEADER
 from retriever.service.stores.base import RequestRecord, Store, StoreUnavailable
 from retriever.service.stores.queue import QueuedStore, StoreSkipped, StoreStatus
 from retriever.service.tools import (
@@ -50,8 +50,6 @@ from retriever.text.safe import bounded, clean_text, cut, preview
 
 log = logging.getLogger(__name__)
 
-USER_HEADER = "x-external-user-id"
-ECHO_CHARS = 200  # a bad header value is quoted back at most this long
 
 
 class MemoryService:
@@ -92,23 +90,43 @@ class MemoryService:
         if name != TOOL_NAME:
             raise UnknownTool(f"unknown tool {preview(str(name))}; this server has {TOOL_NAME!r} and {GET_MEMORY!r}")
         started = _Started()
-        session = _session(arguments) or _clean_session(handshake_session)
-        warnings: list[str] = []
         try:
-            validate_arguments(arguments)
-            history = self._history(session, user_id, warnings)
-            result = self.retriever.call(arguments, history=history, session_id=session)
-            response, code, request_id = result.to_mcp(), None, result.run.request_id
-        except (InvalidArguments, RetrievalTimeout) as exc:
-            response, code, request_id = error_result(exc), exc.code, str(uuid.uuid4())
-        if code is None:
-            self._remember_prompt(session, user_id, arguments["prompt"], warnings)
-            warnings += self._store_warnings()
-            response["structuredContent"]["diagnostics"]["warnings"].extend(warnings)
-        logged = self._log(started.record(request_id, session, name, transport, arguments, response, code))
-        if not logged and code is None:  # the record was dropped, so nothing else holds the response
-            response["structuredContent"]["diagnostics"]["warnings"].append(_NOT_LOGGED)
+            request = validate_arguments(arguments)  # the one validation: the pipeline's validate stage keeps it
+        except InvalidArguments as exc:
+            # Filed under the session_id argument when that alone is valid, as a valid call would be.
+            session = _session(arguments) or _clean_session(handshake_session)
+            return self._refused(started, exc, arguments, session, transport)
+        session = request.session_id or _clean_session(handshake_session)
+        try:
+            result = self._retrieve(arguments, request, session, user_id)
+        except RetrievalTimeout as exc:
+            return self._refused(started, exc, arguments, session, transport)
+        response = result.to_mcp()
+        # Two writes need the answer first; a full write queue is added to it afterwards (the log's warning
+        # only when the record was dropped: then nothing else holds the response).
+        warnings = response["structuredContent"]["diagnostics"]["warnings"]
+        if not self._remember_prompt(session, user_id, arguments["prompt"]):
+            warnings.append(_NOT_STORED)
+        record = started.record(result.run.request_id, session, TOOL_NAME, transport, arguments, response, None)
+        if not self._log(record):
+            warnings.append(_NOT_LOGGED)
         return response
+
+    def _refused(
+        self, started: _Started, error: RetrieverError, arguments: Any, session: str | None, transport: str
+    ) -> dict[str, Any]:
+        """An ``isError`` result for bad arguments or a timeout, logged like any call."""
+        response = error_result(error)
+        record = started.record(str(uuid.uuid4()), session, TOOL_NAME, transport, arguments, response, error.code)
+        self._log(record)
+        return response
+
+    def _retrieve(self, arguments: Any, request: Request, session: str | None, user_id: str | None) -> RetrievalResult:
+        """The retrieval, given the session's history; store problems travel in the run as warnings."""
+        warnings: list[str] = []
+        history = self._history(session, user_id, warnings)
+        warnings += self._store_warnings()
+        return self.retriever.call(arguments, history=history, session_id=session, request=request, warnings=warnings)
 
     def _get_memory(self, arguments: Any, session: str | None, transport: str) -> dict[str, Any]:
         """Seed 002's ``get_memory``: the assistant memory, filtered by agent and query."""
@@ -140,37 +158,11 @@ class MemoryService:
           bound to) and the user is not in it; ``None`` allows any user.
         """
         started = _Started()
-        status, response, user = self._memories_retrieve(body, user_id, allowed_users, user_header)
+        status, response, user = memories.answer(self.graphs, body, user_id, allowed_users, user_header)
         code = {200: None, 403: "forbidden"}.get(status, "validation_error")
         logged = bounded(response, items=1000, depth=12)  # the answer echoes the body, so it is bounded too
         self._log(started.record(str(uuid.uuid4()), user, "memories/retrieve", "http", body, logged, code, "body"))
         return status, response
-
-    def _memories_retrieve(
-        self, body: Any, user_id: str | None, allowed: frozenset[str] | None, header: str
-    ) -> tuple[int, dict[str, Any], str | None]:
-        """(status, response, canonical user id when valid)."""
-        try:
-            user = canonical_user_id(user_id) if user_id is not None else None
-        except InvalidUserId as exc:
-            detail: dict[str, Any] = {"type": "value_error", "loc": ["header", header], "msg": exc.message}
-            return 422, {"detail": [{**detail, "input": bounded(user_id, chars=ECHO_CHARS)}]}, None
-        if allowed is not None and user is None:  # a key bound to users acts only for one of them
-            return 403, {"detail": f"this API key is bound to users; name one of them in the {header} header"}, None
-        if user is not None and allowed is not None and user not in _canonical(allowed):
-            message = f"user {preview(user, 64)} is not allowed: this API key is not bound to it; use a key bound to it"
-            return 403, {"detail": message}, user
-        try:
-            request = MemoriesRetrieveRequest.model_validate(body)
-            return 200, self.graphs.retrieve(request, user), user
-        except ValidationError as exc:
-            return 422, {"detail": _validation_detail(exc)}, user
-        except UnknownGraph as exc:
-            graph: dict[str, Any] = {"type": "value_error", "loc": ["body", "graph_ids", exc.index], "msg": str(exc)}
-            return 422, {"detail": [{**graph, "input": bounded(exc.graph_id, chars=ECHO_CHARS)}]}, user
-        except InvalidArguments as exc:  # a query the model accepts but retrieval cannot use (only spaces, say)
-            query: dict[str, Any] = {"type": "value_error", "loc": ["body", "query"], "msg": exc.message, "input": ""}
-            return 422, {"detail": [query]}, user
 
     def session_key(self, session: str, user_id: str | None = None) -> str:
         """The store's key for a session: the client's id, scoped by memory root (and user)."""
@@ -191,9 +183,9 @@ class MemoryService:
             warnings.append(f"session history unavailable: {exc.message}")
             return []
 
-    def _remember_prompt(self, session: str | None, user_id: str | None, prompt: str, warnings: list[str]) -> None:
-        if session is not None and not self.store.add_prompt(self.session_key(session, user_id), prompt):
-            warnings.append("session prompt not stored: the store's write queue is full")
+    def _remember_prompt(self, session: str | None, user_id: str | None, prompt: str) -> bool:
+        """Queue the prompt into the session's history; False when the write queue was full."""
+        return session is None or self.store.add_prompt(self.session_key(session, user_id), prompt)
 
     def _store_warnings(self) -> list[str]:
         status = self.store.status()
@@ -301,6 +293,7 @@ class MemoryService:
 
 
 _NOT_LOGGED = "request not logged: the store's write queue is full"
+_NOT_STORED = "session prompt not stored: the store's write queue is full"
 
 
 class _Started:
@@ -351,29 +344,3 @@ def _scope(retriever: Retriever, user_id: str | None) -> str:
     """A short hash naming the memory root (and user) that a session belongs to."""
     name = str(retriever.root.resolve()) + ("" if user_id is None else "\0" + user_id)
     return hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:16]
-
-
-def _canonical(users: Iterable[str]) -> set[str]:
-    out = set()
-    for user in users:
-        try:
-            out.add(canonical_user_id(user))
-        except InvalidUserId:
-            continue  # a bad entry binds nobody
-    return out
-
-
-def _validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
-    """pydantic's errors as FastAPI's ``detail``, under ``body``, with inputs cut to a bounded prefix."""
-    detail = []
-    for error in exc.errors(include_url=False):
-        item = {
-            "type": error["type"],
-            "loc": bounded(["body", *error["loc"]]),
-            "msg": bounded(error["msg"]),
-            "input": bounded(error.get("input")),
-        }
-        if "ctx" in error:  # e.g. {"max_length": 5000}; an exception in it becomes its message
-            item["ctx"] = bounded({k: str(v) if isinstance(v, BaseException) else v for k, v in error["ctx"].items()})
-        detail.append(item)
-    return detail

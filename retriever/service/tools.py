@@ -1,4 +1,4 @@
-"""The MCP tools as data: names, descriptions for agents, input schemas, annotations, result envelopes.
+"""The MCP server as data: its name and instructions, its tools (descriptions, schemas), result envelopes.
 
 ``retrieve_memory`` is seed 000's tool; ``get_memory`` is seed 002's, over the assistant memory
 (``retriever/compat/assistant.py``).  Both are read-only and retry-safe.
@@ -14,6 +14,12 @@ from retriever.config import MAX_PROMPT_CHARS
 from retriever.errors import InvalidArguments, RetrieverError
 from retriever.pipeline.report import error_content, error_text
 from retriever.pipeline.validate import check_text, quote_names
+
+SERVER_NAME = "company-memory-retriever"  # as MCP clients see it in ``serverInfo``, on every transport
+SERVER_INSTRUCTIONS = (
+    "Call retrieve_memory before guessing about people, projects, decisions, processes, "
+    "customers or internal terms of this company."
+)
 
 TOOL_NAME = "retrieve_memory"
 TOOL_TITLE = "Retrieve company memory"

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 Lines = tuple[int, int]
+UnitKind = Literal["sentence", "item", "row"]
 
 
 @dataclass(frozen=True, slots=True)
 class Unit:
     """A candidate statement: a sentence, a list item or a table row rendered as text."""
 
-    kind: str  # "sentence" | "item" | "row"
+    kind: UnitKind
     text: str
     lines: Lines
     context: str = ""  # the parent list item, for nested items

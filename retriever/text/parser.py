@@ -22,7 +22,7 @@ from markdown_it.token import Token
 
 from retriever.text.front_matter import ParseError, split_front_matter
 from retriever.text.markup import LINK_TARGET, clean_inline, find_acronyms, humanize, iter_sentences
-from retriever.text.models import Document, Section, Unit
+from retriever.text.models import Document, Section, Unit, UnitKind
 
 __all__ = ["INDEX_NAMES", "ParseError", "default_title", "parse_document", "split_front_matter"]
 
@@ -270,12 +270,12 @@ def _inline_units(token: Token, opener: Token, items: list[str], builder: _Build
         last = token.map[1] + builder.offset if token.map else first_line
         builder.add(Unit("item", text, (first_line, last), context=context))
         return
-    kind = "item" if items else "sentence"
+    kind: UnitKind = "item" if items else "sentence"
     for unit in _sentences(token.content, first_line, kind):
         builder.add(unit)
 
 
-def _sentences(raw: str, first_line: int, kind: str) -> Iterator[Unit]:
+def _sentences(raw: str, first_line: int, kind: UnitKind) -> Iterator[Unit]:
     # Split the raw markdown (so offsets map to lines), then clean each sentence.  Lines are counted
     # from the previous sentence on, not from the start: a paragraph of 600,000 sentences stays linear.
     line, counted = first_line, 0

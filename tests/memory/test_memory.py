@@ -12,7 +12,7 @@ from fixtures import ACME
 from retriever.config import Settings, index_cache_dir
 from retriever.errors import ConfigError, MemoryNotFound
 from retriever.memory import intake
-from retriever.memory import memory as memory_module
+from retriever.memory import refresh as refresh_module
 from retriever.memory.memory import Memory, RefreshStats
 from retriever.text import analyzer
 from retriever.text.models import Document, Skipped
@@ -535,7 +535,7 @@ def test_a_refresh_that_fails_half_way_changes_neither_the_cache_nor_the_documen
     def fail(*args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(memory_module, "_analyzed", fail)
+    monkeypatch.setattr(refresh_module, "_analyzed", fail)
     memory.refresh()
     assert memory.refresh_error is not None and "OSError: disk full" in memory.refresh_error
     assert _hits(memory, "employees earn") == [("policies/leave.md", 1)]

@@ -399,6 +399,21 @@ def test_a_retriever_toml_without_a_check_table_changes_nothing(make_tree: TreeF
     assert load_config(root).disable == frozenset()
 
 
+
+def test_one_registry_names_each_rule_its_severity_finder_and_description(make_tree: TreeFactory) -> None:
+    from retriever.lint.rules import RULES
+
+    # Every registered id can be disabled, and nothing else can.
+    for rule in RULES.values():
+        root = make_tree({**CLEAN, ".retriever.toml": f'[check]\ndisable = ["{rule.id}"]\n'})
+        assert load_config(root).disable == frozenset({rule.id})
+        assert rule.severity in ("error", "warning") and rule.description and callable(rule.find)
+    # A finding's severity is its rule's, read from the same registry.
+    messy = make_tree({**MESSY, "y.md": _doc("title: Y\ntitle_case: 1\ncreated: soon\n")})
+    found = {rule: severity for _, _, rule, severity in _findings(messy)}
+    assert found and all(RULES[rule].severity == severity for rule, severity in found.items())
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [

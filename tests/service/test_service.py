@@ -521,3 +521,26 @@ def fuzz_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemorySer
     running = MemoryService(Retriever(root, settings_), SQLiteStore(root.parent / "s.sqlite"), watch=False)
     yield running
     running.close()
+
+
+# -- one pass through the request (issue 10) ---------------------------------------------------------
+
+
+def test_a_call_validates_its_arguments_once(service: MemoryService, monkeypatch: pytest.MonkeyPatch) -> None:
+    from retriever.pipeline import validate
+    from retriever.service import service as service_module
+
+    seen: list[object] = []
+    real = validate.validate_arguments
+
+    def counting(arguments: object) -> object:
+        seen.append(arguments)
+        return real(arguments)
+
+    monkeypatch.setattr(validate, "validate_arguments", counting)
+    monkeypatch.setattr(service_module, "validate_arguments", counting)
+    result = service.call_tool(TOOL_NAME, {"prompt": "How many sick days?", "session_id": "once"})
+
+    assert result["isError"] is False
+    assert len(seen) == 1
+

@@ -68,6 +68,16 @@ def _session(url: str, headers: dict[str, str] | None = None) -> str:
     return session
 
 
+
+def test_http_introduces_the_server_with_the_same_name_and_instructions_as_stdio(mcp: str) -> None:
+    from retriever.service.tools import SERVER_INSTRUCTIONS, SERVER_NAME
+
+    result = _post(mcp, INIT, {"Accept": "application/json, text/event-stream"}).json()["result"]
+    assert result["serverInfo"]["name"] == SERVER_NAME == "company-memory-retriever"
+    assert result["instructions"] == SERVER_INSTRUCTIONS
+    assert SERVER_INSTRUCTIONS.startswith("Call retrieve_memory before guessing")
+
+
 # -- client mistakes are client errors, never -32603 --------------------------------------------
 
 

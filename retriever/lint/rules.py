@@ -1,0 +1,241 @@
+"""The lint rules, and their one registry: id, severity, the function that finds problems, and what it checks.
+
+Each rule is one small generator over the ``Tree`` (``lint.tree``) that yields ``Problem``s whose
+messages say how to fix them.  To add a rule, write its function here and add one ``Rule`` to
+``RULES``: settings (``disable``), the output formats and ``retriever check`` pick it up from there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import posixpath
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import unquote
+
+from markdown_it import MarkdownIt
+
+from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
+from retriever.text.markup import LINK_TARGET
+from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
+
+Severity = Literal["error", "warning"]
+ERROR: Severity = "error"
+WARNING: Severity = "warning"
+
+_ALL_TEXT = object()
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_AT_LINE = re.compile(r"\bat line (\d+)")
+_INLINE_CODE = re.compile(r"(`+).+?\1")
+_LINK_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?")
+_WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_MARKDOWN = (".md", ".markdown")
+_CODE_TOKENS = frozenset({"fence", "code_block"})
+_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One lint rule: its id (as settings and findings name it), severity, finder and description."""
+
+    id: str
+    severity: Severity
+    find: Callable[[Tree], Iterator[Problem]]
+    description: str
+
+
+def _unreadable(tree: Tree) -> Iterator[Problem]:
+    for skipped in tree.memory.skipped:
+        match = _AT_LINE.search(skipped.reason)
+        line = int(match.group(1)) if match else 1
+        if match and "TOML" in skipped.reason:
+            line += 1  # tomllib counts from the block's first line, which is file line 2
+        hint = "; fix the front matter block at the top of the file" if "front matter" in skipped.reason else ""
+        message = f"the retriever skips this file: {skipped.reason}{hint}"
+        yield Problem(skipped.rel_path, line, message)
+
+
+def _field_types(tree: Tree) -> Iterator[Problem]:
+    for file in tree.files:
+        for key, value in file.doc.front_matter.items():
+            problem = _type_problem(key, value)
+            if problem:
+                yield Problem(file.rel_path, file.key_line(key), f"`{key}` {problem}")
+
+
+def _type_problem(key: str, value: Any) -> str | None:
+    if key in STRING_FIELDS and not isinstance(value, str):
+        return f"must be text, found {_describe(value)}; write a single value, quoted if needed"
+    if key in NAME_FIELDS and not isinstance(value, str):
+        if not isinstance(value, list):
+            return f"must be a name or a list of names, found {_describe(value)}; write e.g. {key}: [First, Second]"
+        wrong = next((v for v in value if not isinstance(v, str)), _ALL_TEXT)
+        if wrong is not _ALL_TEXT:
+            number = isinstance(wrong, int | float) and not isinstance(wrong, bool)
+            fix = f'quote it: "{wrong}"' if number else "write each entry as plain text"
+            return f"must be a name or a list of names, found a list holding {_describe(wrong)}; {fix}"
+    if key in DATE_FIELDS and not _is_date(value):
+        return f"must be a date, found {_describe(value)}; write it as YYYY-MM-DD, e.g. {key}: 2026-03-01"
+    return None
+
+
+def _is_date(value: Any) -> bool:
+    if not isinstance(value, str) or not _ISO_DATE.match(value):
+        return False
+    try:
+        dt.date.fromisoformat(value[:10])
+    except ValueError:
+        return False
+    return True
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "no value"
+    if isinstance(value, bool):
+        return f"true/false ({str(value).lower()})"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a nested mapping"
+    return repr(value)
+
+
+def _unknown_types(tree: Tree) -> Iterator[Problem]:
+    known = tree.known_types
+    for file in tree.files:
+        value = file.doc.front_matter.get("type")
+        if isinstance(value, str) and value.strip().lower() not in known:
+            close = difflib.get_close_matches(value.strip().lower(), sorted(known), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            yield Problem(
+                file.rel_path,
+                file.key_line("type"),
+                f"type {value!r} is not a known document type; {hint}use one of {', '.join(sorted(known))}, "
+                f"or list it under `types` in {LOCAL_CONFIG} [check]",
+            )
+
+
+def _broken_links(tree: Tree) -> Iterator[Problem]:
+    for file in tree.files:
+        for line, text in _prose_lines(file):
+            targets = [*LINK_TARGET.findall(text), *_LINK_DEFINITION.findall(text)]
+            for target in targets:
+                problem = _link_problem(tree, file.rel_path, target)
+                if problem:
+                    yield Problem(file.rel_path, line, problem)
+            for name in _WIKI_LINK.findall(text):
+                if name.strip() and tree.resolve(name) is None:
+                    message = (
+                        f"[[{name.strip()}]] matches no document title, alias or file name; "
+                        "fix the name, or add it to the aliases of the document it means"
+                    )
+                    yield Problem(file.rel_path, line, message)
+
+
+def _prose_lines(file: File) -> Iterator[tuple[int, str]]:
+    """(file line, text without inline code) for each body line outside code blocks."""
+    body = file.body
+    code: set[int] = set()
+    for token in _MD.parse("\n".join(body)):
+        if token.type in _CODE_TOKENS and token.map:
+            code.update(range(token.map[0], token.map[1]))
+    for index, text in enumerate(body):
+        if index not in code:
+            yield file.body_start + index + 1, _INLINE_CODE.sub("", text)
+
+
+def _link_problem(tree: Tree, rel_path: str, target: str) -> str | None:
+    path = unquote(target.split("#", 1)[0].split("?", 1)[0])
+    if not path or path.startswith("/") or _SCHEME.match(path):
+        return None
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path), path))
+    if resolved == ".." or resolved.startswith("../"):
+        return f"link `{target}` leads outside the memory root; copy the file into the tree or link by URL"
+    if _exists(tree, resolved):
+        return None
+    return f"link `{target}` points to {resolved}, which is not in the tree; fix the path or remove the link"
+
+
+def _exists(tree: Tree, resolved: str) -> bool:
+    """A markdown target must be a file of the tree; anything else (an image, a folder) must exist."""
+    if resolved.lower().endswith(_MARKDOWN):
+        return resolved in tree.paths
+    return (tree.memory.root / resolved).exists()
+
+
+def _duplicate_names(tree: Tree) -> Iterator[Problem]:
+    first_owner: dict[str, str] = {}
+    for file in tree.files:
+        clashes: dict[str, str] = {}  # other rel_path -> the name shared with it
+        for name in (file.doc.title, *file.doc.aliases):
+            owner = first_owner.setdefault(name.casefold(), file.rel_path)
+            if owner != file.rel_path:
+                clashes.setdefault(owner, name)
+        if clashes:
+            name = next(iter(clashes.values()))
+            shared = "; ".join(f"{n!r} is also used by {tree.memory.source_path(p)}" for p, n in clashes.items())
+            message = f"{shared}; give each document its own title and aliases so names resolve to one of them"
+            yield Problem(file.rel_path, _name_line(file, name), message)
+
+
+def _name_line(file: File, name: str) -> int:
+    """Where a document's title or alias is written: its front-matter key, else its first H1."""
+    if name != file.doc.title:
+        return file.value_line("aliases", name)
+    if "title" in file.keys:
+        return file.key_line("title")
+    return next((s.lines[0] for s in file.doc.sections if s.level == 1), 1)
+
+
+def _empty_files(tree: Tree) -> Iterator[Problem]:
+    for file in tree.files:
+        if not "".join(file.body).strip():
+            yield Problem(file.rel_path, 1, "the file has no content besides front matter; write it or delete it")
+
+
+def _empty_sections(tree: Tree) -> Iterator[Problem]:
+    for file in tree.files:
+        sections = file.doc.sections
+        for index, section in enumerate(sections):
+            following = sections[index + 1] if index + 1 < len(sections) else None
+            if section.heading is None or section.text.strip() or section.units:
+                continue
+            if following is None or following.level <= section.level:
+                message = f"heading {section.title!r} has nothing under it; write the section or remove the heading"
+                yield Problem(file.rel_path, section.lines[0], message)
+
+
+def _unknown_relations(tree: Tree) -> Iterator[Problem]:
+    for file in tree.files:
+        for key, value in file.doc.front_matter.items():
+            if key not in RELATION_FIELDS:
+                continue
+            for name in names(value, numbers=False):
+                if tree.resolve(name) is None:
+                    message = (
+                        f"`{key}` names {name!r}, which matches no document title, alias or path; fix the name, "
+                        "add it to the aliases of the document it means, or write that document"
+                    )
+                    yield Problem(file.rel_path, file.value_line(key, name), message)
+
+
+RULES: Mapping[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        Rule("unreadable", ERROR, _unreadable, "bad YAML, not UTF-8, binary, too large, or a symlink leading outside"),
+        Rule("field-type", ERROR, _field_types, "a known front-matter field has the wrong type"),
+        Rule("unknown-type", WARNING, _unknown_types, "a `type` that is not a known document type"),
+        Rule("broken-link", ERROR, _broken_links, "a relative link or a [[wiki link]] that leads nowhere"),
+        Rule("duplicate-name", WARNING, _duplicate_names, "a title or alias used by two documents"),
+        Rule("empty-file", WARNING, _empty_files, "a file with nothing besides front matter"),
+        Rule("empty-section", WARNING, _empty_sections, "a heading with nothing under it"),
+        Rule("unknown-relation", WARNING, _unknown_relations, "a relation field naming a document that does not exist"),
+    )
+}

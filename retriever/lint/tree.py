@@ -1,0 +1,120 @@
+"""The memory tree as the lint rules see it: each readable document with its file lines.
+
+Contract: ``load(memory, known_types)`` reads every document of the memory through ``reader``
+(so a rule can point at a file line, front matter included) and names every markdown file of the
+tree, readable or not.  A rule reports a ``Problem`` (file, line, message); ``check`` makes it a
+``Finding`` with the rule's id and severity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from retriever.memory.memory import Memory
+from retriever.text import reader
+from retriever.text.models import Document
+from retriever.text.parser import ParseError, split_front_matter
+
+LOCAL_CONFIG = ".retriever.toml"  # the tree's own settings file (``[check]`` and others)
+_FM_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*[:=]")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Finding:
+    """One problem in one file; ordering is by file, line, then rule."""
+
+    file: str
+    line: int
+    rule: str
+    severity: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """What a rule found: the file (rel_path), its 1-based line, and a message saying how to fix it."""
+
+    rel_path: str
+    line: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class File:
+    """A readable document with its file lines (line N is ``lines[N - 1]``)."""
+
+    rel_path: str
+    doc: Document
+    lines: list[str]
+    body_start: int  # lines taken by front matter: body line i is file line body_start + i + 1
+    keys: dict[str, tuple[int, int]]  # front-matter key -> (first, last) file line of its value
+
+    def key_line(self, key: str) -> int:
+        return self.keys.get(key, (1, 1))[0]
+
+    def value_line(self, key: str, value: str) -> int:
+        """The line that holds ``value`` of ``key`` (a block list item), else the key's line."""
+        first, last = self.keys.get(key, (1, 1))
+        return next((n for n in range(first, last + 1) if value in self.lines[n - 1]), first)
+
+    @property
+    def body(self) -> list[str]:
+        return self.lines[self.body_start :]
+
+
+@dataclass(slots=True)
+class Tree:
+    """The memory tree as the rules see it."""
+
+    memory: Memory
+    known_types: frozenset[str]  # document types the settings know
+    files: list[File] = field(default_factory=list)
+    paths: frozenset[str] = frozenset()  # every markdown file in the tree, readable or not
+
+    def resolve(self, name: str) -> str | None:
+        """The document a name refers to, exactly as the retriever resolves relation values."""
+        return self.memory.resolve(name)
+
+
+def load(memory: Memory, known_types: frozenset[str]) -> Tree:
+    """Every readable document with its lines, and the paths of all markdown files."""
+    tree = Tree(memory, known_types)
+    for rel_path in sorted(memory.state.catalog):
+        loaded = _read(memory, rel_path)
+        if loaded is not None:
+            tree.files.append(loaded)
+    tree.paths = frozenset([*memory.state.catalog, *(s.rel_path for s in memory.skipped)])
+    return tree
+
+
+def _read(memory: Memory, rel_path: str) -> File | None:
+    """The document and its lines; None if it changed into something unreadable meanwhile."""
+    try:
+        doc = memory.document(rel_path)
+        text, _ = reader.read_text(memory.root, rel_path, memory.settings.max_file_bytes)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        _, _, front_lines = split_front_matter(text)
+    except (KeyError, reader.Unreadable, ParseError):
+        return None
+    lines = text.split("\n")
+    return File(rel_path, doc, lines, front_lines, _front_matter_keys(lines, front_lines))
+
+
+def _front_matter_keys(lines: list[str], front_lines: int) -> dict[str, tuple[int, int]]:
+    """Top-level front-matter keys and the file lines their values span (fences excluded)."""
+    keys: dict[str, tuple[int, int]] = {}
+    current: str | None = None
+    for number in range(2, front_lines):  # line 1 and line ``front_lines`` are the fences
+        match = _FM_KEY.match(lines[number - 1])
+        if match:
+            current = match.group(1)
+            keys.setdefault(current, (number, number))
+        elif current is not None:
+            keys[current] = (keys[current][0], number)
+    return keys

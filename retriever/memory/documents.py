@@ -1,0 +1,67 @@
+"""Parsed documents held in memory: a least-recently-used set backed by the index cache.
+
+Contract: ``get(rel_path)`` returns the document (from memory, else from the cache, which then
+keeps it in memory) or raises ``KeyError``.  With a cache, at most ``limit`` documents stay in
+memory after a refresh or a read; without one, every document stays (nothing else holds them).
+Thread-safe: retrievals read while a refresh updates.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterable, Mapping
+
+from retriever.memory.cache import IndexCache
+from retriever.text.models import Document
+
+DOCUMENTS_IN_MEMORY = 2048  # parsed documents kept after a refresh when the cache holds them all
+
+
+class Documents:
+    """Documents by rel_path, the most recently used last."""
+
+    def __init__(self, cache: IndexCache | None, limit: int = DOCUMENTS_IN_MEMORY) -> None:
+        self._cache = cache
+        self._limit = limit
+        self._docs: dict[str, Document] = {}
+        self._lock = threading.Lock()
+
+    def get(self, rel_path: str) -> Document:
+        with self._lock:
+            doc = self._docs.pop(rel_path, None)
+            if doc is not None:
+                self._docs[rel_path] = doc  # most recently used last
+        if doc is None and self._cache:
+            doc = self._cache.documents([rel_path]).get(rel_path)
+            if doc is not None:
+                with self._lock:
+                    self._docs[rel_path] = doc
+                self.trim()
+        if doc is None:
+            raise KeyError(rel_path)
+        return doc
+
+    def among(self, present: set[str]) -> dict[str, Document | None]:
+        """The documents held in memory whose paths are in ``present`` (for a full rebuild)."""
+        with self._lock:
+            return {p: d for p, d in self._docs.items() if p in present}
+
+    def update(self, docs: Mapping[str, Document | None], gone: Iterable[str]) -> None:
+        """Keep the new versions, drop what is gone and what became unreadable (None)."""
+        with self._lock:
+            for path in gone:
+                self._docs.pop(path, None)
+            for path, doc in docs.items():
+                if doc is None:
+                    self._docs.pop(path, None)
+                else:
+                    self._docs[path] = doc
+
+    def trim(self) -> None:
+        """Keep only the most recently used documents in memory; the cache serves the rest."""
+        with self._lock:
+            excess = len(self._docs) - self._limit
+            if self._cache and excess > 0:
+                for path in list(itertools.islice(self._docs, excess)):
+                    self._docs.pop(path, None)

@@ -1,0 +1,72 @@
+"""The front-matter vocabulary, written down once: field names, relation fields, document types.
+
+Every module that reads front matter takes its words from here: the index (which fields are
+site machinery), assemble (relations and entity properties), provenance (dates, supersession)
+and the linter (field types, known types, relation names).  Keys are compared as written in
+the file; ``type`` values are compared lower-cased.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TITLE, TYPE, ALIASES, SUMMARY, TAGS, OWNER = "title", "type", "aliases", "summary", "tags", "owner"
+CREATED, UPDATED, DATE = "created", "updated", "date"
+STATUS, SUPERSEDED_BY = "status", "superseded_by"
+
+# Fields that hold one text value.
+STRING_FIELDS = frozenset({TITLE, SUMMARY, TYPE, OWNER})
+
+# Fields that name other documents (by title, alias or path) even when the name does not resolve.
+RELATION_FIELDS = frozenset(
+    "owner owners team teams reports_to members member lead leads projects project client clients "
+    "account_owner decided_by attendees related supersedes superseded_by parent depends_on partner "
+    "partners vendor customer customers manager sponsor stakeholders".split()
+)
+
+# Fields that hold a name or a list of names (a relation field that takes one text value excepted).
+NAME_FIELDS = frozenset({ALIASES, TAGS}) | (RELATION_FIELDS - STRING_FIELDS)
+
+# Fields that hold an ISO date; provenance reads them when git cannot say.
+DATE_FIELDS = frozenset({CREATED, UPDATED, DATE})
+CREATED_FROM = (CREATED, DATE)  # first present wins: when a document was written
+VALID_FROM = (UPDATED, DATE, CREATED)  # when it was last true
+
+# Document types the linter knows; a tree adds its own under ``types`` in its check settings.
+DOCUMENT_TYPES = frozenset(
+    "person team organization project decision process policy meeting glossary topic product financial "
+    "strategy document agent episode business_profile decision_ledger".split()
+)
+
+# Keys that hold site machinery (static-site generators), not knowledge: never indexed as text.
+SITE_FIELDS = frozenset(
+    "title aliases type layout permalink redirect_from redirect_to weight slug url draft toc sidebar "
+    "menu nav_order parent_layout template css js bookcollapsesection bookhidden booksearchexclude".split()
+)
+
+# Keys an entity does not list among its properties (its label, type and aliases are said apart).
+NOT_PROPERTIES = frozenset({TITLE, TYPE, ALIASES, "redirect_from", "layout", "permalink", "weight"})
+
+
+def names(value: Any, *, numbers: bool = True) -> list[str]:
+    """A relation field's names: the string, or each string (and, with ``numbers``, integer) in a list.
+
+    The linter passes ``numbers=False``: a number in a list is already a ``field-type`` finding.
+    """
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, list):
+        kinds = (str, int) if numbers else (str,)
+        return [str(v).strip() for v in value if isinstance(v, kinds) and str(v).strip()]
+    return []
+
+
+def superseded(front_matter: Any) -> bool:
+    """The document says it was superseded: a ``superseded_by`` name, or ``status: superseded``."""
+    return bool(front_matter.get(SUPERSEDED_BY)) or str(front_matter.get(STATUS, "")).casefold() == "superseded"
+
+
+def first_value(front_matter: Any, keys: tuple[str, ...]) -> str | None:
+    """The first truthy value among ``keys``, as text; None when none is set."""
+    value = next((front_matter.get(k) for k in keys if front_matter.get(k)), None)
+    return str(value) if value else None
