@@ -2,8 +2,9 @@
 
 Contract: ``MemoryService.call_tool(name, arguments, handshake_session=…)`` returns an MCP
 ``tools/call`` result as a plain dict (``content``, ``structuredContent``, ``isError``) and
-never raises for bad arguments or timeouts: those become ``isError`` results in seed 000's
-error shape, whatever the arguments hold (lone surrogates, NaN, deep nesting, huge strings).
+never raises for bad arguments, timeouts or a missing or empty memory (``memory_not_found``,
+``memory_empty``): those become ``isError`` results in seed 000's error shape, whatever the
+arguments hold (lone surrogates, NaN, deep nesting, huge strings).
 It raises ``UnknownTool`` only for a tool it does not have (a protocol error).
 For every counted call it resolves the session (``session_id``, else the handshake's id),
 gives triage that session's last 3 prompts, stores the prompt (last 5, 30-day TTL) and logs
@@ -30,11 +31,11 @@ from pydantic import ValidationError
 
 from retriever.compat import assistant
 from retriever.compat.graphs import GraphRetrieval, InvalidUserId, UnknownGraph, canonical_user_id
-from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout
+from retriever.errors import InvalidArguments, MemoryEmpty, MemoryNotFound, RetrievalTimeout
 from retriever.pipeline.contracts import MemoriesRetrieveRequest
 from retriever.pipeline.triage import HISTORY_FOR_TRIAGE
 from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, session_id_value, validate_arguments
-from retriever.retriever import Retriever
+from retriever.retriever import RetrievalResult, Retriever
 from retriever.service.stores.base import RequestRecord, Store, StoreUnavailable
 from retriever.service.stores.queue import QueuedStore, StoreSkipped, StoreStatus
 from retriever.service.tools import (
@@ -83,7 +84,8 @@ class MemoryService:
         transport: str = "mcp",
         user_id: str | None = None,
     ) -> dict[str, Any]:
-        """Run ``tools/call``; bad arguments and timeouts come back as ``isError`` results.
+        """Run ``tools/call``; bad arguments, timeouts and a missing or empty memory (``memory_not_found``,
+        ``memory_empty``) come back as ``isError`` results.
 
         ``user_id`` (optional, from the adapter) scopes session history to that user as well.
         """
@@ -98,8 +100,9 @@ class MemoryService:
             validate_arguments(arguments)
             history = self._history(session, user_id, warnings)
             result = self.retriever.call(arguments, history=history, session_id=session)
+            _require_memory(result, self.retriever)
             response, code, request_id = result.to_mcp(), None, result.run.request_id
-        except (InvalidArguments, RetrievalTimeout) as exc:
+        except (InvalidArguments, RetrievalTimeout, MemoryNotFound, MemoryEmpty) as exc:
             response, code, request_id = error_result(exc), exc.code, str(uuid.uuid4())
         if code is None:
             self._remember_prompt(session, user_id, arguments["prompt"], warnings)
@@ -328,6 +331,20 @@ class _Started:
         return RequestRecord(
             request_id, self.received, session, tool, transport, status, duration_ms, logged, response, code
         )
+
+
+def _require_memory(result: RetrievalResult, retriever: Retriever) -> None:
+    """Raise when the memory is missing or empty: to a tool caller that is a set-up error (a typo in a
+    client's ``--root``), not an empty answer.  The library keeps saying ``memory_ready: false``."""
+    state = result.structured.get("readiness_state")
+    root = str(retriever.root)
+    if state == "missing":
+        raise MemoryNotFound(
+            f"memory root {root!r} is not a folder; fix --root (or RETRIEVER_ROOT) in the client's "
+            "configuration, or create the folder (the server picks it up without a restart)"
+        )
+    if state == "empty":
+        raise MemoryEmpty.at(root, len(result.structured["diagnostics"]["skipped_files"]))
 
 
 def _session(arguments: Any) -> str | None:
