@@ -19,6 +19,7 @@ from retriever.adapters.cli_common import (
     EXIT_USAGE,
     fail,
     open_service,
+    resolve_root,
     root_option,
     settings_or_exit,
     warn_if_not_ready,
@@ -31,8 +32,8 @@ def mcp(root: Path | None) -> None:
     """Serve the retrieve_memory tool over stdio (for Claude Desktop, Claude Code, Cursor)."""
     from retriever.adapters.mcp_stdio import run_stdio
 
+    warn_if_not_ready(resolve_root(root))  # before the watcher starts: this line comes first
     service = open_service(root)
-    warn_if_not_ready(service.retriever.root)
     try:
         run_stdio(service)
     finally:
@@ -63,13 +64,13 @@ def serve(root: Path | None, host: str, port: int, insecure: bool) -> None:
         click.echo(refusal, err=True)
         sys.exit(EXIT_USAGE)
     sock = support.listening_socket(host, port)
+    warn_if_not_ready(resolve_root(root))  # before the watcher starts: this line comes first
     try:
         service = open_service(root, settings)
     except BaseException:  # the store could not be opened: _fail exits; release the port first
         sock.close()
         raise
     url = support.mcp_url(host, sock.getsockname()[1])
-    warn_if_not_ready(service.retriever.root)
 
     def announce() -> None:  # once the socket accepts connections: a client may connect at once
         click.echo(f"Serving MCP at {url} (memory: {service.retriever.root})", err=True)
