@@ -38,4 +38,5 @@ for _module in (cli_query, cli_serve, cli_check, cli_clients):
 
 
 def main() -> None:
-    cli()
+    # One name however it is started (`python -m retriever` too): usage lines and _RETRIEVER_COMPLETE.
+    cli(prog_name="retriever")
