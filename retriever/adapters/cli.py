@@ -1,6 +1,6 @@
 """The ``retriever`` command line: a thin click adapter over the core.
 
-    retriever query "Who owns billing?" [--root DIR] [--json] [--top-k N] [--llm-model M | --no-llm] [--at REV]
+    retriever query PROMPT... [--root DIR] [--json] [--top-k N] [--llm-model M | --no-llm] [--at REV]   # "-": stdin
     retriever tree [--root DIR] [--json]
     retriever mcp [--root DIR]                      # MCP over stdio
     retriever serve [--host H] [--port N] [--insecure] [--root DIR]   # MCP over HTTP, /memories/retrieve, /healthz
@@ -10,9 +10,9 @@
     retriever mcp-config claude-desktop|claude-code|cursor|vscode [--root DIR] [--name N] [--scope S] [--write]
 
 Exit codes: 0 success; 1 retrieval failed (timeout, unreachable store); 2 bad usage or input
-(invalid arguments, missing root, invalid settings, unknown git revision).  Errors go to stderr; with ``--json``
-the seed's error object is printed on stdout as well.  Heavy modules are imported inside
-the commands so that ``--help`` and small trees answer fast.
+(invalid arguments, missing root, a root without markdown, invalid settings, unknown git revision).
+Errors go to stderr; with ``--json`` the seed's error object is printed on stdout as well.
+Heavy modules are imported inside the commands so that ``--help`` and small trees answer fast.
 
 This module is the group only: the commands live in ``cli_query``, ``cli_serve``, ``cli_check``
 and ``cli_clients``, and share ``cli_common``.  Shell completion is click's:
