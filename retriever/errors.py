@@ -47,3 +47,18 @@ class ConfigError(RetrieverError):
     """A setting (environment variable, option or config value) is invalid."""
 
     code = "invalid_config"
+
+
+class MemoryEmpty(RetrieverError):
+    """The memory root is a folder but holds no markdown the retriever could read (no sections)."""
+
+    code = "memory_empty"
+
+    @classmethod
+    def at(cls, root: str, skipped: int = 0) -> MemoryEmpty:
+        """The error for ``root``, with the next step (and where skipped files are listed, if any)."""
+        reason = f"; {skipped} file(s) were skipped, `retriever tree --root DIR` says why" if skipped else ""
+        return cls(
+            f"memory root {root!r} holds no markdown files with text{reason}; add .md files "
+            "(`retriever init DIR` writes examples) or pass --root DIR naming the memory folder"
+        )

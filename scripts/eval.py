@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Score the retriever on evaluation questions with gold source sections, beside plain baselines.
 
-    python scripts/eval.py                                   # ../shared: dev and QMSum questions
+    python scripts/eval.py                                   # the bundled company_context, its 24 questions
+    python scripts/eval.py --corpus ../shared/corpora        # ../shared: dev and QMSum questions
     python scripts/eval.py --corpus ../shared/corpora --queries ../shared/eval/dev_queries.jsonl
 
-Without ``--queries`` both question files next to the corpora (``CORPUS/../eval/dev_queries.jsonl``
-and ``qmsum_queries.jsonl``) run, each reported side by side with two plain rank-bm25 baselines
-answered in the same run (over heading sections, and over whole files): a ranking change counts
-only if it holds on both files.  ``--corpus`` is either a folder of corpora (one sub-folder per
-``corpus`` named in the questions) or a single corpus folder (then only its questions run).
+Without ``--corpus`` the bundled ``company_context/`` answers ``eval/company_context_queries.jsonl``
+(it works from a fresh clone).  With ``--corpus`` and without ``--queries``, both question files
+next to the corpora (``CORPUS/../eval/dev_queries.jsonl`` and ``qmsum_queries.jsonl``) run, each
+reported side by side with two plain rank-bm25 baselines answered in the same run (over heading
+sections, and over whole files): a ranking change counts only if it holds on both files.
+``--corpus`` is either a folder of corpora (one sub-folder per ``corpus`` named in the questions)
+or a single corpus folder (then only its questions run).
 Scoring follows the questions' README: facts are taken in the order returned, nothing
 de-duplicated; a fact hits a gold entry when its file matches and, for section scores, its
 heading matches after normalisation.
@@ -42,7 +45,8 @@ from retriever.text.markup import normalize_heading
 
 ANSWERABLE = ("lookup", "paraphrase", "people", "multi")
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpora"
+BUNDLED_CORPUS = REPO / "company_context"
+BUNDLED_QUERIES = REPO / "eval" / "company_context_queries.jsonl"
 QUESTION_FILES = ("dev_queries.jsonl", "qmsum_queries.jsonl")
 
 
@@ -300,8 +304,9 @@ def _problem(args: argparse.Namespace) -> str | None:
     """Why the run cannot start (missing corpora or question files), with the next step."""
     if not args.corpus.is_dir():
         return (
-            f"error: no corpora at {args.corpus}. The evaluation data lives in the shared folder beside the "
-            "repository (../shared/corpora, ../shared/eval); pass --corpus DIR (and --queries FILE) to use another."
+            f"error: no corpora at {args.corpus}. Run without --corpus for the bundled company_context, or pass "
+            "--corpus DIR (and --queries FILE): the larger evaluation data lives beside the repository in "
+            "../shared/corpora and ../shared/eval."
         )
     missing = [str(q) for q in args.queries if not q.is_file()]
     if missing:
@@ -311,7 +316,9 @@ def _problem(args: argparse.Namespace) -> str | None:
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="default: ../shared/corpora")
+    parser.add_argument(
+        "--corpus", type=Path, default=None, help="a folder of corpora, or one corpus (default: company_context)"
+    )
     parser.add_argument(
         "--queries", type=Path, action="append", help="a question file (repeatable); default: dev and QMSum files"
     )
@@ -329,6 +336,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.llm == "":
         parser.error("--llm needs a model: pass --llm MODEL or set RETRIEVER_LLM_MODEL")
+    if args.corpus is None:  # the bundled memory and its labelled questions: no ../shared needed
+        args.corpus, args.queries = BUNDLED_CORPUS, args.queries or [BUNDLED_QUERIES]
     args.queries = args.queries or [args.corpus.parent / "eval" / name for name in QUESTION_FILES]
     return args
 

@@ -1,27 +1,29 @@
 """The ``retriever`` command line: a thin click adapter over the core.
 
-    retriever query "Who owns billing?" [--root DIR] [--json] [--top-k N] [--llm-model M | --no-llm] [--at REV]
+    retriever query PROMPT... [--root DIR] [--json] [--top-k N] [--llm-model M | --no-llm] [--at REV]   # "-": stdin
     retriever tree [--root DIR] [--json]
     retriever mcp [--root DIR]                      # MCP over stdio
     retriever serve [--host H] [--port N] [--insecure] [--root DIR]   # MCP over HTTP, /memories/retrieve, /healthz
     retriever requests [--limit N] [--session-id S] [--since T] [--json]
     retriever check [--root DIR] [--format text|json|github]
-    retriever init DIR
+    retriever init DIR [--source REQUIREMENT]
+    retriever mcp-config claude-desktop|claude-code|cursor|vscode [--root DIR] [--name N] [--scope S] [--write]
 
 Exit codes: 0 success; 1 retrieval failed (timeout, unreachable store); 2 bad usage or input
-(invalid arguments, missing root, invalid settings, unknown git revision).  Errors go to stderr; with ``--json``
-the seed's error object is printed on stdout as well.  Heavy modules are imported inside
-the commands so that ``--help`` and small trees answer fast.
+(invalid arguments, missing root, a root without markdown, invalid settings, unknown git revision).
+Errors go to stderr; with ``--json`` the seed's error object is printed on stdout as well.
+Heavy modules are imported inside the commands so that ``--help`` and small trees answer fast.
 
-This module is the group only: the commands live in ``cli_query``, ``cli_serve`` and
-``cli_check``, and share ``cli_common``.
+This module is the group only: the commands live in ``cli_query``, ``cli_serve``, ``cli_check``
+and ``cli_clients``, and share ``cli_common``.  Shell completion is click's:
+``eval "$(_RETRIEVER_COMPLETE=bash_source retriever)"`` (``zsh_source``, ``fish_source``).
 """
 
 from __future__ import annotations
 
 import click
 
-from retriever.adapters import cli_check, cli_query, cli_serve
+from retriever.adapters import cli_check, cli_clients, cli_query, cli_serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,10 +32,11 @@ def cli() -> None:
     """Company memory retriever: ranked, cited facts from a markdown memory tree."""
 
 
-for _module in (cli_query, cli_serve, cli_check):
+for _module in (cli_query, cli_serve, cli_check, cli_clients):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 
 
 def main() -> None:
-    cli()
+    # One name however it is started (`python -m retriever` too): usage lines and _RETRIEVER_COMPLETE.
+    cli(prog_name="retriever")

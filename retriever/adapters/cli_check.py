@@ -10,6 +10,7 @@ Findings go to stdout, errors to stderr.  ``retriever.adapters.cli`` registers `
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -36,7 +37,8 @@ from retriever.adapters.cli_common import EXIT_FAILURE, fail, open_memory, resol
 def check(root: Path | None, output: str) -> None:
     """Lint the memory tree: unreadable files, field types, links, names, empty parts, relations.
 
-    Exits 0 when the tree is clean and 1 when there are findings. Rules are turned off with
+    Exit codes: 0 when the tree is clean, 1 when there are findings, 2 on usage errors (a missing
+    root, an invalid setting or a malformed check config). Rules are turned off with
     [tool.retriever.check] disable = [...] in pyproject.toml or [check] in the tree's .retriever.toml.
     """
     from retriever.config import Settings
@@ -72,16 +74,26 @@ def check(root: Path | None, output: str) -> None:
 
 @click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
-def init(directory: Path) -> None:
+@click.option(
+    "--source",
+    default=None,
+    metavar="REQUIREMENT",
+    help="Where the CI workflow pip-installs the retriever from (e.g. git+https://host/org/repo@v0.1.0) "
+    "unless the repository variable RETRIEVER_SOURCE is set [default: the git URL this copy was installed "
+    "from, if any].",
+)
+def init(directory: Path, source: str | None) -> None:
     """Scaffold a new memory tree in DIR: topic folders, example documents, README and CI hooks.
 
     DIR must not exist or be empty. The result passes `retriever check` as it is.
     """
+    from retriever.adapters.cli_setup import command_line, install_source
     from retriever.errors import RetrieverError
     from retriever.lint.scaffold import scaffold
 
+    source = source if source is not None else install_source()
     try:
-        written = scaffold(directory)
+        written = scaffold(directory, source)
     except RetrieverError as exc:
         fail(exc, as_json=False)
         return
@@ -91,7 +103,14 @@ def init(directory: Path) -> None:
     click.echo(f"Created a memory tree in {directory}:")
     for path in written:
         click.echo(f"  {path.relative_to(directory).as_posix()}")
-    click.echo(f"Next: cd {directory} && git init && retriever check --root .")
+    if not source:
+        click.echo(
+            "Note: set the repository variable RETRIEVER_SOURCE (or pass --source) to where CI installs the "
+            "retriever from; until then the memory-check workflow fails saying so.",
+            err=True,
+        )
+    # The absolute command when `retriever` is not on PATH (installed in a venv that is not active).
+    click.echo(f"Next: cd {shlex.quote(str(directory))} && git init && {command_line(['check', '--root', '.'])}")
 
 
 COMMANDS = (check, init)

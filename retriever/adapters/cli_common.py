@@ -23,10 +23,10 @@ _PROGRESS_AFTER_SECONDS = 0.5
 
 
 def exit_code(error: RetrieverError) -> int:
-    from retriever.errors import ConfigError, InvalidArguments, MemoryNotFound
+    from retriever.errors import ConfigError, InvalidArguments, MemoryEmpty, MemoryNotFound
     from retriever.memory.gitinfo import GitError
 
-    usage = InvalidArguments | MemoryNotFound | ConfigError | GitError
+    usage = InvalidArguments | MemoryNotFound | MemoryEmpty | ConfigError | GitError
     return EXIT_USAGE if isinstance(error, usage) else EXIT_FAILURE
 
 
@@ -119,3 +119,17 @@ def open_service(root: Path | None, settings: Any = None) -> Any:
     except RetrieverError as exc:
         fail(exc, as_json=False)
     return MemoryService(Retriever(resolve_root(root), settings), store)
+
+
+def warn_if_not_ready(root: Path) -> None:
+    """Say on stderr, as a server starts, that its root is missing or holds no markdown: its tool calls
+    answer ``isError`` until that is fixed (the server keeps running: the folder may appear later)."""
+    from retriever.adapters.cli_setup import root_problem
+
+    problem = root_problem(root)
+    if problem is not None:
+        click.echo(
+            f"Warning ({problem.code}): {problem.message}. Until then every retrieve_memory call answers "
+            f"isError with {problem.code}.",
+            err=True,
+        )

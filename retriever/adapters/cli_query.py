@@ -1,7 +1,12 @@
 """``retriever query`` and ``retriever tree``: ask the memory, and see its outline.
 
     retriever query "Who owns billing?" [--root DIR] [--json] [--top-k N] [--llm-model M | --no-llm] [--at REV]
+    retriever query who owns billing        # the words are the prompt, quoted or not
+    echo "Who owns billing?" | retriever query -     # "-" reads the prompt from stdin
     retriever tree [--root DIR] [--json]
+
+``query`` on a root without markdown exits 2 with ``memory_empty`` (the library's result says
+``memory_ready: false``; on the command line that is almost always a wrong ``--root``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("prompt")
+@click.argument("words", metavar="PROMPT...", nargs=-1, required=True)
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print structuredContent as JSON.")
 @click.option("--top-k", type=click.IntRange(1, 100), default=None, help="Facts to return [default: 12].")
@@ -29,7 +34,7 @@ if TYPE_CHECKING:
 @click.option("--no-llm", is_flag=True, help="Answer offline even when a model is configured.")
 @click.option("--at", default=None, metavar="REV", help="Answer from the tree as it was at a commit, tag or date.")
 def query(
-    prompt: str,
+    words: tuple[str, ...],
     root: Path | None,
     as_json: bool,
     top_k: int | None,
@@ -37,11 +42,12 @@ def query(
     no_llm: bool,
     at: str | None,
 ) -> None:
-    """Retrieve what the memory knows about PROMPT."""
+    """Retrieve what the memory knows about PROMPT (its words, quoted or not; "-" reads stdin)."""
     from retriever.config import Settings
-    from retriever.errors import RetrieverError
+    from retriever.errors import MemoryEmpty, RetrieverError
     from retriever.retriever import Retriever
 
+    prompt = _prompt(words)
     try:
         settings = Settings.from_env(top_k=top_k, llm_model=llm_model)
         if no_llm:
@@ -50,6 +56,8 @@ def query(
         if at is None:  # open it here, with a progress bar; a past revision is read from git objects
             retriever._memory = open_memory(retriever.root, settings, as_json)
         result = retriever.retrieve(prompt)
+        if result.structured["readiness_state"] == "empty":
+            raise MemoryEmpty.at(str(retriever.root), len(result.structured["diagnostics"]["skipped_files"]))
     except RetrieverError as exc:
         fail(exc, as_json)
         return
@@ -63,6 +71,16 @@ def query(
         Console().print(Markdown(result.text.replace("\n**Sections searched:**", "  \n**Sections searched:**")))
     else:
         click.echo(result.text)
+
+
+def _prompt(words: tuple[str, ...]) -> str:
+    """The prompt: the words joined by spaces, or stdin for a lone "-" (read up to just past the
+    limit, so that an endless pipe cannot fill memory and an over-long prompt is still named)."""
+    if words != ("-",):
+        return " ".join(words)
+    from retriever.config import MAX_PROMPT_CHARS
+
+    return sys.stdin.read(MAX_PROMPT_CHARS + 1).strip()
 
 
 @click.command()

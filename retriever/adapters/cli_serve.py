@@ -11,10 +11,19 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
-from retriever.adapters.cli_common import EXIT_USAGE, fail, open_service, root_option, settings_or_exit
+from retriever.adapters.cli_common import (
+    EXIT_USAGE,
+    fail,
+    open_service,
+    resolve_root,
+    root_option,
+    settings_or_exit,
+    warn_if_not_ready,
+)
 
 
 @click.command()
@@ -23,6 +32,7 @@ def mcp(root: Path | None) -> None:
     """Serve the retrieve_memory tool over stdio (for Claude Desktop, Claude Code, Cursor)."""
     from retriever.adapters.mcp_stdio import run_stdio
 
+    warn_if_not_ready(resolve_root(root))  # before the watcher starts: this line comes first
     service = open_service(root)
     try:
         run_stdio(service)
@@ -54,6 +64,7 @@ def serve(root: Path | None, host: str, port: int, insecure: bool) -> None:
         click.echo(refusal, err=True)
         sys.exit(EXIT_USAGE)
     sock = support.listening_socket(host, port)
+    warn_if_not_ready(resolve_root(root))  # before the watcher starts: this line comes first
     try:
         service = open_service(root, settings)
     except BaseException:  # the store could not be opened: _fail exits; release the port first
@@ -100,6 +111,9 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
     if as_json:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
         return
+    if not records:
+        click.echo(_nothing_logged(store, session_id, since), err=True)
+        return
     for r in records:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["received_at"]))
         prompt = " ".join(str(r.get("prompt") or "").split())[:80]
@@ -107,6 +121,19 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
             f"{when}  {r['request_id']}  {r['status']:5}  {r['duration_ms']:8.1f} ms  "
             f"session={r['session_id'] or '-'}  {prompt}"
         )
+
+
+def _nothing_logged(store: Any, session_id: str | None, since: str | None) -> str:
+    """The line an empty answer gets: which store was read, and why it may hold nothing."""
+    place = getattr(store, "shown_url", None) or getattr(store, "path", None) or "?"
+    where = f"the {store.kind} store ({place})"
+    filters = [f"{name} {value}" for name, value in (("--session-id", session_id), ("--since", since)) if value]
+    if filters:
+        return f"No requests match {' and '.join(filters)} in {where}."
+    return (
+        f"No requests logged yet in {where}. `retriever mcp` and `retriever serve` log every tool call; "
+        "a server with another RETRIEVER_STATE_DIR or RETRIEVER_REDIS_URL logs elsewhere."
+    )
 
 
 COMMANDS = (mcp, serve, requests)

@@ -29,6 +29,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.lowlevel.server import Server
 from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 
@@ -76,11 +77,9 @@ def build_server(service: MemoryService) -> Server[Any]:
                 )
             )
         except UnknownTool as exc:
-            result = {
-                "content": [{"type": "text", "text": exc.message}],
-                "isError": True,
-                "structuredContent": exc.to_dict(),
-            }
+            # The MCP spec lists unknown tools among protocol errors (-32602), not tool results;
+            # HTTP answers the same (``http_mcp.run_tool``), so both transports agree.
+            raise MCPError(types.INVALID_PARAMS, exc.message) from None
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=block["text"]) for block in result["content"]],
             structured_content=result["structuredContent"],

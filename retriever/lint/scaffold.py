@@ -8,6 +8,7 @@ so the scaffold passes ``retriever check`` with no findings.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from retriever.errors import InvalidArguments
@@ -424,7 +425,7 @@ repos:
         files: '(\\.md|\\.markdown|\\.retriever\\.toml|pyproject\\.toml)$'
 """
 
-WORKFLOW = """\
+WORKFLOW_TEMPLATE = """\
 name: memory-check
 
 on:
@@ -435,16 +436,41 @@ jobs:
   check:
     runs-on: ubuntu-latest
     env:
-      # Where to install the retriever from: a package name, a git URL or a wheel.
-      RETRIEVER_PACKAGE: company-memory-retriever
+      # Where pip installs the retriever from: a git URL (git+https://host/org/repo@tag), a package
+      # name or a wheel's URL. Set the repository variable RETRIEVER_SOURCE (Settings > Secrets and
+      # variables > Actions > Variables) to override the default written by `retriever init`.
+      RETRIEVER_SOURCE: "${{{{ vars.RETRIEVER_SOURCE || '{source}' }}}}"
     steps:
       - uses: actions/checkout@v4
       - uses: actions/setup-python@v5
         with:
           python-version: "3.12"
-      - run: pip install "$RETRIEVER_PACKAGE"
+      - name: Install the retriever
+        run: |
+          if [ -z "$RETRIEVER_SOURCE" ]; then
+            echo "::error::Set the repository variable RETRIEVER_SOURCE to where pip installs the retriever from, e.g. git+https://github.com/ORG/company-memory-retriever@v0.1.0"
+            exit 1
+          fi
+          python -m pip install "$RETRIEVER_SOURCE"
       - run: retriever check --root . --format github
 """
+_SOURCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._~:/?#@!$&()*+,;=%<>=-]*")  # no quotes, braces or newlines
+
+
+def workflow(source: str | None = None) -> str:
+    """The CI workflow; ``source`` (a pip requirement) is its default when RETRIEVER_SOURCE is not set.
+
+    Raises ``InvalidArguments`` for a source that could break out of the YAML or the expression.
+    """
+    if source and (len(source) > 500 or not _SOURCE.fullmatch(source)):
+        raise InvalidArguments(
+            f"--source {source[:80]!r} is not a pip requirement this workflow can hold (no quotes, braces, "
+            "backslashes or line breaks); pass e.g. git+https://github.com/ORG/company-memory-retriever@v0.1.0"
+        )
+    return WORKFLOW_TEMPLATE.format(source=source or "")
+
+
+WORKFLOW = workflow()
 
 CONFIG = """\
 # Settings for `retriever check` (see README.md).
@@ -455,6 +481,7 @@ disable = []
 types = []
 """
 
+WORKFLOW_PATH = ".github/workflows/memory-check.yml"
 FILES: dict[str, str] = {
     "README.md": README,
     "people/maria_lopez.md": PERSON,
@@ -467,16 +494,21 @@ FILES: dict[str, str] = {
     "glossary/glossary.md": GLOSSARY,
     ".retriever.toml": CONFIG,
     ".pre-commit-config.yaml": PRE_COMMIT,
-    ".github/workflows/memory-check.yml": WORKFLOW,
+    WORKFLOW_PATH: WORKFLOW,
 }
 
 
-def scaffold(target: Path) -> list[Path]:
-    """Write a new memory tree under ``target``; the files written, in order."""
+def scaffold(target: Path, source: str | None = None) -> list[Path]:
+    """Write a new memory tree under ``target``; the files written, in order.
+
+    ``source`` is where the CI workflow installs the retriever from unless the repository variable
+    RETRIEVER_SOURCE says otherwise; without either, the workflow fails saying how to set it.
+    """
     if target.exists() and (not target.is_dir() or next(target.iterdir(), None) is not None):
         raise TargetNotEmpty(f"{target} already exists and is not empty; choose a new or empty folder")
+    files = {**FILES, WORKFLOW_PATH: workflow(source)}
     written: list[Path] = []
-    for rel_path, content in FILES.items():
+    for rel_path, content in files.items():
         path = target / rel_path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8", newline="\n")

@@ -2,8 +2,9 @@
 
 Contract: ``MemoryService.call_tool(name, arguments, handshake_session=…)`` returns an MCP
 ``tools/call`` result as a plain dict (``content``, ``structuredContent``, ``isError``) and
-never raises for bad arguments or timeouts: those become ``isError`` results in seed 000's
-error shape, whatever the arguments hold (lone surrogates, NaN, deep nesting, huge strings).
+never raises for bad arguments, timeouts or a missing or empty memory (``memory_not_found``,
+``memory_empty``): those become ``isError`` results in seed 000's error shape, whatever the
+arguments hold (lone surrogates, NaN, deep nesting, huge strings).
 It raises ``UnknownTool`` only for a tool it does not have (a protocol error).
 For every counted call it resolves the session (``session_id``, else the handshake's id),
 gives triage that session's last 3 prompts, stores the prompt (last 5, 30-day TTL) and logs
@@ -28,7 +29,7 @@ from typing import Any
 
 from retriever.compat import assistant
 from retriever.compat.graphs import GraphRetrieval
-from retriever.errors import InvalidArguments, MemoryNotFound, RetrievalTimeout, RetrieverError
+from retriever.errors import InvalidArguments, MemoryEmpty, MemoryNotFound, RetrievalTimeout, RetrieverError
 from retriever.pipeline.results import Request
 from retriever.pipeline.triage import HISTORY_FOR_TRIAGE
 from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, session_id_value, validate_arguments
@@ -81,7 +82,8 @@ class MemoryService:
         transport: str = "mcp",
         user_id: str | None = None,
     ) -> dict[str, Any]:
-        """Run ``tools/call``; bad arguments and timeouts come back as ``isError`` results.
+        """Run ``tools/call``; bad arguments, timeouts and a missing or empty memory (``memory_not_found``,
+        ``memory_empty``) come back as ``isError`` results.
 
         ``user_id`` (optional, from the adapter) scopes session history to that user as well.
         """
@@ -99,8 +101,21 @@ class MemoryService:
         session = request.session_id or _clean_session(handshake_session)
         try:
             result = self._retrieve(arguments, request, session, user_id)
-        except RetrievalTimeout as exc:
+            _require_memory(result, self.retriever)
+        except (RetrievalTimeout, MemoryNotFound, MemoryEmpty) as exc:
             return self._refused(started, exc, arguments, session, transport)
+        return self._answered(started, result, arguments, session, user_id, transport)
+
+    def _answered(
+        self,
+        started: _Started,
+        result: RetrievalResult,
+        arguments: Any,
+        session: str | None,
+        user_id: str | None,
+        transport: str,
+    ) -> dict[str, Any]:
+        """The MCP result of a retrieval, once its prompt is remembered and the call logged."""
         response = result.to_mcp()
         # Two writes need the answer first; a full write queue is added to it afterwards (the log's warning
         # only when the record was dropped: then nothing else holds the response).
@@ -115,7 +130,7 @@ class MemoryService:
     def _refused(
         self, started: _Started, error: RetrieverError, arguments: Any, session: str | None, transport: str
     ) -> dict[str, Any]:
-        """An ``isError`` result for bad arguments or a timeout, logged like any call."""
+        """An ``isError`` result for bad arguments, a timeout or a memory that is not there, logged like any call."""
         response = error_result(error)
         record = started.record(str(uuid.uuid4()), session, TOOL_NAME, transport, arguments, response, error.code)
         self._log(record)
@@ -321,6 +336,20 @@ class _Started:
         return RequestRecord(
             request_id, self.received, session, tool, transport, status, duration_ms, logged, response, code
         )
+
+
+def _require_memory(result: RetrievalResult, retriever: Retriever) -> None:
+    """Raise when the memory is missing or empty: to a tool caller that is a set-up error (a typo in a
+    client's ``--root``), not an empty answer.  The library keeps saying ``memory_ready: false``."""
+    state = result.structured.get("readiness_state")
+    root = str(retriever.root)
+    if state == "missing":
+        raise MemoryNotFound(
+            f"memory root {root!r} is not a folder; fix --root (or RETRIEVER_ROOT) in the client's "
+            "configuration, or create the folder (the server picks it up without a restart)"
+        )
+    if state == "empty":
+        raise MemoryEmpty.at(root, len(result.structured["diagnostics"]["skipped_files"]))
 
 
 def _session(arguments: Any) -> str | None:

@@ -158,7 +158,7 @@ def test_a_missing_root_is_reported_by_health(tmp_path: Path) -> None:
     service = MemoryService(Retriever(tmp_path / "none"), SQLiteStore(tmp_path / "s.sqlite"), watch=False)
     assert service.health()["readiness_state"] == "missing"
     result = service.call_tool(TOOL_NAME, {"prompt": "billing"})
-    assert result["structuredContent"]["memory_ready"] is False
+    assert (result["isError"], result["structuredContent"]["error_code"]) == (True, "memory_not_found")  # issue 12
 
 
 def test_the_watcher_picks_up_an_edited_file_without_a_restart(make_tree: TreeFactory, tmp_path: Path) -> None:

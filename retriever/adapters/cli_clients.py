@@ -1,0 +1,128 @@
+"""``retriever mcp-config``: set up an MCP client to start ``retriever mcp`` with this memory and settings.
+
+    retriever mcp-config claude-desktop|claude-code|cursor|vscode [--root DIR] [--name N] [--scope S] [--write]
+
+Without ``--write`` the configuration goes to stdout (for Claude Code: the ``claude mcp add`` command)
+and stderr says where it belongs.  With ``--write`` it is merged into the client's file: other servers
+and keys are kept, the previous file is backed up beside it, and nothing is written when the file is
+not plain JSON (exit 2).  Claude Code's ``--write`` writes the project's ``.mcp.json``; its local and
+user scopes live in ``~/.claude.json``, which only ``claude mcp add`` should edit.
+The file formats and locations are in ``client_config``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from retriever.adapters import client_config as clients
+from retriever.adapters.cli_common import fail, resolve_root, root_option, settings_or_exit
+from retriever.errors import RetrieverError
+
+
+@click.command("mcp-config")
+@click.argument("client_name", metavar="CLIENT", type=click.Choice(list(clients.CLIENTS)))
+@root_option
+@click.option("--name", default=clients.DEFAULT_NAME, show_default=True, help="The server's name in the client.")
+@click.option(
+    "--scope",
+    type=click.Choice(["user", "project", "local"]),
+    default=None,
+    help="user: every project; project: this folder's file; local (Claude Code): you, in this folder "
+    "[default: claude-desktop and cursor user, vscode project, claude-code local, or project with --write].",
+)
+@click.option("--write", is_flag=True, help="Merge into the client's file (keeps other servers, backs it up).")
+def mcp_config(client_name: str, root: Path | None, name: str, scope: str | None, write: bool) -> None:
+    """Print the configuration that starts `retriever mcp` in CLIENT, or merge it in with --write.
+
+    CLIENT is claude-desktop, claude-code, cursor or vscode. The entry holds the absolute command,
+    the absolute --root and an env block with the RETRIEVER_* and OPENAI_* settings set here:
+    clients pass a server almost none of your shell's variables.
+    """
+    settings_or_exit()  # a setting the server would refuse stops here, not in the client's log
+    client = clients.CLIENTS[client_name]
+    try:
+        name, scope = clients.check_name(name), clients.check_scope(client, scope, write)
+        path = clients.config_path(client, scope, platform=sys.platform, environ=os.environ, cwd=Path.cwd())
+        if write and path is None:
+            raise clients.ClientConfigError(
+                f"Claude Code keeps {scope}-scope servers in ~/.claude.json, which `claude mcp add` edits: "
+                "run the command printed without --write, or pass --scope project to write ./.mcp.json"
+            )
+    except RetrieverError as exc:
+        fail(exc, as_json=False)
+    entry = _entry(resolve_root(root))
+    references = client.name == "claude-code" and scope == "project"
+    _note_secrets(entry, path if write else None, references)
+    if write and path is not None:
+        _write(client, name, entry, path, references)
+    elif path is None or client.name == "claude-code":
+        click.echo(shlex.join(clients.claude_code_command(name, entry, scope)))
+        click.echo("Run this command to add the server (or pass --write for the project's .mcp.json).", err=True)
+    else:
+        click.echo(json.dumps(clients.snippet(client, name, entry), ensure_ascii=False, indent=2))
+        click.echo(f"Merge this into {path} (or run again with --write to merge it there).", err=True)
+
+
+def _entry(root: Path) -> clients.Entry:
+    """The server entry: absolute command and root, and the settings in use; warns about a bad root."""
+    from retriever.adapters.cli_setup import retriever_command, root_problem
+
+    absolute = Path(os.path.abspath(root))
+    problem = root_problem(absolute)
+    if problem is not None:
+        click.echo(
+            f"Warning ({problem.code}): {problem.message}. The client's calls will answer isError "
+            f"({problem.code}) until that is fixed.",
+            err=True,
+        )
+    command = retriever_command()
+    env, secrets = clients.settings_env(os.environ)
+    return clients.Entry(command[0], (*command[1:], "mcp", "--root", str(absolute)), env, secrets)
+
+
+def _note_secrets(entry: clients.Entry, written: Path | None, references: bool) -> None:
+    """Say which settings are secrets, and how they are kept (references, or a private file)."""
+    if not entry.secrets:
+        return
+    names = ", ".join(entry.secrets)
+    if references:
+        click.echo(
+            f"Note: secrets ({names}) are written as ${{NAME}}: Claude Code fills them in from its own "
+            "environment when it starts the server, so the file holds none.",
+            err=True,
+        )
+    elif written is not None:
+        click.echo(f"Note: {written} holds secrets from your environment ({names}); only you can read it.", err=True)
+    else:
+        click.echo(
+            f"Note: this configuration holds secrets from your environment ({names}); keep it private.", err=True
+        )
+
+
+def _write(client: clients.Client, name: str, entry: clients.Entry, path: Path, references: bool) -> None:
+    """Merge the entry into ``path`` and say what changed; a file that is not JSON is left alone (exit 2)."""
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else None
+        document, change = clients.merge_into(text, path, client, name, entry.as_json(client, references))
+        if change == "unchanged":
+            click.echo(f"Server {name!r} in {path} is already up to date.")
+            return
+        backup = clients.write_config(path, document, private=bool(entry.secrets) and not references)
+    except RetrieverError as exc:
+        fail(exc, as_json=False)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
+        fail(clients.ClientConfigError(f"cannot update {path}: {reason}; nothing was changed"), as_json=False)
+    click.echo(f"{change.capitalize()} server {name!r} in {path}.")
+    if backup is not None:
+        click.echo(f"The previous file is kept as {backup}.")
+    click.echo(client.reload_hint)
+
+
+COMMANDS = (mcp_config,)

@@ -1,0 +1,223 @@
+"""MCP client configuration for ``retriever mcp-config``: where each client keeps its servers, in what shape.
+
+| client | file (scope) | servers under | entry |
+|---|---|---|---|
+| Claude Desktop | ``claude_desktop_config.json`` in the app's folder (user) | ``mcpServers`` | command, args, env |
+| Cursor | ``~/.cursor/mcp.json`` (user) or ``.cursor/mcp.json`` (project) | ``mcpServers`` | command, args, env |
+| VS Code | ``.vscode/mcp.json`` (project) or the profile's ``mcp.json`` (user) | ``servers`` | type stdio, … |
+| Claude Code | ``.mcp.json`` (project); local and user scopes live in ``~/.claude.json``, which only
+  ``claude mcp add`` edits | ``mcpServers`` | type stdio, … |
+
+Clients start a server with a bare environment (HOME, PATH and little else), so the entry carries an
+``env`` block with the ``RETRIEVER_*`` and ``OPENAI_*`` settings in use.  Secrets are included only when
+set; in Claude Code's ``.mcp.json`` (meant to be checked in) they are written as ``${NAME}``, which Claude
+Code expands from its own environment.  ``merge_into`` keeps every other server and key of the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from retriever.errors import InvalidArguments
+
+DEFAULT_NAME = "company-memory"
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what every client accepts (Claude Code is the strictest)
+# Read by `retriever mcp` from the client's environment; RETRIEVER_ROOT is passed as --root instead, and
+# the HTTP keys are secrets a stdio server never uses.
+_LEFT_OUT = frozenset({"RETRIEVER_ROOT", "RETRIEVER_API_KEY", "RETRIEVER_API_KEYS"})
+_SECRET_SUFFIXES = ("_KEY", "_KEYS", "_TOKEN", "_SECRET", "_PASSWORD")
+
+
+class ClientConfigError(InvalidArguments):
+    """A client's configuration file cannot be merged (not JSON, not an object), or a bad option."""
+
+
+@dataclass(frozen=True)
+class Client:
+    """One MCP client: its name on the command line, its file format and scopes."""
+
+    name: str
+    title: str
+    servers_key: str
+    typed: bool  # entries carry "type": "stdio"
+    scopes: tuple[str, ...]
+    default_scope: str
+    reload_hint: str
+
+
+CLIENTS: dict[str, Client] = {
+    c.name: c
+    for c in (
+        Client(
+            "claude-desktop", "Claude Desktop", "mcpServers", False, ("user",), "user",
+            "Quit Claude Desktop fully and start it again to load the server.",
+        ),
+        Client(
+            "claude-code", "Claude Code", "mcpServers", True, ("local", "user", "project"), "local",
+            "Claude Code asks to approve a project's servers the next time it starts in this folder.",
+        ),
+        Client(
+            "cursor", "Cursor", "mcpServers", False, ("user", "project"), "user",
+            "Cursor picks the server up under Settings > MCP (toggle it on if it is off).",
+        ),
+        Client(
+            "vscode", "VS Code", "servers", True, ("project", "user"), "project",
+            "VS Code starts the server from the mcp.json code lens or the MCP: List Servers command.",
+        ),
+    )
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The server as a client starts it: an absolute command, its arguments, and the settings to pass."""
+
+    command: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    secrets: tuple[str, ...]  # names in ``env`` whose values are secrets
+
+    def as_json(self, client: Client, secrets_as_references: bool = False) -> dict[str, Any]:
+        """The entry in ``client``'s format; secrets as ``${NAME}`` when asked (Claude Code's project file)."""
+        env = {k: f"${{{k}}}" if secrets_as_references and k in self.secrets else v for k, v in self.env}
+        entry: dict[str, Any] = {"type": "stdio"} if client.typed else {}
+        entry.update(command=self.command, args=list(self.args))
+        if env:
+            entry["env"] = env
+        return entry
+
+
+def check_name(name: str) -> str:
+    """``name`` when every client accepts it as a server name, else ``ClientConfigError``."""
+    if not _NAME.fullmatch(name):
+        raise ClientConfigError(
+            f"--name {name[:80]!r} is not a server name every client accepts; use 1-64 letters, digits, '-' or '_'"
+        )
+    return name
+
+
+def settings_env(environ: Mapping[str, str]) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """(the ``RETRIEVER_*``/``OPENAI_*`` variables set, sorted; the names among them holding secrets)."""
+    env = tuple(
+        sorted(
+            (k, v)
+            for k, v in environ.items()
+            if k.startswith(("RETRIEVER_", "OPENAI_")) and k not in _LEFT_OUT and v.strip()
+        )
+    )
+    from retriever.config import mask_url  # here, not at import: `retriever --help` loads no pydantic
+
+    secrets = tuple(k for k, v in env if k.endswith(_SECRET_SUFFIXES) or mask_url(v) != v)
+    return env, secrets
+
+
+def check_scope(client: Client, scope: str | None, write: bool) -> str:
+    """The scope to use: the one asked for (if the client has it), else the client's default."""
+    if scope is None:
+        return "project" if write and client.name == "claude-code" else client.default_scope
+    if scope not in client.scopes:
+        raise ClientConfigError(
+            f"--scope {scope} is not a {client.title} scope; use one of: {', '.join(client.scopes)}"
+        )
+    return scope
+
+
+def config_path(client: Client, scope: str, *, platform: str, environ: Mapping[str, str], cwd: Path) -> Path | None:
+    """The file ``client`` reads for ``scope``; None where only the client's own command edits it."""
+    home = Path(environ.get("HOME") or environ.get("USERPROFILE") or Path.home())
+    if scope == "project":
+        folder = {"cursor": ".cursor", "vscode": ".vscode"}.get(client.name)
+        return cwd / folder / "mcp.json" if folder else cwd / ".mcp.json"
+    if client.name == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if client.name == "claude-desktop":
+        return _app_folder(platform, environ, home, "Claude") / "claude_desktop_config.json"
+    if client.name == "vscode":
+        return _app_folder(platform, environ, home, "Code") / "User" / "mcp.json"
+    return None  # Claude Code's local and user scopes: ~/.claude.json, edited by `claude mcp add`
+
+
+def _app_folder(platform: str, environ: Mapping[str, str], home: Path, app: str) -> Path:
+    """An app's settings folder: Application Support on macOS, %APPDATA% on Windows, XDG elsewhere."""
+    if platform == "darwin":
+        return home / "Library" / "Application Support" / app
+    if platform == "win32":
+        return Path(environ.get("APPDATA") or home / "AppData" / "Roaming") / app
+    return Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / app
+
+
+def snippet(client: Client, name: str, entry: Entry, secrets_as_references: bool = False) -> dict[str, Any]:
+    """What to paste into the client's file: the servers object holding this one server."""
+    return {client.servers_key: {name: entry.as_json(client, secrets_as_references)}}
+
+
+def claude_code_command(name: str, entry: Entry, scope: str) -> list[str]:
+    """``claude mcp add`` for this server.  The name comes before ``--env``: that option takes several
+    values and would swallow a name after it; ``--`` ends the options before the server's command."""
+    env = entry.as_json(CLIENTS["claude-code"], secrets_as_references=scope == "project").get("env", {})
+    command = ["claude", "mcp", "add", "--transport", "stdio", "--scope", scope, name]
+    for key, value in env.items():
+        command += ["--env", f"{key}={value}"]
+    return [*command, "--", entry.command, *entry.args]
+
+
+def merge_into(
+    text: str | None, path: Path, client: Client, name: str, entry: dict[str, Any]
+) -> tuple[dict[str, Any], str]:
+    """The file's object with the server set, and what changed: "added", "replaced" or "unchanged".
+
+    Raises ``ClientConfigError`` naming ``path`` when it is not a JSON object (JSON with comments
+    included): nothing is written then, and the message says to merge by hand.
+    """
+    try:
+        document = json.loads(text) if text and text.strip() else {}
+    except ValueError as exc:
+        raise ClientConfigError(
+            f"{path} is not plain JSON ({str(exc)[:80]}); it was left as it is: merge the printed block by hand "
+            "(run without --write to print it)"
+        ) from None
+    servers = document.get(client.servers_key, {}) if isinstance(document, dict) else None
+    if not isinstance(servers, dict):
+        raise ClientConfigError(
+            f"{path} does not hold a JSON object with a {client.servers_key!r} object; it was left as it is: "
+            "merge the printed block by hand (run without --write to print it)"
+        )
+    change = "unchanged" if servers.get(name) == entry else "replaced" if name in servers else "added"
+    return {**document, client.servers_key: {**servers, name: entry}}, change
+
+
+def write_config(path: Path, document: dict[str, Any], private: bool) -> Path | None:
+    """Write ``document`` to ``path`` atomically; returns the backup of the previous file, if there was one.
+
+    The backup sits beside the file (``NAME.bak-YYYYMMDD-HHMMSS``) with the same permissions.  A
+    replaced file keeps its permissions, unless ``private`` (secrets inside): then, like a new file,
+    it is readable by its owner only.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    if path.exists():
+        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+        shutil.copy2(path, backup)
+    text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        if backup is not None:
+            shutil.copymode(backup, temporary)
+        if private:
+            os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return backup

@@ -1,0 +1,296 @@
+"""``retriever mcp-config``: each client's file, location and format; merging with a backup; the env block;
+and a written configuration that really starts a working server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from conftest import TreeFactory
+from fixtures import ACME
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from retriever.adapters import client_config as clients
+from retriever.adapters.cli import cli
+
+COMMAND = [os.path.abspath(sys.executable), "-m", "retriever"]  # what a test process's retriever_command() gives
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder of the test's own: every client file lands under it (or under the project folder)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("APPDATA", str(home / "AppData" / "Roaming"))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    for name in [n for n in os.environ if n.startswith("OPENAI_")]:
+        monkeypatch.delenv(name)
+    return home
+
+
+def _invoke(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["mcp-config", *args])
+
+
+def test_claude_desktop_config_is_printed_with_absolute_command_root_and_settings(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(ACME)
+    monkeypatch.setenv("RETRIEVER_TOP_K", "3")
+    monkeypatch.setenv("RETRIEVER_ROOT", "/elsewhere")  # passed as --root, never in env
+    result = _invoke("claude-desktop", "--root", str(root))
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "mcpServers": {
+            "company-memory": {
+                "command": COMMAND[0],
+                "args": [*COMMAND[1:], "mcp", "--root", str(root)],
+                "env": {"RETRIEVER_STATE_DIR": os.environ["RETRIEVER_STATE_DIR"], "RETRIEVER_TOP_K": "3"},
+            }
+        }
+    }
+    assert f"Merge this into {home / '.config' / 'Claude' / 'claude_desktop_config.json'}" in result.stderr
+    assert not (home / ".config" / "Claude").exists()  # printing writes nothing
+
+
+def test_a_relative_root_becomes_absolute(home: Path, make_tree: TreeFactory) -> None:
+    root = make_tree(ACME)
+    os.chdir(root.parent)
+    result = _invoke("cursor", "--root", root.name)
+    assert json.loads(result.stdout)["mcpServers"]["company-memory"]["args"][-1] == str(root)
+
+
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        ("darwin", "home/Library/Application Support/Claude/claude_desktop_config.json"),
+        ("win32", "home/AppData/Roaming/Claude/claude_desktop_config.json"),
+        ("linux", "home/.config/Claude/claude_desktop_config.json"),
+    ],
+)
+def test_claude_desktop_keeps_its_file_where_each_os_puts_app_settings(
+    tmp_path: Path, platform: str, expected: str
+) -> None:
+    home = tmp_path / "home"
+    environ = {"HOME": str(home), "APPDATA": str(home / "AppData" / "Roaming")}
+    path = clients.config_path(
+        clients.CLIENTS["claude-desktop"], "user", platform=platform, environ=environ, cwd=tmp_path
+    )
+    assert path == tmp_path / expected
+
+
+@pytest.mark.parametrize(
+    ("client", "scope", "expected"),
+    [
+        ("cursor", "user", "home/.cursor/mcp.json"),
+        ("cursor", "project", "project/.cursor/mcp.json"),
+        ("vscode", "project", "project/.vscode/mcp.json"),
+        ("vscode", "user", "home/.config/Code/User/mcp.json"),
+        ("claude-code", "project", "project/.mcp.json"),
+        ("claude-code", "user", None),
+        ("claude-code", "local", None),
+    ],
+)
+def test_each_client_and_scope_has_its_file(tmp_path: Path, client: str, scope: str, expected: str | None) -> None:
+    environ = {"HOME": str(tmp_path / "home")}
+    path = clients.config_path(
+        clients.CLIENTS[client], scope, platform="linux", environ=environ, cwd=tmp_path / "project"
+    )
+    assert path == (tmp_path / expected if expected else None)
+
+
+def test_vscode_entries_go_under_servers_with_type_stdio(home: Path, make_tree: TreeFactory) -> None:
+    root = make_tree(ACME)
+    result = _invoke("vscode", "--root", str(root))
+    entry = json.loads(result.stdout)["servers"]["company-memory"]
+    assert (entry["type"], entry["command"]) == ("stdio", COMMAND[0])
+    assert "Merge this into" in result.stderr and ".vscode/mcp.json" in result.stderr
+
+
+def test_claude_code_gets_the_claude_mcp_add_command_with_the_name_before_env(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(ACME)
+    monkeypatch.setenv("RETRIEVER_LLM_MODEL", "gpt-4.1-mini")
+    result = _invoke("claude-code", "--root", str(root))
+    assert result.exit_code == 0, result.stderr
+    words = shlex.split(result.stdout)
+    assert words[:8] == ["claude", "mcp", "add", "--transport", "stdio", "--scope", "local", "company-memory"]
+    assert words[words.index("--") + 1 :] == [*COMMAND, "mcp", "--root", str(root)]
+    assert "--env" in words and "RETRIEVER_LLM_MODEL=gpt-4.1-mini" in words
+    assert words.index("company-memory") < words.index("--env")  # a variadic --env would swallow a later name
+    assert not (home.parent / "project" / ".mcp.json").exists()
+
+
+def test_secrets_are_included_only_when_set_and_stderr_says_so(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(ACME)
+    quiet = _invoke("cursor", "--root", str(root))
+    assert "OPENAI_API_KEY" not in quiet.stdout and "Note:" not in quiet.stderr
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
+    monkeypatch.setenv("RETRIEVER_REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0")
+    monkeypatch.setenv("RETRIEVER_API_KEY", "http-only")  # `retriever serve`'s key: a stdio server never needs it
+    loud = _invoke("cursor", "--root", str(root))
+    env = json.loads(loud.stdout)["mcpServers"]["company-memory"]["env"]
+    assert env["OPENAI_API_KEY"] == "sk-test-123" and env["OPENAI_BASE_URL"] == "http://127.0.0.1:8080/v1"
+    assert "RETRIEVER_API_KEY" not in env
+    assert "holds secrets from your environment (OPENAI_API_KEY, RETRIEVER_REDIS_URL)" in loud.stderr
+
+
+def test_write_creates_the_file_private_when_it_holds_secrets(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(ACME)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    result = _invoke("claude-desktop", "--root", str(root), "--write")
+    assert result.exit_code == 0, result.stderr
+    path = home / ".config" / "Claude" / "claude_desktop_config.json"
+    assert result.stdout.splitlines()[0] == f"Added server 'company-memory' in {path}."
+    assert json.loads(path.read_text())["mcpServers"]["company-memory"]["env"]["OPENAI_API_KEY"] == "sk-test-123"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert f"{path} holds secrets" in result.stderr
+
+
+def test_write_merges_into_an_existing_file_keeping_other_servers_and_a_backup(
+    home: Path, make_tree: TreeFactory
+) -> None:
+    root = make_tree(ACME)
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    before = {"mcpServers": {"github": {"command": "gh-mcp", "args": []}}, "theme": "dark"}
+    path.write_text(json.dumps(before))
+    result = _invoke("cursor", "--root", str(root), "--write")
+    assert result.exit_code == 0, result.stderr
+    after = json.loads(path.read_text())
+    assert after["theme"] == "dark" and after["mcpServers"]["github"] == before["mcpServers"]["github"]
+    assert after["mcpServers"]["company-memory"]["args"][-1] == str(root)
+    [backup] = path.parent.glob("mcp.json.bak-*")
+    assert json.loads(backup.read_text()) == before
+    assert f"The previous file is kept as {backup}." in result.stdout
+
+
+def test_writing_again_replaces_the_entry_and_an_unchanged_one_is_left_alone(
+    home: Path, make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    root = make_tree(ACME)
+    other = tmp_path / "other-memory"
+    other.mkdir()
+    (other / "a.md").write_text("# A\n\nText.\n")
+    assert _invoke("vscode", "--root", str(root), "--write").exit_code == 0
+    again = _invoke("vscode", "--root", str(root), "--write")
+    assert again.stdout.startswith("Server 'company-memory' in ") and "already up to date" in again.stdout
+    moved = _invoke("vscode", "--root", str(other), "--write")
+    assert moved.stdout.startswith("Replaced server 'company-memory'")
+    path = Path.cwd() / ".vscode" / "mcp.json"
+    assert json.loads(path.read_text())["servers"]["company-memory"]["args"][-1] == str(other)
+    assert len(list(path.parent.glob("mcp.json.bak-*"))) == 1  # the unchanged run wrote no backup
+
+
+@pytest.mark.parametrize("content", ['// my servers\n{"servers": {}}', "[1, 2]", '{"servers": ["x"]}'])
+def test_a_file_that_is_not_a_plain_json_object_is_left_untouched_with_exit_2(
+    home: Path, make_tree: TreeFactory, content: str
+) -> None:
+    root = make_tree(ACME)
+    path = Path.cwd() / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(content)
+    result = _invoke("vscode", "--root", str(root), "--write")
+    assert result.exit_code == 2
+    assert str(path) in result.stderr and "merge the printed block by hand" in result.stderr
+    assert path.read_text() == content
+    assert list(path.parent.iterdir()) == [path]
+
+
+def test_claude_code_writes_the_project_mcp_json_with_secrets_as_references(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(ACME)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    result = _invoke("claude-code", "--root", str(root), "--write")
+    assert result.exit_code == 0, result.stderr
+    entry = json.loads((Path.cwd() / ".mcp.json").read_text())["mcpServers"]["company-memory"]
+    assert entry["type"] == "stdio" and entry["env"]["OPENAI_API_KEY"] == "${OPENAI_API_KEY}"
+    assert "sk-test-123" not in (Path.cwd() / ".mcp.json").read_text()
+    assert "written as ${NAME}" in result.stderr
+
+
+def test_claude_code_user_scope_cannot_be_written_and_says_what_to_run(home: Path, make_tree: TreeFactory) -> None:
+    result = _invoke("claude-code", "--root", str(make_tree(ACME)), "--scope", "user", "--write")
+    assert result.exit_code == 2
+    assert "run the command printed without --write" in result.stderr
+    assert not (home / ".claude.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["claude-desktop", "--scope", "project"], "--scope project is not a Claude Desktop scope; use one of: user"),
+        (["cursor", "--name", "my server"], "--name 'my server' is not a server name every client accepts"),
+    ],
+)
+def test_bad_options_are_usage_errors_naming_the_value(home: Path, args: list[str], message: str) -> None:
+    result = _invoke(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_a_missing_root_is_warned_about_but_the_config_is_still_printed(home: Path, tmp_path: Path) -> None:
+    result = _invoke("cursor", "--root", str(tmp_path / "typo"))
+    assert result.exit_code == 0
+    assert "Warning (memory_not_found)" in result.stderr and str(tmp_path / "typo") in result.stderr
+    assert json.loads(result.stdout)["mcpServers"]["company-memory"]["args"][-1] == str(tmp_path / "typo")
+
+
+def test_the_installed_command_names_its_own_script_by_absolute_path(home: Path, make_tree: TreeFactory) -> None:
+    script = Path(sys.executable).with_name("retriever")
+    if not script.is_file():
+        pytest.skip("the retriever script is not installed next to this interpreter")
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # not on PATH: the absolute path is what makes it work
+    done = subprocess.run(
+        ["retriever", "mcp-config", "cursor", "--root", str(make_tree(ACME))],
+        executable=str(script),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["mcpServers"]["company-memory"]["command"] == str(script)
+
+
+def test_a_written_config_starts_a_server_that_answers_with_the_settings_it_carries(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(ACME)
+    monkeypatch.setenv("RETRIEVER_TOP_K", "2")
+    assert _invoke("claude-desktop", "--root", str(root), "--write").exit_code == 0
+    config = json.loads((home / ".config" / "Claude" / "claude_desktop_config.json").read_text())
+    entry = config["mcpServers"]["company-memory"]
+    # As a client starts it: the SDK passes only its default variables (HOME, PATH, …) plus the env block.
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=entry["env"])
+
+    async def call() -> Any:
+        async with Client(params) as client:
+            return await client.call_tool("retrieve_memory", {"prompt": "Who owns the billing migration?"})
+
+    result = anyio.run(call).model_dump(by_alias=True)
+    assert result["isError"] is False
+    facts = result["structuredContent"]["retrieval"]["facts"]
+    assert 0 < len(facts) <= 2  # RETRIEVER_TOP_K arrived through the env block
