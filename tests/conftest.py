@@ -8,10 +8,13 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +224,43 @@ def read_until_closed(sock: socket.socket) -> bytes:
             break
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+@dataclass
+class ServeProcess:
+    """A ``retriever serve`` child process: its stderr lines up to the announcement, and the MCP URL."""
+
+    process: subprocess.Popen[str]
+    lines: list[str]
+    url: str
+
+    def route(self, path: str) -> str:
+        return self.url.replace("/v1/mcp/memory", path)
+
+
+@contextmanager
+def serve_process(root: Path, *, seconds: float = 60) -> Iterator[ServeProcess]:
+    """Start ``retriever serve --port 0 --root ROOT``; yield once it has announced its URL (it listens by then).
+
+    A watchdog kills the child after ``seconds``, which bounds every blocking read of its stderr.
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(root)],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=child_env(),
+    )
+    assert process.stderr is not None
+    watchdog = threading.Timer(seconds, process.kill)
+    watchdog.start()
+    try:
+        lines = [process.stderr.readline()]
+        while lines[-1] and not lines[-1].startswith("Serving MCP at"):
+            lines.append(process.stderr.readline())
+        assert lines[-1].startswith("Serving MCP at http://127.0.0.1:"), lines
+        yield ServeProcess(process, lines, lines[-1].split()[3])
+    finally:
+        watchdog.cancel()
+        process.terminate()
+        process.wait(timeout=15)

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED_SCHEMAS, TreeFactory, answers, child_env, free_port, wait_until
+from conftest import SHARED_SCHEMAS, TreeFactory, answers, free_port, serve_process, wait_until
 from fixtures import ACME
 
 from retriever.adapters.cli import cli
@@ -202,24 +199,8 @@ def test_serve_masks_the_redis_password_in_its_start_up_error(runner: CliRunner,
 
 
 def test_serve_announces_only_once_it_accepts_connections(root: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(root)],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env=child_env(),
-    )
-    assert process.stderr is not None
-    watchdog = threading.Timer(60, process.kill)  # bounds the blocking read below
-    watchdog.start()
-    try:
-        line = process.stderr.readline()
-        url = line.split()[3]
-        port = int(url.split(":")[2].split("/")[0])
+    with serve_process(root) as served:
+        port = int(served.url.split(":")[2].split("/")[0])
         # Right after the line, with no retry: before, this was refused (the socket was bound, not listening).
         socket.create_connection(("127.0.0.1", port), timeout=10).close()
-        assert wait_until(lambda: answers(url.replace("/v1/mcp/memory", "/healthz")), timeout=30)
-    finally:
-        watchdog.cancel()
-        process.terminate()
-        process.wait(timeout=15)
+        assert wait_until(lambda: answers(served.route("/healthz")), timeout=30)

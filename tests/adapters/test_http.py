@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,7 +13,16 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from conftest import TreeFactory, answers, child_env, free_port, serving, validate_tool_result, wait_until
+from conftest import (
+    TreeFactory,
+    answers,
+    child_env,
+    free_port,
+    serve_process,
+    serving,
+    validate_tool_result,
+    wait_until,
+)
 from fixtures import ACME
 from mcp import Client
 
@@ -268,22 +276,9 @@ def test_an_oversized_body_is_refused(base: str) -> None:
 
 
 def test_retriever_serve_as_a_process_answers_the_sdk_client_and_a_plain_post(make_tree: TreeFactory) -> None:
-    root = make_tree(ACME)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(root)],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env=child_env(),
-    )
-    assert process.stderr is not None
-    watchdog = threading.Timer(60, process.kill)  # bounds the blocking read below
-    watchdog.start()
-    try:
-        line = process.stderr.readline()
-        assert line.startswith("Serving MCP at http://127.0.0.1:"), line
-        url = line.split()[3]
-        assert wait_until(lambda: answers(url.replace("/v1/mcp/memory", "/healthz")), timeout=30)
+    with serve_process(make_tree(ACME)) as served:
+        url = served.url
+        assert wait_until(lambda: answers(served.route("/healthz")), timeout=30)
 
         async def session() -> Any:
             async with Client(url) as client:
@@ -295,10 +290,6 @@ def test_retriever_serve_as_a_process_answers_the_sdk_client_and_a_plain_post(ma
         )
         validate_tool_result(result)
         assert _post(url, CALL).json()["result"]["isError"] is False
-    finally:
-        watchdog.cancel()
-        process.terminate()
-        process.wait(timeout=15)
 
 
 def test_retriever_serve_stops_at_start_up_when_redis_is_unreachable(make_tree: TreeFactory) -> None:

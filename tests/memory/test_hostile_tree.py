@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import TreeFactory, child_env, wait_until
+from conftest import TreeFactory, child_env, serve_process, wait_until
 from fixtures import ACME
 from hostile import HOSTILE, remove_deep_folders
 
@@ -96,33 +95,17 @@ def test_the_cli_answers_from_a_hostile_tree_and_lists_every_skipped_file(hostil
 
 
 def test_retriever_serve_on_a_hostile_tree_becomes_ready_and_answers(hostile_root: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(hostile_root)],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env=child_env(),
-    )
-    assert process.stderr is not None
-    watchdog = threading.Timer(120, process.kill)  # bounds the blocking read below
-    watchdog.start()
-    try:
-        line = process.stderr.readline()
-        assert line.startswith("Serving MCP at http://127.0.0.1:"), line
-        url = line.split()[3]
-        health = url.replace("/v1/mcp/memory", "/healthz")
+    with serve_process(hostile_root, seconds=120) as served:
+        health = served.route("/healthz")
         assert wait_until(lambda: _ready(health), timeout=60)
         assert httpx.get(health).json()["skipped_files"] == len(SKIPPED) + 1
         params = {"name": TOOL_NAME, "arguments": {"prompt": QUESTION}}
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-        reply = httpx.post(url, json=call, headers={"Accept": "application/json, text/event-stream"}, timeout=60)
+        headers = {"Accept": "application/json, text/event-stream"}
+        reply = httpx.post(served.url, json=call, headers=headers, timeout=60)
         result = reply.json()["result"]
         assert result["isError"] is False
         assert result["structuredContent"]["retrieval"]["facts"][0]["statement"] == ANSWER
-    finally:
-        watchdog.cancel()
-        process.terminate()
-        process.wait(timeout=15)
 
 
 def _ready(health: str) -> bool:

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from click.testing import CliRunner
-from conftest import TreeFactory, answers, child_env, validate_tool_result, wait_until
+from conftest import TreeFactory, answers, child_env, serve_process, validate_tool_result, wait_until
 from fixtures import ACME
 
 from retriever import Retriever
@@ -121,31 +120,12 @@ def test_retriever_mcp_on_a_good_root_says_nothing_at_start(make_tree: TreeFacto
 
 def test_retriever_serve_warns_at_start_and_answers_is_error_over_http(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(missing)],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env=child_env(),
-    )
-    assert process.stderr is not None
-    watchdog = threading.Timer(60, process.kill)  # bounds the blocking reads below
-    watchdog.start()
-    try:
-        lines = [process.stderr.readline()]
-        while lines[-1] and not lines[-1].startswith("Serving MCP at"):
-            lines.append(process.stderr.readline())
-        assert lines[0].startswith(f"Warning (memory_not_found): memory root {str(missing)!r} is not a folder")
-        assert lines[-1].startswith("Serving MCP at http://127.0.0.1:"), lines
-        url = lines[-1].split()[3]
-        assert wait_until(lambda: answers(url.replace("/v1/mcp/memory", "/healthz"), 503), timeout=30)
-        reply = httpx.post(url, json=_call(), headers={"Accept": "application/json"}, timeout=30).json()
+    with serve_process(missing) as served:
+        assert served.lines[0].startswith(f"Warning (memory_not_found): memory root {str(missing)!r} is not a folder")
+        assert wait_until(lambda: answers(served.route("/healthz"), 503), timeout=30)
+        reply = httpx.post(served.url, json=_call(), headers={"Accept": "application/json"}, timeout=30).json()
         assert reply["result"]["isError"] is True
         assert reply["result"]["structuredContent"]["error_code"] == "memory_not_found"
-    finally:
-        watchdog.cancel()
-        process.terminate()
-        process.wait(timeout=15)
 
 
 def test_query_on_a_folder_without_markdown_exits_2_saying_so(empty_root: Path) -> None:
