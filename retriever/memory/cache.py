@@ -28,8 +28,8 @@ import numpy.typing as npt
 from retriever.memory.index import Params, SectionIndex, Segment
 from retriever.text.models import Document, Fingerprint
 
-_PARTS = ("indptr", "indices", "values", "counts")  # a segment's arrays, one .npy file each
-FORMAT = 12  # bump when Document, the analyzer, the parser's output or the index layout changes
+_PARTS = ("indptr", "indices", "values", "counts", "fields")  # a segment's arrays, one .npy file each
+FORMAT = 13  # bump when Document, the analyzer, the parser's output or the index layout changes
 
 
 @dataclass(frozen=True, slots=True)

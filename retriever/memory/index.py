@@ -115,10 +115,16 @@ class Segment:
     indices: npt.NDArray[np.int32]
     values: FloatArray  # (postings, groups): the pre-combined tf' of each field group
     counts: FloatArray  # (postings,): the raw count in the section's heading and body, for document scores
+    fields: npt.NDArray[np.uint8]  # (postings,): bit f set when the term occurs in field FIELDS[f] of the section
 
     def postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
         start, end = self._span(term_id)
         return self.indices[start:end], self.values[start:end]
+
+    def field_postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
+        """Section ids and field bitmasks (bit f: ``FIELDS[f]``) of one term."""
+        start, end = self._span(term_id)
+        return self.indices[start:end], self.fields[start:end]
 
     def raw_postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
         """Section ids and raw heading + body counts of one term."""
@@ -191,13 +197,21 @@ class SectionIndex:
             builder.add(fields_)
         return builder.finish()
 
-    def append_segment(self, tids: IntArray, sids: npt.NDArray[np.int32], vals: FloatArray, raw: FloatArray) -> None:
+    def append_segment(
+        self,
+        tids: IntArray,
+        sids: npt.NDArray[np.int32],
+        vals: FloatArray,
+        raw: FloatArray,
+        masks: npt.NDArray[np.uint8],
+    ) -> None:
         """Add postings (any order) as a segment; section ids must be new and contiguous."""
         order = np.argsort(tids, kind="stable")
         counts = np.bincount(tids, minlength=len(self.vocab)).astype(np.int64)
         indptr = np.zeros(len(self.vocab) + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        self.segments.append(Segment(indptr, sids[order].copy(), vals[order].copy(), raw[order].copy()))
+        parts = (sids[order].copy(), vals[order].copy(), raw[order].copy(), masks[order].copy())
+        self.segments.append(Segment(indptr, *parts))
         self.df = _grow(self.df, len(self.vocab)) + counts
 
     def remove(self, section_ids: Iterable[int]) -> None:
@@ -309,6 +323,28 @@ class SectionIndex:
             tf += np.bincount(documents[ids[keep]], weights=raw[keep], minlength=n)
         return tf
 
+    def field_terms(self, section_ids: Sequence[int], terms: Iterable[str]) -> dict[int, dict[str, set[str]]]:
+        """Of ``terms``, those in each field of each section: section id → field name → terms.
+
+        Read from the postings' field masks (fixed at index time), so naming the fields a query
+        matched costs a lookup per query term, not an analysis of every section's text.
+        """
+        wanted = np.asarray(sorted(set(section_ids)), dtype=np.int32)
+        out: dict[int, dict[str, set[str]]] = {int(s): {name: set() for name in FIELDS} for s in wanted}
+        for term in dict.fromkeys(terms):
+            tid = self.vocab.get(term)
+            if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
+                continue
+            for segment in self.segments:
+                ids, masks = segment.field_postings(tid)
+                hit = np.isin(ids, wanted)
+                for sid, mask in zip(ids[hit].tolist(), masks[hit].tolist(), strict=True):
+                    if self.alive[sid]:
+                        for f, name in enumerate(FIELDS):
+                            if mask >> f & 1:
+                                out[sid][name].add(term)
+        return out
+
     def top(self, terms: Sequence[str], k: int, boosts: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (section id, score) pairs with a positive score, best first."""
         return top_of(self.scores(terms, boosts), k)
@@ -371,8 +407,10 @@ class SegmentBuilder:
             norm = np.float32(1.0) - b + b * lengths[rows, f] / avg
             values[:, params.groups[f]] += np.float32(params.weights[f]) * counts[:, f] / norm
         raw = counts[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)
+        masks = ((counts > 0).astype(np.uint8) << np.arange(len(FIELDS), dtype=np.uint8)).sum(axis=1, dtype=np.uint8)
         first = index.size
-        index.append_segment(np.frombuffer(self.tids, dtype=np.int64), rows + np.int32(first), values, raw)
+        tids = np.frombuffer(self.tids, dtype=np.int64)
+        index.append_segment(tids, rows + np.int32(first), values, raw, masks)
         index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
         index._live = None
         index.lengths = np.concatenate([index.lengths, lengths[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)])

@@ -78,6 +78,10 @@ def _assert_same_index(loaded: IndexState, saved: IndexState) -> None:
             loaded.index.document_scores(terms, loaded.section_documents()),
             saved.index.document_scores(terms, documents),
         )
+    sections = range(saved.index.size)
+    for query in QUERIES:  # the field masks come back too: reasons and coverage read them
+        terms = analyzer.terms(query)
+        assert loaded.index.field_terms(sections, terms) == saved.index.field_terms(sections, terms)
     assert loaded.index.params == saved.index.params
     assert len(loaded.index.segments) == len(saved.index.segments)
     assert loaded.catalog == saved.catalog
@@ -211,7 +215,7 @@ def test_a_saved_index_loads_back_identical(cache: IndexCache) -> None:
     _assert_same_index(loaded, state)
     assert loaded.index.live_count == 15
     assert _segment_files(cache) == {
-        f"{state.segment_names[0]}.{part}.npy" for part in ("indptr", "indices", "values", "counts")
+        f"{state.segment_names[0]}.{part}.npy" for part in ("indptr", "indices", "values", "counts", "fields")
     }
 
 
@@ -265,7 +269,7 @@ def test_a_second_save_writes_only_the_new_segment(cache: IndexCache) -> None:
     [kept, second] = state.segment_names
     assert kept == first
     assert _segment_files(cache) == old_files | {
-        f"{second}.{part}.npy" for part in ("indptr", "indices", "values", "counts")
+        f"{second}.{part}.npy" for part in ("indptr", "indices", "values", "counts", "fields")
     }
     assert {name: (cache.folder / "index" / name).stat().st_mtime_ns for name in old_files} == old_mtimes
     loaded = cache.load_index(Params())
@@ -286,7 +290,8 @@ def test_saving_a_compacted_index_removes_segments_no_longer_listed(cache: Index
 
     [name] = compacted.segment_names
     assert name not in state.segment_names
-    assert _segment_files(cache) == {f"{name}.{part}.npy" for part in ("indptr", "indices", "values", "counts")}
+    parts = ("indptr", "indices", "values", "counts", "fields")
+    assert _segment_files(cache) == {f"{name}.{part}.npy" for part in parts}
     loaded = cache.load_index(Params())
     assert loaded is not None
     _assert_same_index(loaded, compacted)
