@@ -1,7 +1,7 @@
 """The section index: exact BM25F over an inverted index held in flat numpy arrays.
 
-Each section is indexed in five fields (document title and aliases, its own heading, the
-folder/heading path above it, front-matter text, body).  BM25F combines them before
+Each section is indexed in five fields (``memory.fields``: document title and aliases, its own
+heading, the folder/heading path above it, front-matter text, body).  BM25F combines them before
 saturation: ``tf' = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f)`` and a term scores
 ``idf · tf' · (k1 + 1) / (tf' + k1)`` with ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``.
 
@@ -21,26 +21,18 @@ import bisect
 import itertools
 import math
 from array import array
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from retriever.text import analyzer
-from retriever.text.models import Document, Section
-from retriever.text.vocabulary import SITE_FIELDS
+from retriever.memory.fields import FIELDS, Analyzed
 
-FIELDS = ("title", "heading", "path", "meta", "body")
 _TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
 DOCUMENT_B = 0.75  # length normalisation of document scores (BM25's usual value)
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
-Analyzed = tuple[Counter[str], ...]  # one section's term counts, per field
-
-# Front-matter keys that hold site machinery, not knowledge; every other value is indexed.
-_NOT_META = SITE_FIELDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,54 +49,6 @@ class Params:
     b: tuple[float, ...] = (0.0, 0.0, 0.3, 0.0, 0.75)
     groups: tuple[int, ...] = (0, 1, 2, 2, 2)
     group_weights: tuple[float, ...] = (1.0, 1.5, 1.0)
-
-
-def _meta_text(doc: Document) -> str:
-    """Front-matter values (summary, tags, owner, email…) as one text; title and aliases have their own field."""
-    out: list[str] = []
-    for key, value in doc.front_matter.items():
-        if key.lower() in _NOT_META:
-            continue
-        if isinstance(value, str | int | float) and not isinstance(value, bool):
-            out.append(str(value))
-        elif isinstance(value, list):
-            out.extend(str(v) for v in value if isinstance(v, str | int | float))
-    return " ".join(out)
-
-
-def _path_text(doc: Document, section: Section) -> str:
-    folders = doc.rel_path.rsplit("/", 1)[0] if "/" in doc.rel_path else ""
-    stem = doc.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    words = " ".join([folders.replace("/", " "), stem, *section.heading_path[:-1]])
-    return words.replace("_", " ").replace("-", " ")
-
-
-def _title_text(doc: Document) -> str:
-    return " ".join([doc.title, *doc.aliases])
-
-
-def _heading(section: Section) -> str:
-    return section.heading_path[-1] if section.heading_path else section.title
-
-
-def section_fields(doc: Document, section: Section) -> tuple[str, ...]:
-    """The texts of one section's fields, in ``FIELDS`` order."""
-    return (_title_text(doc), _heading(section), _path_text(doc, section), _meta_text(doc), section.text)
-
-
-def analyze_document(doc: Document) -> list[Analyzed]:
-    """Per section, per field (in ``FIELDS`` order), the term counts of a document.
-
-    The title and meta fields are the document's, so they are analysed once and shared by its sections.
-    """
-    title = Counter(analyzer.terms(_title_text(doc)))
-    meta = Counter(analyzer.terms(_meta_text(doc)))
-    out: list[Analyzed] = []
-    for section in doc.sections:
-        heading = Counter(analyzer.terms(_heading(section)))
-        path = Counter(analyzer.terms(_path_text(doc, section)))
-        out.append((title, heading, path, meta, Counter(analyzer.terms(section.text))))
-    return out
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from retriever.errors import RetrieverError
 from retriever.memory import gitinfo, intake, locks
 from retriever.memory.cache import DocInfo, FileRow, IndexCache, IndexState
 from retriever.memory.documents import Documents
-from retriever.memory.index import Params, SectionIndex, SegmentBuilder, analyze_document
+from retriever.memory.fields import analyze_document
+from retriever.memory.index import Params, SectionIndex, SegmentBuilder
 from retriever.text import analyzer, reader
 from retriever.text.models import Document, Skipped
 from retriever.text.parser import ParseError, parse_document

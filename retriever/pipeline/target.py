@@ -16,7 +16,8 @@ import math
 from collections.abc import Sequence
 
 from retriever.llm.guided import LLMRun, OutlineEntry, guide_target
-from retriever.memory.index import FIELDS, section_fields, top_of
+from retriever.memory.fields import FIELDS, section_fields
+from retriever.memory.index import top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import evidence

@@ -12,7 +12,8 @@ import pytest
 from fixtures import ACME
 
 from retriever.memory.cache import FORMAT, DocInfo, FileRow, IndexCache, IndexState
-from retriever.memory.index import Params, SectionIndex, analyze_document
+from retriever.memory.fields import analyze_document
+from retriever.memory.index import Params, SectionIndex
 from retriever.text import analyzer
 from retriever.text.models import Document, Fingerprint
 from retriever.text.parser import parse_document

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.memory.index import FIELDS, Analyzed, Params, SectionIndex, analyze_document
+from retriever.memory.fields import FIELDS, Analyzed, analyze_document
+from retriever.memory.index import Params, SectionIndex
 from retriever.text import analyzer
 from retriever.text.parser import parse_document
 
