@@ -9,8 +9,11 @@ Documents are scored too (``document_scores``): plain BM25 over each document's 
 bodies taken as one text, from the raw counts every posting also keeps, so a section can be
 ranked by its own evidence and its document's.
 
-The index is a list of immutable segments (CSR: term → sections, pre-combined ``tf'``) plus
-an ``alive`` mask, as in Lucene: a changed file tombstones its old sections and adds a small
+Sections carry meaning vectors too (``memory.vectors``): ``cosines`` compares a text's vector with
+every section's, a second, weaker signal for questions asked in other words than the memory's.
+
+The index is a list of immutable segments (CSR: term → sections, pre-combined ``tf'``, and the
+sections' vectors) plus an ``alive`` mask, as in Lucene: a changed file tombstones its old sections and adds a small
 segment, so one edit costs milliseconds instead of a rebuild.  ``compact()`` folds it all
 into one segment again.  A query costs one vectorised pass over its terms' postings.
 """
@@ -18,6 +21,7 @@ into one segment again.  A query costs one vectorised pass over its terms' posti
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
 import math
 from array import array
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from retriever.memory import vectors
 from retriever.memory.fields import FIELDS, Analyzed
 
 _TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
@@ -60,6 +65,8 @@ class Segment:
     values: FloatArray  # (postings, groups): the pre-combined tf' of each field group
     counts: FloatArray  # (postings,): the raw count in the section's heading and body, for document scores
     fields: npt.NDArray[np.uint8]  # (postings,): bit f set when the term occurs in field FIELDS[f] of the section
+    # (sections, dims): unit meaning vectors in section-id order; (0, 0) for a segment built without texts
+    vectors: FloatArray = field(default_factory=vectors.no_vectors)
 
     def postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
         start, end = self._span(term_id)
@@ -101,6 +108,7 @@ class SectionIndex:
         default=None, repr=False, compare=False
     )
     _live: tuple[npt.NDArray[np.bool_], int] | None = field(default=None, repr=False, compare=False)
+    _weights: vectors.WordWeights | None = field(default=None, repr=False, compare=False)
 
     def with_prefix(self, prefix: str, limit: int = 8) -> list[str]:
         """Live vocabulary terms starting with ``prefix`` (most frequent first, at most ``limit``)."""
@@ -134,11 +142,11 @@ class SectionIndex:
                 totals[f] += sum(counts.values())
         self.avglen = tuple(max(1.0, t / len(analyzed)) for t in totals)
 
-    def add(self, analyzed: Sequence[Analyzed]) -> range:
-        """Index sections as one new segment; returns their section ids."""
+    def add(self, analyzed: Sequence[Analyzed], texts: Sequence[str] | None = None) -> range:
+        """Index sections (with their ``texts``, for meaning vectors) as one new segment; returns their ids."""
         builder = SegmentBuilder(self)
-        for fields_ in analyzed:
-            builder.add(fields_)
+        for number, fields_ in enumerate(analyzed):
+            builder.add(fields_, texts[number] if texts is not None else None)
         return builder.finish()
 
     def append_segment(
@@ -289,6 +297,21 @@ class SectionIndex:
                                 out[sid][name].add(term)
         return out
 
+    def meaning(self, texts: Sequence[str]) -> FloatArray:
+        """Unit meaning vectors of ``texts``, words weighted by this index's idf (``memory.vectors``)."""
+        key = (self.size, self.live_count, len(self.segments), len(self.df))
+        weights = self._weights
+        if weights is None or weights.key != key:  # document frequencies changed: weigh words anew
+            weights = self._weights = vectors.WordWeights(self.term_idf, key)
+        return vectors.embed(texts, weights)
+
+    def cosines(self, query: FloatArray) -> FloatArray | None:
+        """Every section's cosine with the unit vector ``query`` (dead ones included; the caller masks
+        them); None when the index holds no vectors (built without texts, or no embedding table)."""
+        if not len(query):
+            return None
+        return vectors.cosines([s.vectors for s in self.segments], self.size, query)
+
     def top(self, terms: Sequence[str], k: int, boosts: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (section id, score) pairs with a positive score, best first."""
         return top_of(self.scores(terms, boosts), k)
@@ -313,16 +336,22 @@ class SegmentBuilder:
     One posting per (term, section) holds that term's count in each field; arrays instead
     of ``Counter`` objects keep a 10,000-file build's memory small.  tf' (weights, length
     normalisation, field groups) is computed vectorised once every section is in, so a full
-    build can fix the average field lengths first.
+    build can fix the average field lengths first.  Sections added with their text
+    (``memory.vectors.section_text``) get meaning vectors, weighted by the document frequencies the
+    segment completes; a segment with any section added without text has none.
     """
 
     def __init__(self, index: SectionIndex) -> None:
         self.index = index
         self.tids, self.rows, self.counts, self.lengths = array("q"), array("i"), array("f"), array("f")
         self.sections = 0
+        self.texts: list[str] = []
         self._zeros = array("f", [0.0] * len(FIELDS))
 
-    def add(self, fields_: Analyzed) -> None:
+    def add(self, fields_: Analyzed, text: str | None = None) -> None:
+        """One section's per-field term counts, and the text its meaning vector is made of."""
+        if text is not None:
+            self.texts.append(text)
         vocab, width = self.index.vocab, len(FIELDS)
         seen: dict[str, int] = {}
         for f, counts in enumerate(fields_):
@@ -358,6 +387,8 @@ class SegmentBuilder:
         index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
         index._live = None
         index.lengths = np.concatenate([index.lengths, lengths[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)])
+        if self.sections and len(self.texts) == self.sections:  # idf now counts this segment's sections
+            index.segments[-1] = dataclasses.replace(index.segments[-1], vectors=index.meaning(self.texts))
         return range(first, first + self.sections)
 
 

@@ -27,6 +27,7 @@ from retriever.memory.cache import DocInfo, FileRow, IndexCache, IndexState
 from retriever.memory.documents import Documents
 from retriever.memory.fields import analyze_document
 from retriever.memory.index import Params, SectionIndex, SegmentBuilder
+from retriever.memory.vectors import document_texts
 from retriever.text import analyzer, reader
 from retriever.text.models import Document, Skipped
 from retriever.text.parser import ParseError, parse_document
@@ -252,8 +253,8 @@ def _analyzed(index: SectionIndex, docs: list[Document]) -> SegmentBuilder:
     """Documents tokenised into a segment builder (not yet visible to queries)."""
     builder = SegmentBuilder(index)
     for doc in docs:
-        for fields_ in analyze_document(doc):
-            builder.add(fields_)
+        for fields_, text in zip(analyze_document(doc), document_texts(doc), strict=True):
+            builder.add(fields_, text)
     return builder
 
 
