@@ -299,11 +299,9 @@ class SectionIndex:
 
     def meaning(self, texts: Sequence[str]) -> FloatArray:
         """Unit meaning vectors of ``texts``, words weighted by this index's idf (``memory.vectors``)."""
-        key = (self.size, self.live_count, len(self.segments), len(self.df))
-        weights = self._weights
-        if weights is None or weights.key != key:  # document frequencies changed: weigh words anew
-            weights = self._weights = vectors.WordWeights(self.term_idf, key)
-        return vectors.embed(texts, weights)
+        key = (self.size, self.live_count, len(self.segments), len(self.df))  # changes with the df
+        self._weights = vectors.WordWeights.current(self._weights, self.term_idf, key)
+        return vectors.embed(texts, self._weights)
 
     def cosines(self, query: FloatArray) -> FloatArray | None:
         """Every section's cosine with the unit vector ``query`` (dead ones included; the caller masks
@@ -388,7 +386,8 @@ class SegmentBuilder:
         index._live = None
         index.lengths = np.concatenate([index.lengths, lengths[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)])
         if self.sections and len(self.texts) == self.sections:  # idf now counts this segment's sections
-            index.segments[-1] = dataclasses.replace(index.segments[-1], vectors=index.meaning(self.texts))
+            meaning = vectors.as_stored(index.meaning(self.texts))
+            index.segments[-1] = dataclasses.replace(index.segments[-1], vectors=meaning)
         return range(first, first + self.sections)
 
 

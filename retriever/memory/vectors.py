@@ -52,6 +52,11 @@ class WordWeights:
         self.idf, self.key = idf, key
         self._known: dict[str, float] = {}
 
+    @classmethod
+    def current(cls, previous: WordWeights | None, idf: Callable[[str], float], key: tuple[int, ...]) -> WordWeights:
+        """``previous`` while the document frequencies ``key`` names are the same, else new weights."""
+        return previous if previous is not None and previous.key == key else cls(idf, key)
+
     def __call__(self, word: str) -> float:
         weight = self._known.get(word)
         if weight is None:
@@ -61,6 +66,13 @@ class WordWeights:
             weight = sum(self.idf(t) ** IDF_POWER for t in terms) / len(terms) if terms else 0.0
             self._known[word] = weight
         return weight
+
+
+def as_stored(vectors: FloatArray) -> FloatArray:
+    """Section vectors rounded to float16, as the cache stores them: a fresh build and a cached load
+    give the same cosines, so they rank alike."""
+    out: FloatArray = vectors.astype(np.float16).astype(np.float32)
+    return out
 
 
 def embed(texts: Sequence[str], weight: embeddings.Weight) -> FloatArray:

@@ -30,6 +30,11 @@ def words(text: str) -> list[str]:
     """BERT's basic (uncased) tokenisation of ``text`` (see the module contract)."""
     if text.isascii():
         return _ASCII_WORD.findall(text.translate(_ASCII_CONTROL).lower())
+    return _exact_words(text)
+
+
+def _exact_words(text: str) -> list[str]:
+    """``words`` by the character rules, for any text (the ASCII path must agree with it)."""
     out: list[str] = []
     for token in _WHITESPACE.split(text):
         if token:
