@@ -16,9 +16,10 @@ that does not repeat the question's words ("They meet on Fridays.") still ranks.
 chosen greedily: each further fact from a section already cited counts ``same_section_decay``
 less, so the first places go to different sections, and duplicate statements are dropped.
 
-Meaning.  Where the read sections leave part of the question's weight uncovered (``gap`` = 1 − their
-best coverage), a statement's cosine with the question (``memory.vectors``), scaled among the
-candidates so the median statement gets 0 and the closest 1, joins its rank value:
+Meaning.  Where the read sections leave part of the weight of the question's topic words uncovered
+(``gap`` = 1 − their best coverage, as ``evidence.coverage_gap`` counts it), a statement's cosine
+with the question (``memory.vectors``), scaled among the candidates so the median statement gets 0
+and the closest 1, joins its rank value:
 
     rank'(u) = (rank(u) + meaning_weight · gap · m(u)) / (1 + meaning_weight · gap)
 
@@ -61,7 +62,7 @@ class ScoreParams:
     many_part_decay: float = 0.25  # a many-part question wants breadth: one fact per section first
     long_statement: int = 30  # terms; longer statements match query words by chance more often
     length_penalty: float = 0.3
-    meaning_weight: float = 0.5  # a statement's meaning, when words leave the whole question's weight uncovered
+    meaning_weight: float = 0.5  # a statement's meaning, when words leave all of the question's topic uncovered
 
 
 DEFAULT = ScoreParams()
@@ -132,7 +133,7 @@ def with_meaning(scored: list[_Scored], memory: Memory, query: Query, params: Sc
     vectors = memory.index.meaning([query.text, *(s.candidate.statement for s in scored)])
     if not vectors.shape[1] or not vectors[0].any():
         return scored
-    cos = vectors[1:] @ vectors[0]
+    cos = np.einsum("ij,j->i", vectors[1:], vectors[0])  # one thread, the same sums everywhere (memory.vectors)
     low, high = float(np.median(cos)), float(cos.max())
     if high <= low:
         return scored

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 TABLE_PATH = Path(__file__).with_name("data") / "embeddings.npz"
 _CHUNK = 16_384  # piece vectors gathered at once while pooling (bounds the temporary array: ~16 MB)
+_BATCH = 2_048  # texts pooled together (bounds the word and piece lists of a large build)
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 Weight = Callable[[str], float]
@@ -64,7 +65,13 @@ class Table:
         return out
 
     def embed(self, texts: Sequence[str], weight: Weight) -> FloatArray:
-        """One unit row per text (see the module contract); each distinct word is split and weighed once."""
+        """One unit row per text (see the module contract), ``_BATCH`` texts at a time so that a
+        10,000-file build's word lists stay small; each distinct word is split and weighed once a batch."""
+        if len(texts) <= _BATCH:
+            return self._embed(texts, weight)
+        return np.concatenate([self._embed(texts[i : i + _BATCH], weight) for i in range(0, len(texts), _BATCH)])
+
+    def _embed(self, texts: Sequence[str], weight: Weight) -> FloatArray:
         tokens: list[str] = []
         lengths = np.zeros(len(texts), dtype=np.int64)
         for number, text in enumerate(texts):
