@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -19,7 +18,6 @@ if TYPE_CHECKING:
     from retriever.memory.memory import Memory
 
 EXIT_FAILURE, EXIT_USAGE = 1, 2
-_PROGRESS_AFTER_SECONDS = 0.5
 
 
 def exit_code(error: RetrieverError) -> int:
@@ -42,31 +40,6 @@ def fail(error: RetrieverError, as_json: bool) -> NoReturn:
     sys.exit(exit_code(error))
 
 
-class _ProgressBar:
-    """A progress bar on stderr, shown only when indexing is slow and stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.started = time.monotonic()
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if time.monotonic() - self.started < _PROGRESS_AFTER_SECONDS or not sys.stderr.isatty():
-                return
-            from rich.console import Console
-            from rich.progress import Progress
-
-            self.bar = Progress(console=Console(stderr=True), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("Indexing memory", total=total)
-        self.bar.update(self.task, completed=done, total=total)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
 def resolve_root(root: Path | None) -> Path:
     from retriever.retriever import default_root
 
@@ -74,10 +47,11 @@ def resolve_root(root: Path | None) -> Path:
 
 
 def open_memory(root: Path, settings: Any, as_json: bool) -> Memory:
+    from retriever.adapters.cli_progress import Reporter
     from retriever.errors import RetrieverError
     from retriever.memory.memory import Memory
 
-    progress = _ProgressBar()
+    progress = Reporter()
     try:
         return Memory.open(root, settings, progress=progress)
     except RetrieverError as exc:
@@ -118,7 +92,10 @@ def open_service(root: Path | None, settings: Any = None) -> Any:
         store = open_store(settings)
     except RetrieverError as exc:
         fail(exc, as_json=False)
-    return MemoryService(Retriever(resolve_root(root), settings), store)
+    from retriever.adapters.cli_progress import Reporter
+
+    # A server's stderr is a log: lines, never a bar, for a long first build or a big refresh.
+    return MemoryService(Retriever(resolve_root(root), settings, progress=Reporter(bar=False)), store)
 
 
 def warn_if_not_ready(root: Path) -> None:

@@ -327,35 +327,74 @@ def top_of(scores: FloatArray, k: int) -> list[tuple[int, float]]:
     return [(int(sid), float(scores[sid])) for sid in ranked]
 
 
-class SegmentBuilder:
-    """Collects sections' per-field term counts in flat arrays, then writes one segment.
+@dataclass(frozen=True, slots=True)
+class Postings:
+    """Sections' per-field term counts as flat arrays, with term ids local to ``terms`` (first seen first).
 
-    One posting per (term, section) holds that term's count in each field; arrays instead
-    of ``Counter`` objects keep a 10,000-file build's memory small.  tf' (weights, length
-    normalisation, field groups) is computed vectorised once every section is in, so a full
-    build can fix the average field lengths first.
+    One posting per (term, section) holds that term's count in each field.  It is what a segment
+    is written from, in a form that crosses processes cheaply: a parse worker sends one per
+    document, and ``SegmentBuilder.add_postings`` maps its terms into the vocabulary in the order
+    they were first seen, so documents added one by one give the ids, postings and lengths that
+    adding their sections one by one gives (a parallel build is the serial build).
+    """
+
+    terms: tuple[str, ...]
+    tids: bytes  # int32 per posting: its term, as an index into ``terms``
+    rows: bytes  # int32 per posting: its section, 0 for the first
+    counts: bytes  # float32, len(FIELDS) per posting: the term's count in each field
+    lengths: bytes  # float32, len(FIELDS) per section: each field's length in terms
+    sections: int
+
+
+def collect(sections: Iterable[Analyzed]) -> Postings:
+    """The postings of consecutive sections (a document's, from ``analyze_document``)."""
+    local: dict[str, int] = {}
+    tids, rows, counts, lengths = array("i"), array("i"), array("f"), array("f")
+    width, zeros = len(FIELDS), array("f", [0.0] * len(FIELDS))
+    row = -1
+    for row, fields_ in enumerate(sections):
+        seen: dict[str, int] = {}
+        for f, field_counts in enumerate(fields_):
+            for term, tf in field_counts.items():
+                pos = seen.get(term)
+                if pos is None:
+                    pos = seen[term] = len(tids)
+                    tids.append(local.setdefault(term, len(local)))
+                    rows.append(row)
+                    counts.extend(zeros)
+                counts[pos * width + f] += tf
+            lengths.append(sum(field_counts.values()))
+    return Postings(tuple(local), tids.tobytes(), rows.tobytes(), counts.tobytes(), lengths.tobytes(), row + 1)
+
+
+class SegmentBuilder:
+    """Collects sections' postings in flat arrays, then writes one segment.
+
+    Arrays instead of ``Counter`` objects keep a 10,000-file build's memory small.  tf' (weights,
+    length normalisation, field groups) is computed vectorised once every section is in, so a
+    full build can fix the average field lengths first.
     """
 
     def __init__(self, index: SectionIndex) -> None:
         self.index = index
         self.tids, self.rows, self.counts, self.lengths = array("q"), array("i"), array("f"), array("f")
         self.sections = 0
-        self._zeros = array("f", [0.0] * len(FIELDS))
 
     def add(self, fields_: Analyzed) -> None:
-        vocab, width = self.index.vocab, len(FIELDS)
-        seen: dict[str, int] = {}
-        for f, counts in enumerate(fields_):
-            for term, tf in counts.items():
-                pos = seen.get(term)
-                if pos is None:
-                    pos = seen[term] = len(self.tids)
-                    self.tids.append(vocab.setdefault(term, len(vocab)))
-                    self.rows.append(self.sections)
-                    self.counts.extend(self._zeros)
-                self.counts[pos * width + f] += tf
-            self.lengths.append(sum(counts.values()))
-        self.sections += 1
+        """Add one section."""
+        self.add_postings(collect([fields_]))
+
+    def add_postings(self, postings: Postings) -> None:
+        """Add a document's sections: its new terms join the vocabulary in the order it first used them."""
+        vocab = self.index.vocab
+        ids = np.fromiter(
+            (vocab.setdefault(term, len(vocab)) for term in postings.terms), dtype=np.int64, count=len(postings.terms)
+        )
+        self.tids.frombytes(ids[np.frombuffer(postings.tids, dtype=np.int32)].tobytes())
+        self.rows.frombytes((np.frombuffer(postings.rows, dtype=np.int32) + np.int32(self.sections)).tobytes())
+        self.counts.frombytes(postings.counts)
+        self.lengths.frombytes(postings.lengths)
+        self.sections += postings.sections
 
     def finish(self, fix_avglen: bool = False) -> range:
         """Write the segment (first fixing average field lengths, for a full build)."""
