@@ -22,7 +22,9 @@ import click
 from retriever.adapters.cli_common import fail, open_memory, resolve_root, root_option
 
 if TYPE_CHECKING:
+    from retriever.adapters.cli_progress import Reporter
     from retriever.memory.memory import Memory
+    from retriever.retriever import Retriever
 
 
 @click.command()
@@ -44,17 +46,12 @@ def query(
 ) -> None:
     """Retrieve what the memory knows about PROMPT (its words, quoted or not; "-" reads stdin)."""
     from retriever.adapters.cli_progress import Reporter
-    from retriever.config import Settings
     from retriever.errors import MemoryEmpty, RetrieverError
-    from retriever.retriever import Retriever
 
     prompt = _prompt(words)
     progress = Reporter()
     try:
-        settings = Settings.from_env(top_k=top_k, llm_model=llm_model)
-        if no_llm:
-            settings = settings.model_copy(update={"llm_model": None})
-        retriever = Retriever(resolve_root(root), settings, at=at, progress=progress)
+        retriever = _retriever(root, top_k, llm_model, no_llm, at, progress)
         _ = retriever.memory  # loaded first, so that a missing root or an unknown revision is an error here
         progress.close()
         result = retriever.retrieve(prompt)
@@ -74,6 +71,19 @@ def query(
         Console().print(Markdown(result.text.replace("\n**Sections searched:**", "  \n**Sections searched:**")))
     else:
         click.echo(result.text)
+
+
+def _retriever(
+    root: Path | None, top_k: int | None, llm_model: str | None, no_llm: bool, at: str | None, progress: Reporter
+) -> Retriever:
+    """The retriever the options describe, reporting its loading to ``progress``."""
+    from retriever.config import Settings
+    from retriever.retriever import Retriever
+
+    settings = Settings.from_env(top_k=top_k, llm_model=llm_model)
+    if no_llm:
+        settings = settings.model_copy(update={"llm_model": None})
+    return Retriever(resolve_root(root), settings, at=at, progress=progress)
 
 
 def _prompt(words: tuple[str, ...]) -> str:

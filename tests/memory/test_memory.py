@@ -119,6 +119,18 @@ def test_progress_names_its_phase_and_counts_every_file_read_then_the_save(acme:
     assert calls == [("indexing", n, 8) for n in range(9)] + [("saving", 0, 1), ("saving", 1, 1)]
 
 
+def test_a_refresh_reports_the_changed_files_it_reads_and_the_save(acme: Path, settings: Settings) -> None:
+    memory = Memory.open(acme, settings)
+    _write(acme / "teams/platform.md", ACME["teams/platform.md"] + "\nOn call: Mykola.\n")
+    _write(acme / "teams/sales.md", "# Sales\n\nThe quarterly quota is 2M EUR.\n")
+    calls: list[tuple[str, int, int]] = []
+    memory.refresh(progress=lambda *call: calls.append(call))
+    assert calls == [("refreshing", n, 2) for n in range(3)] + [("saving", 0, 1), ("saving", 1, 1)]
+    calls.clear()
+    memory.refresh(progress=lambda *call: calls.append(call))
+    assert calls == []  # nothing to read, nothing to save
+
+
 def test_a_missing_root_raises_memory_not_found_naming_the_path(tmp_path: Path, settings: Settings) -> None:
     missing = tmp_path / "no-such-memory"
     with pytest.raises(MemoryNotFound) as caught:
