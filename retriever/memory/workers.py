@@ -6,8 +6,8 @@ run in fresh interpreters (``python -m retriever.memory.workers``) fed over pipe
 the caller runs again in them (multiprocessing's spawn re-imports a script's ``__main__``) and no
 process with threads is forked (a server has several).  At most ``AHEAD`` batches per worker are in
 flight, so memory stays bounded however slowly the caller consumes; the workers exit when the
-iterator is exhausted or closed.  A worker that dies (killed, out of memory) is not an error: its
-batch and the rest run in this process.  ``function`` must be a module-level function of the
+iterator is exhausted or closed.  A worker that dies (killed, out of memory) or cannot start is not
+an error: its batch and the rest run in this process.  ``function`` must be a module-level function of the
 ``retriever`` package; items and results must pickle.
 """
 
@@ -47,7 +47,14 @@ def ordered(function: Callable[[T], R], items: Sequence[T], workers: int) -> Gen
         yield from map(function, items)
         return
     batches = [items[start : start + BATCH] for start in range(0, len(items), BATCH)]
-    pool = [_Worker() for _ in range(min(workers, len(batches)))]
+    pool: list[_Worker] = []
+    try:
+        pool.extend(_Worker() for _ in range(min(workers, len(batches))))
+    except OSError:  # no interpreter to start (an embedded Python): the work is done here, as with one worker
+        for worker in pool:
+            worker.stop()
+        yield from map(function, items)
+        return
     try:
         yield from _run(pool, function, batches)
     finally:

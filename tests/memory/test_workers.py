@@ -57,3 +57,9 @@ def test_closing_early_stops_the_workers() -> None:
     pool = frame.f_locals["pool"]
     results.close()
     assert all(worker.process.poll() is not None for worker in pool)
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_without_an_interpreter_to_start_the_work_runs_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workers.sys, "executable", "/nonexistent/python")
+    assert set(workers.ordered(os.readlink, ["/proc/self"] * 20, 2)) == {_self()}
