@@ -67,8 +67,7 @@ def query(
         from rich.console import Console
         from rich.markdown import Markdown
 
-        # Seed 000's report puts Reasoning and Sections searched on consecutive lines; keep them apart.
-        Console().print(Markdown(result.text.replace("\n**Sections searched:**", "  \n**Sections searched:**")))
+        Console().print(Markdown(terminal_markdown(result.text)))
     else:
         click.echo(result.text)
 
@@ -149,3 +148,17 @@ def _outline_lines(memory: Memory) -> list[str]:
 
 
 COMMANDS = (query, tree)
+
+
+def terminal_markdown(report: str) -> str:
+    """The report with hard line breaks where markdown would run lines together on a terminal.
+
+    Seed 000's report puts Reasoning and Sections searched on consecutive lines, and an excerpt
+    quotes one statement per line: rendered as markdown, each would merge into one paragraph.
+    """
+    lines = report.split("\n")
+    for i in range(len(lines) - 1):
+        joins_next = lines[i].startswith("> ") and lines[i + 1].startswith("> ")
+        if joins_next or lines[i + 1].startswith("**Sections searched:**"):
+            lines[i] += "  "
+    return "\n".join(lines)
