@@ -28,6 +28,7 @@ class Reply:
     delay: float = 0.0
     finish_reason: str = "stop"
     hold: threading.Event | None = None  # answer only once the test sets it (bounded wait)
+    usage: dict[str, int] | None = None  # token counts to report instead of 100 in, 20 out
 
 
 Script = Callable[[dict[str, Any]], Reply]
@@ -131,7 +132,7 @@ def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
                 "message": {"role": "assistant", "content": reply.content},
             }
         ],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        "usage": reply.usage or {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
     }
 
 

@@ -82,16 +82,8 @@ def test_a_skipped_prompt_has_no_answerability(make_tree: TreeFactory) -> None:
 
 @pytest.mark.parametrize(
     ("estimate", "label"),
-    [
-        (0.95, "comprehensive"),
-        (0.8, "comprehensive"),
-        (0.79, "partial"),
-        (0.5, "partial"),
-        (0.3, "limited"),
-        (0.2, "limited"),
-        (0.19, "none"),
-        (0.0, "none"),
-    ],
+    [(0.95, "comprehensive"), (0.8, "comprehensive"), (0.79, "partial"), (0.5, "partial"), (0.3, "limited"),
+     (0.2, "limited"), (0.19, "none"), (0.0, "none")],
 )
 def test_coverage_bands_follow_the_model_thresholds(estimate: float, label: str) -> None:
     cuts = {"comprehensive": 0.8, "partial": 0.5, "limited": 0.2}
@@ -104,9 +96,8 @@ WORDS = sorted({w for text in ACME.values() for w in text.lower().split() if w.i
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from([*WORDS, "zebra", "sabbatical", "DEC-0054", "дякую"]), min_size=1, max_size=8))
-def test_every_feature_and_the_estimate_lie_in_zero_to_one(
-    tmp_path_factory: pytest.TempPathFactory, words: list[str]
-) -> None:
+def test_every_feature_and_the_estimate_lie_in_zero_to_one(tmp_path_factory: pytest.TempPathFactory,
+                                                          words: list[str]) -> None:
     retriever = _acme(tmp_path_factory)
     result = retriever.retrieve(" ".join(words) + "?")
     values = confidence.features_of(retriever.memory, result.run)
@@ -182,49 +173,23 @@ def test_the_fit_script_refits_from_one_command_and_reports_the_kept_back_half(t
         (corpus / "handbook" / rel).parent.mkdir(parents=True, exist_ok=True)
         (corpus / "handbook" / rel).write_text(text, encoding="utf-8")
     questions = [
-        ("When is the company meeting?", True),
-        ("How do I record PTO in Deel?", True),
-        ("When do laptops lock?", True),
-        ("Where do I submit expenses?", True),
-        ("Does the company offer pet insurance?", False),
-        ("Is there a gym?", False),
-        ("What is the sabbatical policy?", False),
-        ("Who won the hackathon?", False),
+        ("When is the company meeting?", True), ("How do I record PTO in Deel?", True),
+        ("When do laptops lock?", True), ("Where do I submit expenses?", True),
+        ("Does the company offer pet insurance?", False), ("Is there a gym?", False),
+        ("What is the sabbatical policy?", False), ("Who won the hackathon?", False),
     ]
     labels = tmp_path / "labels.jsonl"
-    labels.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "id": f"q{i}",
-                    "question": q,
-                    "asked_of": "handbook",
-                    "answerable": a,
-                    "part": "fit" if i % 2 else "heldout",
-                }
-            )
-            + "\n"
-            for i, (q, a) in enumerate(questions)
-        )
-    )
+    labels.write_text("".join(
+        json.dumps({"id": f"q{i}", "question": q, "asked_of": "handbook", "answerable": a,
+                    "part": "fit" if i % 2 else "heldout"}) + "\n"
+        for i, (q, a) in enumerate(questions)
+    ))
     model_file = tmp_path / "confidence.py"
     shutil.copy(REPO / "retriever" / "pipeline" / "confidence.py", model_file)
     result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "scripts" / "fit_confidence.py"),
-            "--corpus",
-            str(corpus),
-            "--labels",
-            str(labels),
-            "--model-file",
-            str(model_file),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-        check=False,
+        [sys.executable, str(REPO / "scripts" / "fit_confidence.py"), "--corpus", str(corpus), "--labels",
+         str(labels), "--model-file", str(model_file)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)}, check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "## kept-back half: 4 retrievals, 2 answerable" in result.stdout

@@ -1,1 +1,2 @@
-"""The optional LLM: the one client that talks to a model, the guided stages, and their prompts."""
+"""The optional LLM: the one client that talks to a model, the guided stages, and their prompts.
+"""
