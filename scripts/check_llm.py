@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from retriever import Retriever, Settings
 from retriever.errors import ConfigError
 from retriever.llm.guided import EXTRACT_MAX_TOKENS, SUMMARY_MAX_TOKENS, TARGET_MAX_TOKENS
-from retriever.llm.pace import pace_of, size_call
+from retriever.llm.pace import pace_of, seconds_for, size_call
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTIONS = (
@@ -160,9 +160,10 @@ def print_measured(found: Measured) -> None:
 
 
 def print_plan(settings: Settings) -> None:
+    """What each call may hold at the pace the retrievals will assume, and how long it takes at most."""
     pace = pace_of(settings, os.environ.get("OPENAI_BASE_URL"))
     kind = "local (one call at a time)" if pace.serial else "remote"
-    speeds = f"{pace.prompt_tps:g} prompt / {pace.output_tps:g} answer tokens/s" if pace.paced else "not limiting"
+    speeds = f"{pace.prompt_tps:,.0f} prompt / {pace.output_tps:,.0f} answer tokens/s" if pace.paced else "not limiting"
     print(f"endpoint:        {kind}; speeds {speeds}; {settings.llm_timeout_seconds:g} s per call")
     for stage, most in (
         ("target", TARGET_MAX_TOKENS),
@@ -170,8 +171,13 @@ def print_plan(settings: Settings) -> None:
         ("summary", SUMMARY_MAX_TOKENS),
     ):
         call = size_call(pace, settings.llm_timeout_seconds, most)
-        chars = "any size" if call.prompt_chars >= sys.maxsize // 2 else f"≤ {call.prompt_chars:,} characters"
-        print(f"  {stage:8} prompt {chars} (and the token budget), answer ≤ {call.max_tokens} tokens")
+        if call.prompt_chars >= sys.maxsize // 2:
+            print(f"  {stage:8} prompt within the token budget, answer ≤ {call.max_tokens} tokens")
+            continue
+        took = seconds_for(pace, call.prompt_chars, call.max_tokens)
+        print(
+            f"  {stage:8} prompt ≤ {call.prompt_chars:,} characters, answer ≤ {call.max_tokens} tokens: ≤ {took:.1f} s"
+        )
 
 
 def report(question: str, result: Any, seconds: float) -> list[str]:
