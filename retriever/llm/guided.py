@@ -103,18 +103,9 @@ class LLMRun:
         size = size or self.size(stage, schema, max_tokens)
         if size is None:
             return None
-        pace = self.client.pace
         chars = len(system) + len(user)
-        needed = math.ceil((chars + self.client.schema_chars(schema)) / pace.chars_per_token)
-        if self.prompt_tokens_used + needed > self.settings.llm_token_budget:
-            self.fall_back(stage, f"prompt of ~{needed} tokens exceeds the remaining token budget")
-            return None
-        if chars > size.prompt_chars:
-            self.fall_back(
-                stage,
-                f"prompt of ~{needed} tokens cannot be read in {size.timeout:.1f} s at the "
-                f"endpoint's ~{pace.prompt_tps:g} tokens/s",
-            )
+        needed = math.ceil((chars + self.client.schema_chars(schema)) / self.client.pace.chars_per_token)
+        if not self._fits(stage, chars, needed, size):
             return None
         try:
             answer, usage = self.client.complete(schema, system, user, size.timeout, size.max_tokens)
@@ -128,6 +119,18 @@ class LLMRun:
         self.prompt_tokens_used += 0 if usage.cached else needed
         self.guided.append(stage)
         return answer
+
+    def _fits(self, stage: str, chars: int, needed: int, size: CallSize) -> bool:
+        """Whether a prompt of ``chars`` (``needed`` tokens) fits the token budget and the call's size;
+        if not, the limit it exceeds is recorded as the stage's fallback."""
+        if self.prompt_tokens_used + needed > self.settings.llm_token_budget:
+            self.fall_back(stage, f"prompt of ~{needed} tokens exceeds the remaining token budget")
+            return False
+        if chars > size.prompt_chars:
+            speed = f"the endpoint's ~{self.client.pace.prompt_tps:g} tokens/s"
+            self.fall_back(stage, f"prompt of ~{needed} tokens cannot be read in {size.timeout:.1f} s at {speed}")
+            return False
+        return True
 
     def _failed(self, stage: str, failure: LLMFailure, needed: int) -> None:
         self.calls += failure.calls
