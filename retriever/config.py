@@ -37,6 +37,9 @@ _ENV = {
     "llm_token_budget": "RETRIEVER_LLM_TOKEN_BUDGET",
     "llm_timeout_seconds": "RETRIEVER_LLM_TIMEOUT_SECONDS",
     "llm_json_mode": "RETRIEVER_LLM_JSON_MODE",
+    "llm_endpoint": "RETRIEVER_LLM_ENDPOINT",
+    "llm_prompt_tokens_per_second": "RETRIEVER_LLM_PROMPT_TOKENS_PER_SECOND",
+    "llm_output_tokens_per_second": "RETRIEVER_LLM_OUTPUT_TOKENS_PER_SECOND",
     "graphs": "RETRIEVER_GRAPHS",
     "user_trees": "RETRIEVER_USER_TREES",
     "max_files": "RETRIEVER_MAX_FILES",
@@ -82,6 +85,17 @@ class Settings(BaseModel):
     llm_timeout_seconds: float = Field(default=20.0, gt=0, description="Per LLM call.")
     llm_json_mode: Literal["auto", "json_schema", "json_object"] = Field(
         default="auto", description="How structured answers are requested."
+    )
+    llm_endpoint: Literal["auto", "local", "remote"] = Field(
+        default="auto",
+        description="local: one model on this machine, answering one call at a time (prompts sized to its speed, "
+        "no call while it still works on an abandoned one); auto: local when OPENAI_BASE_URL is a loopback address.",
+    )
+    llm_prompt_tokens_per_second: float | None = Field(
+        default=None, gt=0, description="Prompt tokens the endpoint reads per second (measure: scripts/check_llm.py)."
+    )
+    llm_output_tokens_per_second: float | None = Field(
+        default=None, gt=0, description="Answer tokens the endpoint writes per second, in JSON mode."
     )
 
     graphs: dict[str, Path] = Field(
