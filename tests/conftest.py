@@ -48,6 +48,8 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     # Even code that ignores RETRIEVER_STATE_DIR (plain Settings()) must not reach the user's cache.
     monkeypatch.setenv("XDG_CACHE_HOME", str(state / "xdg-cache"))
     monkeypatch.setenv("XDG_STATE_HOME", str(state / "xdg-state"))
+    # The user's own config file (~/.config/company-memory-retriever/config.toml) must not reach a test.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(state / "xdg-config"))
     yield state
 
 
