@@ -60,6 +60,9 @@ class ScriptedLLM:
     url: str
     requests: list[dict[str, Any]] = field(default_factory=list)
     script: Script = lambda request: Reply(status=500)
+    models: tuple[str, ...] = ("test-model",)  # GET /models lists these
+    models_status: int = 200
+    gets: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Authorization) of each GET
 
     def stages(self) -> list[str]:
         return [stage_of(r) for r in self.requests]
@@ -69,6 +72,16 @@ def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:  # quiet
             return
+
+        def do_GET(self) -> None:
+            server.gets.append((self.path, self.headers.get("Authorization")))
+            body = {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
+            data = json.dumps(body if server.models_status == 200 else {"error": "scripted"}).encode()
+            self.send_response(server.models_status if self.path.endswith("/models") else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def do_POST(self) -> None:
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
