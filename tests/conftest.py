@@ -241,17 +241,20 @@ class ServeProcess:
 
 
 @contextmanager
-def serve_process(root: Path, *, seconds: float = 60) -> Iterator[ServeProcess]:
+def serve_process(
+    root: Path, *, seconds: float = 60, env: Mapping[str, str] | None = None
+) -> Iterator[ServeProcess]:
     """Start ``retriever serve --port 0 --root ROOT``; yield once it has announced its URL (it listens by then).
 
-    A watchdog kills the child after ``seconds``, which bounds every blocking read of its stderr.
+    ``env`` adds variables to the child's environment.  A watchdog kills the child after ``seconds``,
+    which bounds every blocking read of its stderr.
     """
     process = subprocess.Popen(
         [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(root)],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
-        env=child_env(),
+        env={**child_env(), **(env or {})},
     )
     assert process.stderr is not None
     watchdog = threading.Timer(seconds, process.kill)

@@ -44,8 +44,11 @@ def memory_identity(root: Path, settings: Settings) -> Identity:
 
 def normalized_remote(url: str) -> str:
     """``host/path`` of a git remote, whichever way it is written: ``https://user:pw@GitHub.com/acme/m.git``,
-    ``ssh://git@github.com/acme/m``, ``git@github.com:acme/m.git`` all give ``github.com/acme/m``."""
+    ``ssh://git@github.com/acme/m``, ``git@github.com:acme/m.git`` all give ``github.com/acme/m``; a local
+    repository (``/srv/git/m.git``, ``file:///srv/git/m``) gives its path (``/srv/git/m``)."""
     text = url.strip()
+    if text.startswith(("/", "file://")):  # a repository on this machine (or a shared mount): its path
+        return text.removeprefix("file://").rstrip("/").removesuffix(".git")
     scp = None if _SCHEME.match(text) else _SCP.match(text)
     if scp is not None:
         host, path = scp["host"], scp["path"]
