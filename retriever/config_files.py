@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from retriever.config import APP_DIR, ENV_VARIABLES, Settings
+from retriever.config import APP_DIR, ENV_VARIABLES, Settings, mask_url
 from retriever.errors import ConfigError
 
 TREE_CONFIG = ".retriever.toml"
@@ -99,6 +99,7 @@ class Loaded:
     root: Path
     sources: Mapping[str, Source]
     files: Mapping[Kind, Path | None] = field(default_factory=dict)  # None: looked for, absent
+    warnings: tuple[str, ...] = ()  # e.g. a file holding a secret that others can read
 
     def source(self, key: str) -> Source:
         return self.sources.get(key, DEFAULT)
@@ -134,7 +135,17 @@ def load(
     tree = _file_layer("tree config", root / TREE_CONFIG if root.is_dir() else None, files, required=False)
     values, sources = _merge([layer for layer in (user, tree, chosen, *above) if layer])
     values.pop("root", None)
-    return Loaded(_settings(values, sources), root, sources, files)
+    warnings = tuple(w for layer in (user, chosen) if layer and (w := _exposed(layer)))
+    return Loaded(_settings(values, sources), root, sources, files, warnings)
+
+
+def _exposed(layer: Layer) -> str | None:
+    """A warning when a file holding a secret can be read by other users."""
+    secrets = sorted(k for k, v in layer.values.items() if k in SECRET_KEYS and _secret(k, v))
+    path = Path(layer.sources[secrets[0]].where) if secrets else None
+    if path is None or os.name != "posix" or not path.stat().st_mode & 0o077:
+        return None
+    return f"{path} holds {', '.join(secrets)} and other users can read it: chmod 600 {path}"
 
 
 def _merge(layers: list[Layer]) -> tuple[dict[str, Any], dict[str, Source]]:
@@ -224,6 +235,11 @@ def _allowed_in_tree(path: Path, key: str) -> None:
         f"{path}: {key} cannot be set in a memory tree's {TREE_CONFIG} (whoever commits to the tree would "
         f"decide it for every reader); {elsewhere}. The tree may set: {', '.join(sorted(TREE_KEYS))}"
     )
+
+
+def _secret(key: str, value: Any) -> bool:
+    """A Redis URL is a secret only with a password in it; the other secret keys always are."""
+    return key != "redis_url" or (isinstance(value, str) and mask_url(value) != value)
 
 
 def _resolved(values: dict[str, Any], folder: Path) -> dict[str, Any]:

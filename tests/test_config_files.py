@@ -168,3 +168,15 @@ def test_the_llm_key_and_endpoint_come_from_openais_variables_or_a_file(tmp_path
     assert from_file.settings.llm_api_key is not None
     assert from_file.settings.llm_api_key.get_secret_value() == "sk-file"
     assert "sk-file" not in repr(from_file.settings)
+
+
+def test_a_file_holding_a_secret_that_others_can_read_is_warned_about(tmp_path: Path, homes: dict[str, str]) -> None:
+    path = _write(user_config_path(homes), 'llm_api_key = "sk-1"\nredis_url = "redis://:pw@h/0"\n')
+    path.chmod(0o644)
+    assert load({}, environ=homes).warnings == (
+        f"{path} holds llm_api_key, redis_url and other users can read it: chmod 600 {path}",
+    )
+    path.chmod(0o600)
+    assert load({}, environ=homes).warnings == ()
+    _write(user_config_path(homes), 'redis_url = "redis://h/0"\n').chmod(0o644)  # no password: nothing secret
+    assert load({}, environ=homes).warnings == ()

@@ -120,9 +120,12 @@ def load_settings(root: Path | None = None, as_json: bool = False, **flags: Any)
 
     config = click.get_current_context().meta.get(_CONFIG)
     try:
-        return load({"root": root, **flags}, config_file=config)
+        loaded = load({"root": root, **flags}, config_file=config)
     except RetrieverError as exc:
         fail(exc, as_json)
+    for warning in loaded.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    return loaded
 
 
 def open_service(loaded: Loaded) -> Any:

@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retriever.memory import locks
+from retriever.memory.fileview import FileView
 from retriever.memory.index import Params, SectionIndex, Segment
 from retriever.text.models import Document, Fingerprint
 
@@ -99,8 +100,7 @@ class IndexCache:
         self._in_use = locks.in_use(folder)  # creates the folder; `cache prune` skips it while held
         # One connection shared by a server's threads: every statement goes through ``_sql``'s lock.
         self._lock = threading.Lock()
-        self._committed: dict[str, FileRow] | None = None  # the rows this instance's index was built from
-        self._pending: dict[str, FileRow | None] = {}  # its writes since the last commit (None: forgotten)
+        self._files = FileView(self._read_rows)  # the rows this instance's index was built from, and its writes
         self._tidied = 0.0
         self._db = sqlite3.connect(folder / "records.sqlite", check_same_thread=False)
         self._sql("PRAGMA journal_mode=WAL")
@@ -118,7 +118,7 @@ class IndexCache:
             self._sql("DELETE FROM superseded")
             self._sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("format", str(FORMAT)))
             self._drop_index()
-        self.commit()
+        self._db.commit()
 
     def _sql(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
@@ -146,20 +146,7 @@ class IndexCache:
     def file_rows(self) -> dict[str, FileRow]:
         """The rows this instance's index was built from, with its own writes since (see the module's
         contract): rows another process wrote later are not here, so its changes are found again."""
-        committed = self._view()
-        with self._lock:
-            rows = dict(committed)
-            for path, row in self._pending.items():
-                if row is None:
-                    rows.pop(path, None)
-                else:
-                    rows[path] = row
-        return rows
-
-    def _view(self) -> dict[str, FileRow]:
-        if self._committed is None:
-            self._committed = self._read_rows()
-        return self._committed
+        return self._files.rows()
 
     def _read_rows(self) -> dict[str, FileRow]:
         rows = self._sql("SELECT rel_path, size, mtime_ns, sha1, skipped FROM files")
@@ -167,9 +154,7 @@ class IndexCache:
 
     def _sha1(self, rel_path: str) -> str | None:
         """The content hash of the version this instance knows (None: it knows no document there)."""
-        view = self._view()
-        with self._lock:
-            row = self._pending[rel_path] if rel_path in self._pending else view.get(rel_path)
+        row = self._files.row(rel_path)
         return row.fingerprint.sha1 if row is not None and not row.skipped else None
 
     def documents(self, rel_paths: Iterable[str]) -> dict[str, Document]:
@@ -212,8 +197,7 @@ class IndexCache:
             "INSERT OR REPLACE INTO files (rel_path, size, mtime_ns, sha1, skipped, record) VALUES (?,?,?,?,?,?)",
             (rel_path, fingerprint.size, fingerprint.mtime_ns, fingerprint.sha1, skipped, blob),
         )
-        with self._lock:
-            self._pending[rel_path] = FileRow(fingerprint, skipped)
+        self._files.set(rel_path, FileRow(fingerprint, skipped))
 
     def _supersede(self, rel_path: str, sha1: str | None) -> None:
         """Keep the version about to be replaced (or removed) for processes whose index still has it."""
@@ -229,37 +213,28 @@ class IndexCache:
             "UPDATE files SET size = ?, mtime_ns = ? WHERE rel_path = ?",
             (fingerprint.size, fingerprint.mtime_ns, rel_path),
         )
-        view = self._view()
-        with self._lock:
-            row = self._pending[rel_path] if rel_path in self._pending else view.get(rel_path)
-            if row is not None:
-                kept = Fingerprint(fingerprint.size, fingerprint.mtime_ns, row.fingerprint.sha1)
-                self._pending[rel_path] = FileRow(kept, row.skipped)
+        row = self._files.row(rel_path)
+        if row is not None:
+            kept = Fingerprint(fingerprint.size, fingerprint.mtime_ns, row.fingerprint.sha1)
+            self._files.set(rel_path, FileRow(kept, row.skipped))
 
     def forget(self, rel_paths: Iterable[str]) -> None:
         for path in rel_paths:
             self._supersede(path, None)
             self._sql("DELETE FROM files WHERE rel_path = ?", (path,))
-            with self._lock:
-                self._pending[path] = None
+            self._files.set(path, None)
 
     def commit(self) -> None:
-        view = self._view()
         with self._lock:
             self._db.commit()
-            for path, row in self._pending.items():
-                if row is None:
-                    view.pop(path, None)
-                else:
-                    view[path] = row
-            self._pending.clear()
+        self._files.commit()
         self._tidy()
 
     def rollback(self) -> None:
         """Drop the file records written since the last commit (a refresh that failed half-way)."""
         with self._lock:
             self._db.rollback()
-            self._pending.clear()
+        self._files.rollback()
 
     def _tidy(self) -> None:
         """Forget superseded versions no process should still need (at most once a minute)."""
@@ -280,9 +255,7 @@ class IndexCache:
         so this instance's view of the files matches the index it loaded.
         """
         with locks.cross_process(self.folder):
-            self._committed = self._read_rows()
-            with self._lock:
-                self._pending.clear()
+            self._files.reset(self._read_rows())
             return self._read_index(params)
 
     def _read_index(self, params: Params) -> IndexState | None:
