@@ -1,5 +1,9 @@
 """Settings: one pydantic model, read from arguments and ``RETRIEVER_*`` environment variables.
 
+``Settings.from_env`` reads the environment only (the library's default); ``config_files.load``
+adds the config files (user, tree, ``--config``) below the environment and records each value's
+source, as every ``retriever`` command does.
+
 Where state lives: ``$RETRIEVER_STATE_DIR`` when set, else the XDG folders
 (``$XDG_CACHE_HOME/company-memory-retriever`` for the index cache).  Never inside the
 memory tree, which teams commit.

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import TreeFactory, answers, free_port, serve_process, wait_until
+from conftest import TreeFactory, answers, child_env, free_port, serve_process, wait_until
 from fixtures import ACME
 from llm_server import ScriptedLLM, serve
 
@@ -184,7 +186,9 @@ def test_serve_takes_its_host_from_a_config_file(runner: CliRunner, root: Path, 
 
 
 def _cache_of(runner: CliRunner, root: Path) -> Path:
-    assert runner.invoke(cli, ["tree", "--root", str(root)]).exit_code == 0
+    """Index ``root`` in a process of its own (which ends, closing its cache) and return the cache folder."""
+    command = [sys.executable, "-m", "retriever", "tree", "--root", str(root)]
+    subprocess.run(command, env=child_env(), capture_output=True, timeout=60, check=True)
     listed = json.loads(runner.invoke(cli, ["cache", "list", "--json"]).stdout)
     return Path(next(e["folder"] for e in listed if e["root"] == str(root.resolve())))
 
