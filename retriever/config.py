@@ -1,5 +1,9 @@
 """Settings: one pydantic model, read from arguments and ``RETRIEVER_*`` environment variables.
 
+``Settings.from_env`` reads the environment only (the library's default); ``config_files.load``
+adds the config files (user, tree, ``--config``) below the environment and records each value's
+source, as every ``retriever`` command does.
+
 Where state lives: ``$RETRIEVER_STATE_DIR`` when set, else the XDG folders
 (``$XDG_CACHE_HOME/company-memory-retriever`` for the index cache).  Never inside the
 memory tree, which teams commit.
@@ -55,7 +59,17 @@ _ENV = {
     "max_connections": "RETRIEVER_MAX_CONNECTIONS",
     "session_idle_seconds": "RETRIEVER_SESSION_IDLE_SECONDS",
     "max_sessions": "RETRIEVER_MAX_SESSIONS",
+    "max_sections": "RETRIEVER_MAX_SECTIONS",
+    "excerpt_chars": "RETRIEVER_EXCERPT_CHARS",
+    "max_documents": "RETRIEVER_MAX_DOCUMENTS",
+    "memory_id": "RETRIEVER_MEMORY_ID",
+    "host": "RETRIEVER_HOST",
+    "port": "RETRIEVER_PORT",
+    # The openai package's own variables: read here too, so a config file can hold them as well.
+    "llm_base_url": "OPENAI_BASE_URL",
+    "llm_api_key": "OPENAI_API_KEY",
 }
+ENV_VARIABLES: Mapping[str, str] = _ENV  # setting → its environment variable
 LLMStage = Literal["triage", "target", "extract", "summary"]
 LLM_STAGES: tuple[LLMStage, ...] = ("triage", "target", "extract", "summary")
 
@@ -96,6 +110,17 @@ class Settings(BaseModel):
     )
     llm_output_tokens_per_second: float | None = Field(
         default=None, gt=0, description="Answer tokens the endpoint writes per second, in JSON mode."
+    )
+    llm_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint (OPENAI_BASE_URL); unset means OpenAI's."
+    )
+    llm_api_key: SecretStr | None = Field(default=None, description="The endpoint's key (OPENAI_API_KEY).")
+    memory_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+        description="A stable name for this memory: sessions are kept under it (else the git remote or the path).",
     )
 
     graphs: dict[str, Path] = Field(
@@ -159,6 +184,8 @@ class Settings(BaseModel):
     max_connections: int = Field(default=1000, ge=1, description="Open connections at most (capped by the fd limit).")
     session_idle_seconds: float = Field(default=1800.0, gt=0, description="MCP sessions idle this long end.")
     max_sessions: int = Field(default=1000, ge=1, description="Open MCP sessions at most; more answer 503.")
+    host: str = Field(default="127.0.0.1", min_length=1, description="Interface `retriever serve` binds.")
+    port: int = Field(default=8765, ge=0, le=65535, description="Port `retriever serve` listens on (0: any free one).")
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod

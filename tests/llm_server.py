@@ -71,6 +71,9 @@ class ScriptedLLM:
     serial: bool = False
     probes: int = 0  # GET /v1/models requests received
     lock: threading.Lock = field(default_factory=threading.Lock)
+    models: tuple[str, ...] = ("test-model",)  # GET /models lists these
+    models_status: int = 200
+    gets: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Authorization) of each GET
 
     def stages(self) -> list[str]:
         return [stage_of(r) for r in self.requests]
@@ -100,8 +103,14 @@ def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             server.probes += 1  # counted on arrival: a busy serial server answers it only later
+            server.gets.append((self.path, self.headers.get("Authorization")))
             with server.lock if server.serial else contextlib.nullcontext():
-                self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]})
+                if not self.path.endswith("/models"):
+                    self._send(404, {"error": "not found"})
+                elif server.models_status != 200:
+                    self._send(server.models_status, {"error": "scripted"})
+                else:
+                    self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
 
         def _send(self, status: int, body: dict[str, Any]) -> None:
             data = json.dumps(body).encode()

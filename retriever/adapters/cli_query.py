@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from retriever.adapters.cli_common import fail, open_memory, resolve_root, root_option
+from retriever.adapters.cli_common import config_option, fail, load_settings, open_memory, root_option
 
 if TYPE_CHECKING:
     from retriever.memory.memory import Memory
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 @click.option("--llm-model", default=None, help="Guide retrieval with this model [default: $RETRIEVER_LLM_MODEL].")
 @click.option("--no-llm", is_flag=True, help="Answer offline even when a model is configured.")
 @click.option("--at", default=None, metavar="REV", help="Answer from the tree as it was at a commit, tag or date.")
+@config_option
 def query(
     words: tuple[str, ...],
     root: Path | None,
@@ -43,16 +44,16 @@ def query(
     at: str | None,
 ) -> None:
     """Retrieve what the memory knows about PROMPT (its words, quoted or not; "-" reads stdin)."""
-    from retriever.config import Settings
     from retriever.errors import MemoryEmpty, RetrieverError
     from retriever.retriever import Retriever
 
     prompt = _prompt(words)
+    loaded = load_settings(root, as_json, top_k=top_k, llm_model=llm_model)
+    settings = loaded.settings
+    if no_llm:
+        settings = settings.model_copy(update={"llm_model": None})
     try:
-        settings = Settings.from_env(top_k=top_k, llm_model=llm_model)
-        if no_llm:
-            settings = settings.model_copy(update={"llm_model": None})
-        retriever = Retriever(resolve_root(root), settings, at=at)
+        retriever = Retriever(loaded.root, settings, at=at)
         if at is None:  # open it here, with a progress bar; a past revision is read from git objects
             retriever._memory = open_memory(retriever.root, settings, as_json)
         result = retriever.retrieve(prompt)
@@ -85,13 +86,14 @@ def _prompt(words: tuple[str, ...]) -> str:
 @click.command()
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the outline as JSON.")
+@config_option
 def tree(root: Path | None, as_json: bool) -> None:
     """Print the memory tree's outline: documents, section counts, skipped files."""
-    from retriever.config import Settings
     from retriever.errors import RetrieverError
 
+    loaded = load_settings(root, as_json)
     try:
-        memory = open_memory(resolve_root(root), Settings.from_env(), as_json)
+        memory = open_memory(loaded.root, loaded.settings, as_json)
     except RetrieverError as exc:
         fail(exc, as_json)
         return

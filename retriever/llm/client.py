@@ -1,8 +1,9 @@
 """The LLM seam: the one module that talks to a language model, over any OpenAI-compatible endpoint.
 
 Contract:
-- ``LLMClient(settings)`` uses the ``openai`` package with its own ``OPENAI_API_KEY`` and
-  ``OPENAI_BASE_URL`` (OpenAI, gateways, vLLM, llama.cpp's server, Ollama), no retries.
+- ``LLMClient(settings)`` uses the ``openai`` package, no retries, with ``settings.llm_api_key`` and
+  ``settings.llm_base_url`` (which a config file may set), else its own ``OPENAI_API_KEY`` and
+  ``OPENAI_BASE_URL`` (OpenAI, gateways, vLLM, llama.cpp's server, Ollama).
 - ``complete(schema, system, user, timeout)`` returns ``(answer, Usage)`` where ``answer`` is a
   validated instance of the pydantic ``schema``, or raises ``LLMFailure`` naming why (timeout,
   rate limit, server error, refusal, malformed JSON).  Callers fall back; nothing here retries.
@@ -100,8 +101,9 @@ class LLMClient:
         self.model = settings.llm_model
         self.json_mode: str = settings.llm_json_mode
         # Local servers (llama.cpp, Ollama, vLLM) need no key, but the client insists on one.
-        key = os.environ.get("OPENAI_API_KEY") or "not-needed"
-        base_url = os.environ.get("OPENAI_BASE_URL") or None
+        secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+        key = secret or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        base_url = settings.llm_base_url or os.environ.get("OPENAI_BASE_URL") or None
         self._client = OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=settings.llm_timeout_seconds)
         self.pace: Pace = pace_of(settings, base_url)
         self._cache: OrderedDict[str, tuple[str, Usage]] = OrderedDict()
