@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from retriever.adapters.cli_common import fail, open_memory, resolve_root, root_option, settings_or_exit
+from retriever.adapters.cli_common import config_option, fail, load_settings, open_memory, root_option
 
 if TYPE_CHECKING:
     from retriever.memory.memory import Memory
@@ -38,6 +38,7 @@ _DONE = {
 @click.command("index")
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@config_option
 def index(root: Path | None, as_json: bool) -> None:
     """Build or refresh the index now, with progress on stderr, and say what was done.
 
@@ -46,9 +47,9 @@ def index(root: Path | None, as_json: bool) -> None:
     """
     from retriever.errors import MemoryEmpty
 
-    settings = settings_or_exit()
+    loaded = load_settings(root, as_json)
     began = time.monotonic()
-    memory = open_memory(resolve_root(root), settings, as_json)
+    memory = open_memory(loaded.root, loaded.settings, as_json)
     summary = _summary(memory, time.monotonic() - began)
     if memory.readiness()[1] == "empty":
         fail(MemoryEmpty.at(str(memory.root), len(memory.skipped)), as_json)

@@ -184,7 +184,7 @@ def _bm25(corpus: list[Counter[str]], terms: list[str]) -> list[float]:
     builder = SegmentBuilder(index)
     empty: Counter[str] = Counter()
     for counts in corpus:
-        builder.add((empty, empty, empty, empty, counts))  # the body field, in ``index.FIELDS`` order
+        builder.add((empty, empty, empty, empty, counts))  # the body field, in ``fields.FIELDS`` order
     builder.finish(fix_avglen=True)
     return [float(s) for s in index.scores(terms)]
 

@@ -1,7 +1,7 @@
 """The section index: exact BM25F over an inverted index held in flat numpy arrays.
 
-Each section is indexed in five fields (document title and aliases, its own heading, the
-folder/heading path above it, front-matter text, body).  BM25F combines them before
+Each section is indexed in five fields (``memory.fields``: document title and aliases, its own
+heading, the folder/heading path above it, front-matter text, body).  BM25F combines them before
 saturation: ``tf' = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f)`` and a term scores
 ``idf · tf' · (k1 + 1) / (tf' + k1)`` with ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``.
 
@@ -21,27 +21,19 @@ import bisect
 import itertools
 import math
 from array import array
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
+from retriever.memory.fields import FIELDS, Analyzed
 from retriever.memory.postings import Postings, collect
-from retriever.text import analyzer
-from retriever.text.models import Document, Section
-from retriever.text.vocabulary import SITE_FIELDS
 
-FIELDS = ("title", "heading", "path", "meta", "body")
 _TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
 DOCUMENT_B = 0.75  # length normalisation of document scores (BM25's usual value)
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
-Analyzed = tuple[Counter[str], ...]  # one section's term counts, per field
-
-# Front-matter keys that hold site machinery, not knowledge; every other value is indexed.
-_NOT_META = SITE_FIELDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,54 +52,6 @@ class Params:
     group_weights: tuple[float, ...] = (1.0, 1.5, 1.0)
 
 
-def _meta_text(doc: Document) -> str:
-    """Front-matter values (summary, tags, owner, email…) as one text; title and aliases have their own field."""
-    out: list[str] = []
-    for key, value in doc.front_matter.items():
-        if key.lower() in _NOT_META:
-            continue
-        if isinstance(value, str | int | float) and not isinstance(value, bool):
-            out.append(str(value))
-        elif isinstance(value, list):
-            out.extend(str(v) for v in value if isinstance(v, str | int | float))
-    return " ".join(out)
-
-
-def _path_text(doc: Document, section: Section) -> str:
-    folders = doc.rel_path.rsplit("/", 1)[0] if "/" in doc.rel_path else ""
-    stem = doc.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    words = " ".join([folders.replace("/", " "), stem, *section.heading_path[:-1]])
-    return words.replace("_", " ").replace("-", " ")
-
-
-def _title_text(doc: Document) -> str:
-    return " ".join([doc.title, *doc.aliases])
-
-
-def _heading(section: Section) -> str:
-    return section.heading_path[-1] if section.heading_path else section.title
-
-
-def section_fields(doc: Document, section: Section) -> tuple[str, ...]:
-    """The texts of one section's fields, in ``FIELDS`` order."""
-    return (_title_text(doc), _heading(section), _path_text(doc, section), _meta_text(doc), section.text)
-
-
-def analyze_document(doc: Document) -> list[Analyzed]:
-    """Per section, per field (in ``FIELDS`` order), the term counts of a document.
-
-    The title and meta fields are the document's, so they are analysed once and shared by its sections.
-    """
-    title = Counter(analyzer.terms(_title_text(doc)))
-    meta = Counter(analyzer.terms(_meta_text(doc)))
-    out: list[Analyzed] = []
-    for section in doc.sections:
-        heading = Counter(analyzer.terms(_heading(section)))
-        path = Counter(analyzer.terms(_path_text(doc, section)))
-        out.append((title, heading, path, meta, Counter(analyzer.terms(section.text))))
-    return out
-
-
 @dataclass(frozen=True)
 class Segment:
     """Immutable CSR postings: for term id ``t``, ``indices[indptr[t]:indptr[t+1]]`` are section ids."""
@@ -116,10 +60,16 @@ class Segment:
     indices: npt.NDArray[np.int32]
     values: FloatArray  # (postings, groups): the pre-combined tf' of each field group
     counts: FloatArray  # (postings,): the raw count in the section's heading and body, for document scores
+    fields: npt.NDArray[np.uint8]  # (postings,): bit f set when the term occurs in field FIELDS[f] of the section
 
     def postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
         start, end = self._span(term_id)
         return self.indices[start:end], self.values[start:end]
+
+    def field_postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
+        """Section ids and field bitmasks (bit f: ``FIELDS[f]``) of one term."""
+        start, end = self._span(term_id)
+        return self.indices[start:end], self.fields[start:end]
 
     def raw_postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
         """Section ids and raw heading + body counts of one term."""
@@ -193,14 +143,19 @@ class SectionIndex:
         return builder.finish()
 
     def append_segment(
-        self, per_term: IntArray, sids: npt.NDArray[np.int32], vals: FloatArray, raw: FloatArray
+        self,
+        per_term: IntArray,
+        sids: npt.NDArray[np.int32],
+        vals: FloatArray,
+        raw: FloatArray,
+        masks: npt.NDArray[np.uint8],
     ) -> None:
         """Add postings sorted by term id (by section within a term) as a segment; ``per_term[t]`` is
         how many term ``t`` has.  Section ids must be new and contiguous.  The arrays are kept, not copied."""
         per_term = _grow(per_term.astype(np.int64), len(self.vocab))
         indptr = np.zeros(len(per_term) + 1, dtype=np.int64)
         np.cumsum(per_term, out=indptr[1:])
-        self.segments.append(Segment(indptr, sids, vals, raw))
+        self.segments.append(Segment(indptr, sids, vals, raw, masks))
         self.df = _grow(self.df, len(self.vocab)) + per_term
 
     def remove(self, section_ids: Iterable[int]) -> None:
@@ -312,6 +267,28 @@ class SectionIndex:
             tf += np.bincount(documents[ids[keep]], weights=raw[keep], minlength=n)
         return tf
 
+    def field_terms(self, section_ids: Sequence[int], terms: Iterable[str]) -> dict[int, dict[str, set[str]]]:
+        """Of ``terms``, those in each field of each section: section id → field name → terms.
+
+        Read from the postings' field masks (fixed at index time), so naming the fields a query
+        matched costs a lookup per query term, not an analysis of every section's text.
+        """
+        wanted = np.asarray(sorted(set(section_ids)), dtype=np.int32)
+        out: dict[int, dict[str, set[str]]] = {int(s): {name: set() for name in FIELDS} for s in wanted}
+        for term in dict.fromkeys(terms):
+            tid = self.vocab.get(term)
+            if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
+                continue
+            for segment in self.segments:
+                ids, masks = segment.field_postings(tid)
+                hit = np.isin(ids, wanted)
+                for sid, mask in zip(ids[hit].tolist(), masks[hit].tolist(), strict=True):
+                    if self.alive[sid]:
+                        for f, name in enumerate(FIELDS):
+                            if mask >> f & 1:
+                                out[sid][name].add(term)
+        return out
+
     def top(self, terms: Sequence[str], k: int, boosts: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (section id, score) pairs with a positive score, best first."""
         return top_of(self.scores(terms, boosts), k)
@@ -333,9 +310,10 @@ def top_of(scores: FloatArray, k: int) -> list[tuple[int, float]]:
 class SegmentBuilder:
     """Collects sections' postings in flat arrays, then writes one segment.
 
-    Arrays instead of ``Counter`` objects keep a 10,000-file build's memory small.  tf' (weights,
-    length normalisation, field groups) is computed vectorised once every section is in, so a
-    full build can fix the average field lengths first.
+    One posting per (term, section) holds that term's count in each field; arrays instead of
+    ``Counter`` objects keep a 10,000-file build's memory small.  tf' (weights, length
+    normalisation, field groups) is computed vectorised once every section is in, so a full
+    build can fix the average field lengths first.
     """
 
     def __init__(self, index: SectionIndex) -> None:
@@ -363,7 +341,7 @@ class SegmentBuilder:
         Postings are put in term order first and the builder's arrays let go as soon as they are
         used up, so a build's peak memory stays near twice those arrays (10,000 files: ~150 MB).
         """
-        index, params = self.index, self.index.params
+        index = self.index
         lengths = np.frombuffer(self.lengths, dtype=np.float32).reshape(self.sections, len(FIELDS))
         if fix_avglen and self.sections:
             index.avglen = tuple(max(1.0, float(x)) for x in lengths.mean(axis=0))
@@ -373,23 +351,35 @@ class SegmentBuilder:
         rows = np.frombuffer(self.rows, dtype=np.int32)[order]
         del tids
         self.tids, self.rows = array("i"), array("i")
-        counts = np.frombuffer(self.counts, dtype=np.float32).reshape(len(rows), len(FIELDS))
-        values = np.zeros((len(rows), len(params.group_weights)), dtype=np.float32)
-        for f in range(len(FIELDS)):
-            b, avg = np.float32(params.b[f]), np.float32(index.avglen[f])
-            norm = np.float32(1.0) - b + b * lengths[rows, f] / avg
-            values[:, params.groups[f]] += np.float32(params.weights[f]) * counts[order, f] / norm
-        heading, body = _TEXT_FIELDS
-        raw = counts[order, heading] + counts[order, body]
-        del counts, order
-        self.counts = array("f")
+        values, raw, masks = self._weighed(order, rows, lengths)
         first = index.size
         rows += np.int32(first)
-        index.append_segment(per_term, rows, values, raw)
+        index.append_segment(per_term, rows, values, raw, masks)
         index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
         index._live = None
         index.lengths = np.concatenate([index.lengths, lengths[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)])
         return range(first, first + self.sections)
+
+    def _weighed(
+        self, order: IntArray, rows: npt.NDArray[np.int32], lengths: FloatArray
+    ) -> tuple[FloatArray, FloatArray, npt.NDArray[np.uint8]]:
+        """tf' per field group, the raw heading + body count and the field bitmask of every posting, in
+        ``order``; the per-field counts are let go once read."""
+        params, avglen = self.index.params, self.index.avglen
+        counts = np.frombuffer(self.counts, dtype=np.float32).reshape(len(rows), len(FIELDS))
+        values = np.zeros((len(rows), len(params.group_weights)), dtype=np.float32)
+        masks = np.zeros(len(rows), dtype=np.uint8)
+        for f in range(len(FIELDS)):
+            b, avg = np.float32(params.b[f]), np.float32(avglen[f])
+            norm = np.float32(1.0) - b + b * lengths[rows, f] / avg
+            field_counts = counts[order, f]
+            values[:, params.groups[f]] += np.float32(params.weights[f]) * field_counts / norm
+            masks |= (field_counts > 0).astype(np.uint8) << np.uint8(f)
+        heading, body = _TEXT_FIELDS
+        raw = counts[order, heading] + counts[order, body]
+        del counts
+        self.counts = array("f")
+        return values, raw, masks
 
 
 def _grow(values: IntArray, size: int) -> IntArray:

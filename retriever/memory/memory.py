@@ -48,6 +48,8 @@ class Memory:
         if not root.is_dir():
             raise MemoryNotFound(f"memory root {str(root)!r} is not a folder; pass --root DIR or set RETRIEVER_ROOT")
         cache, warnings = open_cache(settings, root)
+        if cache:
+            cache.mark_used(root.resolve())  # for `retriever cache list|prune`
         tree = Refresher(root.resolve(), settings, params or Params(), cache, warnings)
         provenance = Provenance(tree.root, cache, warnings, gitinfo.find_repo(tree.root))
         try:

@@ -1,6 +1,6 @@
 """A document's sections as postings: flat arrays that cross processes cheaply (see ``Postings``).
 
-Contract: ``collect(sections)`` turns analysed sections (per field, in ``index.FIELDS`` order,
+Contract: ``collect(sections)`` turns analysed sections (per field, in ``fields.FIELDS`` order,
 their term counts) into ``Postings`` with term ids local to the document; the segment builder
 (``index.SegmentBuilder.add_postings``) maps them into its vocabulary.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from retriever.memory.index import Analyzed
+    from retriever.memory.fields import Analyzed
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,7 @@ class Postings:
 
 
 def collect(sections: Iterable[Analyzed]) -> Postings:
-    """The postings of consecutive sections (a document's, from ``index.analyze_document``)."""
+    """The postings of consecutive sections (a document's, from ``fields.analyze_document``)."""
     local: dict[str, int] = {}
     tids, rows, counts, lengths = array("i"), array("i"), array("f"), array("f")
     row = -1

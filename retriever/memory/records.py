@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from retriever.memory.cache import DocInfo, FileRow, decode_document
-from retriever.memory.index import analyze_document
+from retriever.memory.fields import analyze_document
 from retriever.memory.postings import Postings, collect
 from retriever.text import reader
 from retriever.text.models import Document, Fingerprint, Skipped

@@ -159,18 +159,18 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-7.7899,
+    intercept=-7.7844,
     weights={
-        "known_weight": 1.1088,
-        "best_section_coverage": 3.1638,
-        "matched_mass": 2.7498,
-        "fact_coverage": 1.9071,
-        "top_fact": 1.0757,
-        "fact_concentration": 1.5903,
+        "known_weight": 0.9287,
+        "best_section_coverage": 3.8159,
+        "matched_mass": 2.8186,
+        "fact_coverage": 2.726,
+        "top_fact": -0.0862,
+        "fact_concentration": 1.0736,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    heldout_auc=0.867,
-    heldout_ece=0.042,
+    heldout_auc=0.863,
+    heldout_ece=0.04,
     rows=886,
 )
 # END MODEL

@@ -16,7 +16,8 @@ import math
 from collections.abc import Sequence
 
 from retriever.llm.guided import LLMRun, OutlineEntry, guide_target
-from retriever.memory.index import FIELDS, section_fields, top_of
+from retriever.memory.fields import FIELDS, section_fields
+from retriever.memory.index import top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import evidence
@@ -123,12 +124,21 @@ def _guided(memory: Memory, query: Query, hits: list[tuple[int, float]], llm: LL
     return guide_target(llm, query.text, candidates)
 
 
+def query_fields(memory: Memory, query: Query, section_ids: Sequence[int]) -> dict[int, dict[str, set[str]]]:
+    """Per section, per field, the query's terms it holds (alternates' terms included), from the
+    index's field masks: the same sets ``section_terms`` gives, cut to what coverage and reasons read."""
+    wanted = {*query.terms, *query.extra}
+    wanted.update(t for options in query.alternates.values() for option in options for t in option)
+    return memory.index.field_terms(section_ids, wanted)
+
+
 def _targets(memory: Memory, query: Query, chosen: Sequence[tuple[int, float, str | None]]) -> list[Target]:
     term_weights = weights(query, memory.index)
+    matched = query_fields(memory, query, [sid for sid, _, _ in chosen])
     targets = []
     for sid, score, given_reason in chosen:
         doc, section = memory.section(sid)
-        fields = section_terms(doc, section)
+        fields = matched[sid]
         targets.append(
             Target(
                 section_id=sid,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -9,10 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import TreeFactory
 from fixtures import ACME
 
-from retriever.memory.cache import FORMAT, DocInfo, FileRow, IndexCache, IndexState
-from retriever.memory.index import Params, SectionIndex, analyze_document
+from retriever.config import Settings
+from retriever.memory import locks
+from retriever.memory.cache import FORMAT, ROOT_FILE, DocInfo, FileRow, IndexCache, IndexState
+from retriever.memory.documents import Documents
+from retriever.memory.fields import analyze_document
+from retriever.memory.index import Params, SectionIndex
+from retriever.memory.memory import Memory
 from retriever.text import analyzer
 from retriever.text.models import Document, Fingerprint
 from retriever.text.parser import parse_document
@@ -78,6 +85,10 @@ def _assert_same_index(loaded: IndexState, saved: IndexState) -> None:
             loaded.index.document_scores(terms, loaded.section_documents()),
             saved.index.document_scores(terms, documents),
         )
+    sections = range(saved.index.size)
+    for query in QUERIES:  # the field masks come back too: reasons and coverage read them
+        terms = analyzer.terms(query)
+        assert loaded.index.field_terms(sections, terms) == saved.index.field_terms(sections, terms)
     assert loaded.index.params == saved.index.params
     assert len(loaded.index.segments) == len(saved.index.segments)
     assert loaded.catalog == saved.catalog
@@ -195,6 +206,63 @@ def test_a_different_stored_format_clears_the_files_and_the_index(tmp_path: Path
     db.close()
 
 
+# shared by processes (a server and a CLI run, two replicas): each instance keeps the view its index has
+
+
+def _open_twice(make_tree: TreeFactory) -> tuple[Path, Memory, Memory]:
+    files = {"a.md": "# Alpha\n\nThe owner of alpha is Olena.\n", "b.md": "# Beta\n\nOne.\n\n## More\n\nTwo.\n"}
+    root = make_tree(files)
+    settings = Settings.from_env()
+    return root, Memory.open(root, settings), Memory.open(root, settings)
+
+
+def _headings(memory: Memory) -> list[tuple[str, tuple[str, ...]]]:
+    return sorted((memory.state.section_files[sid], memory.section(sid)[1].heading_path) for sid in _live(memory))
+
+
+def _live(memory: Memory) -> list[int]:
+    return [int(sid) for sid in memory.index.alive.nonzero()[0]]
+
+
+def test_a_memory_sees_files_another_process_reindexed_in_their_shared_cache(make_tree: TreeFactory) -> None:
+    root, first, second = _open_twice(make_tree)
+    (root / "a.md").write_text("# Alpha\n\nThe owner of alpha is Maksym.\n\n## Budget\n\nZebra quux.\n")
+    (root / "b.md").unlink()
+
+    second.refresh()  # writes the new rows first, as the quicker replica's watcher would
+    first.refresh()
+
+    assert _headings(first) == _headings(second) == [("a.md", ()), ("a.md", ("Budget",))]
+    assert [first.state.section_files[sid] for sid, _ in first.index.top(analyzer.terms("zebra"), 3)] == ["a.md"]
+
+
+def test_a_document_another_process_replaced_is_read_in_the_version_this_index_holds(make_tree: TreeFactory) -> None:
+    root, first, second = _open_twice(make_tree)
+    before = _headings(first)
+    (root / "b.md").write_text("# Beta\n\nOne, shorter now.\n")
+    (root / "a.md").unlink()
+    second.refresh()
+    first._tree.documents = Documents(first.cache)  # nothing held in memory: every read goes to the cache
+
+    assert _headings(first) == before == [("a.md", ()), ("b.md", ()), ("b.md", ("More",))]
+    assert "Olena" in first.section(_live(first)[0])[1].text
+
+
+def test_an_open_cache_records_its_root_and_is_marked_in_use(make_tree: TreeFactory) -> None:
+    root, first, second = _open_twice(make_tree)
+    assert first.cache is not None and second.cache is not None
+    recorded = json.loads((first.cache.folder / ROOT_FILE).read_text())
+    assert recorded["root"] == str(root.resolve()) and recorded["format"] == FORMAT
+    with locks.unused(first.cache.folder) as free:
+        assert not free
+    first.cache.close()
+    with locks.unused(first.cache.folder) as free:
+        assert not free  # the second still has it open
+    second.cache.close()
+    with locks.unused(first.cache.folder) as free:
+        assert free
+
+
 # index
 
 
@@ -211,7 +279,7 @@ def test_a_saved_index_loads_back_identical(cache: IndexCache) -> None:
     _assert_same_index(loaded, state)
     assert loaded.index.live_count == 15
     assert _segment_files(cache) == {
-        f"{state.segment_names[0]}.{part}.npy" for part in ("indptr", "indices", "values", "counts")
+        f"{state.segment_names[0]}.{part}.npy" for part in ("indptr", "indices", "values", "counts", "fields")
     }
 
 
@@ -265,7 +333,7 @@ def test_a_second_save_writes_only_the_new_segment(cache: IndexCache) -> None:
     [kept, second] = state.segment_names
     assert kept == first
     assert _segment_files(cache) == old_files | {
-        f"{second}.{part}.npy" for part in ("indptr", "indices", "values", "counts")
+        f"{second}.{part}.npy" for part in ("indptr", "indices", "values", "counts", "fields")
     }
     assert {name: (cache.folder / "index" / name).stat().st_mtime_ns for name in old_files} == old_mtimes
     loaded = cache.load_index(Params())
@@ -286,7 +354,8 @@ def test_saving_a_compacted_index_removes_segments_no_longer_listed(cache: Index
 
     [name] = compacted.segment_names
     assert name not in state.segment_names
-    assert _segment_files(cache) == {f"{name}.{part}.npy" for part in ("indptr", "indices", "values", "counts")}
+    parts = ("indptr", "indices", "values", "counts", "fields")
+    assert _segment_files(cache) == {f"{name}.{part}.npy" for part in parts}
     loaded = cache.load_index(Params())
     assert loaded is not None
     _assert_same_index(loaded, compacted)

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.memory.index import FIELDS, Analyzed, Params, SectionIndex, analyze_document
+from retriever.memory.fields import FIELDS, Analyzed, analyze_document
+from retriever.memory.index import Params, SectionIndex
 from retriever.text import analyzer
 from retriever.text.parser import parse_document
 
@@ -384,3 +385,61 @@ def test_document_scores_match_plain_bm25_over_any_split_into_sections(shape: li
     expected = _reference_document_bm25(docs, "quota") if any(h or b for doc in shape for h, b, _ in doc) else None
     scores = index.document_scores(["quota"], documents)
     assert scores.tolist() == (pytest.approx(expected, rel=1e-5, abs=1e-6) if expected else [0.0] * len(docs))
+
+
+# field masks: which fields of a section hold a term, fixed at index time
+
+
+def test_field_terms_name_the_fields_each_query_term_occurs_in() -> None:
+    index = _index(
+        [
+            _section(title={"leav": 1}, heading={"sick": 1}, body={"sick": 3, "doctor": 1}),
+            _section(title={"leav": 1}, path={"sick": 1}, meta={"owner": 1}),
+        ]
+    )
+
+    found = index.field_terms([0, 1], ["sick", "leav", "owner", "absent"])
+
+    assert found[0] == {"title": {"leav"}, "heading": {"sick"}, "path": set(), "meta": set(), "body": {"sick"}}
+    assert found[1] == {"title": {"leav"}, "heading": set(), "path": {"sick"}, "meta": {"owner"}, "body": set()}
+
+
+def test_field_terms_of_a_replaced_section_come_from_its_new_segment() -> None:
+    index = _index([_section(body={"old": 1})])
+    index.remove([0])
+    index.add([_section(body={"new": 1})])
+
+    found = index.field_terms([0, 1], ["old", "new"])
+
+    assert found[0]["body"] == set()  # tombstoned: it holds nothing any more
+    assert found[1]["body"] == {"new"}
+
+
+_WORDS = st.sampled_from("leave sick doctor pay travel budget owner team certificate holiday".split())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(
+        st.tuples(st.lists(_WORDS, max_size=3), st.lists(st.lists(_WORDS, max_size=6), min_size=1, max_size=3)),
+        min_size=1,
+        max_size=4,
+    ),
+    query=st.lists(_WORDS, min_size=1, max_size=5),
+)
+def test_field_terms_equal_the_query_terms_found_by_analysing_each_field(
+    docs: list[tuple[list[str], list[list[str]]]], query: list[str]
+) -> None:
+    parsed = []
+    for number, (title, sections) in enumerate(docs):
+        body = "\n\n".join(f"## {w[0] if w else 'Part'} {i}\n\n{' '.join(w)}" for i, w in enumerate(sections))
+        parsed.append(parse_document(f"team/doc_{number}.md", f"# {' '.join(title) or 'Doc'}\n\n{body}\n"))
+    analysed = [fields_ for doc in parsed for fields_ in analyze_document(doc)]
+    index = _index(analysed)
+    terms = [t for word in query for t in analyzer.terms(word)]
+
+    found = index.field_terms(range(len(analysed)), terms)
+
+    for sid, fields_ in enumerate(analysed):
+        expected = {name: set(counts) & set(terms) for name, counts in zip(FIELDS, fields_, strict=True)}
+        assert found[sid] == expected
