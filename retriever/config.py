@@ -47,6 +47,7 @@ _ENV = {
     "graphs": "RETRIEVER_GRAPHS",
     "user_trees": "RETRIEVER_USER_TREES",
     "max_files": "RETRIEVER_MAX_FILES",
+    "index_workers": "RETRIEVER_INDEX_WORKERS",
     "user_trees_cached": "RETRIEVER_USER_TREES_CACHED",
     "session_limit": "RETRIEVER_SESSION_LIMIT",
     "store_timeout_seconds": "RETRIEVER_STORE_TIMEOUT_SECONDS",
@@ -129,6 +130,9 @@ class Settings(BaseModel):
     user_trees: Path | None = Field(default=None, description="Folder of per-user trees, one sub-folder per user id.")
     max_files: int = Field(
         default=100_000, ge=1, description="Markdown files a tree may hold; past it the scan stops with an error."
+    )
+    index_workers: int = Field(
+        default=0, ge=0, le=256, description="Processes that parse files for a large index build; 0: one per core."
     )
     user_trees_cached: int = Field(
         default=32, ge=1, le=10_000, description="Per-user trees kept open at once (least recently used go first)."

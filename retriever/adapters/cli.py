@@ -2,6 +2,7 @@
 
     retriever query PROMPT... [--root DIR] [--json] [--top-k N] [--llm-model M | --no-llm] [--at REV]   # "-": stdin
     retriever tree [--root DIR] [--json]
+    retriever index [--root DIR] [--json]          # build or refresh the index now, with progress
     retriever mcp [--root DIR]                      # MCP over stdio
     retriever serve [--host H] [--port N] [--insecure] [--root DIR]   # MCP over HTTP, /memories/retrieve, /healthz
     retriever requests [--limit N] [--session-id S] [--since T] [--json]
@@ -19,8 +20,8 @@ Exit codes: 0 success; 1 retrieval failed (timeout, unreachable store); 2 bad us
 Errors go to stderr; with ``--json`` the seed's error object is printed on stdout as well.
 Heavy modules are imported inside the commands so that ``--help`` and small trees answer fast.
 
-This module is the group only: the commands live in ``cli_query``, ``cli_serve``, ``cli_check``,
-``cli_clients`` and ``cli_ops``, and share ``cli_common``.  Shell completion is click's:
+This module is the group only: the commands live in ``cli_query``, ``cli_index``, ``cli_serve``,
+``cli_check``, ``cli_clients`` and ``cli_ops``, and share ``cli_common``.  Shell completion is click's:
 ``eval "$(_RETRIEVER_COMPLETE=bash_source retriever)"`` (``zsh_source``, ``fish_source``).
 """
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import click
 
-from retriever.adapters import cli_check, cli_clients, cli_ops, cli_query, cli_serve
+from retriever.adapters import cli_check, cli_clients, cli_index, cli_ops, cli_query, cli_serve
 from retriever.adapters.cli_common import config_option
 
 
@@ -39,7 +40,7 @@ def cli() -> None:
     """Company memory retriever: ranked, cited facts from a markdown memory tree."""
 
 
-for _module in (cli_query, cli_serve, cli_check, cli_clients, cli_ops):
+for _module in (cli_query, cli_index, cli_serve, cli_check, cli_clients, cli_ops):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
 
 EXIT_FAILURE, EXIT_USAGE = 1, 2
 _CONFIG = "retriever.config"  # ctx.meta key: the --config file, shared by the group and its commands
-_PROGRESS_AFTER_SECONDS = 0.5
 
 
 def exit_code(error: RetrieverError) -> int:
@@ -44,31 +42,6 @@ def fail(error: RetrieverError, as_json: bool) -> NoReturn:
     sys.exit(exit_code(error))
 
 
-class _ProgressBar:
-    """A progress bar on stderr, shown only when indexing is slow and stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.started = time.monotonic()
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if time.monotonic() - self.started < _PROGRESS_AFTER_SECONDS or not sys.stderr.isatty():
-                return
-            from rich.console import Console
-            from rich.progress import Progress
-
-            self.bar = Progress(console=Console(stderr=True), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("Indexing memory", total=total)
-        self.bar.update(self.task, completed=done, total=total)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
 def open_memory(root: Path, settings: Any, as_json: bool) -> Memory:
     opened = load_memory(root, settings)
     if isinstance(opened, BaseException):
@@ -77,11 +50,12 @@ def open_memory(root: Path, settings: Any, as_json: bool) -> Memory:
 
 
 def load_memory(root: Path, settings: Any) -> Memory | RetrieverError:
-    """The memory at ``root`` (with a progress bar when indexing is slow), or the error that stopped it."""
+    """The memory at ``root`` (with progress on stderr when loading is slow), or the error that stopped it."""
+    from retriever.adapters.cli_progress import Reporter
     from retriever.errors import RetrieverError
     from retriever.memory.memory import Memory
 
-    progress = _ProgressBar()
+    progress = Reporter()
     try:
         return Memory.open(root, settings, progress=progress)
     except RetrieverError as exc:
@@ -139,7 +113,10 @@ def open_service(loaded: Loaded) -> Any:
         store = open_store(loaded.settings)
     except RetrieverError as exc:
         fail(exc, as_json=False)
-    return MemoryService(Retriever(loaded.root, loaded.settings), store)
+    from retriever.adapters.cli_progress import Reporter
+
+    # A server's stderr is a log: lines, never a bar, for a long first build or a big refresh.
+    return MemoryService(Retriever(loaded.root, loaded.settings, progress=Reporter(bar=False)), store)
 
 
 def warn_if_not_ready(root: Path) -> None:

@@ -44,22 +44,23 @@ def query(
     at: str | None,
 ) -> None:
     """Retrieve what the memory knows about PROMPT (its words, quoted or not; "-" reads stdin)."""
+    from retriever.adapters.cli_progress import Reporter
     from retriever.errors import MemoryEmpty, RetrieverError
     from retriever.retriever import Retriever
 
     prompt = _prompt(words)
     loaded = load_settings(root, as_json, top_k=top_k, llm_model=llm_model)
-    settings = loaded.settings
-    if no_llm:
-        settings = settings.model_copy(update={"llm_model": None})
+    settings = loaded.settings.model_copy(update={"llm_model": None}) if no_llm else loaded.settings
+    progress = Reporter()  # loading, building the index, reading a revision: on stderr when slow
     try:
-        retriever = Retriever(loaded.root, settings, at=at)
-        if at is None:  # open it here, with a progress bar; a past revision is read from git objects
-            retriever._memory = open_memory(retriever.root, settings, as_json)
+        retriever = Retriever(loaded.root, settings, at=at, progress=progress)
+        _ = retriever.memory  # loaded first, so that a missing root or an unknown revision is an error here
+        progress.close()
         result = retriever.retrieve(prompt)
         if result.structured["readiness_state"] == "empty":
             raise MemoryEmpty.at(str(retriever.root), len(result.structured["diagnostics"]["skipped_files"]))
     except RetrieverError as exc:
+        progress.close()
         fail(exc, as_json)
         return
     if as_json:

@@ -166,7 +166,7 @@ class IndexCache:
         out: dict[str, Document] = {}
         for rel_path, blob in blobs.items():
             try:
-                out[rel_path] = pickle.loads(blob)
+                out[rel_path] = decode_document(blob)
             except Exception:  # noqa: BLE001 - a corrupt record is re-read from its file on the next refresh
                 continue
         return out
@@ -191,7 +191,10 @@ class IndexCache:
         return out
 
     def put(self, rel_path: str, fingerprint: Fingerprint, doc: Document | None, skipped: str | None) -> None:
-        blob = pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL) if doc is not None else None
+        self.put_encoded(rel_path, fingerprint, encode_document(doc) if doc is not None else None, skipped)
+
+    def put_encoded(self, rel_path: str, fingerprint: Fingerprint, blob: bytes | None, skipped: str | None) -> None:
+        """``put`` with the document already encoded (``encode_document``, maybe in a worker process)."""
         self._supersede(rel_path, fingerprint.sha1)
         self._sql(
             "INSERT OR REPLACE INTO files (rel_path, size, mtime_ns, sha1, skipped, record) VALUES (?,?,?,?,?,?)",
@@ -339,6 +342,19 @@ class IndexCache:
         (self.folder / "index" / "state.pkl").unlink(missing_ok=True)
         for path in (self.folder / "index").glob("*.npy"):
             path.unlink(missing_ok=True)
+
+
+def encode_document(doc: Document) -> bytes:
+    """A document as the cache stores it."""
+    return pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def decode_document(blob: bytes) -> Document:
+    """The document ``encode_document`` stored (raises whatever corrupt bytes make unpickling raise)."""
+    doc = pickle.loads(blob)
+    if not isinstance(doc, Document):
+        raise TypeError(f"a cache record holds {type(doc).__name__}, not a Document")
+    return doc
 
 
 def _params_json(params: Params) -> dict[str, Any]:
