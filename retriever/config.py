@@ -1,5 +1,9 @@
 """Settings: one pydantic model, read from arguments and ``RETRIEVER_*`` environment variables.
 
+``Settings.from_env`` reads the environment only (the library's default); ``config_files.load``
+adds the config files (user, tree, ``--config``) below the environment and records each value's
+source, as every ``retriever`` command does.
+
 Where state lives: ``$RETRIEVER_STATE_DIR`` when set, else the XDG folders
 (``$XDG_CACHE_HOME/company-memory-retriever`` for the index cache).  Never inside the
 memory tree, which teams commit.
@@ -37,9 +41,13 @@ _ENV = {
     "llm_token_budget": "RETRIEVER_LLM_TOKEN_BUDGET",
     "llm_timeout_seconds": "RETRIEVER_LLM_TIMEOUT_SECONDS",
     "llm_json_mode": "RETRIEVER_LLM_JSON_MODE",
+    "llm_endpoint": "RETRIEVER_LLM_ENDPOINT",
+    "llm_prompt_tokens_per_second": "RETRIEVER_LLM_PROMPT_TOKENS_PER_SECOND",
+    "llm_output_tokens_per_second": "RETRIEVER_LLM_OUTPUT_TOKENS_PER_SECOND",
     "graphs": "RETRIEVER_GRAPHS",
     "user_trees": "RETRIEVER_USER_TREES",
     "max_files": "RETRIEVER_MAX_FILES",
+    "index_workers": "RETRIEVER_INDEX_WORKERS",
     "user_trees_cached": "RETRIEVER_USER_TREES_CACHED",
     "session_limit": "RETRIEVER_SESSION_LIMIT",
     "store_timeout_seconds": "RETRIEVER_STORE_TIMEOUT_SECONDS",
@@ -52,7 +60,17 @@ _ENV = {
     "max_connections": "RETRIEVER_MAX_CONNECTIONS",
     "session_idle_seconds": "RETRIEVER_SESSION_IDLE_SECONDS",
     "max_sessions": "RETRIEVER_MAX_SESSIONS",
+    "max_sections": "RETRIEVER_MAX_SECTIONS",
+    "excerpt_chars": "RETRIEVER_EXCERPT_CHARS",
+    "max_documents": "RETRIEVER_MAX_DOCUMENTS",
+    "memory_id": "RETRIEVER_MEMORY_ID",
+    "host": "RETRIEVER_HOST",
+    "port": "RETRIEVER_PORT",
+    # The openai package's own variables: read here too, so a config file can hold them as well.
+    "llm_base_url": "OPENAI_BASE_URL",
+    "llm_api_key": "OPENAI_API_KEY",
 }
+ENV_VARIABLES: Mapping[str, str] = _ENV  # setting → its environment variable
 LLMStage = Literal["triage", "target", "extract", "summary"]
 LLM_STAGES: tuple[LLMStage, ...] = ("triage", "target", "extract", "summary")
 
@@ -83,6 +101,28 @@ class Settings(BaseModel):
     llm_json_mode: Literal["auto", "json_schema", "json_object"] = Field(
         default="auto", description="How structured answers are requested."
     )
+    llm_endpoint: Literal["auto", "local", "remote"] = Field(
+        default="auto",
+        description="local: one model on this machine, answering one call at a time (prompts sized to its speed, "
+        "no call while it still works on an abandoned one); auto: local when OPENAI_BASE_URL is a loopback address.",
+    )
+    llm_prompt_tokens_per_second: float | None = Field(
+        default=None, gt=0, description="Prompt tokens the endpoint reads per second (measure: scripts/check_llm.py)."
+    )
+    llm_output_tokens_per_second: float | None = Field(
+        default=None, gt=0, description="Answer tokens the endpoint writes per second, in JSON mode."
+    )
+    llm_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint (OPENAI_BASE_URL); unset means OpenAI's."
+    )
+    llm_api_key: SecretStr | None = Field(default=None, description="The endpoint's key (OPENAI_API_KEY).")
+    memory_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+        description="A stable name for this memory: sessions are kept under it (else the git remote or the path).",
+    )
 
     graphs: dict[str, Path] = Field(
         default_factory=dict, description="Shared memory trees by graph id (``id=path,id=path``)."
@@ -90,6 +130,9 @@ class Settings(BaseModel):
     user_trees: Path | None = Field(default=None, description="Folder of per-user trees, one sub-folder per user id.")
     max_files: int = Field(
         default=100_000, ge=1, description="Markdown files a tree may hold; past it the scan stops with an error."
+    )
+    index_workers: int = Field(
+        default=0, ge=0, le=256, description="Processes that parse files for a large index build; 0: one per core."
     )
     user_trees_cached: int = Field(
         default=32, ge=1, le=10_000, description="Per-user trees kept open at once (least recently used go first)."
@@ -145,6 +188,8 @@ class Settings(BaseModel):
     max_connections: int = Field(default=1000, ge=1, description="Open connections at most (capped by the fd limit).")
     session_idle_seconds: float = Field(default=1800.0, gt=0, description="MCP sessions idle this long end.")
     max_sessions: int = Field(default=1000, ge=1, description="Open MCP sessions at most; more answer 503.")
+    host: str = Field(default="127.0.0.1", min_length=1, description="Interface `retriever serve` binds.")
+    port: int = Field(default=8765, ge=0, le=65535, description="Port `retriever serve` listens on (0: any free one).")
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod

@@ -6,11 +6,17 @@ subclasses (``InvalidArguments``, ``RetrievalTimeout``) that adapters map to the
 A missing or empty tree is not an error: the result says ``memory_ready: false``.  Nor is a
 tree that failed to load while a watcher retries it (``refresh_interval`` infinite, as in a
 server): the result says ``readiness_state: "error"`` and ``load_error`` says why.
+Loading the memory (building its index the first time) and refreshing it never count against a
+retrieval's deadline, which starts once the memory is ready.  A call that waited a second or more
+for the index to be built says so in ``diagnostics.warnings``; ``diagnostics.timings_ms["load"]``
+is the time it waited for the memory (a load or a refresh; near zero otherwise).
+``progress(phase, done, total)`` hears how loading, refreshing and reading a revision advance.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -30,6 +36,7 @@ from retriever.pipeline.pipeline import execute, new_run
 from retriever.pipeline.results import Fact, Request
 
 DEFAULT_ROOT = "company_context"
+_NOTE_WAITS_FROM = 1.0  # seconds: a call that waited this long for a first build says so
 
 
 def default_root(environ: Mapping[str, str] | None = None) -> Path:
@@ -104,7 +111,7 @@ class Retriever:
     def _load(self) -> Memory:
         try:
             if self.at is not None:
-                memory = Memory.at_revision(self.root, self.settings, self.at, self.params)
+                memory = Memory.at_revision(self.root, self.settings, self.at, self.params, self._progress)
             else:
                 memory = Memory.open(self.root, self.settings, self.params, self._progress)
         except MemoryNotFound:
@@ -120,25 +127,25 @@ class Retriever:
 
     def refresh(self) -> None:
         """Pick up added, changed and deleted files now (safe while other threads retrieve)."""
-        self.memory.refresh()
+        self.memory.refresh(self._progress)
         self._refreshed = time.monotonic()
 
-    def _current_memory(self) -> Memory | None:
-        """The memory a retrieval reads; None when the root is missing or, after a failed load, until
-        ``refresh_interval`` has passed (with a watcher, never: the watcher retries, not each query)."""
+    def _current_memory(self) -> tuple[Memory | None, bool]:
+        """The memory a retrieval reads, and whether this call loaded it; None when the root is missing
+        or, after a failed load, until ``refresh_interval`` has passed (with a watcher, never: the
+        watcher retries, not each query)."""
         retry = time.monotonic() - self._failed_at > self.refresh_interval
+        loaded = False
         try:
             with self._lock:  # checked under the lock: a query waiting for a watcher's load sees how it ended
                 if self._memory is None and (retry or self.load_error is None):
-                    self._memory = self._load()
+                    self._memory, loaded = self._load(), True
                 memory = self._memory
         except MemoryNotFound:
-            return None
-        if memory is None:
-            return None
-        if time.monotonic() - self._refreshed > self.refresh_interval:
+            return None, False
+        if memory is not None and time.monotonic() - self._refreshed > self.refresh_interval:
             self.refresh()
-        return memory
+        return memory, loaded
 
     def retrieve(self, prompt: str, session_id: str | None = None, *, history: Sequence[str] = ()) -> RetrievalResult:
         """Retrieve ranked, cited facts for ``prompt``; ``history`` is the session's prior prompts."""
@@ -163,19 +170,31 @@ class Retriever:
         ``warnings`` of its own (a failing store), which the report lists after the memory's.
         """
         state = new_run(arguments, request=request)
-        memory = self._current_memory()
+        memory, loaded = self._current_memory()
+        ready = time.monotonic()  # the deadline starts here: waiting for the index is not the question's time
+        state = dataclasses.replace(state, timings_ms={"load": (ready - state.started) * 1000})
+        deadline = ready + self.settings.deadline_seconds
+        waited = ready - state.started
+        built = loaded and memory is not None and memory.stats.rebuilt and waited >= _NOTE_WAITS_FROM
+        notes = (_built_note(memory, waited),) if built and memory is not None else ()
         with memory.reading() if memory else contextlib.nullcontext():
             ctx = Context(
                 memory=memory,
                 settings=self.settings,
                 history=tuple(history),
-                deadline=state.started + self.settings.deadline_seconds,
+                deadline=deadline,
                 readiness=memory.readiness() if memory else (False, "error" if self.load_error else "missing"),
                 session_id=session_id,
-                warnings=tuple(warnings),
-                llm=LLMRun(self.llm, self.settings, state.started + self.settings.deadline_seconds)
-                if self.llm
-                else None,
+                warnings=(*notes, *warnings),
+                llm=LLMRun(self.llm, self.settings, deadline) if self.llm else None,
             )
             state = execute(state, ctx)
         return RetrievalResult(state.text, state.structured, state)
+
+
+def _built_note(memory: Memory, waited: float) -> str:
+    stats = memory.stats
+    return (
+        f"this call waited {waited:.1f} s while the index was built ({stats.files:,} files); "
+        "later calls use it (and later runs load it from the cache)"
+    )

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from retriever import Retriever
-from retriever.llm.guided import SUMMARY_NEW_SHARE, summary_new_share, summary_problem
+from retriever.llm.grounding import SUMMARY_NEW_SHARE, summary_new_share, summary_problem
 from retriever.pipeline.assemble import SUMMARY_FACTS
 
 REPO = Path(__file__).resolve().parent.parent

@@ -48,6 +48,8 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     # Even code that ignores RETRIEVER_STATE_DIR (plain Settings()) must not reach the user's cache.
     monkeypatch.setenv("XDG_CACHE_HOME", str(state / "xdg-cache"))
     monkeypatch.setenv("XDG_STATE_HOME", str(state / "xdg-state"))
+    # The user's own config file (~/.config/company-memory-retriever/config.toml) must not reach a test.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(state / "xdg-config"))
     yield state
 
 
@@ -239,17 +241,20 @@ class ServeProcess:
 
 
 @contextmanager
-def serve_process(root: Path, *, seconds: float = 60) -> Iterator[ServeProcess]:
+def serve_process(
+    root: Path, *, seconds: float = 60, env: Mapping[str, str] | None = None
+) -> Iterator[ServeProcess]:
     """Start ``retriever serve --port 0 --root ROOT``; yield once it has announced its URL (it listens by then).
 
-    A watchdog kills the child after ``seconds``, which bounds every blocking read of its stderr.
+    ``env`` adds variables to the child's environment.  A watchdog kills the child after ``seconds``,
+    which bounds every blocking read of its stderr.
     """
     process = subprocess.Popen(
         [sys.executable, "-m", "retriever", "serve", "--port", "0", "--root", str(root)],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
-        env=child_env(),
+        env={**child_env(), **(env or {})},
     )
     assert process.stderr is not None
     watchdog = threading.Timer(seconds, process.kill)

@@ -1,12 +1,15 @@
 """A scripted OpenAI-compatible server on loopback: real HTTP for the real ``openai`` client.
 
 A test gives it a ``Script``: a function from the request's JSON to a ``Reply`` (status,
-assistant content or raw body, optional delay).  Every request is recorded so tests can
-assert what was sent: model, messages, ``response_format``, ``max_tokens``.
+assistant content or raw body, optional delay, or an event to wait for).  Every request is
+recorded so tests can assert what was sent: model, messages, ``response_format``, ``max_tokens``.
+A ``serial`` server answers one request at a time, ``GET /v1/models`` included, as
+llama-cpp-python's server does: a call the client abandoned keeps it busy until it is done.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -24,6 +27,8 @@ class Reply:
     body: dict[str, Any] | None = None  # a raw body instead of a completion
     delay: float = 0.0
     finish_reason: str = "stop"
+    hold: threading.Event | None = None  # answer only once the test sets it (bounded wait)
+    usage: dict[str, int] | None = None  # token counts to report instead of 100 in, 20 out
 
 
 Script = Callable[[dict[str, Any]], Reply]
@@ -55,14 +60,28 @@ def answer(payload: dict[str, Any]) -> Reply:
     return Reply(content=json.dumps(payload))
 
 
+HOLD_LIMIT = 30.0  # seconds a held reply waits for its event at most
+
+
 @dataclass
 class ScriptedLLM:
     url: str
     requests: list[dict[str, Any]] = field(default_factory=list)
     script: Script = lambda request: Reply(status=500)
+    serial: bool = False
+    probes: int = 0  # GET /v1/models requests received
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    models: tuple[str, ...] = ("test-model",)  # GET /models lists these
+    models_status: int = 200
+    gets: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Authorization) of each GET
 
     def stages(self) -> list[str]:
         return [stage_of(r) for r in self.requests]
+
+    def wait_idle(self, timeout: float = 10.0) -> None:
+        """Return once a serial server has finished what it was working on."""
+        assert self.lock.acquire(timeout=timeout), "the scripted server stayed busy"
+        self.lock.release()
 
 
 def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
@@ -72,14 +91,31 @@ def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            server.requests.append(request)
-            reply = server.script(request)
-            if reply.delay:
-                time.sleep(reply.delay)
-            body = reply.body if reply.body is not None else _completion(request, reply)
+            with server.lock if server.serial else contextlib.nullcontext():
+                server.requests.append(request)
+                reply = server.script(request)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.hold is not None:
+                    reply.hold.wait(HOLD_LIMIT)
+                body = reply.body if reply.body is not None else _completion(request, reply)
+                self._send(reply.status, body)
+
+        def do_GET(self) -> None:
+            server.probes += 1  # counted on arrival: a busy serial server answers it only later
+            server.gets.append((self.path, self.headers.get("Authorization")))
+            with server.lock if server.serial else contextlib.nullcontext():
+                if not self.path.endswith("/models"):
+                    self._send(404, {"error": "not found"})
+                elif server.models_status != 200:
+                    self._send(server.models_status, {"error": "scripted"})
+                else:
+                    self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
+
+        def _send(self, status: int, body: dict[str, Any]) -> None:
             data = json.dumps(body).encode()
             try:
-                self.send_response(reply.status)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -105,7 +141,7 @@ def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
                 "message": {"role": "assistant", "content": reply.content},
             }
         ],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        "usage": reply.usage or {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,29 @@ def test_prompt_over_8000_chars_is_invalid_arguments(acme: Retriever) -> None:
 def test_unknown_argument_is_invalid_arguments(acme: Retriever) -> None:
     with pytest.raises(InvalidArguments, match="unknown argument 'limit'"):
         acme.call({"prompt": "billing", "limit": 3})
+
+
+def test_the_first_question_does_not_time_out_while_the_index_is_built(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("retriever.retriever._NOTE_WAITS_FROM", 0.2)  # a second in real use
+
+    def slow_build(phase: str, done: int, total: int) -> None:
+        if (phase, done) == ("saving", 1):
+            time.sleep(0.5)  # a build longer than the question's whole deadline
+
+    retriever = Retriever(make_tree(ACME), Settings(deadline_seconds=0.4), progress=slow_build)
+    result = retriever.retrieve("How many sick days do employees earn?")
+    assert result.facts[0].statement == "Employees earn 10 sick days per year."
+    diagnostics = result.structured["diagnostics"]
+    assert diagnostics["index_cache"] == "built"
+    assert diagnostics["timings_ms"]["load"] >= 500
+    assert diagnostics["warnings"][0].startswith("this call waited 0.")
+    assert "while the index was built (8 files)" in diagnostics["warnings"][0]
+    again = retriever.retrieve("How many sick days do employees earn?").structured["diagnostics"]
+    assert again["warnings"] == [] and again["index_cache"] == "built"
+    cached = Retriever(retriever.root, Settings(deadline_seconds=0.4)).retrieve("sick days")
+    assert cached.structured["diagnostics"]["index_cache"] == "hit"
 
 
 def test_zero_deadline_ends_in_retrieval_timeout(make_tree: TreeFactory) -> None:

@@ -16,16 +16,11 @@ from pathlib import Path
 
 import click
 
-from retriever.adapters.cli_common import EXIT_FAILURE, fail, open_memory, resolve_root
+from retriever.adapters.cli_common import EXIT_FAILURE, config_option, fail, load_settings, open_memory, root_option
 
 
 @click.command()
-@click.option(
-    "--root",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Memory tree folder [default: $RETRIEVER_ROOT, else ./company_context].",
-)
+@root_option
 @click.option(
     "--format",
     "output",
@@ -34,6 +29,7 @@ from retriever.adapters.cli_common import EXIT_FAILURE, fail, open_memory, resol
     show_default=True,
     help="text for people, json for scripts, github for GitHub Actions annotations.",
 )
+@config_option
 def check(root: Path | None, output: str) -> None:
     """Lint the memory tree: unreadable files, field types, links, names, empty parts, relations.
 
@@ -41,15 +37,14 @@ def check(root: Path | None, output: str) -> None:
     root, an invalid setting or a malformed check config). Rules are turned off with
     [tool.retriever.check] disable = [...] in pyproject.toml or [check] in the tree's .retriever.toml.
     """
-    from retriever.config import Settings
     from retriever.errors import RetrieverError
     from retriever.lint import check as linter
     from retriever.lint import config as check_config
     from retriever.lint import report as check_report
 
+    loaded = load_settings(root)
     try:
-        settings = Settings.from_env()
-        memory = open_memory(resolve_root(root), settings, as_json=False)
+        memory = open_memory(loaded.root, loaded.settings, as_json=False)
         config = check_config.load_config(memory.root)
     except RetrieverError as exc:
         fail(exc, as_json=False)

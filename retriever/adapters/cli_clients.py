@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 
 from retriever.adapters import client_config as clients
-from retriever.adapters.cli_common import fail, resolve_root, root_option, settings_or_exit
+from retriever.adapters.cli_common import config_option, fail, load_settings, root_option
 from retriever.errors import RetrieverError
 
 
@@ -37,6 +37,7 @@ from retriever.errors import RetrieverError
     "[default: claude-desktop and cursor user, vscode project, claude-code local, or project with --write].",
 )
 @click.option("--write", is_flag=True, help="Merge into the client's file (keeps other servers, backs it up).")
+@config_option
 def mcp_config(client_name: str, root: Path | None, name: str, scope: str | None, write: bool) -> None:
     """Print the configuration that starts `retriever mcp` in CLIENT, or merge it in with --write.
 
@@ -44,7 +45,7 @@ def mcp_config(client_name: str, root: Path | None, name: str, scope: str | None
     the absolute --root and an env block with the RETRIEVER_* and OPENAI_* settings set here:
     clients pass a server almost none of your shell's variables.
     """
-    settings_or_exit()  # a setting the server would refuse stops here, not in the client's log
+    loaded = load_settings(root)  # a setting the server would refuse stops here, not in the client's log
     client = clients.CLIENTS[client_name]
     try:
         name, scope = clients.check_name(name), clients.check_scope(client, scope, write)
@@ -56,7 +57,7 @@ def mcp_config(client_name: str, root: Path | None, name: str, scope: str | None
             )
     except RetrieverError as exc:
         fail(exc, as_json=False)
-    entry = _entry(resolve_root(root))
+    entry = _entry(loaded.root, loaded.files.get("--config"))
     references = client.name == "claude-code" and scope == "project"
     _note_secrets(entry, path if write else None, references)
     if write and path is not None:
@@ -69,8 +70,9 @@ def mcp_config(client_name: str, root: Path | None, name: str, scope: str | None
         click.echo(f"Merge this into {path} (or run again with --write to merge it there).", err=True)
 
 
-def _entry(root: Path) -> clients.Entry:
-    """The server entry: absolute command and root, and the settings in use; warns about a bad root."""
+def _entry(root: Path, config: Path | None) -> clients.Entry:
+    """The server entry: absolute command, root and ``--config`` file, and the settings in use; warns
+    about a bad root."""
     from retriever.adapters.cli_setup import retriever_command, root_problem
 
     absolute = Path(os.path.abspath(root))
@@ -83,7 +85,8 @@ def _entry(root: Path) -> clients.Entry:
         )
     command = retriever_command()
     env, secrets = clients.settings_env(os.environ)
-    return clients.Entry(command[0], (*command[1:], "mcp", "--root", str(absolute)), env, secrets)
+    named = ("--config", os.path.abspath(config)) if config is not None else ()
+    return clients.Entry(command[0], (*command[1:], "mcp", "--root", str(absolute), *named), env, secrets)
 
 
 def _note_secrets(entry: clients.Entry, written: Path | None, references: bool) -> None:

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 if TYPE_CHECKING:
+    from retriever.config_files import Loaded
     from retriever.errors import RetrieverError
     from retriever.memory.memory import Memory
 
 EXIT_FAILURE, EXIT_USAGE = 1, 2
-_PROGRESS_AFTER_SECONDS = 0.5
+_CONFIG = "retriever.config"  # ctx.meta key: the --config file, shared by the group and its commands
 
 
 def exit_code(error: RetrieverError) -> int:
@@ -42,47 +42,24 @@ def fail(error: RetrieverError, as_json: bool) -> NoReturn:
     sys.exit(exit_code(error))
 
 
-class _ProgressBar:
-    """A progress bar on stderr, shown only when indexing is slow and stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.started = time.monotonic()
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if time.monotonic() - self.started < _PROGRESS_AFTER_SECONDS or not sys.stderr.isatty():
-                return
-            from rich.console import Console
-            from rich.progress import Progress
-
-            self.bar = Progress(console=Console(stderr=True), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("Indexing memory", total=total)
-        self.bar.update(self.task, completed=done, total=total)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
-def resolve_root(root: Path | None) -> Path:
-    from retriever.retriever import default_root
-
-    return root if root is not None else default_root()
-
-
 def open_memory(root: Path, settings: Any, as_json: bool) -> Memory:
+    opened = load_memory(root, settings)
+    if isinstance(opened, BaseException):
+        fail(opened, as_json)
+    return opened
+
+
+def load_memory(root: Path, settings: Any) -> Memory | RetrieverError:
+    """The memory at ``root`` (with progress on stderr when loading is slow), or the error that stopped it."""
+    from retriever.adapters.cli_progress import Reporter
     from retriever.errors import RetrieverError
     from retriever.memory.memory import Memory
 
-    progress = _ProgressBar()
+    progress = Reporter()
     try:
         return Memory.open(root, settings, progress=progress)
     except RetrieverError as exc:
-        fail(exc, as_json)
-        raise  # unreachable: fail exits
+        return exc
     finally:
         progress.close()
 
@@ -91,34 +68,55 @@ root_option = click.option(
     "--root",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Memory tree folder [default: $RETRIEVER_ROOT, else ./company_context].",
+    help="Memory tree folder [default: $RETRIEVER_ROOT, else root in a config file, else ./company_context].",
 )
 
 
-def settings_or_exit() -> Any:
-    """Settings from the environment; invalid ones stop the command (exit 2)."""
-    from retriever.config import Settings
+def _remember_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.meta[_CONFIG] = value  # meta is shared down the context chain: the group's option reaches commands
+
+
+config_option = click.option(
+    "--config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    expose_value=False,
+    callback=_remember_config,
+    help="A settings file (TOML) above the tree's .retriever.toml and your user config [default: $RETRIEVER_CONFIG].",
+)
+
+
+def load_settings(root: Path | None = None, as_json: bool = False, **flags: Any) -> Loaded:
+    """Settings and root from flags, environment and config files (``config_files``); invalid ones exit 2."""
+    from retriever.config_files import load
     from retriever.errors import RetrieverError
 
+    config = click.get_current_context().meta.get(_CONFIG)
     try:
-        return Settings.from_env()
+        loaded = load({"root": root, **flags}, config_file=config)
     except RetrieverError as exc:
-        fail(exc, as_json=False)
+        fail(exc, as_json)
+    for warning in loaded.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    return loaded
 
 
-def open_service(root: Path | None, settings: Any = None) -> Any:
+def open_service(loaded: Loaded) -> Any:
     """The retriever and the store a server needs; a store that cannot be opened stops start-up."""
     from retriever.errors import RetrieverError
     from retriever.retriever import Retriever
     from retriever.service.service import MemoryService
     from retriever.service.stores import open_store
 
-    settings = settings if settings is not None else settings_or_exit()
     try:
-        store = open_store(settings)
+        store = open_store(loaded.settings)
     except RetrieverError as exc:
         fail(exc, as_json=False)
-    return MemoryService(Retriever(resolve_root(root), settings), store)
+    from retriever.adapters.cli_progress import Reporter
+
+    # A server's stderr is a log: lines, never a bar, for a long first build or a big refresh.
+    return MemoryService(Retriever(loaded.root, loaded.settings, progress=Reporter(bar=False)), store)
 
 
 def warn_if_not_ready(root: Path) -> None:

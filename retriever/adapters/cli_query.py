@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from retriever.adapters.cli_common import fail, open_memory, resolve_root, root_option
+from retriever.adapters.cli_common import config_option, fail, load_settings, open_memory, root_option
 
 if TYPE_CHECKING:
     from retriever.memory.memory import Memory
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 @click.option("--llm-model", default=None, help="Guide retrieval with this model [default: $RETRIEVER_LLM_MODEL].")
 @click.option("--no-llm", is_flag=True, help="Answer offline even when a model is configured.")
 @click.option("--at", default=None, metavar="REV", help="Answer from the tree as it was at a commit, tag or date.")
+@config_option
 def query(
     words: tuple[str, ...],
     root: Path | None,
@@ -43,22 +44,23 @@ def query(
     at: str | None,
 ) -> None:
     """Retrieve what the memory knows about PROMPT (its words, quoted or not; "-" reads stdin)."""
-    from retriever.config import Settings
+    from retriever.adapters.cli_progress import Reporter
     from retriever.errors import MemoryEmpty, RetrieverError
     from retriever.retriever import Retriever
 
     prompt = _prompt(words)
+    loaded = load_settings(root, as_json, top_k=top_k, llm_model=llm_model)
+    settings = loaded.settings.model_copy(update={"llm_model": None}) if no_llm else loaded.settings
+    progress = Reporter()  # loading, building the index, reading a revision: on stderr when slow
     try:
-        settings = Settings.from_env(top_k=top_k, llm_model=llm_model)
-        if no_llm:
-            settings = settings.model_copy(update={"llm_model": None})
-        retriever = Retriever(resolve_root(root), settings, at=at)
-        if at is None:  # open it here, with a progress bar; a past revision is read from git objects
-            retriever._memory = open_memory(retriever.root, settings, as_json)
+        retriever = Retriever(loaded.root, settings, at=at, progress=progress)
+        _ = retriever.memory  # loaded first, so that a missing root or an unknown revision is an error here
+        progress.close()
         result = retriever.retrieve(prompt)
         if result.structured["readiness_state"] == "empty":
             raise MemoryEmpty.at(str(retriever.root), len(result.structured["diagnostics"]["skipped_files"]))
     except RetrieverError as exc:
+        progress.close()
         fail(exc, as_json)
         return
     if as_json:
@@ -67,8 +69,7 @@ def query(
         from rich.console import Console
         from rich.markdown import Markdown
 
-        # Seed 000's report puts Reasoning and Sections searched on consecutive lines; keep them apart.
-        Console().print(Markdown(result.text.replace("\n**Sections searched:**", "  \n**Sections searched:**")))
+        Console().print(Markdown(terminal_markdown(result.text)))
     else:
         click.echo(result.text)
 
@@ -86,13 +87,14 @@ def _prompt(words: tuple[str, ...]) -> str:
 @click.command()
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the outline as JSON.")
+@config_option
 def tree(root: Path | None, as_json: bool) -> None:
     """Print the memory tree's outline: documents, section counts, skipped files."""
-    from retriever.config import Settings
     from retriever.errors import RetrieverError
 
+    loaded = load_settings(root, as_json)
     try:
-        memory = open_memory(resolve_root(root), Settings.from_env(), as_json)
+        memory = open_memory(loaded.root, loaded.settings, as_json)
     except RetrieverError as exc:
         fail(exc, as_json)
         return
@@ -149,3 +151,17 @@ def _outline_lines(memory: Memory) -> list[str]:
 
 
 COMMANDS = (query, tree)
+
+
+def terminal_markdown(report: str) -> str:
+    """The report with hard line breaks where markdown would run lines together on a terminal.
+
+    Seed 000's report puts Reasoning and Sections searched on consecutive lines, and an excerpt
+    quotes one statement per line: rendered as markdown, each would merge into one paragraph.
+    """
+    lines = report.split("\n")
+    for i in range(len(lines) - 1):
+        joins_next = lines[i].startswith("> ") and lines[i + 1].startswith("> ")
+        if joins_next or lines[i + 1].startswith("**Sections searched:**"):
+            lines[i] += "  "
+    return "\n".join(lines)

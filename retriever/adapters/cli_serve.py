@@ -17,23 +17,25 @@ import click
 
 from retriever.adapters.cli_common import (
     EXIT_USAGE,
+    config_option,
     fail,
+    load_settings,
     open_service,
-    resolve_root,
     root_option,
-    settings_or_exit,
     warn_if_not_ready,
 )
 
 
 @click.command()
 @root_option
+@config_option
 def mcp(root: Path | None) -> None:
     """Serve the retrieve_memory tool over stdio (for Claude Desktop, Claude Code, Cursor)."""
     from retriever.adapters.mcp_stdio import run_stdio
 
-    warn_if_not_ready(resolve_root(root))  # before the watcher starts: this line comes first
-    service = open_service(root)
+    loaded = load_settings(root)
+    warn_if_not_ready(loaded.root)  # before the watcher starts: this line comes first
+    service = open_service(loaded)
     try:
         run_stdio(service)
     finally:
@@ -42,12 +44,18 @@ def mcp(root: Path | None) -> None:
 
 @click.command()
 @root_option
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0 picks a free port.")
+@click.option("--host", default=None, help="Interface to bind [default: $RETRIEVER_HOST, else 127.0.0.1].")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="0 picks a free port [default: $RETRIEVER_PORT, else 8765].",
+)
 @click.option(
     "--insecure", is_flag=True, help="Serve a non-loopback --host without an API key (anyone who reaches it reads all)."
 )
-def serve(root: Path | None, host: str, port: int, insecure: bool) -> None:
+@config_option
+def serve(root: Path | None, host: str | None, port: int | None, insecure: bool) -> None:
     """Serve MCP over HTTP at /v1/mcp/memory, with /memories/retrieve, /healthz and /v1/dev/mcp-requests."""
     from retriever.adapters import serve_support as support
     from retriever.adapters.http import create_app
@@ -55,7 +63,9 @@ def serve(root: Path | None, host: str, port: int, insecure: bool) -> None:
     from retriever.adapters.http_server import make_server
     from retriever.errors import RetrieverError
 
-    settings = settings_or_exit()
+    loaded = load_settings(root, host=host, port=port)
+    settings = loaded.settings
+    host, port = settings.host, settings.port
     try:
         policy = HttpPolicy.from_settings(settings, support.bound_host_names(host))
     except RetrieverError as exc:
@@ -64,9 +74,9 @@ def serve(root: Path | None, host: str, port: int, insecure: bool) -> None:
         click.echo(refusal, err=True)
         sys.exit(EXIT_USAGE)
     sock = support.listening_socket(host, port)
-    warn_if_not_ready(resolve_root(root))  # before the watcher starts: this line comes first
+    warn_if_not_ready(loaded.root)  # before the watcher starts: this line comes first
     try:
-        service = open_service(root, settings)
+        service = open_service(loaded)
     except BaseException:  # the store could not be opened: _fail exits; release the port first
         sock.close()
         raise
@@ -88,9 +98,9 @@ def serve(root: Path | None, host: str, port: int, insecure: bool) -> None:
 @click.option("--session-id", default=None, help="Only this session's requests.")
 @click.option("--since", default=None, help="Unix seconds or ISO 8601 time.")
 @click.option("--json", "as_json", is_flag=True, help="Full records (prompt and response) as JSON.")
+@config_option
 def requests(limit: int, session_id: str | None, since: str | None, as_json: bool) -> None:
     """Print the request log: every counted tool call, newest first."""
-    from retriever.config import Settings
     from retriever.errors import RetrieverError
     from retriever.service.stores import open_store
     from retriever.service.stores.base import parse_since
@@ -101,8 +111,9 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         raise click.BadParameter(
             f"{since!r} is neither Unix seconds nor an ISO 8601 time", param_hint="--since"
         ) from None
+    settings = load_settings(as_json=as_json).settings
     try:
-        store = open_store(Settings.from_env())
+        store = open_store(settings)
         records = [r.to_dict() for r in store.requests(limit, session_id, since_value)]
         store.close()
     except RetrieverError as exc:

@@ -1,8 +1,9 @@
 """The LLM seam: the one module that talks to a language model, over any OpenAI-compatible endpoint.
 
 Contract:
-- ``LLMClient(settings)`` uses the ``openai`` package with its own ``OPENAI_API_KEY`` and
-  ``OPENAI_BASE_URL`` (OpenAI, gateways, vLLM, llama.cpp's server, Ollama), no retries.
+- ``LLMClient(settings)`` uses the ``openai`` package, no retries, with ``settings.llm_api_key`` and
+  ``settings.llm_base_url`` (which a config file may set), else its own ``OPENAI_API_KEY`` and
+  ``OPENAI_BASE_URL`` (OpenAI, gateways, vLLM, llama.cpp's server, Ollama).
 - ``complete(schema, system, user, timeout)`` returns ``(answer, Usage)`` where ``answer`` is a
   validated instance of the pydantic ``schema``, or raises ``LLMFailure`` naming why (timeout,
   rate limit, server error, refusal, malformed JSON).  Callers fall back; nothing here retries.
@@ -12,6 +13,12 @@ Contract:
   server's preference is remembered.  Either way the answer is validated with the model.
 - Identical requests (model, mode, prompts: the prompts carry the sections' text, so their
   content) are answered from a small in-memory cache.
+- Tokens are counted for every answer the server gave, usable or not: an ``LLMFailure`` after an
+  answer (cut off at ``max_tokens``, malformed, refused) carries its ``tokens_in``/``tokens_out``.
+- ``pace`` is the endpoint's speed (``retriever.llm.pace``).  On a serial (local) endpoint a call
+  that times out is abandoned by the client but not by the server, which goes on working on it;
+  until a probe (``GET /models``, which llama-cpp-python's server answers only when idle) answers
+  within ``PROBE_SECONDS``, ``ready()`` is False and callers should not send another call.
 """
 
 from __future__ import annotations
@@ -29,22 +36,48 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel, ValidationError
 
 from retriever.config import Settings
+from retriever.llm.pace import Pace, pace_of
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 _CACHE_SIZE = 256
+_SCHEMA_NOTE = "\n\nAnswer with one JSON object matching this JSON Schema:\n"
+PROBE_SECONDS = 1.0  # how long ready() waits for a busy local server to answer its probe
 
 
 class LLMFailure(Exception):
     """An LLM call that produced no usable answer; ``reason`` is short and user-facing."""
 
-    def __init__(self, reason: str, *, format_rejected: bool = False, calls: int = 1) -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        format_rejected: bool = False,
+        calls: int = 1,
+        timed_out: bool = False,
+        tokens_in: int = 0,
+        tokens_out: int = 0,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.format_rejected = format_rejected
         self.calls = calls  # HTTP calls made before giving up
+        self.timed_out = timed_out  # the client gave up waiting; the server may still be at work
+        self.tokens_in = tokens_in  # what the server reported for an answer it gave but that was unusable
+        self.tokens_out = tokens_out
+
+    def after(self, calls: int, usage: Usage | None = None) -> LLMFailure:
+        """This failure, counted as the last of ``calls`` calls, plus the tokens of earlier answers."""
+        tokens_in, tokens_out = (usage.tokens_in, usage.tokens_out) if usage else (0, 0)
+        return LLMFailure(
+            self.reason,
+            calls=calls,
+            timed_out=self.timed_out,
+            tokens_in=self.tokens_in + tokens_in,
+            tokens_out=self.tokens_out + tokens_out,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +101,36 @@ class LLMClient:
         self.model = settings.llm_model
         self.json_mode: str = settings.llm_json_mode
         # Local servers (llama.cpp, Ollama, vLLM) need no key, but the client insists on one.
-        key = os.environ.get("OPENAI_API_KEY") or "not-needed"
-        self._client = OpenAI(
-            api_key=key,
-            base_url=os.environ.get("OPENAI_BASE_URL") or None,
-            max_retries=0,
-            timeout=settings.llm_timeout_seconds,
-        )
+        secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+        key = secret or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        base_url = settings.llm_base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self._client = OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=settings.llm_timeout_seconds)
+        self.pace: Pace = pace_of(settings, base_url)
         self._cache: OrderedDict[str, tuple[str, Usage]] = OrderedDict()
         self._lock = threading.Lock()
+        self._abandoned = False  # a serial endpoint may still be working on a call that timed out
+
+    def schema_chars(self, schema: type[BaseModel]) -> int:
+        """Prompt characters the answer's schema adds (in ``json_object`` mode it rides in the prompt;
+        counted in every mode, since a ``json_schema`` request may be retried as one)."""
+        return len(_SCHEMA_NOTE) + len(json.dumps(schema.model_json_schema()))
+
+    def ready(self) -> bool:
+        """False while a serial endpoint is still busy with a call this client abandoned (probed)."""
+        import openai
+
+        with self._lock:
+            if not self._abandoned:
+                return True
+        try:
+            self._client.models.list(timeout=PROBE_SECONDS)
+        except openai.APITimeoutError:
+            return False
+        except openai.OpenAIError:
+            pass  # it answered, or cannot be reached: either way not busy with our call
+        with self._lock:
+            self._abandoned = False
+        return True
 
     def complete(
         self, schema: type[T], system: str, user: str, timeout: float, max_tokens: int = 1500
@@ -89,23 +143,38 @@ class LLMClient:
         if hit is not None:
             return _parse(schema, hit[0]), Usage(0, 0, 0, cached=True)
         try:
-            content, usage = self._call(schema, system, user, timeout, max_tokens, mode)
+            content, usage = self._attempt(schema, system, user, timeout, max_tokens, mode)
         except LLMFailure as failure:
             if not (failure.format_rejected and self.json_mode == "auto"):
                 raise
             log.info("%s rejected json_schema (%s); using json_object from now on", self.model, failure.reason)
             self.json_mode = "json_object"
             try:
-                content, usage = self._call(schema, system, user, timeout, max_tokens, "json_object")
+                content, usage = self._attempt(schema, system, user, timeout, max_tokens, "json_object")
             except LLMFailure as second:
-                raise LLMFailure(second.reason, calls=2) from second
+                raise second.after(2) from second
             usage = Usage(usage.calls + 1, usage.tokens_in, usage.tokens_out)
-        answer = _parse(schema, content)
+        try:
+            answer = _parse(schema, content)
+        except LLMFailure as failure:
+            raise failure.after(usage.calls, usage) from failure
         with self._lock:
             self._cache[key] = (content, usage)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
         return answer, usage
+
+    def _attempt(
+        self, schema: type[BaseModel], system: str, user: str, timeout: float, max_tokens: int, mode: str
+    ) -> tuple[str, Usage]:
+        """One call; a timeout on a serial endpoint leaves it marked busy until a probe answers."""
+        try:
+            return self._call(schema, system, user, timeout, max_tokens, mode)
+        except LLMFailure as failure:
+            if failure.timed_out and self.pace.serial:
+                with self._lock:
+                    self._abandoned = True
+            raise
 
     def _call(
         self, schema: type[BaseModel], system: str, user: str, timeout: float, max_tokens: int, mode: str
@@ -120,7 +189,7 @@ class LLMClient:
             }
         else:  # the schema rides along: llama.cpp honours it; others read it from the prompt
             response_format = {"type": "json_object", "schema": json_schema}
-            system = f"{system}\n\nAnswer with one JSON object matching this JSON Schema:\n{json.dumps(json_schema)}"
+            system = f"{system}{_SCHEMA_NOTE}{json.dumps(json_schema)}"
         try:
             messages: Any = [{"role": "system", "content": system}, {"role": "user", "content": user}]
             response = self._client.chat.completions.create(
@@ -132,7 +201,7 @@ class LLMClient:
                 timeout=timeout,
             )
         except openai.APITimeoutError as exc:
-            raise LLMFailure(f"timed out after {timeout:.1f} s") from exc
+            raise LLMFailure(f"timed out after {timeout:.1f} s", timed_out=True) from exc
         except openai.RateLimitError as exc:
             raise LLMFailure("rate limited (HTTP 429)") from exc
         except openai.APIStatusError as exc:
@@ -142,21 +211,23 @@ class LLMClient:
             raise LLMFailure(f"cannot reach the LLM endpoint ({exc.__class__.__name__})") from exc
         except openai.OpenAIError as exc:
             raise LLMFailure(f"LLM call failed ({exc.__class__.__name__})") from exc
-        return _content(response), _usage(response)
+        usage = _usage(response)
+        return _content(response, usage), usage
 
 
-def _content(response: Any) -> str:
+def _content(response: Any, usage: Usage) -> str:
+    """The answer's text, or an ``LLMFailure`` that still counts the tokens the server spent on it."""
     choices = getattr(response, "choices", None) or []
-    if not choices:
-        raise LLMFailure("empty answer")
-    message = choices[0].message
-    if getattr(message, "refusal", None):
-        raise LLMFailure("the model refused")
-    if choices[0].finish_reason == "length":
-        raise LLMFailure("answer cut off at the token limit")
-    if not message.content:
-        raise LLMFailure("empty answer")
-    return str(message.content)
+    message = choices[0].message if choices else None
+    if message is not None and getattr(message, "refusal", None):
+        reason = "the model refused"
+    elif message is not None and choices[0].finish_reason == "length":
+        reason = "answer cut off at the token limit"
+    elif message is None or not message.content:
+        reason = "empty answer"
+    else:
+        return str(message.content)
+    raise LLMFailure(reason, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out)
 
 
 def _usage(response: Any) -> Usage:

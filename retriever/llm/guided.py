@@ -5,18 +5,15 @@ Contract: ``LLMRun`` wraps the client for one retrieval: it refuses calls past
 hits, fallbacks (stage and reason) and ungrounded facts for diagnostics.  The ``guide_*``
 functions return the LLM's contribution or ``None``; the stage modules keep their offline
 result whenever they get ``None``, so any failure degrades to offline retrieval, not to an error.
-Facts are grounded before they are kept: their source must be a section that was sent, and
-their words and numbers must be found in that section's text.  The summary is grounded in the
-facts it summarises the same way (``summary_problem``): its numbers, links, addresses and
-instruction-like phrases must all come from the facts, and no sentence of it may have more than
-``SUMMARY_NEW_SHARE`` of its content words new; otherwise the offline summary stands, and
-``diagnostics.llm.fallbacks`` says why.
+Facts are grounded before they are kept, and so is the summary (``retriever.llm.grounding``);
+otherwise the offline result stands, and ``diagnostics.llm.fallbacks`` says why.  Each call is
+sized to the endpoint (``LLMRun.size``): on a slow local server the outline, the sections and the
+answers shrink to what it can read and write within the per-call timeout.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,51 +24,30 @@ from pydantic import BaseModel
 from retriever.config import Settings
 from retriever.llm import prompts
 from retriever.llm.client import LLMClient, LLMFailure
+from retriever.llm.grounding import grounded, summary_problem
+from retriever.llm.pace import CallSize, size_call
 from retriever.llm.prompts import SectionText
-from retriever.text import analyzer
 
 T = TypeVar("T", bound=BaseModel)
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-GROUNDED_SHARE = 0.8  # of a fact's content terms that its section must contain
-# Of each sentence of a summary, the share of content terms that may come from neither the facts,
-# the question nor _SUMMARY_WORDS.  Per sentence, because an injection or an invention is a sentence
-# of its own, while a faithful paraphrase spreads its new words thinly.  Measured with
-# scripts/summary_grounding.py: 42 faithful summaries of real retrievals (32 plain, 10 loose
-# paraphrases) reach at most 0.43; 16 injected or invented ones at least 0.62.
-SUMMARY_NEW_SHARE = 0.5
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
-_MIN_SENTENCE_TERMS = 3  # shorter sentences are judged together with their neighbour
-# Words a faithful summary adds about the facts rather than from them ("the facts do not say …").
-_SUMMARY_WORDS = analyzer.term_set(
-    "fact memory document source record say state mention note specify specific exact detail information give "
-    "list name include cover describe answer question unclear directly explicitly however also both together "
-    "overall total example yes instead regardless whether available provided based according appear seem "
-    "summary otherwise plus still most make get go come take use need"
-)
-# Links and addresses, including spelled-out ones ("evil dot example").
-_ADDRESS = re.compile(
-    r"https?://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:[a-z0-9-]+\.)+[a-z]{2,24}\b"
-    r"|\b[\w-]+\s*(?:\[\s*dot\s*\]|\(\s*dot\s*\)|\s+dot\s+)\s*[a-z]{2,24}\b",
-    re.I,
-)
-# What an injected instruction says: to ignore, to whom, about which secrets, what to click.
-_INSTRUCTION = re.compile(
-    r"\b(?:ignor|disregard|forget|overrid)\w*"
-    r"|\b(?:system|developer|admin)\w*\s+(?:notice|prompt|message|instruction)s?\b"
-    r"|\b(?:previous|prior|above|new|hidden)\s+instructions?\b"
-    r"|\b(?:the\s+)?(?:ai|model|assistant|agent|llm)s?\s*(?:must|should|needs?\s+to|has\s+to|:)"
-    r"|\b(?:to|attention)\s+(?:the\s+)?(?:ai|model|assistant|agent|llm)s?\b"
-    r"|\btell\s+(?:the\s+)?users?\b|\byou\s+are\s+now\b"
-    r"|\b(?:api|access|secret|private|auth)[\s_-]*(?:keys?|tokens?)\b|\b(?:passwords?|credentials?|tokens?)\b"
-    r"|\b(?:paste|click|download|execute|curl)\b",
-    re.I,
-)
 MIN_CALL_SECONDS = 1.0  # not worth calling with less time than this left
+# Answer tokens each stage may use at most, and what one item of an answer takes (measured on
+# Gemma 3 270M's JSON answers: a pick with its reason ~30 tokens, a fact ~45): when a slow endpoint
+# cuts the answer short, the prompt asks for fewer items, so the JSON is complete rather than cut off.
+TARGET_MAX_TOKENS, EXTRACT_MAX_TOKENS, SUMMARY_MAX_TOKENS, TRIAGE_MAX_TOKENS = 800, 1500, 300, 300
+TOKENS_PER_PICK, TOKENS_PER_FACT, MAX_PICKS = 30, 45, 10
+MIN_OUTLINE = 3  # outline lines below which asking the model to choose is not worth a call
+MIN_SECTION_CHARS = 400  # of each section sent for extraction
 
 
 @dataclass
 class LLMRun:
-    """One retrieval's LLM budget and record."""
+    """One retrieval's LLM budget and record.
+
+    Each stage is either guided (its answer was used) or listed in ``fallbacks`` with the reason it
+    kept its offline result, never both.  On a serial (local) endpoint, a call that times out ends
+    the retrieval's use of the model: the server is still working on it, so the later stages are
+    skipped and say so, and the next retrieval calls only once a probe finds the server idle.
+    """
 
     client: LLMClient
     settings: Settings
@@ -84,31 +60,57 @@ class LLMRun:
     guided: list[str] = field(default_factory=list)  # stages the LLM answered
     fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (stage, reason)
     ungrounded: int = 0
+    busy: str = ""  # what the endpoint is still busy with; no more calls in this retrieval once set
 
     def enabled(self, stage: str) -> bool:
         return stage in self.settings.llm_stages
 
-    def ask(self, stage: str, schema: type[T], system: str, user: str, max_tokens: int = 1500) -> T | None:
-        """The model's answer, or None (with the reason recorded) when over budget or failed."""
-        needed = math.ceil((len(system) + len(user)) / 4)
+    def size(self, stage: str, schema: type[BaseModel], max_tokens: int) -> CallSize | None:
+        """How large ``stage``'s call may be (prompt characters besides the schema, answer tokens,
+        timeout) to fit the call budget, the token budget, the time left and the endpoint's pace;
+        None, with the reason recorded, when no call should be made."""
         remaining = self.deadline - time.monotonic()
         if self.calls >= self.settings.llm_max_calls:
             self.fall_back(stage, f"call budget of {self.settings.llm_max_calls} spent")
             return None
-        if self.prompt_tokens_used + needed > self.settings.llm_token_budget:
-            self.fall_back(stage, f"prompt of ~{needed} tokens exceeds the remaining token budget")
-            return None
         if remaining < MIN_CALL_SECONDS:
             self.fall_back(stage, "too little time left before the deadline")
             return None
+        if not self.busy and not self.client.ready():
+            self.busy = "an earlier call that timed out"
+        if self.busy:
+            self.fall_back(stage, f"skipped: the endpoint is still busy with {self.busy}")
+            return None
+        pace = self.client.pace
+        call = size_call(pace, min(self.settings.llm_timeout_seconds, remaining - 0.5), max_tokens)
+        budget = math.floor(self.remaining_prompt_tokens() * pace.chars_per_token)
+        return CallSize(
+            call.timeout, min(call.prompt_chars, budget) - self.client.schema_chars(schema), call.max_tokens
+        )
+
+    def ask(
+        self,
+        stage: str,
+        schema: type[T],
+        system: str,
+        user: str,
+        max_tokens: int = 1500,
+        size: CallSize | None = None,
+    ) -> T | None:
+        """The model's answer, or None (with the reason recorded) when over budget or failed.
+
+        ``size`` is the stage's ``size()``, when it built its prompt to fit; else it is worked out here."""
+        size = size or self.size(stage, schema, max_tokens)
+        if size is None:
+            return None
+        chars = len(system) + len(user)
+        needed = math.ceil((chars + self.client.schema_chars(schema)) / self.client.pace.chars_per_token)
+        if not self._fits(stage, chars, needed, size):
+            return None
         try:
-            answer, usage = self.client.complete(
-                schema, system, user, min(self.settings.llm_timeout_seconds, remaining - 0.5), max_tokens
-            )
+            answer, usage = self.client.complete(schema, system, user, size.timeout, size.max_tokens)
         except LLMFailure as failure:
-            self.calls += failure.calls
-            self.prompt_tokens_used += needed
-            self.fall_back(stage, failure.reason)
+            self._failed(stage, failure, needed)
             return None
         self.calls += usage.calls
         self.cached += int(usage.cached)
@@ -117,6 +119,27 @@ class LLMRun:
         self.prompt_tokens_used += 0 if usage.cached else needed
         self.guided.append(stage)
         return answer
+
+    def _fits(self, stage: str, chars: int, needed: int, size: CallSize) -> bool:
+        """Whether a prompt of ``chars`` (``needed`` tokens) fits the token budget and the call's size;
+        if not, the limit it exceeds is recorded as the stage's fallback."""
+        if self.prompt_tokens_used + needed > self.settings.llm_token_budget:
+            self.fall_back(stage, f"prompt of ~{needed} tokens exceeds the remaining token budget")
+            return False
+        if chars > size.prompt_chars:
+            speed = f"the endpoint's ~{self.client.pace.prompt_tps:g} tokens/s"
+            self.fall_back(stage, f"prompt of ~{needed} tokens cannot be read in {size.timeout:.1f} s at {speed}")
+            return False
+        return True
+
+    def _failed(self, stage: str, failure: LLMFailure, needed: int) -> None:
+        self.calls += failure.calls
+        self.tokens_in += failure.tokens_in  # an answer cut off or malformed still cost its tokens
+        self.tokens_out += failure.tokens_out
+        self.prompt_tokens_used += needed
+        if failure.timed_out and self.client.pace.serial:
+            self.busy = f"the {stage} call that timed out"
+        self.fall_back(stage, failure.reason)
 
     def remaining_prompt_tokens(self) -> int:
         return self.settings.llm_token_budget - self.prompt_tokens_used
@@ -136,7 +159,7 @@ def guide_triage(run: LLMRun, prompt: str, history: Sequence[str]) -> prompts.Tr
     """A rewrite and reasoning from the model (the skip decision stays with the offline rules)."""
     if not run.enabled("triage") or not history:
         return None
-    answer = run.ask("triage", prompts.TriageAnswer, *prompts.triage_prompt(prompt, history), max_tokens=300)
+    answer = run.ask("triage", prompts.TriageAnswer, *prompts.triage_prompt(prompt, history), TRIAGE_MAX_TOKENS)
     if answer is None:
         return None
     if not answer.rewritten_query.strip() or len(answer.rewritten_query) > 2000:
@@ -165,17 +188,27 @@ def outline_line(candidate: OutlineEntry) -> str:
 
 
 def guide_target(run: LLMRun, question: str, candidates: Sequence[OutlineEntry]) -> list[tuple[int, str]] | None:
-    """(section id, reason) pairs the model picked from the candidates; None to keep BM25's choice."""
+    """(section id, reason) pairs the model picked from the candidates; None to keep BM25's choice.
+
+    The outline holds as many of the candidates, strongest first, as fit the call's size and half
+    the remaining token budget (the rest is for extraction); fewer than ``MIN_OUTLINE`` is not worth
+    asking about, so the call is then refused with the limit that bit."""
     if not run.enabled("target") or not candidates:
         return None
-    lines, budget = [], run.remaining_prompt_tokens() // 2  # leave room for extraction
+    size = run.size("target", prompts.TargetAnswer, TARGET_MAX_TOKENS)
+    if size is None:
+        return None
+    picks = max(1, min(MAX_PICKS, (size.max_tokens - 10) // TOKENS_PER_PICK))
+    frame = sum(map(len, prompts.target_prompt(question, [], picks)))
+    room = min(size.prompt_chars, run.remaining_prompt_tokens() * run.client.pace.chars_per_token // 2) - frame
+    lines: list[str] = []
     for candidate in candidates:
         line = outline_line(candidate)
-        budget -= math.ceil(len(line) / 4)
-        if budget < 0:
+        room -= len(line) + 1
+        if room < 0 and len(lines) >= MIN_OUTLINE:
             break
         lines.append(line)
-    answer = run.ask("target", prompts.TargetAnswer, *prompts.target_prompt(question, lines), max_tokens=800)
+    answer = run.ask("target", prompts.TargetAnswer, *prompts.target_prompt(question, lines, picks), size=size)
     if answer is None:
         return None
     offered = candidates[: len(lines)]
@@ -201,32 +234,31 @@ class GroundedFact:
     relevance: float
 
 
-def grounded(statement: str, section_text: str) -> bool:
-    """Whether ``section_text`` supports ``statement``: most of its terms, and all its numbers."""
-    terms = analyzer.term_set(statement)
-    if not terms:
-        return False
-    present = analyzer.term_set(section_text)
-    if sum(t in present for t in terms) < GROUNDED_SHARE * len(terms):
-        return False
-    return grounded_numbers(statement, section_text)
+def fit(sections: Sequence[SectionText], room: int) -> list[SectionText]:
+    """The strongest sections, cut to share ``room`` characters of prompt, markers included.
 
-
-def fit(sections: Sequence[SectionText], budget_tokens: int) -> list[SectionText]:
-    """Sections cut to share the token budget (each keeps at least its first 400 characters)."""
+    Each section sent keeps at least its first ``MIN_SECTION_CHARS``; the weakest are left out
+    when that many do not fit (at least one is always sent: the call's size check refuses it)."""
     if not sections:
         return []
-    per = max(400, budget_tokens * 4 // len(sections))
-    return [SectionText(s.id, s.tree_path, s.text[:per]) for s in sections]
+    frame = max(len(prompts.block(SectionText(s.id, s.tree_path, ""))) + 2 for s in sections)
+    count = max(1, min(len(sections), room // (MIN_SECTION_CHARS + frame)))
+    per = max(MIN_SECTION_CHARS, room // count - frame)
+    return [SectionText(s.id, s.tree_path, s.text[:per]) for s in sections[:count]]
 
 
 def guide_extract(run: LLMRun, question: str, sections: Sequence[SectionText]) -> list[GroundedFact] | None:
-    """Facts the model extracted, grounded in the sections sent; ungrounded ones are counted and dropped."""
+    """Facts the model extracted, grounded in the sections sent; ungrounded ones are counted and dropped.
+
+    The stage counts as guided only when at least one fact is kept."""
     if not run.enabled("extract") or not sections:
         return None
-    system_size = len(prompts.extract_prompt(question, [])[0]) // 4
-    sent = fit(sections, run.remaining_prompt_tokens() - system_size - 200)
-    answer = run.ask("extract", prompts.ExtractAnswer, *prompts.extract_prompt(question, sent), max_tokens=1500)
+    size = run.size("extract", prompts.ExtractAnswer, EXTRACT_MAX_TOKENS)
+    if size is None:
+        return None
+    most = None if size.max_tokens >= EXTRACT_MAX_TOKENS else max(1, (size.max_tokens - 10) // TOKENS_PER_FACT)
+    sent = fit(sections, size.prompt_chars - sum(map(len, prompts.extract_prompt(question, [], most))))
+    answer = run.ask("extract", prompts.ExtractAnswer, *prompts.extract_prompt(question, sent, most), size=size)
     if answer is None:
         return None
     texts = {s.id: s.text for s in sent}
@@ -237,6 +269,14 @@ def guide_extract(run: LLMRun, question: str, sections: Sequence[SectionText]) -
             run.ungrounded += 1
             continue
         kept.append(GroundedFact(fact.statement.strip(), fact.source.strip(), fact.relevance))
+    if not kept:
+        given = len(answer.facts)
+        run.fall_back(
+            "extract",
+            f"none of the model's {given} facts was found in the sections sent"
+            if given
+            else "the model found no fact in the sections sent",
+        )
     return kept
 
 
@@ -244,73 +284,30 @@ def guide_extract(run: LLMRun, question: str, sections: Sequence[SectionText]) -
 
 
 def guide_summary(run: LLMRun, question: str, facts: Sequence[str]) -> str | None:
-    """Two or three sentences built only from the kept facts (``summary_problem`` finds none)."""
+    """Two or three sentences built only from the kept facts (``summary_problem`` finds none).
+
+    The strongest facts that fit the call's size are sent, and the summary is judged against those."""
     if not run.enabled("summary") or not facts:
         return None
-    answer = run.ask("summary", prompts.SummaryAnswer, *prompts.summary_prompt(question, facts), max_tokens=300)
+    size = run.size("summary", prompts.SummaryAnswer, SUMMARY_MAX_TOKENS)
+    if size is None:
+        return None
+    room = size.prompt_chars - sum(map(len, prompts.summary_prompt(question, [])))
+    sent: list[str] = []
+    for fact in facts:
+        room -= len(fact) + 3  # "- " and a newline
+        if sent and room < 0:
+            break
+        sent.append(fact)
+    answer = run.ask("summary", prompts.SummaryAnswer, *prompts.summary_prompt(question, sent), size=size)
     if answer is None:
         return None
     summary = " ".join(answer.summary.split())
     if not summary or len(summary) > 1200:
         run.fall_back("summary", "unusable summary")
         return None
-    problem = summary_problem(summary, facts, question)
+    problem = summary_problem(summary, sent, question)
     if problem is not None:
         run.fall_back("summary", problem)
         return None
     return summary
-
-
-def summary_problem(summary: str, facts: Sequence[str], question: str) -> str | None:
-    """Why ``summary`` cannot stand for ``facts``, or None when it is grounded in them.
-
-    Grounded: every number, link, address and instruction-like phrase in it occurs in the facts, and
-    in no sentence do more than ``SUMMARY_NEW_SHARE`` of the content terms come from neither the
-    facts, the question nor the words summaries use about facts.  Reasons never quote the summary:
-    it is untrusted text.
-    """
-    source = " ".join(facts)
-    if not grounded_numbers(summary, source):
-        return "summary states numbers the facts do not"
-    if _foreign(_ADDRESS, summary, source):
-        return "summary gives a link or address the facts do not"
-    if _foreign(_INSTRUCTION, summary, source):
-        return "summary gives instructions the facts do not"
-    share = summary_new_share(summary, facts, question)
-    if share > SUMMARY_NEW_SHARE:
-        return f"summary uses words the facts do not ({share:.0%} of a sentence's terms)"
-    return None
-
-
-def summary_new_share(summary: str, facts: Sequence[str], question: str) -> float:
-    """The largest share, over the summary's sentences, of content terms found in neither the facts,
-    the question nor the words summaries use about facts (0 for a summary without terms)."""
-    known = analyzer.term_set(" ".join(facts)) | analyzer.term_set(question) | _SUMMARY_WORDS
-    return max((len(terms - known) / len(terms) for terms in _sentence_terms(summary)), default=0.0)
-
-
-def _sentence_terms(summary: str) -> list[frozenset[str]]:
-    """The content terms of each sentence; a sentence with few terms joins the next (or, last, the previous)."""
-    groups: list[frozenset[str]] = []
-    pending: frozenset[str] = frozenset()
-    for sentence in _SENTENCE_END.split(summary):
-        pending |= analyzer.term_set(sentence)
-        if len(pending) >= _MIN_SENTENCE_TERMS:
-            groups.append(pending)
-            pending = frozenset()
-    if pending and groups:
-        groups[-1] |= pending
-    elif pending:
-        groups.append(pending)
-    return groups
-
-
-def _foreign(pattern: re.Pattern[str], summary: str, source: str) -> bool:
-    """Whether ``summary`` has a match of ``pattern`` that ``source`` does not contain (ignoring case)."""
-    haystack = " ".join(source.lower().split())
-    return any(" ".join(m.group().lower().split()) not in haystack for m in pattern.finditer(summary))
-
-
-def grounded_numbers(text: str, source: str) -> bool:
-    squashed = source.replace(",", "")
-    return all(n.replace(",", "") in squashed for n in _NUMBER.findall(text))

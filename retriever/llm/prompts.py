@@ -82,21 +82,27 @@ def triage_prompt(prompt: str, history: Sequence[str]) -> tuple[str, str]:
     return system, f"Earlier prompts, oldest first:\n{earlier}\n\nPrompt:\n{quote(prompt)}"
 
 
-def target_prompt(question: str, outline: Sequence[str]) -> tuple[str, str]:
+def target_prompt(question: str, outline: Sequence[str], picks: int = 10) -> tuple[str, str]:
     system = (
         "You choose which sections of a company's memory to read to answer a question. You see an "
         "outline: section ids, their paths, and a search engine's scores and first words. Pick the "
-        "sections worth reading (at most 10), most useful first, each with a specific reason. Use only "
+        f"sections worth reading (at most {picks}), most useful first, each with a specific reason. Use only "
         "ids from the outline. " + DATA_RULE
     )
     return system, f"Question: {quote(question)}\n\nOutline:\n" + "\n".join(outline)
 
 
-def extract_prompt(question: str, sections: Sequence[SectionText]) -> tuple[str, str]:
+def extract_prompt(question: str, sections: Sequence[SectionText], most: int | None = None) -> tuple[str, str]:
+    """``most``: the facts to give at most, for an endpoint that can write only so many in time."""
+    many = (
+        f"Give at most {most} facts, the most useful first"
+        if most
+        else "Give several facts per section when it deserves them"
+    )
     system = (
         "You extract facts that answer a question from company documents. Each fact must be stated by "
-        "its section, in the section's own words where possible, and cite that section's id. Give "
-        "several facts per section when it deserves them; give none for sections that do not help. " + DATA_RULE
+        "its section, in the section's own words where possible, and cite that section's id. "
+        f"{many}; give none for sections that do not help. " + DATA_RULE
     )
     blocks = "\n\n".join(block(s) for s in sections)
     return system, f"Question: {quote(question)}\n\nSections:\n{blocks}"

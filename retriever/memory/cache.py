@@ -7,15 +7,26 @@ written once) plus its small mutable parts (vocabulary, liveness, document frequ
 section table) in a manifest.  A cache that cannot be read is treated as absent: the caller
 rebuilds, so a corrupt or old-format cache never stops retrieval.
 
+Shared by processes (a server and a CLI run, or two replicas on one machine): each instance sees
+the file rows *its* index was built from (``file_rows``: the rows read with the index, plus its own
+writes), not rows another process wrote since, so it notices files that process re-indexed and
+re-indexes them too; ``documents`` returns the version of a document this instance indexed, kept in
+``superseded`` for ``SUPERSEDED_SECONDS`` after another process replaced or removed it.  An open
+cache holds a shared lock on ``in-use`` (``locks.in_use``) so ``retriever cache prune`` leaves it
+alone; ``mark_used`` records the root's path and the time in ``root.json`` for ``cache list``.
+
 Pickle is used for speed; the cache folder is the user's own, like any build cache.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import pickle
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +36,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from retriever.memory import locks
+from retriever.memory.fileview import FileView
 from retriever.memory.index import Params, SectionIndex, Segment
 from retriever.text.models import Document, Fingerprint
 
@@ -32,7 +45,10 @@ from retriever.text.models import Document, Fingerprint
 # the cosines they give differ by under 1e-3) and held as float32 (numpy multiplies float16 slowly).
 _PARTS = ("indptr", "indices", "values", "counts", "fields", "vectors")
 _STORED_AS = {"vectors": np.float16}
-FORMAT = 14  # bump when Document, the analyzer, the parser's output, the index layout or the embeddings change
+FORMAT = 15  # bump when Document, the analyzer, the parser, the index layout, the embeddings or the cache tables change
+ROOT_FILE = "root.json"  # which root a cache folder belongs to, and when it was last opened
+SUPERSEDED_SECONDS = 3600.0  # how long a replaced document stays readable for processes not yet refreshed
+_TIDY_EVERY = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +100,11 @@ class IndexCache:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
+        self._in_use = locks.in_use(folder)  # creates the folder; `cache prune` skips it while held
         # One connection shared by a server's threads: every statement goes through ``_sql``'s lock.
         self._lock = threading.Lock()
+        self._files = FileView(self._read_rows)  # the rows this instance's index was built from, and its writes
+        self._tidied = 0.0
         self._db = sqlite3.connect(folder / "records.sqlite", check_same_thread=False)
         self._sql("PRAGMA journal_mode=WAL")
         self._sql(
@@ -94,11 +112,16 @@ class IndexCache:
             " sha1 TEXT, skipped TEXT, record BLOB)"
         )
         self._sql("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        self._sql(
+            "CREATE TABLE IF NOT EXISTS superseded (rel_path TEXT, sha1 TEXT, record BLOB, at REAL,"
+            " PRIMARY KEY (rel_path, sha1))"
+        )
         if self._meta("format") != str(FORMAT):
             self._sql("DELETE FROM files")
+            self._sql("DELETE FROM superseded")
             self._sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("format", str(FORMAT)))
             self._drop_index()
-        self.commit()
+        self._db.commit()
 
     def _sql(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
@@ -107,37 +130,87 @@ class IndexCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        if self._in_use is not None:
+            self._in_use.close()  # releases the shared lock
+            self._in_use = None
 
     def _meta(self, key: str) -> str | None:
         rows = self._sql("SELECT value FROM meta WHERE key = ?", (key,))
         return None if not rows else str(rows[0][0])
 
+    def mark_used(self, root: Path) -> None:
+        """Record in ``root.json`` which root this cache belongs to and that it is in use now."""
+        data = {"root": str(root), "last_used": time.time(), "format": FORMAT}
+        with contextlib.suppress(OSError):  # bookkeeping for `cache list`; never a reason to stop retrieval
+            _atomic_write(self.folder / ROOT_FILE, json.dumps(data, ensure_ascii=False).encode())
+
     # -- files ---------------------------------------------------------------------------
 
     def file_rows(self) -> dict[str, FileRow]:
+        """The rows this instance's index was built from, with its own writes since (see the module's
+        contract): rows another process wrote later are not here, so its changes are found again."""
+        return self._files.rows()
+
+    def _read_rows(self) -> dict[str, FileRow]:
         rows = self._sql("SELECT rel_path, size, mtime_ns, sha1, skipped FROM files")
         return {r[0]: FileRow(Fingerprint(r[1], r[2], r[3]), r[4]) for r in rows}
 
+    def _sha1(self, rel_path: str) -> str | None:
+        """The content hash of the version this instance knows (None: it knows no document there)."""
+        row = self._files.row(rel_path)
+        return row.fingerprint.sha1 if row is not None and not row.skipped else None
+
     def documents(self, rel_paths: Iterable[str]) -> dict[str, Document]:
-        """Unpickled documents for the given paths (missing or unreadable ones left out)."""
-        wanted = list(rel_paths)
+        """Unpickled documents for the given paths, in the version this instance indexed (missing or
+        unreadable ones left out)."""
+        wanted = {path: sha1 for path in rel_paths if (sha1 := self._sha1(path)) is not None}
+        blobs = self._current(wanted)
+        blobs.update(self._superseded({p: s for p, s in wanted.items() if p not in blobs}))
         out: dict[str, Document] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
+        for rel_path, blob in blobs.items():
+            try:
+                out[rel_path] = decode_document(blob)
+            except Exception:  # noqa: BLE001 - a corrupt record is re-read from its file on the next refresh
+                continue
+        return out
+
+    def _current(self, wanted: dict[str, str]) -> dict[str, bytes]:
+        """Records whose version is the one wanted (path → sha1)."""
+        paths, out = list(wanted), {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT rel_path, record FROM files WHERE record IS NOT NULL AND rel_path IN ({marks})"
-            for rel_path, blob in self._sql(query, chunk):
-                try:
-                    out[rel_path] = pickle.loads(blob)
-                except Exception:  # noqa: BLE001 - a corrupt record is re-read from its file on the next refresh
-                    continue
+            query = f"SELECT rel_path, sha1, record FROM files WHERE record IS NOT NULL AND rel_path IN ({marks})"
+            out.update({path: blob for path, sha1, blob in self._sql(query, chunk) if sha1 == wanted[path]})
+        return out
+
+    def _superseded(self, wanted: dict[str, str]) -> dict[str, bytes]:
+        """Versions another process replaced or removed since this instance indexed them."""
+        out = {}
+        for rel_path, sha1 in wanted.items():
+            rows = self._sql("SELECT record FROM superseded WHERE rel_path = ? AND sha1 = ?", (rel_path, sha1))
+            if rows:
+                out[rel_path] = rows[0][0]
         return out
 
     def put(self, rel_path: str, fingerprint: Fingerprint, doc: Document | None, skipped: str | None) -> None:
-        blob = pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL) if doc is not None else None
+        self.put_encoded(rel_path, fingerprint, encode_document(doc) if doc is not None else None, skipped)
+
+    def put_encoded(self, rel_path: str, fingerprint: Fingerprint, blob: bytes | None, skipped: str | None) -> None:
+        """``put`` with the document already encoded (``encode_document``, maybe in a worker process)."""
+        self._supersede(rel_path, fingerprint.sha1)
         self._sql(
             "INSERT OR REPLACE INTO files (rel_path, size, mtime_ns, sha1, skipped, record) VALUES (?,?,?,?,?,?)",
             (rel_path, fingerprint.size, fingerprint.mtime_ns, fingerprint.sha1, skipped, blob),
+        )
+        self._files.set(rel_path, FileRow(fingerprint, skipped))
+
+    def _supersede(self, rel_path: str, sha1: str | None) -> None:
+        """Keep the version about to be replaced (or removed) for processes whose index still has it."""
+        self._sql(
+            "INSERT OR REPLACE INTO superseded (rel_path, sha1, record, at) SELECT rel_path, sha1, record, ?"
+            " FROM files WHERE rel_path = ? AND record IS NOT NULL AND sha1 IS NOT ?",
+            (time.time(), rel_path, sha1),
         )
 
     def touch(self, rel_path: str, fingerprint: Fingerprint) -> None:
@@ -146,24 +219,52 @@ class IndexCache:
             "UPDATE files SET size = ?, mtime_ns = ? WHERE rel_path = ?",
             (fingerprint.size, fingerprint.mtime_ns, rel_path),
         )
+        row = self._files.row(rel_path)
+        if row is not None:
+            kept = Fingerprint(fingerprint.size, fingerprint.mtime_ns, row.fingerprint.sha1)
+            self._files.set(rel_path, FileRow(kept, row.skipped))
 
     def forget(self, rel_paths: Iterable[str]) -> None:
         for path in rel_paths:
+            self._supersede(path, None)
             self._sql("DELETE FROM files WHERE rel_path = ?", (path,))
+            self._files.set(path, None)
 
     def commit(self) -> None:
         with self._lock:
             self._db.commit()
+        self._files.commit()
+        self._tidy()
 
     def rollback(self) -> None:
         """Drop the file records written since the last commit (a refresh that failed half-way)."""
         with self._lock:
             self._db.rollback()
+        self._files.rollback()
+
+    def _tidy(self) -> None:
+        """Forget superseded versions no process should still need (at most once a minute)."""
+        now = time.time()
+        if now - self._tidied < _TIDY_EVERY:
+            return
+        self._tidied = now
+        with self._lock:
+            self._db.execute("DELETE FROM superseded WHERE at < ?", (now - SUPERSEDED_SECONDS,))
+            self._db.commit()
 
     # -- index ---------------------------------------------------------------------------
 
     def load_index(self, params: Params) -> IndexState | None:
-        """The saved index, or None when absent, unreadable or built with other parameters."""
+        """The saved index, or None when absent, unreadable or built with other parameters.
+
+        Read with the file rows it was saved with, under the cross-process lock every refresh holds,
+        so this instance's view of the files matches the index it loaded.
+        """
+        with locks.cross_process(self.folder):
+            self._files.reset(self._read_rows())
+            return self._read_index(params)
+
+    def _read_index(self, params: Params) -> IndexState | None:
         base = self.folder / "index"
         try:
             with open(base / "state.pkl", "rb") as handle:
@@ -243,6 +344,19 @@ class IndexCache:
         (self.folder / "index" / "state.pkl").unlink(missing_ok=True)
         for path in (self.folder / "index").glob("*.npy"):
             path.unlink(missing_ok=True)
+
+
+def encode_document(doc: Document) -> bytes:
+    """A document as the cache stores it."""
+    return pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def decode_document(blob: bytes) -> Document:
+    """The document ``encode_document`` stored (raises whatever corrupt bytes make unpickling raise)."""
+    doc = pickle.loads(blob)
+    if not isinstance(doc, Document):
+        raise TypeError(f"a cache record holds {type(doc).__name__}, not a Document")
+    return doc
 
 
 def _load_segment(base: Path, name: str) -> Segment:

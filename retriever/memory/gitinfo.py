@@ -1,7 +1,8 @@
 """The git seam: provenance of memory files, and a tree read as it was at a revision.
 
 Contract:
-- ``find_repo(path)`` → the repository's top folder, or None (not a repository, or no ``git``).
+- ``find_repo(path)`` → the repository's top folder, or None (not a repository, or no ``git``);
+  ``remote_url(repo)`` → its ``origin`` URL, or None.
 - ``history(repo, prefix)`` reads every file's first and last commit (time, author, commit) under
   ``prefix`` in ONE ``git log`` pass; ``dirty(repo, prefix)`` lists files with uncommitted edits.
   ``Provenance`` joins the two for a file.
@@ -98,6 +99,14 @@ def prefix_of(repo: Path, root: Path) -> str:
     """``root`` relative to the repository, as git writes paths ("" for the top)."""
     relative = root.resolve().relative_to(repo.resolve()).as_posix()
     return "" if relative == "." else relative
+
+
+def remote_url(repo: Path, remote: str = "origin") -> str | None:
+    """The URL of ``remote`` (None when it is not set)."""
+    try:
+        return _git(repo, "config", "--get", f"remote.{remote}.url").decode(errors="replace").strip() or None
+    except (GitError, OSError):
+        return None
 
 
 def head(repo: Path) -> str | None:

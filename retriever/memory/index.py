@@ -21,10 +21,8 @@ into one segment again.  A query costs one vectorised pass over its terms' posti
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import itertools
 import math
-from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -33,8 +31,9 @@ import numpy.typing as npt
 
 from retriever.memory import vectors
 from retriever.memory.fields import FIELDS, Analyzed
+from retriever.text.embeddings import Bags
 
-_TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
+TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
 DOCUMENT_B = 0.75  # length normalisation of document scores (BM25's usual value)
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -142,29 +141,21 @@ class SectionIndex:
                 totals[f] += sum(counts.values())
         self.avglen = tuple(max(1.0, t / len(analyzed)) for t in totals)
 
-    def add(self, analyzed: Sequence[Analyzed], texts: Sequence[str] | None = None) -> range:
-        """Index sections (with their ``texts``, for meaning vectors) as one new segment; returns their ids."""
-        builder = SegmentBuilder(self)
-        for number, fields_ in enumerate(analyzed):
-            builder.add(fields_, texts[number] if texts is not None else None)
-        return builder.finish()
-
     def append_segment(
         self,
-        tids: IntArray,
+        per_term: IntArray,
         sids: npt.NDArray[np.int32],
         vals: FloatArray,
         raw: FloatArray,
         masks: npt.NDArray[np.uint8],
     ) -> None:
-        """Add postings (any order) as a segment; section ids must be new and contiguous."""
-        order = np.argsort(tids, kind="stable")
-        counts = np.bincount(tids, minlength=len(self.vocab)).astype(np.int64)
-        indptr = np.zeros(len(self.vocab) + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        parts = (sids[order].copy(), vals[order].copy(), raw[order].copy(), masks[order].copy())
-        self.segments.append(Segment(indptr, *parts))
-        self.df = _grow(self.df, len(self.vocab)) + counts
+        """Add postings sorted by term id (by section within a term) as a segment; ``per_term[t]`` is
+        how many term ``t`` has.  Section ids must be new and contiguous.  The arrays are kept, not copied."""
+        per_term = _grow(per_term.astype(np.int64), len(self.vocab))
+        indptr = np.zeros(len(per_term) + 1, dtype=np.int64)
+        np.cumsum(per_term, out=indptr[1:])
+        self.segments.append(Segment(indptr, sids, vals, raw, masks))
+        self.df = _grow(self.df, len(self.vocab)) + per_term
 
     def remove(self, section_ids: Iterable[int]) -> None:
         """Tombstone sections: they stop scoring and stop counting in document frequencies."""
@@ -297,8 +288,9 @@ class SectionIndex:
                                 out[sid][name].add(term)
         return out
 
-    def meaning(self, texts: Sequence[str]) -> FloatArray:
-        """Unit meaning vectors of ``texts``, words weighted by this index's idf (``memory.vectors``)."""
+    def meaning(self, texts: Sequence[str] | Bags) -> FloatArray:
+        """Unit meaning vectors of ``texts`` (or of their bags of words), words weighted by this index's
+        idf (``memory.vectors``)."""
         key = (self.size, self.live_count, len(self.segments), len(self.df))  # changes with the df
         self._weights = vectors.WordWeights.current(self._weights, self.term_idf, key)
         return vectors.embed(texts, self._weights)
@@ -326,69 +318,6 @@ def top_of(scores: FloatArray, k: int) -> list[tuple[int, float]]:
     candidates = np.nonzero(scores >= kth)[0]
     ranked = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
     return [(int(sid), float(scores[sid])) for sid in ranked]
-
-
-class SegmentBuilder:
-    """Collects sections' per-field term counts in flat arrays, then writes one segment.
-
-    One posting per (term, section) holds that term's count in each field; arrays instead
-    of ``Counter`` objects keep a 10,000-file build's memory small.  tf' (weights, length
-    normalisation, field groups) is computed vectorised once every section is in, so a full
-    build can fix the average field lengths first.  Sections added with their text
-    (``memory.vectors.section_text``) get meaning vectors, weighted by the document frequencies the
-    segment completes; a segment with any section added without text has none.
-    """
-
-    def __init__(self, index: SectionIndex) -> None:
-        self.index = index
-        self.tids, self.rows, self.counts, self.lengths = array("q"), array("i"), array("f"), array("f")
-        self.sections = 0
-        self.texts: list[str] = []
-        self._zeros = array("f", [0.0] * len(FIELDS))
-
-    def add(self, fields_: Analyzed, text: str | None = None) -> None:
-        """One section's per-field term counts, and the text its meaning vector is made of."""
-        if text is not None:
-            self.texts.append(text)
-        vocab, width = self.index.vocab, len(FIELDS)
-        seen: dict[str, int] = {}
-        for f, counts in enumerate(fields_):
-            for term, tf in counts.items():
-                pos = seen.get(term)
-                if pos is None:
-                    pos = seen[term] = len(self.tids)
-                    self.tids.append(vocab.setdefault(term, len(vocab)))
-                    self.rows.append(self.sections)
-                    self.counts.extend(self._zeros)
-                self.counts[pos * width + f] += tf
-            self.lengths.append(sum(counts.values()))
-        self.sections += 1
-
-    def finish(self, fix_avglen: bool = False) -> range:
-        """Write the segment (first fixing average field lengths, for a full build)."""
-        index, params = self.index, self.index.params
-        lengths = np.frombuffer(self.lengths, dtype=np.float32).reshape(self.sections, len(FIELDS))
-        if fix_avglen and self.sections:
-            index.avglen = tuple(max(1.0, float(x)) for x in lengths.mean(axis=0))
-        rows = np.frombuffer(self.rows, dtype=np.int32)
-        counts = np.frombuffer(self.counts, dtype=np.float32).reshape(len(rows), len(FIELDS))
-        values = np.zeros((len(rows), len(params.group_weights)), dtype=np.float32)
-        for f in range(len(FIELDS)):
-            b, avg = np.float32(params.b[f]), np.float32(index.avglen[f])
-            norm = np.float32(1.0) - b + b * lengths[rows, f] / avg
-            values[:, params.groups[f]] += np.float32(params.weights[f]) * counts[:, f] / norm
-        raw = counts[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)
-        masks = ((counts > 0).astype(np.uint8) << np.arange(len(FIELDS), dtype=np.uint8)).sum(axis=1, dtype=np.uint8)
-        first = index.size
-        tids = np.frombuffer(self.tids, dtype=np.int64)
-        index.append_segment(tids, rows + np.int32(first), values, raw, masks)
-        index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
-        index._live = None
-        index.lengths = np.concatenate([index.lengths, lengths[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)])
-        if self.sections and len(self.texts) == self.sections:  # idf now counts this segment's sections
-            meaning = vectors.as_stored(index.meaning(self.texts))
-            index.segments[-1] = dataclasses.replace(index.segments[-1], vectors=meaning)
-        return range(first, first + self.sections)
 
 
 def _grow(values: IntArray, size: int) -> IntArray:

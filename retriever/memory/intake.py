@@ -1,21 +1,22 @@
-"""One file of the tree during a refresh: is it unchanged, its new document, or why it is skipped.
+"""Reading and parsing one file of the tree: the work a refresh spreads over processes.
 
-Contract: ``check(root, entry, known, indexed, max_bytes, records)`` never raises for a file's
-content or for a bug parsing it: every failure becomes a ``Skipped`` with a reason (issue 9:
-one bad file never takes the memory down).  What it learns goes into ``records``; the caller
-writes them to the cache and to its documents only when the whole refresh commits, so a refresh
-that fails half-way leaves both as they were.
+Contract: ``read(root, task, max_bytes)`` and ``read_snapshot((rel_path, data))`` never raise for
+a file's content or for a bug parsing or analysing it: every failure becomes a ``Record`` with a
+reason (issue 9: one bad file never takes the memory down).  They touch nothing but the file: the
+caller writes records to the cache and to its documents, and only when the whole refresh commits,
+so a refresh that fails half-way leaves both as they were.  Both are plain module-level functions
+of picklable arguments, so ``workers.ordered`` can run them in worker processes.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 
-from retriever.memory.cache import FileRow
+from retriever.memory.cache import encode_document
+from retriever.memory.records import Parsed, Record, Task, indexable
 from retriever.text import reader
-from retriever.text.models import Document, Fingerprint, Skipped
+from retriever.text.models import Document
 from retriever.text.parser import ParseError, parse_document
 
 log = logging.getLogger(__name__)
@@ -23,58 +24,50 @@ log = logging.getLogger(__name__)
 _DETAIL_CHARS = 200  # of an unexpected exception's message in a skip reason
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """What a refresh learned of one file: its fingerprint and document, or the reason it is skipped."""
-
-    entry: reader.Entry
-    sha1: str
-    doc: Document | None
-    reason: str | None
-    touch: bool = False  # only the size or mtime moved; the bytes are the same
-
-    @property
-    def fingerprint(self) -> Fingerprint:
-        return Fingerprint(self.entry.size, self.entry.mtime_ns, self.sha1)
+def prepare(doc: Document) -> Parsed:
+    """A parsed document in the form a build consumes (see ``records.Parsed``)."""
+    return Parsed(encode_document(doc), indexable(doc))
 
 
-def check(
-    root: Path, entry: reader.Entry, known: FileRow | None, indexed: bool, max_bytes: int, records: list[Record]
-) -> Document | Skipped | None:
-    """None when the file is unchanged and indexed; else its new document or skip reason."""
+def read(root: Path, task: Task, max_bytes: int) -> Record:
+    """Read, hash, parse and analyse one file on disk."""
     try:
-        return _check(root, entry, known, indexed, max_bytes, records)
-    except Exception as exc:  # the top-level handler of one file: nothing it holds may stop the tree
-        log.debug("unexpected failure indexing %s", entry.rel_path, exc_info=True)
-        detail = str(exc)[:_DETAIL_CHARS]
-        reason = f"could not be indexed ({type(exc).__name__}{': ' + detail if detail else ''}); please report this"
-        log.warning("%s skipped: %s", entry.rel_path, reason)
-        records.append(Record(entry, "", None, reason))
-        return Skipped(entry.rel_path, reason)
+        return _read(root, task, max_bytes)
+    except Exception as exc:  # noqa: BLE001 - the top-level handler of one file: nothing it holds may stop the tree
+        return _failed(task.entry, exc)
 
 
-def _check(
-    root: Path, entry: reader.Entry, known: FileRow | None, indexed: bool, max_bytes: int, records: list[Record]
-) -> Document | Skipped | None:
-    fresh = known is not None and (known.fingerprint.size, known.fingerprint.mtime_ns) == (entry.size, entry.mtime_ns)
-    if fresh and known is not None and known.skipped:
-        return Skipped(entry.rel_path, known.skipped)
-    if fresh and indexed:
-        return None
-    known_sha1 = known.fingerprint.sha1 if known is not None and not known.skipped else None
+def _read(root: Path, task: Task, max_bytes: int) -> Record:
+    entry = task.entry
     try:
         text, sha1 = reader.read_text(root, entry.rel_path, max_bytes)
     except reader.Unreadable as exc:
-        records.append(Record(entry, "", None, str(exc)))
-        return Skipped(entry.rel_path, str(exc))
-    if sha1 == known_sha1 and indexed:
+        return Record(entry, "", None, str(exc))
+    if sha1 == task.known_sha1 and task.indexed:
         # Touched, not edited (a checkout, an editor's save without changes): only the mtime moves.
-        records.append(Record(entry, sha1, None, None, touch=True))
-        return None
+        return Record(entry, sha1, None, None, touch=True)
     try:
         doc = parse_document(entry.rel_path, text)
     except ParseError as exc:
-        records.append(Record(entry, sha1, None, str(exc)))
-        return Skipped(entry.rel_path, str(exc))
-    records.append(Record(entry, sha1, doc, None))
-    return doc
+        return Record(entry, sha1, None, str(exc))
+    return Record(entry, sha1, prepare(doc), None)
+
+
+def read_snapshot(item: tuple[str, bytes]) -> Record:
+    """Decode, parse and analyse one file read from git objects (``--at``): its path and bytes."""
+    rel_path, data = item
+    entry = reader.Entry(rel_path, len(data), 0)
+    try:
+        return Record(entry, "", prepare(parse_document(rel_path, reader.decode(data)[0])), None)
+    except (reader.Unreadable, ParseError) as exc:
+        return Record(entry, "", None, str(exc))
+    except Exception as exc:  # noqa: BLE001 - the top-level handler of one file, as in ``read``
+        return _failed(entry, exc)
+
+
+def _failed(entry: reader.Entry, exc: Exception) -> Record:
+    log.debug("unexpected failure indexing %s", entry.rel_path, exc_info=True)
+    detail = str(exc)[:_DETAIL_CHARS]
+    reason = f"could not be indexed ({type(exc).__name__}{': ' + detail if detail else ''}); please report this"
+    log.warning("%s skipped: %s", entry.rel_path, reason)
+    return Record(entry, "", None, reason)

@@ -48,6 +48,8 @@ class Memory:
         if not root.is_dir():
             raise MemoryNotFound(f"memory root {str(root)!r} is not a folder; pass --root DIR or set RETRIEVER_ROOT")
         cache, warnings = open_cache(settings, root)
+        if cache:
+            cache.mark_used(root.resolve())  # for `retriever cache list|prune`
         tree = Refresher(root.resolve(), settings, params or Params(), cache, warnings)
         provenance = Provenance(tree.root, cache, warnings, gitinfo.find_repo(tree.root))
         try:
@@ -59,7 +61,9 @@ class Memory:
         return cls(settings, tree, provenance)
 
     @classmethod
-    def at_revision(cls, root: Path, settings: Settings, rev: str, params: Params | None = None) -> Memory:
+    def at_revision(
+        cls, root: Path, settings: Settings, rev: str, params: Params | None = None, progress: Progress | None = None
+    ) -> Memory:
         """The tree as it was at a commit, tag or date, read from git objects (the working tree is not touched)."""
         repo = gitinfo.find_repo(root) if root.is_dir() else None
         if repo is None:
@@ -67,9 +71,8 @@ class Memory:
         revision = gitinfo.resolve(repo, rev)
         prefix = gitinfo.prefix_of(repo, root)
         tree = Refresher(root.resolve(), settings, params or Params(), None, [])
-        changes = snapshot_changes(gitinfo.GitSnapshot(repo, prefix, revision.commit), settings.max_file_bytes)
-        tree.documents.update(changes.changed, [])  # no cache: every document stays in memory
-        tree.apply(changes)
+        snapshot = gitinfo.GitSnapshot(repo, prefix, revision.commit)
+        tree.apply(snapshot_changes(snapshot, settings, progress))  # no cache: every document stays in memory
         history = gitinfo.history(repo, prefix, revision.commit)
         return cls(settings, tree, Provenance(tree.root, None, tree.warnings, repo, history), revision)
 

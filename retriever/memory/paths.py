@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retriever.text.markup import humanize
-from retriever.text.parser import INDEX_NAMES
+from retriever.text.markup import INDEX_NAMES, humanize
 
 
 def source_path(root_name: str, rel_path: str) -> str:

@@ -1,64 +1,86 @@
 """Incremental refresh: bring a memory's index and documents up to date with the files.
 
 Contract: ``Refresher.refresh()`` scans the tree, reuses the cache for every file whose size and
-mtime (or, failing that, content hash) are unchanged, parses the rest, and brings the index up to
-date by tombstoning changed files' sections and indexing their new ones (a full rebuild on the
-first run, or when the index is too fragmented).  Files that cannot be read are listed in
+mtime (or, failing that, content hash) are unchanged, reads and parses the rest (across worker
+processes when there are many: ``workers``), and brings the index up to date by tombstoning changed
+files' sections and indexing their new ones (a full rebuild on the first run, or when the index
+is too fragmented).  A first build streams every document into the new index and the cache as it
+is parsed, so no document is held until the end.  Files that cannot be read are listed in
 ``skipped`` with a reason and never stop the rest.  Reading and parsing happen outside the write
 lock; retrievals wait only for the swap.  ``refresh()`` never raises: a failure keeps the last good
 index answering and is named in ``warnings`` (``refresh_error``) until a refresh succeeds;
 ``refresh_or_raise()`` (the first load) raises instead.  Two processes sharing a cache refresh it
-one after the other (``locks.cross_process``).
+one after the other (``locks.cross_process``).  ``progress(phase, done, total)`` hears how a long
+one advances (``PHASES``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 
 from retriever.config import Settings, index_cache_dir
 from retriever.errors import RetrieverError
-from retriever.memory import gitinfo, intake, locks
-from retriever.memory.cache import DocInfo, FileRow, IndexCache, IndexState
+from retriever.memory import gitinfo, locks, records
+from retriever.memory.build import NewIndex, SegmentBuilder, empty_state, register
+from retriever.memory.cache import FileRow, IndexCache, IndexState
 from retriever.memory.documents import Documents
-from retriever.memory.fields import analyze_document
-from retriever.memory.index import Params, SectionIndex, SegmentBuilder
-from retriever.memory.vectors import document_texts
-from retriever.text import analyzer, reader
+from retriever.memory.index import Params, SectionIndex
+from retriever.memory.records import Indexable, Parsed, Record, Task
+from retriever.text import reader
 from retriever.text.models import Document, Skipped
-from retriever.text.parser import ParseError, parse_document
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int], None]
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+INDEXING = "indexing"  # a new index: files read and parsed
+REFRESHING = "refreshing"  # changed files read and parsed
+COMPACTING = "compacting"  # documents indexed again into one segment
+SAVING = "saving"  # the index written to its cache (0 of 1, then 1 of 1)
+READING = "reading"  # files of a git revision parsed (``--at``)
+PHASES = (INDEXING, REFRESHING, COMPACTING, SAVING, READING)
 _COMPACT_DEAD_SHARE = 0.3
 _COMPACT_SEGMENTS = 8
+_CACHE_CHUNK = 500  # documents read from the cache at once while compacting
 
 
 @dataclass(frozen=True, slots=True)
 class RefreshStats:
-    """What the last refresh did, for diagnostics and benchmarks."""
+    """What the last refresh did, for diagnostics and benchmarks.
+
+    ``cache`` says how the index now answering was made: "built" (indexed anew), "updated" (changed
+    files indexed into it), "hit" (loaded from the cache as it was) or "disabled" (no cache); a
+    refresh that changes nothing keeps the word.
+    """
 
     files: int
     parsed: int
     removed: int
     rebuilt: bool
-    cache: str  # "hit", "updated", "built" or "disabled"
+    cache: str
 
 
 @dataclass(frozen=True, slots=True)
 class Changes:
-    """What one scan found: new document versions (None: unreadable now), files gone, and their records."""
+    """What one scan found: new document versions (None: unreadable now), files gone, and their records.
 
-    changed: dict[str, Document | None]
+    A first build streams its documents into ``built`` (and its records into the cache) instead
+    of ``changed``.
+    """
+
+    changed: dict[str, Parsed | None]
     gone: list[str]
     present: set[str]
     skipped: list[Skipped]
-    records: list[intake.Record]
+    records: list[Record]
+    parsed: int  # files parsed
+    built: NewIndex | None = None
 
 
 class Refresher:
@@ -90,7 +112,7 @@ class Refresher:
     def refresh_or_raise(self, after: Callable[[], None], progress: Progress | None = None) -> None:
         with self._refreshing, locks.cross_process(self.cache.folder if self.cache else None):
             try:
-                self.apply(self._scan(progress))
+                self.apply(self._scan(progress), progress)
             except Exception:
                 if self.cache:
                     self.cache.rollback()  # file records written before the failure were never applied
@@ -117,38 +139,89 @@ class Refresher:
         """Every file checked against its fingerprint; changed ones read and parsed."""
         entries, skipped = reader.scan(self.root, self.settings.max_files)
         rows = self.cache.file_rows() if self.cache else self._rows
-        changed: dict[str, Document | None] = {}
-        records: list[intake.Record] = []
-        for number, entry in enumerate(entries, 1):
+        changed: dict[str, Parsed | None] = {}
+        tasks: list[Task] = []
+        for entry in entries:
             indexed = entry.rel_path in self.state.catalog
-            known = rows.get(entry.rel_path)
-            outcome = intake.check(self.root, entry, known, indexed, self.settings.max_file_bytes, records)
+            outcome = records.check(entry, rows.get(entry.rel_path), indexed)
             if isinstance(outcome, Skipped):
                 skipped.append(outcome)
                 if indexed:  # was indexed, is unreadable now
                     changed[entry.rel_path] = None
             elif outcome is not None:
-                changed[entry.rel_path] = outcome
-            if progress:
-                progress(number, len(entries))
+                tasks.append(outcome)
         present = {e.rel_path for e in entries}
         gone = sorted({p for p in [*rows, *self.state.catalog] if p not in present})
-        return Changes(changed, gone, present, skipped, records)
+        # A first build with a cache streams: each document goes to the new index and the cache as it comes.
+        built = NewIndex(self.params) if self.cache and not self.state.index.segments else None
+        phase = INDEXING if not self.state.index.segments else REFRESHING
+        if built is not None and tasks:
+            log.info("building the index of %s for the first time (%d files)", self.root, len(tasks))
+        with contextlib.closing(self._read(tasks, phase, progress)) as reading:
+            found = [self._take(item, changed, skipped, built) for item in reading]
+        parsed = sum(r.parsed is not None for r in found) + (built.documents if built else 0)
+        return Changes(changed, gone, present, skipped, found, parsed, built)
 
-    def apply(self, found: Changes) -> None:
+    def _read(
+        self, tasks: list[Task], phase: str, progress: Progress | None
+    ) -> Generator[tuple[Task, Record], None, None]:
+        """Each task with its record, in order; many at once in worker processes."""
+        if not tasks:
+            return
+        # Imported here: parsing loads markdown-it and YAML, which a refresh that reads nothing never needs.
+        from retriever.memory import intake, workers
+
+        read = functools.partial(intake.read, self.root, max_bytes=self.settings.max_file_bytes)
+        reading = workers.ordered(read, tasks, self.settings.index_workers or workers.available_cores())
+        if progress:
+            progress(phase, 0, len(tasks))
+        try:
+            for done, (task, record) in enumerate(zip(tasks, reading, strict=True), 1):
+                yield task, record
+                if progress:
+                    progress(phase, done, len(tasks))
+        finally:
+            reading.close()  # stops the worker processes at once when the refresh fails half-way
+
+    def _take(
+        self,
+        item: tuple[Task, Record],
+        changed: dict[str, Parsed | None],
+        skipped: list[Skipped],
+        built: NewIndex | None,
+    ) -> Record:
+        """File one record: a skip reason, a new version, or (streaming) straight into the new index and the cache."""
+        task, record = item
+        rel_path = task.entry.rel_path
+        if record.reason is not None:
+            skipped.append(Skipped(rel_path, record.reason))
+            if task.indexed:
+                changed[rel_path] = None
+        elif record.parsed is not None and built is None:
+            changed[rel_path] = record.parsed
+        if built is None:
+            return record
+        if record.parsed is not None:
+            built.add(record.parsed.indexable)
+        self._store_record(record)
+        return Record(record.entry, record.sha1, None, record.reason, record.touch)  # the document is not kept
+
+    def apply(self, found: Changes, progress: Progress | None = None) -> None:
         """Bring the index up to date.  The heavy work (tokenising, a full rebuild) happens before
         the write lock; retrievals wait only for the swap, which also swaps in the new documents
         (so a retrieval never pairs a new document with the old index's section numbers)."""
         state = self.state
         removed = [p for p in [*found.changed, *found.gone] if p in state.catalog]
         dead = [sid for p in removed for sid in self._file_sections.get(p, [])]
-        new_docs = [d for d in found.changed.values() if d is not None]
-        rebuilt = not state.index.segments or _too_fragmented(state.index, len(dead))
-        if rebuilt:
-            fresh, sections = self._build(found.changed, found.present)
+        new_docs = [p.indexable for p in found.changed.values() if p is not None]
+        rebuilt = found.built is not None or not state.index.segments or _too_fragmented(state.index, len(dead))
+        if found.built is not None:
+            fresh, sections = found.built.finish()
+        elif rebuilt:
+            fresh, sections = self._build(found.changed, found.present, progress)
         else:
             builder = _analyzed(state.index, new_docs)
-        self._store(found.records, found.gone)
+        self._store(found)
         with self.rw.writing():
             self._keep(found.records, found.gone)
             self.skipped = sorted(found.skipped, key=lambda s: s.rel_path)
@@ -160,77 +233,114 @@ class Refresher:
                     state.catalog.pop(path, None)
                     self._file_sections.pop(path, None)
                 if new_docs:
-                    _register(state, self._file_sections, new_docs, builder.finish())
+                    register(state, self._file_sections, new_docs, builder.finish())
         dirty = rebuilt or bool(removed or new_docs)
-        self._save(dirty)
+        self._save(dirty, progress)
         self.documents.trim()
-        word = "disabled" if not self.cache else "built" if rebuilt else "updated" if dirty else "hit"
-        parsed = sum(d is not None for d in found.changed.values())
-        self.stats = RefreshStats(len(found.present), parsed, len(removed), rebuilt, word)
+        self.stats = RefreshStats(len(found.present), found.parsed, len(removed), rebuilt, self._word(rebuilt, dirty))
 
-    def _store(self, records: list[intake.Record], gone: list[str]) -> None:
+    def _word(self, rebuilt: bool, dirty: bool) -> str:
+        if not self.cache:
+            return "disabled"
+        if rebuilt or dirty:
+            return "built" if rebuilt else "updated"
+        return self.stats.cache if self.stats.cache != "disabled" else "hit"  # nothing changed: as it was made
+
+    def _store(self, found: Changes) -> None:
         """The refresh's file records into the cache (committed by ``_save``, rolled back on failure)."""
         if not self.cache:
             return
-        self.cache.forget(gone)
-        for record in records:
-            if record.touch:
-                self.cache.touch(record.entry.rel_path, record.fingerprint)
-            else:
-                self.cache.put(record.entry.rel_path, record.fingerprint, record.doc, record.reason)
+        self.cache.forget(found.gone)
+        if found.built is None:  # a streamed build stored each record as it came
+            for record in found.records:
+                self._store_record(record)
 
-    def _keep(self, records: list[intake.Record], gone: list[str]) -> None:
-        """The refresh's documents and fingerprints in memory (under the write lock)."""
+    def _store_record(self, record: Record) -> None:
+        if not self.cache:
+            return
+        if record.touch:
+            self.cache.touch(record.entry.rel_path, record.fingerprint)
+        else:
+            blob = record.parsed.blob if record.parsed else None
+            self.cache.put_encoded(record.entry.rel_path, record.fingerprint, blob, record.reason)
+
+    def _keep(self, found: list[Record], gone: list[str]) -> None:
+        """The refresh's documents and fingerprints in memory (under the write lock).  With a cache, a
+        changed document leaves memory and is read from the cache when next wanted; without one, every
+        document stays (nothing else holds them)."""
         for path in gone:
             self._rows.pop(path, None)
         if not self.cache:
-            self._rows.update((r.entry.rel_path, FileRow(r.fingerprint, r.reason)) for r in records)
+            self._rows.update((r.entry.rel_path, FileRow(r.fingerprint, r.reason)) for r in found)
         # A touched file kept its content: its document stays as it is.
-        self.documents.update({r.entry.rel_path: r.doc for r in records if r.doc is not None or not r.touch}, gone)
+        docs = {r.entry.rel_path: _kept(r, self.cache is None) for r in found if r.parsed is not None or not r.touch}
+        self.documents.update(docs, gone)
 
-    def _build(self, changed: dict[str, Document | None], present: set[str]) -> tuple[IndexState, dict[str, list[int]]]:
-        """A new index of every document as one segment (first run, or compaction)."""
-        docs = self.documents.among(present)
-        docs.update(changed)  # new versions, and None for files skipped now
-        missing = [p for p in present if p not in docs]
-        if self.cache and missing:  # documents parsed by an earlier run
-            docs.update(self.cache.documents(missing))
-        ordered = [d for p, d in sorted(docs.items()) if d is not None and p in present]
-        state, sections = empty_state(self.params), dict[str, list[int]]()
-        _register(state, sections, ordered, _analyzed(state.index, ordered).finish(fix_avglen=True))
-        return state, sections
+    def _build(
+        self, changed: dict[str, Parsed | None], present: set[str], progress: Progress | None
+    ) -> tuple[IndexState, dict[str, list[int]]]:
+        """A new index of every document as one segment (compaction; or a first build without a cache)."""
+        held = self.documents.among(present)
+        new = NewIndex(self.params)
+        paths = sorted(present)
+        compacting = bool(self.state.index.segments)
+        if progress and compacting:
+            progress(COMPACTING, 0, len(paths))
+        for start in range(0, len(paths), _CACHE_CHUNK):
+            chunk = paths[start : start + _CACHE_CHUNK]
+            wanted = [p for p in chunk if p not in changed and p not in held]
+            loaded = self.cache.documents(wanted) if self.cache and wanted else {}
+            for path in chunk:
+                doc = _indexable(path, changed, held, loaded)
+                if doc is not None:
+                    new.add(doc)
+            if progress and compacting:
+                progress(COMPACTING, start + len(chunk), len(paths))
+        return new.finish()
 
-    def _save(self, dirty: bool) -> None:
+    def _save(self, dirty: bool, progress: Progress | None) -> None:
         if not self.cache:
             return
         if dirty:
+            if progress:
+                progress(SAVING, 0, 1)
             try:
                 self.cache.save_index(self.state)
             except OSError as exc:
                 self.warnings.append(f"index cache not saved ({exc.strerror}); next start re-indexes")
         self.cache.commit()
+        if dirty and progress:
+            progress(SAVING, 1, 1)
 
 
-def snapshot_changes(snapshot: gitinfo.GitSnapshot, max_bytes: int) -> Changes:
+def snapshot_changes(snapshot: gitinfo.GitSnapshot, settings: Settings, progress: Progress | None = None) -> Changes:
     """Every document of a git snapshot as one refresh's changes; unreadable files skipped, as on disk."""
+    from retriever.memory import intake, workers  # parsing loads markdown-it and YAML: only when needed
+
     wanted, skipped = [], []
     for rel_path, (_, size) in sorted(snapshot.files().items()):
         if not reader.is_memory_file(rel_path):
             continue
         try:
-            reader.check_size(size, max_bytes)
+            reader.check_size(size, settings.max_file_bytes)
             wanted.append(rel_path)
         except reader.Unreadable as exc:
             skipped.append(Skipped(rel_path, str(exc)))
-    docs: dict[str, Document | None] = {}
-    for rel_path, data in snapshot.read(wanted).items():
-        try:
-            docs[rel_path] = parse_document(rel_path, reader.decode(data)[0])
-        except (reader.Unreadable, ParseError) as exc:
-            skipped.append(Skipped(rel_path, str(exc)))
-        except Exception as exc:  # noqa: BLE001 - the top-level handler of one file, as in intake.check
-            skipped.append(Skipped(rel_path, f"could not be indexed ({type(exc).__name__}); please report this"))
-    return Changes(docs, [], set(docs), skipped, [])
+    items = sorted(snapshot.read(wanted).items())
+    changed: dict[str, Parsed | None] = {}
+    found = []
+    jobs = settings.index_workers or workers.available_cores()
+    if progress:
+        progress(READING, 0, len(items))
+    for done, record in enumerate(workers.ordered(intake.read_snapshot, items, jobs), 1):
+        if record.parsed is not None:
+            changed[record.entry.rel_path] = record.parsed
+            found.append(record)
+        else:
+            skipped.append(Skipped(record.entry.rel_path, record.reason or "could not be read"))
+        if progress:
+            progress(READING, done, len(items))
+    return Changes(changed, [], set(changed), skipped, found, len(changed))
 
 
 def open_cache(settings: Settings, root: Path) -> tuple[IndexCache | None, list[str]]:
@@ -245,30 +355,28 @@ def open_cache(settings: Settings, root: Path) -> tuple[IndexCache | None, list[
         return None, [f"index cache unavailable at {folder} ({exc}); indexing in memory"]
 
 
-def empty_state(params: Params) -> IndexState:
-    return IndexState(SectionIndex(params=params), [], [])
+def _kept(record: Record, keep: bool) -> Document | None:
+    """The document to hold in memory for a record: only when there is no cache to read it from."""
+    return record.parsed.document() if keep and record.parsed is not None else None
 
 
-def _analyzed(index: SectionIndex, docs: list[Document]) -> SegmentBuilder:
-    """Documents tokenised into a segment builder (not yet visible to queries)."""
+def _indexable(
+    path: str, changed: dict[str, Parsed | None], held: dict[str, Document | None], loaded: dict[str, Document]
+) -> Indexable | None:
+    """A document to compact: its new version, else the one in memory, else the cache's (None: skipped now)."""
+    if path in changed:
+        parsed = changed[path]
+        return parsed.indexable if parsed is not None else None
+    doc = held.get(path) or loaded.get(path)
+    return records.indexable(doc) if doc is not None else None
+
+
+def _analyzed(index: SectionIndex, docs: list[Indexable]) -> SegmentBuilder:
+    """Documents' postings in a segment builder (not yet visible to queries)."""
     builder = SegmentBuilder(index)
     for doc in docs:
-        for fields_, text in zip(analyze_document(doc), document_texts(doc), strict=True):
-            builder.add(fields_, text)
+        builder.add_postings(doc.postings, doc.words)
     return builder
-
-
-def _register(state: IndexState, sections: dict[str, list[int]], docs: list[Document], ids: range) -> None:
-    """Record which section ids belong to which document, and the documents' outline info."""
-    next_id = iter(ids)
-    for doc in docs:
-        sids = [next(next_id) for _ in doc.sections]
-        state.section_files.extend([doc.rel_path] * len(sids))
-        state.section_ordinals.extend(range(len(sids)))
-        state.catalog[doc.rel_path] = DocInfo(doc.title, doc.doc_type, doc.aliases, len(sids))
-        for acronym, expansion in doc.acronyms:
-            state.acronyms.setdefault(analyzer.normalize(acronym), set()).add(expansion.casefold())
-        sections[doc.rel_path] = sids
 
 
 def _sections_by_file(state: IndexState) -> dict[str, list[int]]:

@@ -6,14 +6,16 @@ own document frequencies (through the word's index terms: stop words weigh 0), s
 in this memory says little about a section's topic.  A query is embedded the same way, and its
 cosine with every section is one vectorised product per segment.
 
-Vectors are computed when a segment is written (``SegmentBuilder.finish``, once the segment's
-document frequencies count) and kept in the segment, so tombstones, refreshes and compaction keep
+A parse worker counts each section's words (``document_bags``); the segment builder gathers them
+(``Gathered``), and vectors are computed when the segment is written (``SegmentBuilder.finish``, once
+the segment's document frequencies count) and kept in the segment, so tombstones, refreshes and compaction keep
 them aligned with section ids exactly as postings are.  A vector keeps the weights of the moment it
 was computed, as field averages do between full builds.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -40,6 +42,39 @@ def section_text(doc: Document, section: Section) -> str:
 def document_texts(doc: Document) -> list[str]:
     """``section_text`` of each of a document's sections, in order."""
     return [section_text(doc, section) for section in doc.sections]
+
+
+def document_bags(doc: Document) -> embeddings.Bags:
+    """The bags of words of a document's sections (``section_text``), in order."""
+    return embeddings.bags(document_texts(doc))
+
+
+class Gathered:
+    """Many documents' bags gathered into one as they come, their words mapped into one vocabulary: what
+    a segment's vectors are pooled from once its document frequencies are complete (flat arrays, ~10
+    bytes per distinct word of a section, so a 10,000-file build's stay small)."""
+
+    def __init__(self) -> None:
+        self.vocab: dict[str, int] = {}
+        self.ids, self.rows, self.counts = array("i"), array("i"), array("H")
+        self.texts = 0
+
+    def add(self, more: embeddings.Bags) -> None:
+        """Append ``more``'s bags after those gathered so far."""
+        vocab = self.vocab
+        ids = np.fromiter((vocab.setdefault(w, len(vocab)) for w in more.words), dtype=np.int32, count=len(more.words))
+        self.ids.frombytes(ids[np.frombuffer(more.ids, dtype=np.int32)].tobytes())
+        self.rows.frombytes((np.frombuffer(more.rows, dtype=np.int32) + np.int32(self.texts)).tobytes())
+        self.counts.frombytes(more.counts)
+        self.texts += more.texts
+
+    def take(self) -> embeddings.Bags:
+        """Everything gathered, as one ``Bags``; the gatherer is left empty."""
+        arrays = (self.ids.tobytes(), self.rows.tobytes(), self.counts.tobytes())
+        out = embeddings.Bags(tuple(self.vocab), *arrays, self.texts)
+        self.vocab, self.texts = {}, 0
+        self.ids, self.rows, self.counts = array("i"), array("i"), array("H")
+        return out
 
 
 class WordWeights:
@@ -75,12 +110,14 @@ def as_stored(vectors: FloatArray) -> FloatArray:
     return out
 
 
-def embed(texts: Sequence[str], weight: embeddings.Weight) -> FloatArray:
-    """Unit vectors of ``texts`` (rows of zeros without a table: then nothing carries meaning)."""
+def embed(texts: Sequence[str] | embeddings.Bags, weight: embeddings.Weight) -> FloatArray:
+    """Unit vectors of ``texts``, or of bags of words (no columns without a table: then nothing carries
+    meaning)."""
+    counted = texts if isinstance(texts, embeddings.Bags) else embeddings.bags(texts)
     table = embeddings.table()
     if table is None:
-        return np.zeros((len(texts), 0), dtype=np.float32)
-    return table.embed(texts, weight)
+        return np.zeros((counted.texts, 0), dtype=np.float32)
+    return table.pool(counted, weight)
 
 
 def cosines(blocks: Sequence[FloatArray], size: int, query: FloatArray) -> FloatArray | None:

@@ -18,6 +18,7 @@ from retriever.llm.guided import guide_summary
 from retriever.memory.memory import Memory
 from retriever.pipeline import confidence
 from retriever.pipeline.context import Context, Run
+from retriever.pipeline.phrasing import fact_sentence, relation_answer
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
 from retriever.text.markup import truncate
@@ -95,34 +96,41 @@ def excerpts(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], limit: int
     return tuple(out)
 
 
-def summarize(facts: tuple[Fact, ...], coverage: str) -> str:
-    """An extractive summary: where the answer lives and the strongest statements."""
+_COVERED = {
+    "comprehensive": "The memory covers this well",
+    "partial": "The memory covers this in part",
+    "limited": "The memory has only loosely related material",
+    "none": "The memory does not appear to answer this; the closest matches are weak",
+}
+
+
+def summarize(
+    facts: tuple[Fact, ...], coverage: str, question: str = "", relations: tuple[Relationship, ...] = ()
+) -> str:
+    """An extractive summary that says the answer first: for a who-question, what the best document
+    names (owner, lead, team…); then the two strongest facts as sentences; then how well the memory
+    covers it and where.  A weak match (limited, none) says so before anything else."""
     if not facts:
         return "The memory holds nothing that matches this query."
     sources = list(dict.fromkeys(f.source_title for f in facts))
-    lead = {
-        "comprehensive": "The memory covers this well",
-        "partial": "The memory covers this in part",
-        "limited": "The memory has only loosely related material",
-        "none": "The memory does not appear to answer this; the closest matches are weak",
-    }[coverage]
-    strongest = list(dict.fromkeys(f.statement for f in facts[:2]))
     where = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
-    return f"{lead} (sources: {where}). " + " ".join(_sentence(s) for s in strongest)
+    answer = relation_answer(question, facts, relations)
+    said = [answer] if answer else []
+    said += list(dict.fromkeys(fact_sentence(f) for f in facts[:2]))
+    if coverage in ("limited", "none"):
+        return f"{_COVERED[coverage]} (sources: {where}). " + " ".join(said)
+    return " ".join(said) + f" ({_COVERED[coverage]}; sources: {where}.)"
 
 
-def _sentence(text: str) -> str:
-    text, _ = truncate(text, 240, marker="…")
-    return text if text.endswith((".", "!", "?", "…")) else text.rstrip(" :;,") + "."
-
-
-def _summary(facts: tuple[Fact, ...], coverage: str, ctx: Context, question: str) -> str:
+def _summary(
+    facts: tuple[Fact, ...], coverage: str, ctx: Context, question: str, relations: tuple[Relationship, ...]
+) -> str:
     """The model's summary of the kept facts when one is configured, else the extractive one."""
     if ctx.llm is not None and facts:
         written = guide_summary(ctx.llm, question, [f.statement for f in facts[:SUMMARY_FACTS]])
         if written is not None:
             return written
-    return summarize(facts, coverage)
+    return summarize(facts, coverage, question, relations)
 
 
 def assemble(
@@ -134,11 +142,12 @@ def assemble(
     answerability = confidence.estimate(memory, query, phase1.targets, facts)
     cover = confidence.coverage(answerability, bool(facts))
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
+    relations = relationships(docs, memory, resolve)
     return Retrieval(
-        context_summary=_summary(facts, cover, ctx, question),
+        context_summary=_summary(facts, cover, ctx, question, relations),
         facts=facts,
         entities=entities(docs, memory, resolve),
-        relationships=relationships(docs, memory, resolve),
+        relationships=relations,
         documents=excerpts(memory, phase1, facts, ctx.settings.max_documents, ctx.settings.excerpt_chars),
         avg_relevance_score=avg,
         coverage_assessment=cover,

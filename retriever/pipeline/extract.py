@@ -51,7 +51,8 @@ def candidates_of(memory: Memory, target: Target) -> Iterator[Candidate]:
     _, section = memory.section(target.section_id)
     for i, unit in enumerate(section.units):
         if any(ch.isalnum() for ch in unit.text):
-            yield Candidate(framed(unit, section), target, unit.lines, unit.kind, context_of(section.units, i))
+            context = context_of(section.units, i)
+            yield Candidate(framed(unit, section), target, unit.lines, unit.kind, context, cells=unit.cells)
 
 
 def extract(memory: Memory, phase1: Phase1, ctx: Context, question: str = "") -> tuple[Candidate, ...]:

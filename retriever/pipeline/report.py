@@ -13,7 +13,8 @@ Layout of the report (kept exactly as the seed shows it)::
     ---
     *Retrieved 12 items | Avg relevance: 89% | Coverage: comprehensive*
 
-Document excerpts, when any, come after the facts under ``## Documents``.
+What the facts' documents name (owner, lead, team, client…) comes after the facts under
+``## Entities and Relationships``, and document excerpts under ``## Documents``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from retriever.pipeline.contracts import (
     TargetedSectionOut,
     TriageOut,
 )
+from retriever.pipeline.phrasing import relation_lines
 from retriever.pipeline.results import Diagnostics, Excerpt, Fact, LLMUse, Phase1, Retrieval, Triage
 from retriever.pipeline.target import estimate_tokens
 
@@ -92,6 +94,9 @@ def render(prompt: str, triage: Triage, phase1: Phase1, retrieval: Retrieval, mo
         f"- [{_percent(f.relevance_score)}] **{_one_line(f.statement)}** (source: {_source(f)})"
         for f in retrieval.facts
     ] or ["_No facts retrieved._"]
+    related = relation_lines(retrieval.facts, retrieval.entities, retrieval.relationships)
+    if related:
+        lines += ["", "## Entities and Relationships", "", *(f"- {line}" for line in related)]
     if retrieval.documents:
         lines += ["", "## Documents", ""]
         for doc in retrieval.documents:

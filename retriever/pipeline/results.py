@@ -67,6 +67,7 @@ class Candidate:
     kind: CandidateKind
     context: str = ""  # text that frames the statement (a parent list item)
     llm_relevance: float | None = None  # the model's own relevance, for facts it extracted
+    cells: tuple[tuple[str, str], ...] = ()  # a table row's (column, value) pairs, to phrase it as a sentence
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,7 @@ class Fact:
     source_title: str
     section_id: int
     when: When = field(default_factory=lambda: When())
+    cells: tuple[tuple[str, str], ...] = ()  # a table row's (column, value) pairs, to phrase it as a sentence
 
 
 @dataclass(frozen=True, slots=True)

@@ -214,6 +214,7 @@ def to_fact(memory: Memory, scored: _Scored) -> Fact:
         source_title=doc.title,
         section_id=cand.target.section_id,
         when=memory.when(doc),
+        cells=cand.cells,
     )
 
 

@@ -8,8 +8,10 @@ arguments hold (lone surrogates, NaN, deep nesting, huge strings).
 It raises ``UnknownTool`` only for a tool it does not have (a protocol error).
 For every counted call it resolves the session (``session_id``, else the handshake's id),
 gives triage that session's last 3 prompts, stores the prompt (last 5, 30-day TTL) and logs
-the request and response.  Session history is scoped by memory root (and user): the same
-``session_id`` sent to two memories is two sessions; the log keeps the client's session id.
+the request and response.  Session history is scoped by memory (and user): the same
+``session_id`` sent to two memories is two sessions, while replicas serving one memory (the same
+``RETRIEVER_MEMORY_ID``, else the same git remote and folder, see ``identity``) share it through a
+shared store; the log keeps the client's session id.
 Logged arguments are a bounded, JSON-safe copy (``safe.bounded``), so the log always reads back.
 Store I/O never holds up a call (``QueuedStore``): writes are queued, history waits at most
 ``RETRIEVER_STORE_TIMEOUT_SECONDS``, and a failing store is a warning in the response's
@@ -35,6 +37,7 @@ from retriever.pipeline.triage import HISTORY_FOR_TRIAGE
 from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, session_id_value, validate_arguments
 from retriever.retriever import RetrievalResult, Retriever
 from retriever.service import memories
+from retriever.service.identity import memory_identity
 from retriever.service.memories import USER_HEADER
 from retriever.service.stores.base import RequestRecord, Store, StoreUnavailable
 from retriever.service.stores.queue import QueuedStore, StoreSkipped, StoreStatus
@@ -63,7 +66,8 @@ class MemoryService:
             store if isinstance(store, QueuedStore) else QueuedStore(store, read_timeout=settings.store_timeout_seconds)
         )
         self.graphs = GraphRetrieval(retriever, settings)
-        self._scope = _scope(retriever, None)
+        self.identity = memory_identity(retriever.root, settings)
+        self._scope = _scope(self.identity.value, None)
         retriever.refresh_interval = float("inf")  # the watcher refreshes; queries never wait for a scan
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
@@ -180,8 +184,8 @@ class MemoryService:
         return status, response
 
     def session_key(self, session: str, user_id: str | None = None) -> str:
-        """The store's key for a session: the client's id, scoped by memory root (and user)."""
-        return f"{self._scope if user_id is None else _scope(self.retriever, user_id)}:{session}"
+        """The store's key for a session: the client's id, scoped by memory (and user)."""
+        return f"{self._scope if user_id is None else _scope(self.identity.value, user_id)}:{session}"
 
     def _history(self, session: str | None, user_id: str | None, warnings: list[str]) -> list[str]:
         if session is None:
@@ -369,7 +373,7 @@ def _clean_session(session: str | None) -> str | None:
     return cut(clean_text(session), MAX_SESSION_ID_CHARS).strip() or None
 
 
-def _scope(retriever: Retriever, user_id: str | None) -> str:
-    """A short hash naming the memory root (and user) that a session belongs to."""
-    name = str(retriever.root.resolve()) + ("" if user_id is None else "\0" + user_id)
+def _scope(memory: str, user_id: str | None) -> str:
+    """A short hash naming the memory (and user) that a session belongs to."""
+    name = memory + ("" if user_id is None else "\0" + user_id)
     return hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:16]

@@ -11,6 +11,8 @@ file is missing or unreadable: callers then go without meaning).  ``Table.embed(
 returns one unit-length row per text (all zeros for a text with no known, weighted word): the
 sum, over the text's words, of ``weight(word) · count`` times the word's piece vectors.  The caller's
 ``weight`` says how much a word counts (the memory's idf, 0 for words it ignores).
+``bags(texts)`` counts each text's words into flat arrays (what a parse worker sends), and
+``Table.pool(bags(texts), weight)`` is ``Table.embed(texts, weight)``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from __future__ import annotations
 import logging
 import threading
 import zipfile
-from collections.abc import Callable, Sequence
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +34,8 @@ from retriever.text.wordpiece import WordPiece, words
 log = logging.getLogger(__name__)
 
 TABLE_PATH = Path(__file__).with_name("data") / "embeddings.npz"
-_CHUNK = 16_384  # piece vectors gathered at once while pooling (bounds the temporary array: ~16 MB)
-_BATCH = 2_048  # texts pooled together (bounds the word and piece lists of a large build)
+_ENTRIES = 8_192  # (text, word) entries pooled at once (bounds the temporary piece array: ~10 MB)
+_MAX_COUNT = 65_535  # a word's count in one text, as a bag stores it
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 Weight = Callable[[str], float]
@@ -65,29 +69,25 @@ class Table:
         return out
 
     def embed(self, texts: Sequence[str], weight: Weight) -> FloatArray:
-        """One unit row per text (see the module contract), ``_BATCH`` texts at a time so that a
-        10,000-file build's word lists stay small; each distinct word is split and weighed once a batch."""
-        if len(texts) <= _BATCH:
-            return self._embed(texts, weight)
-        return np.concatenate([self._embed(texts[i : i + _BATCH], weight) for i in range(0, len(texts), _BATCH)])
+        """One unit row per text (see the module contract)."""
+        return self.pool(bags(texts), weight)
 
-    def _embed(self, texts: Sequence[str], weight: Weight) -> FloatArray:
-        tokens: list[str] = []
-        lengths = np.zeros(len(texts), dtype=np.int64)
-        for number, text in enumerate(texts):
-            found = words(text)
-            tokens.extend(found)
-            lengths[number] = len(found)
-        vocabulary = dict.fromkeys(tokens)  # distinct words, in first-seen order
-        for i, word in enumerate(vocabulary):
-            vocabulary[word] = i
-        word_ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-        rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
-        # (row, word) pairs with their counts: row-major, so each row's pairs are contiguous.
-        pairs, counts = np.unique(rows * max(len(vocabulary), 1) + word_ids, return_counts=True)
-        return self._pool(len(texts), pairs, counts, self._words(list(vocabulary), weight))
+    def pool(self, counted: Bags, weight: Weight) -> FloatArray:
+        """One unit row per bag of ``counted``: each distinct word is split and weighed once, and entries
+        are pooled ``_ENTRIES`` at a time, so a 10,000-file build's temporaries stay a few MB."""
+        lexicon = self._words(counted.words, weight)
+        ids = np.frombuffer(counted.ids, dtype=np.int32)
+        rows = np.frombuffer(counted.rows, dtype=np.int32)
+        counts = np.frombuffer(counted.counts, dtype=np.uint16)
+        out = np.zeros((counted.texts, self.dims), dtype=np.float32)
+        for start in range(0, len(ids), _ENTRIES):
+            part = slice(start, start + _ENTRIES)
+            self._pool_into(out, rows[part], ids[part], counts[part], lexicon)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
 
-    def _words(self, distinct: list[str], weight: Weight) -> tuple[IntArray, IntArray, FloatArray]:
+    def _words(self, distinct: Sequence[str], weight: Weight) -> tuple[IntArray, IntArray, FloatArray]:
         """CSR of the words' piece ids (offsets, ids) and each word's weight (0 for unknown words)."""
         pieces = [self.wordpiece.pieces(word) for word in distinct]
         offsets = np.zeros(len(distinct) + 1, dtype=np.int64)
@@ -96,29 +96,53 @@ class Table:
         weights = np.fromiter((weight(w) if p else 0.0 for w, p in zip(distinct, pieces, strict=True)), np.float32)
         return offsets, ids, weights
 
-    def _pool(
-        self, n: int, pairs: IntArray, counts: IntArray, lexicon: tuple[IntArray, IntArray, FloatArray]
-    ) -> FloatArray:
-        """Sum each row's weighted piece vectors, then scale rows to unit length."""
+    def _pool_into(
+        self,
+        out: FloatArray,
+        rows: npt.NDArray[np.int32],
+        word: npt.NDArray[np.int32],
+        counts: npt.NDArray[np.uint16],
+        lexicon: tuple[IntArray, IntArray, FloatArray],
+    ) -> None:
+        """Add some entries' weighted piece vectors to their rows of ``out`` (rows ascend among the entries)."""
         offsets, piece_ids, word_weights = lexicon
-        width = max(len(word_weights), 1)
-        rows, word = pairs // width, pairs % width
         coefs = counts * word_weights[word]
         keep = coefs > 0
+        if not keep.any():
+            return
         rows, word, coefs = rows[keep], word[keep], coefs[keep].astype(np.float32)
-        spans = offsets[word + 1] - offsets[word]  # each pair becomes one entry per piece of its word
+        spans = offsets[word + 1] - offsets[word]  # each entry becomes one per piece of its word
         starts = np.repeat(offsets[word] - np.cumsum(spans) + spans, spans)
         pieces = piece_ids[starts + np.arange(int(spans.sum()))]
         rows, coefs = np.repeat(rows, spans), np.repeat(coefs, spans)
-        out = np.zeros((n, self.dims), dtype=np.float32)
-        for start in range(0, len(pieces), _CHUNK):
-            r, p = rows[start : start + _CHUNK], pieces[start : start + _CHUNK]
-            block = self.vectors[p].astype(np.float32) * (self.scales[p] * coefs[start : start + _CHUNK])[:, None]
-            firsts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
-            out[r[firsts]] += np.add.reduceat(block, firsts, axis=0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        np.divide(out, norms, out=out, where=norms > 0)
-        return out
+        block = self.vectors[pieces].astype(np.float32) * (self.scales[pieces] * coefs)[:, None]
+        firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        out[rows[firsts]] += np.add.reduceat(block, firsts, axis=0)
+
+
+@dataclass(frozen=True, slots=True)
+class Bags:
+    """Texts as bags of words, in flat arrays that cross processes cheaply: entry i says that word
+    ``words[ids[i]]`` occurs ``counts[i]`` times in text ``rows[i]``; rows ascend, ``texts`` in all."""
+
+    words: tuple[str, ...]
+    ids: bytes  # int32 per entry
+    rows: bytes  # int32 per entry
+    counts: bytes  # uint16 per entry (a count past 65,535 is kept at that)
+    texts: int
+
+
+def bags(texts: Iterable[str]) -> Bags:
+    """The bags of words of ``texts`` (word ids local to them, first seen first)."""
+    local: dict[str, int] = {}
+    ids, rows, counts = array("i"), array("i"), array("H")
+    row = -1
+    for row, text in enumerate(texts):
+        for word, count in Counter(words(text)).items():
+            ids.append(local.setdefault(word, len(local)))
+            rows.append(row)
+            counts.append(min(count, _MAX_COUNT))
+    return Bags(tuple(local), ids.tobytes(), rows.tobytes(), counts.tobytes(), row + 1)
 
 
 _loaded: list[Table | None] = []

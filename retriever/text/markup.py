@@ -127,6 +127,9 @@ def iter_sentences(text: str) -> Iterator[tuple[int, str]]:
         yield start, piece
 
 
+INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})  # files that stand for their folder
+
+
 def humanize(name: str) -> str:
     """A file or folder name as a title: ``active_accounts_mrr`` → ``Active Accounts Mrr``.
 

@@ -21,13 +21,12 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 
 from retriever.text.front_matter import ParseError, split_front_matter
-from retriever.text.markup import LINK_TARGET, clean_inline, find_acronyms, humanize, iter_sentences
+from retriever.text.markup import INDEX_NAMES, LINK_TARGET, clean_inline, find_acronyms, humanize, iter_sentences
 from retriever.text.models import Document, Section, Unit, UnitKind
 
 __all__ = ["INDEX_NAMES", "ParseError", "default_title", "parse_document", "split_front_matter"]
 
 _LONG_UNIT = 600  # characters; longer list items are split into sentences
-INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})
 _ROW_NUMBER_HEADERS = frozenset({"#", "No.", "No", "№"})
 
 # Budgets per file (the front matter's are in ``front_matter``).  Real documents stay far below them

@@ -19,12 +19,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISFIFO, S_ISREG, S_ISSOCK
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from retriever.errors import ConfigError
 from retriever.text.models import Skipped
+
+if TYPE_CHECKING:
+    import pathspec
 
 _NOISE_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".orig")
 _MARKDOWN = (".md", ".markdown")
@@ -64,6 +65,8 @@ def _gitignore(directory: Path) -> pathspec.PathSpec[Any] | None:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
+    import pathspec  # only trees with a .gitignore need it (a warm `retriever query` starts faster without)
+
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 

@@ -12,6 +12,7 @@ from conftest import SHARED_SCHEMAS, TreeFactory, answers, free_port, serve_proc
 from fixtures import ACME
 
 from retriever.adapters.cli import cli
+from retriever.adapters.cli_query import terminal_markdown
 
 
 @pytest.fixture
@@ -204,3 +205,8 @@ def test_serve_announces_only_once_it_accepts_connections(root: Path) -> None:
         # Right after the line, with no retry: before, this was refused (the socket was bound, not listening).
         socket.create_connection(("127.0.0.1", port), timeout=10).close()
         assert wait_until(lambda: answers(served.route("/healthz")), timeout=30)
+
+
+def test_on_a_terminal_excerpt_lines_and_the_searched_sections_keep_their_own_lines() -> None:
+    report = "**Reasoning:** r\n**Sections searched:** s\n\n> one.\n> two.\n\n> alone."
+    assert terminal_markdown(report) == "**Reasoning:** r  \n**Sections searched:** s\n\n> one.  \n> two.\n\n> alone."

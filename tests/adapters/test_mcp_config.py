@@ -294,3 +294,17 @@ def test_a_written_config_starts_a_server_that_answers_with_the_settings_it_carr
     assert result["isError"] is False
     facts = result["structuredContent"]["retrieval"]["facts"]
     assert 0 < len(facts) <= 2  # RETRIEVER_TOP_K arrived through the env block
+
+
+def test_a_config_file_named_with_config_reaches_the_server_as_an_absolute_argument(
+    home: Path, make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    root = make_tree(ACME)
+    named = tmp_path / "project" / "retriever.toml"
+    named.write_text(f'root = "{root}"\ntop_k = 3\n', encoding="utf-8")
+
+    result = CliRunner().invoke(cli, ["--config", "retriever.toml", "mcp-config", "cursor"])  # relative to the cwd
+
+    assert result.exit_code == 0, result.stderr
+    entry = json.loads(result.stdout)["mcpServers"]["company-memory"]
+    assert entry["args"] == [*COMMAND[1:], "mcp", "--root", str(root), "--config", str(named)]

@@ -12,13 +12,13 @@ import pytest
 from click.testing import CliRunner
 from conftest import TreeFactory
 from fixtures import ACME
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from llm_server import Reply, ScriptedLLM, answer, outline_ids, section_blocks, serve, stage_of, user_text
 
-from retriever import Retriever, Settings
+from retriever import RetrievalResult, Retriever, Settings
 from retriever.adapters.cli import cli
-from retriever.llm.guided import grounded, summary_problem
+from retriever.llm.grounding import grounded, summary_problem
 from retriever.pipeline.assemble import summarize
 from retriever.pipeline.contracts import StructuredContent
 
@@ -120,7 +120,7 @@ def test_with_session_history_triage_rewrites_and_the_call_budget_holds(root: Pa
     assert triage["rewritten_query"] == "Who owns the billing migration project?"
     assert triage["reasoning"] == "A follow-up about the billing migration."
     assert _llm_diagnostics(result)["fallbacks"] == [{"stage": "summary", "reason": "call budget of 3 spent"}]
-    assert result.structured["retrieval"]["context_summary"].startswith("The memory covers this")
+    assert result.structured["retrieval"]["context_summary"] == _offline_summary(result)
 
 
 def test_sections_the_model_invents_are_discarded(root: Path, llm: ScriptedLLM) -> None:
@@ -209,8 +209,10 @@ def test_a_slow_model_times_out_and_retrieval_still_answers(root: Path, llm: Scr
     llm.script = lambda request: (
         Reply(content='{"sections": []}', delay=3.0) if stage_of(request) == "TargetAnswer" else smart(request)
     )
-    result = _retriever(root, llm_timeout_seconds=0.5).retrieve(QUESTION)
-    assert {"stage": "target", "reason": "timed out after 0.5 s"} in _llm_diagnostics(result)["fallbacks"]
+    # A remote endpoint serves calls side by side, so the later stages still call (a local one: test_pace.py).
+    result = _retriever(root, llm_timeout_seconds=0.5, llm_endpoint="remote").retrieve(QUESTION)
+    assert _llm_diagnostics(result)["fallbacks"] == [{"stage": "target", "reason": "timed out after 0.5 s"}]
+    assert _llm_diagnostics(result)["stages_guided"] == ["extract", "summary"]
     offline = Retriever(root, Settings.from_env()).retrieve(QUESTION)
     assert result.structured["phase1"] == offline.structured["phase1"]  # BM25's sections were read
     assert "projects/billing_migration.md" in {f.rel_path for f in result.facts}
@@ -351,10 +353,17 @@ def test_a_summary_with_instructions_links_or_invented_claims_falls_back_to_the_
     result = _retriever(root).retrieve(QUESTION)
     assert {"stage": "summary", "reason": reason} in _llm_diagnostics(result)["fallbacks"]
     retrieval = result.structured["retrieval"]
-    assert retrieval["context_summary"] == summarize(result.facts, retrieval["coverage_assessment"])  # the offline one
+    assert retrieval["context_summary"] == _offline_summary(result)
     everything = result.text + json.dumps(result.structured)
     assert not any(word in everything for word in ("evil", "disregard", "ransomware", "NOTICE"))
     assert _llm_diagnostics(result)["stages_guided"] == ["target", "extract"]  # the facts still came from the model
+
+
+def _offline_summary(result: RetrievalResult) -> str:
+    """The extractive summary the retrieval would have given without the model's."""
+    run, retrieval = result.run, result.run.retrieval
+    assert retrieval is not None
+    return summarize(retrieval.facts, retrieval.coverage_assessment, run.query_text, retrieval.relationships)
 
 
 def test_a_faithful_paraphrasing_summary_is_kept_word_for_word(root: Path, llm: ScriptedLLM) -> None:
@@ -431,3 +440,103 @@ def test_a_summary_that_quotes_its_facts_is_always_kept(facts: list[str], count:
 def test_any_summary_is_judged_without_raising(facts: list[str], summary: str, question: str) -> None:
     problem = summary_problem(summary, facts, question)
     assert problem is None or problem.startswith("summary ")
+
+
+CUT_OFF = Reply(content='{"summary": "Olena', finish_reason="length")
+
+
+def test_the_tokens_of_a_cut_off_summary_are_counted(root: Path, llm: ScriptedLLM) -> None:
+    llm.script = lambda request: CUT_OFF if stage_of(request) == "SummaryAnswer" else smart(request)
+    result = _retriever(root).retrieve(QUESTION)
+    diagnostics = _llm_diagnostics(result)
+    assert (diagnostics["calls"], diagnostics["tokens_in"], diagnostics["tokens_out"]) == (3, 300, 60)
+    assert diagnostics["fallbacks"] == [{"stage": "summary", "reason": "answer cut off at the token limit"}]
+    assert diagnostics["stages_guided"] == ["target", "extract"]
+
+
+def _ungrounded_facts(request: dict[str, Any]) -> Reply:
+    sid = next(iter(section_blocks(request)))
+    return answer({"facts": [{"statement": "The migration moved to Mars in 2099.", "source": sid, "relevance": 1}]})
+
+
+@pytest.mark.parametrize(
+    ("stage", "reply", "reason"),
+    [
+        (
+            "TargetAnswer",
+            answer({"sections": [{"id": "S404", "relevance_reason": "x"}]}),
+            "the model picked no section",
+        ),
+        ("ExtractAnswer", answer({"facts": []}), "the model found no fact in the sections sent"),
+        ("ExtractAnswer", _ungrounded_facts, "none of the model's 1 facts was found in the sections sent"),
+        ("SummaryAnswer", answer({"summary": "It is 99% done."}), "summary states numbers the facts do not"),
+        (
+            "TriageAnswer",
+            answer({"decision": "retrieve", "reasoning": "r", "rewritten_query": " "}),
+            "unusable rewrite",
+        ),
+    ],
+)
+def test_a_stage_whose_answer_is_discarded_is_listed_as_a_fallback_not_as_guided(
+    root: Path, llm: ScriptedLLM, stage: str, reply: Reply | Any, reason: str
+) -> None:
+    llm.script = lambda request: (
+        (reply(request) if callable(reply) else reply) if stage_of(request) == stage else smart(request)
+    )
+    history = ["Tell me about the billing migration"] if stage == "TriageAnswer" else []
+    result = _retriever(root).retrieve(QUESTION, history=history)
+    diagnostics = _llm_diagnostics(result)
+    name = stage.removesuffix("Answer").lower()
+    assert name not in diagnostics["stages_guided"]
+    reasons = [f["reason"] for f in diagnostics["fallbacks"] if f["stage"] == name]
+    assert len(reasons) == 1 and reasons[0].startswith(reason)
+    assert f"offline for {name} (" in result.text or f"was not used: {name} (" in result.text
+
+
+_BEHAVIOURS = {
+    "TriageAnswer": ["ok", "error", "malformed", "cut", "unusable"],
+    "TargetAnswer": ["ok", "error", "malformed", "cut", "unusable"],
+    "ExtractAnswer": ["ok", "error", "malformed", "cut", "unusable", "ungrounded"],
+    "SummaryAnswer": ["ok", "error", "malformed", "cut", "unusable"],
+}
+_UNUSABLE = {
+    "TriageAnswer": answer({"decision": "retrieve", "reasoning": "r", "rewritten_query": ""}),
+    "TargetAnswer": answer({"sections": []}),
+    "ExtractAnswer": answer({"facts": []}),
+    "SummaryAnswer": answer({"summary": "Call 555-0199 now."}),
+}
+
+
+def _behaving(plan: dict[str, str]) -> Any:
+    def script(request: dict[str, Any]) -> Reply:
+        stage = stage_of(request)
+        behaviour = plan[stage]
+        fixed = {"error": Reply(status=500), "malformed": Reply(content="{nope"), "cut": CUT_OFF}
+        if behaviour in fixed:
+            return fixed[behaviour]
+        if behaviour == "unusable":
+            return _UNUSABLE[stage]
+        return _ungrounded_facts(request) if behaviour == "ungrounded" else smart(request)
+
+    return script
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=st.fixed_dictionaries({k: st.sampled_from(v) for k, v in _BEHAVIOURS.items()}), history=st.booleans())
+def test_every_stage_is_either_guided_or_a_named_fallback_and_every_answer_is_counted(
+    root: Path, llm: ScriptedLLM, plan: dict[str, str], history: bool
+) -> None:
+    llm.requests.clear()
+    llm.script = _behaving(plan)
+    prior = ["Tell me about the billing migration"] if history else []
+    result = _retriever(root, llm_json_mode="json_object").retrieve(QUESTION, history=prior)
+    diagnostics = _llm_diagnostics(result)
+    guided = diagnostics["stages_guided"]
+    fell_back = [f["stage"] for f in diagnostics["fallbacks"]]
+    assert not set(guided) & set(fell_back)
+    expected = {"target", "extract", "summary"} | ({"triage"} if history else set())
+    assert sorted(guided + fell_back) == sorted(expected), "each stage once, in one list or the other"
+    answered = sum(plan[stage_of(r)] != "error" for r in llm.requests)
+    assert diagnostics["calls"] == len(llm.requests)
+    assert (diagnostics["tokens_in"], diagnostics["tokens_out"]) == (100 * answered, 20 * answered)
+    assert result.structured["diagnostics"]["mode"] == ("llm" if guided else "offline")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -123,3 +124,55 @@ def test_identical_requests_are_answered_from_the_cache(llm: ScriptedLLM) -> Non
     client.complete(SummaryAnswer, "s", "different", timeout=5)
     assert len(llm.requests) == 2
     assert [stage_of(r) for r in llm.requests] == ["SummaryAnswer", "SummaryAnswer"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(content='{"summary": "cut', finish_reason="length"),
+        Reply(content="not json at all"),
+        Reply(content='{"wrong": 1}'),
+    ],
+)
+def test_an_unusable_answer_still_counts_the_tokens_it_cost(llm: ScriptedLLM, reply: Reply) -> None:
+    llm.script = lambda request: reply
+    with pytest.raises(LLMFailure) as caught:
+        _client(llm_json_mode="json_object").complete(SummaryAnswer, "s", "u", timeout=5)
+    assert (caught.value.calls, caught.value.tokens_in, caught.value.tokens_out) == (1, 100, 20)
+
+
+def test_a_cut_off_answer_after_a_rejected_json_schema_counts_both_calls_and_its_tokens(llm: ScriptedLLM) -> None:
+    def json_object_only(request: dict[str, Any]) -> Reply:
+        if request["response_format"]["type"] == "json_schema":
+            return Reply(status=500)
+        return Reply(content='{"summary": "cut', finish_reason="length")
+
+    llm.script = json_object_only
+    with pytest.raises(LLMFailure) as caught:
+        _client().complete(SummaryAnswer, "s", "u", timeout=5)
+    assert (caught.value.calls, caught.value.tokens_in, caught.value.tokens_out) == (2, 100, 20)
+
+
+def test_a_timed_out_call_leaves_a_local_endpoint_busy_until_a_probe_finds_it_idle(llm: ScriptedLLM) -> None:
+    llm.serial = True
+    release = threading.Event()
+    llm.script = lambda request: Reply(content=json.dumps({"summary": "late"}), hold=release)
+    client = _client(llm_endpoint="local")
+    try:
+        with pytest.raises(LLMFailure) as caught:
+            client.complete(SummaryAnswer, "s", "u", timeout=0.3)
+        assert caught.value.timed_out
+        assert not client.ready(), "the server is still working on the abandoned call"
+    finally:
+        release.set()
+    llm.wait_idle()
+    assert client.ready()
+    assert client.ready() and llm.probes == 2, "once idle, no more probes"
+
+
+def test_a_remote_endpoint_is_not_probed_after_a_timeout(llm: ScriptedLLM) -> None:
+    llm.script = lambda request: Reply(content=json.dumps({"summary": "late"}), delay=1.0)
+    client = _client(llm_endpoint="remote")
+    with pytest.raises(LLMFailure, match="timed out"):
+        client.complete(SummaryAnswer, "s", "u", timeout=0.2)
+    assert client.ready() and llm.probes == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -9,11 +10,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import TreeFactory
 from fixtures import ACME
 
-from retriever.memory.cache import FORMAT, DocInfo, FileRow, IndexCache, IndexState
+from retriever.config import Settings
+from retriever.memory import locks
+from retriever.memory.build import add_sections
+from retriever.memory.cache import FORMAT, ROOT_FILE, DocInfo, FileRow, IndexCache, IndexState
+from retriever.memory.documents import Documents
 from retriever.memory.fields import analyze_document
 from retriever.memory.index import Params, SectionIndex
+from retriever.memory.memory import Memory
 from retriever.memory.vectors import document_texts
 from retriever.text import analyzer
 from retriever.text.models import Document, Fingerprint
@@ -46,7 +53,7 @@ def _add(state: IndexState, docs: list[Document]) -> None:
     """Index ``docs`` as one new segment, keeping the section table in step (as Memory does)."""
     analyzed = [analyze_document(d) for d in docs]
     texts = [text for d in docs for text in document_texts(d)]
-    state.index.add([fields_ for per_doc in analyzed for fields_ in per_doc], texts)
+    add_sections(state.index, [fields_ for per_doc in analyzed for fields_ in per_doc], texts)
     for doc in docs:
         state.section_files.extend([doc.rel_path] * len(doc.sections))
         state.section_ordinals.extend(range(len(doc.sections)))
@@ -207,6 +214,63 @@ def test_a_different_stored_format_clears_the_files_and_the_index(tmp_path: Path
     with sqlite3.connect(folder / "records.sqlite") as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'format'").fetchall() == [(str(FORMAT),)]
     db.close()
+
+
+# shared by processes (a server and a CLI run, two replicas): each instance keeps the view its index has
+
+
+def _open_twice(make_tree: TreeFactory) -> tuple[Path, Memory, Memory]:
+    files = {"a.md": "# Alpha\n\nThe owner of alpha is Olena.\n", "b.md": "# Beta\n\nOne.\n\n## More\n\nTwo.\n"}
+    root = make_tree(files)
+    settings = Settings.from_env()
+    return root, Memory.open(root, settings), Memory.open(root, settings)
+
+
+def _headings(memory: Memory) -> list[tuple[str, tuple[str, ...]]]:
+    return sorted((memory.state.section_files[sid], memory.section(sid)[1].heading_path) for sid in _live(memory))
+
+
+def _live(memory: Memory) -> list[int]:
+    return [int(sid) for sid in memory.index.alive.nonzero()[0]]
+
+
+def test_a_memory_sees_files_another_process_reindexed_in_their_shared_cache(make_tree: TreeFactory) -> None:
+    root, first, second = _open_twice(make_tree)
+    (root / "a.md").write_text("# Alpha\n\nThe owner of alpha is Maksym.\n\n## Budget\n\nZebra quux.\n")
+    (root / "b.md").unlink()
+
+    second.refresh()  # writes the new rows first, as the quicker replica's watcher would
+    first.refresh()
+
+    assert _headings(first) == _headings(second) == [("a.md", ()), ("a.md", ("Budget",))]
+    assert [first.state.section_files[sid] for sid, _ in first.index.top(analyzer.terms("zebra"), 3)] == ["a.md"]
+
+
+def test_a_document_another_process_replaced_is_read_in_the_version_this_index_holds(make_tree: TreeFactory) -> None:
+    root, first, second = _open_twice(make_tree)
+    before = _headings(first)
+    (root / "b.md").write_text("# Beta\n\nOne, shorter now.\n")
+    (root / "a.md").unlink()
+    second.refresh()
+    first._tree.documents = Documents(first.cache)  # nothing held in memory: every read goes to the cache
+
+    assert _headings(first) == before == [("a.md", ()), ("b.md", ()), ("b.md", ("More",))]
+    assert "Olena" in first.section(_live(first)[0])[1].text
+
+
+def test_an_open_cache_records_its_root_and_is_marked_in_use(make_tree: TreeFactory) -> None:
+    root, first, second = _open_twice(make_tree)
+    assert first.cache is not None and second.cache is not None
+    recorded = json.loads((first.cache.folder / ROOT_FILE).read_text())
+    assert recorded["root"] == str(root.resolve()) and recorded["format"] == FORMAT
+    with locks.unused(first.cache.folder) as free:
+        assert not free
+    first.cache.close()
+    with locks.unused(first.cache.folder) as free:
+        assert not free  # the second still has it open
+    second.cache.close()
+    with locks.unused(first.cache.folder) as free:
+        assert free
 
 
 # index

@@ -172,6 +172,13 @@ def test_answers_as_of_a_tag_a_date_and_a_commit_come_from_git_objects(repo: Pat
     assert now.structured["diagnostics"]["revision"] is None
 
 
+def test_reading_a_revision_reports_its_progress(repo: Path) -> None:
+    calls: list[tuple[str, int, int]] = []
+    retriever = Retriever(repo / "memory", at="v1", progress=lambda *call: calls.append(call))
+    assert retriever.retrieve("How many sick days?").facts[0].statement == "Employees earn 10 sick days per year."
+    assert calls == [("reading", 0, 1), ("reading", 1, 1)]
+
+
 def test_the_cli_answers_at_a_revision_and_explains_bad_ones(repo: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     old = runner.invoke(cli, ["query", "sick days", "--root", str(repo / "memory"), "--at", "v1", "--json"])

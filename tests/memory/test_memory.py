@@ -100,16 +100,35 @@ def test_a_second_open_of_an_unchanged_tree_parses_nothing_and_ranks_the_same(ac
     assert second.state.section_files == first.state.section_files
 
 
-def test_a_refresh_of_an_unchanged_tree_is_a_cache_hit(acme: Path, settings: Settings) -> None:
+def test_a_refresh_of_an_unchanged_tree_changes_nothing_and_keeps_saying_how_the_index_was_made(
+    acme: Path, settings: Settings
+) -> None:
     memory = Memory.open(acme, settings)
-    assert memory.refresh() == RefreshStats(files=8, parsed=0, removed=0, rebuilt=False, cache="hit")
+    assert memory.refresh() == RefreshStats(files=8, parsed=0, removed=0, rebuilt=False, cache="built")
     assert len(memory.index.segments) == 1
+    reopened = Memory.open(acme, settings)
+    assert reopened.refresh() == RefreshStats(files=8, parsed=0, removed=0, rebuilt=False, cache="hit")
+    _write(acme / "teams/platform.md", ACME["teams/platform.md"] + "\nOn call: Mykola.\n")
+    assert reopened.refresh().cache == "updated"
+    assert reopened.refresh() == RefreshStats(files=8, parsed=0, removed=0, rebuilt=False, cache="updated")
 
 
-def test_progress_is_reported_once_per_file(acme: Path, settings: Settings) -> None:
-    calls: list[tuple[int, int]] = []
-    Memory.open(acme, settings, progress=lambda done, total: calls.append((done, total)))
-    assert calls == [(n, 8) for n in range(1, 9)]
+def test_progress_names_its_phase_and_counts_every_file_read_then_the_save(acme: Path, settings: Settings) -> None:
+    calls: list[tuple[str, int, int]] = []
+    Memory.open(acme, settings, progress=lambda *call: calls.append(call))
+    assert calls == [("indexing", n, 8) for n in range(9)] + [("saving", 0, 1), ("saving", 1, 1)]
+
+
+def test_a_refresh_reports_the_changed_files_it_reads_and_the_save(acme: Path, settings: Settings) -> None:
+    memory = Memory.open(acme, settings)
+    _write(acme / "teams/platform.md", ACME["teams/platform.md"] + "\nOn call: Mykola.\n")
+    _write(acme / "teams/sales.md", "# Sales\n\nThe quarterly quota is 2M EUR.\n")
+    calls: list[tuple[str, int, int]] = []
+    memory.refresh(progress=lambda *call: calls.append(call))
+    assert calls == [("refreshing", n, 2) for n in range(3)] + [("saving", 0, 1), ("saving", 1, 1)]
+    calls.clear()
+    memory.refresh(progress=lambda *call: calls.append(call))
+    assert calls == []  # nothing to read, nothing to save
 
 
 def test_a_missing_root_raises_memory_not_found_naming_the_path(tmp_path: Path, settings: Settings) -> None:
@@ -159,7 +178,9 @@ def test_a_touched_file_is_not_reparsed(acme: Path, settings: Settings, how: str
 
     memory = _catch_up(memory, how)
 
-    assert memory.stats == RefreshStats(files=8, parsed=0, removed=0, rebuilt=False, cache="hit")
+    # Nothing changed: the refreshed index is still the one built; the reopened one came from the cache.
+    word = "built" if how == "refresh" else "hit"
+    assert memory.stats == RefreshStats(files=8, parsed=0, removed=0, rebuilt=False, cache=word)
     assert memory.index.size == ACME_SECTIONS
     assert memory.cache is not None
     assert memory.cache.file_rows()["teams/platform.md"].fingerprint.mtime_ns == LATER

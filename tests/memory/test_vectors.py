@@ -11,6 +11,7 @@ from conftest import TreeFactory
 from fixtures import ACME
 
 from retriever.config import Settings
+from retriever.memory.build import add_sections
 from retriever.memory.index import SectionIndex
 from retriever.memory.memory import Memory
 from retriever.memory.vectors import section_text
@@ -82,7 +83,7 @@ def test_a_section_is_found_by_meaning_in_the_segment_that_added_it(make_tree: T
 
 def test_an_index_built_without_texts_has_no_cosines() -> None:
     index = SectionIndex()
-    index.add([(Counter(), Counter({"fridge": 1}), Counter(), Counter(), Counter({"rota": 2}))])
+    add_sections(index, [(Counter(), Counter({"fridge": 1}), Counter(), Counter(), Counter({"rota": 2}))])
     assert index.segments[0].vectors.shape == (0, 0)
     assert index.cosines(index.meaning(["fridge rota"])[0]) is None
 

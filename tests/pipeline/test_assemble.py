@@ -8,7 +8,7 @@ from fixtures import ACME
 from retriever import Retriever
 from retriever.pipeline import confidence
 from retriever.pipeline.assemble import summarize
-from retriever.pipeline.results import Fact
+from retriever.pipeline.results import Fact, Relationship
 
 
 def test_coverage_label_is_read_off_the_answerability_estimate(make_tree: TreeFactory) -> None:
@@ -18,15 +18,35 @@ def test_coverage_label_is_read_off_the_answerability_estimate(make_tree: TreeFa
     assert retrieval["coverage_assessment"] == confidence.coverage(diagnostics["answerability"], True)
 
 
-def test_summary_names_sources_and_leads_with_the_strongest_statements() -> None:
+def test_summary_leads_with_the_strongest_statements_then_says_how_well_and_where() -> None:
     facts = (
         Fact("Billing is owned by Olena", 0.9, "m/a.md", "M > A", (1, 1), "a.md", None, "Billing", 0),
         Fact("Due 2026-12-15.", 0.7, "m/b.md", "M > B", (1, 1), "b.md", None, "Plan", 1),
     )
     assert summarize(facts, "comprehensive") == (
-        "The memory covers this well (sources: Billing, Plan). Billing is owned by Olena. Due 2026-12-15."
+        "Billing is owned by Olena. Due 2026-12-15. (The memory covers this well; sources: Billing, Plan.)"
     )
     assert summarize((), "none") == "The memory holds nothing that matches this query."
+
+
+def test_a_weak_summary_says_so_before_the_closest_matches() -> None:
+    facts = (Fact("Lunch is at noon", 0.2, "m/a.md", "M > A", (1, 1), "a.md", None, "Office", 0),)
+    assert summarize(facts, "limited") == (
+        "The memory has only loosely related material (sources: Office). Lunch is at noon."
+    )
+
+
+def test_a_who_question_summary_leads_with_what_the_best_document_names() -> None:
+    facts = (Fact("Moving invoices to Stripe", 0.9, "m/b.md", "M > B", (1, 1), "b.md", None, "Billing Migration", 0),)
+    relations = (
+        Relationship("Billing Migration", "Olena Marchenko", "lead"),
+        Relationship("Billing Migration", "Taras Kovalenko", "owner"),
+        Relationship("Billing Migration", "Finance Handbook", "related"),
+    )
+    assert summarize(facts, "partial", "Who owns the billing migration?", relations) == (
+        "Billing Migration: owner Taras Kovalenko, lead Olena Marchenko. Moving invoices to Stripe. "
+        "(The memory covers this in part; sources: Billing Migration.)"
+    )
 
 
 def test_relation_fields_become_edges_and_unresolved_names_are_kept(make_tree: TreeFactory) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from retriever import Retriever
 from retriever.errors import RetrievalTimeout
 from retriever.pipeline.report import error_content, error_text, render
-from retriever.pipeline.results import Excerpt, Fact, Phase1, Retrieval, Target, Triage
+from retriever.pipeline.results import Entity, Excerpt, Fact, Phase1, Relationship, Retrieval, Target, Triage
 
 
 def _fact(statement: str, score: float, heading: str = "Tier 1") -> Fact:
@@ -102,3 +105,27 @@ def test_error_content_and_text_carry_the_seed_error_shape() -> None:
         error_text(error)
         == "# Retrieval failed\n\n**Error:** `retrieval_timeout`: retrieval exceeded its 120 s deadline"
     )
+
+
+def test_what_the_facts_documents_name_is_a_short_section_after_the_facts() -> None:
+    facts = (_fact("Tier-1 accounts include a broadcaster.", 0.97),)
+    relations = (
+        Relationship("Client Organizations", "Olena Marchenko", "owner"),
+        Relationship("Client Organizations", "Sales Handbook", "related"),
+    )
+    entities = (Entity("Client Organizations", "organization", {}),)
+    retrieval = Retrieval("Clients.", facts, entities, relations, (), 0.97, "comprehensive")
+    lines = render("Who are our clients?", TRIAGE, Phase1("focused", 10, (), "r"), retrieval).splitlines()
+    start = lines.index("## Entities and Relationships")
+    assert lines[start - 2].startswith("- [97%] **Tier-1 accounts include a broadcaster.**")
+    assert lines[start + 1 : start + 3] == ["", "- **Client Organizations** (organization): owner Olena Marchenko"]
+    assert lines[start + 3 : start + 5] == ["", "---"]
+
+
+def test_a_who_question_over_the_bundled_memory_says_the_owner_in_the_text_report() -> None:
+    root = Path(__file__).resolve().parents[2] / "company_context"
+    text = Retriever(root).retrieve("Who owns the Helix EU data residency project?").text
+    summary = next(line for line in text.splitlines() if line.startswith("**Summary:**"))
+    answer = "Helix EU Data Residency: owner Andriy Lysenko, follow-up owner Hannah Clarke"
+    assert summary.startswith(f"**Summary:** {answer}")
+    assert "- **Helix EU Data Residency** (project): lead Andriy Lysenko; follow-up owner Hannah Clarke" in text

@@ -1,0 +1,279 @@
+"""Settings from every place they can be set, each value with the place it came from.
+
+Contract: ``load(flags, config_file=…, environ=…)`` returns ``Loaded``: the ``Settings``, the memory
+root, and for every key its ``Source``.  Precedence, highest first:
+
+    command-line flags > environment > the ``--config`` file (else ``$RETRIEVER_CONFIG``)
+    > the memory root's ``.retriever.toml`` > the user's config file > defaults
+
+The user's file is ``$XDG_CONFIG_HOME/company-memory-retriever/config.toml`` (``~/.config`` when
+unset).  Files hold settings as top-level keys named like the environment variables without
+``RETRIEVER_``, in lower case (``top_k = 8`` is ``RETRIEVER_TOP_K=8``), plus ``root``, and
+``llm_base_url`` / ``llm_api_key`` (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``).  Relative paths in
+a file are read from the file's folder.  The root comes from flags, environment, the ``--config``
+file or the user's file; the tree's own file is then read at that root.
+
+The tree's ``.retriever.toml`` is committed with the memory, so whoever can commit to the tree
+writes it: it may hold only settings about how the memory is answered (``TREE_KEYS``).  Secrets,
+and settings that decide where data goes, who may call, or how much a machine spends, are refused
+there (``ConfigError`` naming the file, the key and where to put it instead).  Its ``[check]`` table
+belongs to ``retriever check``.  An unknown key is a ``ConfigError`` naming the file and the key,
+with the closest known key.  Invalid values name their source.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from retriever.config import APP_DIR, ENV_VARIABLES, Settings, mask_url
+from retriever.errors import ConfigError
+
+TREE_CONFIG = ".retriever.toml"
+USER_CONFIG = "config.toml"
+CONFIG_VARIABLE = "RETRIEVER_CONFIG"
+ROOT_VARIABLE = "RETRIEVER_ROOT"
+DEFAULT_ROOT = "company_context"
+
+# Every key a file may hold, with its variable: the Settings fields and the memory root.
+VARIABLES: Mapping[str, str] = {"root": ROOT_VARIABLE, **ENV_VARIABLES}
+SECRET_KEYS = frozenset({"api_key", "api_keys", "llm_api_key", "redis_url"})  # redis_url may hold a password
+PATH_KEYS = frozenset({"root", "state_dir", "user_trees"})
+# What a memory tree may decide for itself: how it is answered.  Not limits (a commit could make
+# every reader's machine index a 1 GB file), addresses (a commit could send the reader's key and
+# questions to another endpoint), or who may call.
+TREE_KEYS = frozenset(
+    {
+        "memory_id",
+        "top_k",
+        "max_sections",
+        "excerpt_chars",
+        "max_documents",
+        "llm_model",
+        "llm_stages",
+        "llm_max_calls",
+        "llm_token_budget",
+        "llm_timeout_seconds",
+        "llm_json_mode",
+    }
+)
+CHECK_TABLE = "check"
+
+Kind = Literal["default", "user config", "tree config", "--config", "env", "flag"]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where one setting's value came from: ``kind`` and the file, variable or flag (``where``)."""
+
+    kind: Kind
+    where: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({self.where})" if self.where else self.kind
+
+
+DEFAULT = Source("default")
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """Values from one place, each with its source (a file, or one variable or flag per value)."""
+
+    values: Mapping[str, Any]
+    sources: Mapping[str, Source]
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The settings in force, the root, each key's source, and the config files looked at."""
+
+    settings: Settings
+    root: Path
+    sources: Mapping[str, Source]
+    files: Mapping[Kind, Path | None] = field(default_factory=dict)  # None: looked for, absent
+    warnings: tuple[str, ...] = ()  # e.g. a file holding a secret that others can read
+
+    def source(self, key: str) -> Source:
+        return self.sources.get(key, DEFAULT)
+
+
+def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/company-memory-retriever/config.toml`` (``~/.config`` when unset)."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / APP_DIR / USER_CONFIG
+
+
+def load(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    config_file: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    flag_names: Mapping[str, str] | None = None,
+) -> Loaded:
+    """The settings from every source (see the module's contract); ``flags`` set to None are not given.
+
+    Raises ``ConfigError`` for a named config file that is missing, a file that is not TOML, an
+    unknown key, a key the tree may not set, or an invalid value (each naming its source).
+    """
+    environ = os.environ if environ is None else environ
+    named = config_file or (Path(environ[CONFIG_VARIABLE]) if environ.get(CONFIG_VARIABLE) else None)
+    files: dict[Kind, Path | None] = {}
+    user = _file_layer("user config", user_config_path(environ), files, required=False)
+    chosen = _file_layer("--config", named, files, required=True) if named else None
+    above = [layer for layer in (_env_layer(environ), _flag_layer(flags or {}, flag_names or {})) if layer]
+    early = [layer for layer in (user, chosen, *above) if layer]
+    root = Path(_merge(early)[0].get("root", DEFAULT_ROOT))
+    tree = _file_layer("tree config", root / TREE_CONFIG if root.is_dir() else None, files, required=False)
+    values, sources = _merge([layer for layer in (user, tree, chosen, *above) if layer])
+    values.pop("root", None)
+    warnings = tuple(w for layer in (user, chosen) if layer and (w := _exposed(layer)))
+    return Loaded(_settings(values, sources), root, sources, files, warnings)
+
+
+def _exposed(layer: Layer) -> str | None:
+    """A warning when a file holding a secret can be read by other users."""
+    secrets = sorted(k for k, v in layer.values.items() if k in SECRET_KEYS and _secret(k, v))
+    path = Path(layer.sources[secrets[0]].where) if secrets else None
+    if path is None or os.name != "posix" or not path.stat().st_mode & 0o077:
+        return None
+    return f"{path} holds {', '.join(secrets)} and other users can read it: chmod 600 {path}"
+
+
+def _merge(layers: list[Layer]) -> tuple[dict[str, Any], dict[str, Source]]:
+    """Later layers win; every key keeps the source of its value."""
+    values: dict[str, Any] = {}
+    sources: dict[str, Source] = {}
+    for layer in layers:
+        values.update(layer.values)
+        sources.update(layer.sources)
+    return values, sources
+
+
+def _env_layer(environ: Mapping[str, str]) -> Layer | None:
+    values = {key: environ[name] for key, name in VARIABLES.items() if environ.get(name)}
+    return Layer(values, {key: Source("env", VARIABLES[key]) for key in values}) if values else None
+
+
+def _flag_layer(flags: Mapping[str, Any], names: Mapping[str, str]) -> Layer | None:
+    values = {key: value for key, value in flags.items() if value is not None}
+    unknown = sorted(set(values) - set(VARIABLES))
+    if unknown:
+        raise ValueError(f"flags for unknown settings: {unknown}")  # a programming error, not a user's
+    sources = {key: Source("flag", names.get(key, "--" + key.replace("_", "-"))) for key in values}
+    return Layer(values, sources) if values else None
+
+
+def _file_layer(kind: Kind, path: Path | None, files: dict[Kind, Path | None], *, required: bool) -> Layer | None:
+    """The settings in one TOML file (None when it is absent and not required)."""
+    if path is None:
+        return None
+    path = path.expanduser()
+    if not path.is_file():
+        files[kind] = None
+        if required:
+            raise ConfigError(f"config file {str(path)!r} does not exist; check --config (or {CONFIG_VARIABLE})")
+        return None
+    files[kind] = path
+    values = _resolved(_checked(kind, path, _read(path)), path.parent)
+    return Layer(values, dict.fromkeys(values, Source(kind, str(path)))) if values else None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read settings from {path}: {exc}; fix or remove the file") from exc
+
+
+def _checked(kind: Kind, path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The file's settings; unknown keys, and keys its place may not hold, raise ``ConfigError``."""
+    values = dict(data)
+    check = values.pop(CHECK_TABLE, None)
+    if check is not None and kind != "tree config":
+        raise ConfigError(
+            f"{path}: [{CHECK_TABLE}] is read only from a memory tree's {TREE_CONFIG} (by `retriever check`); "
+            "move it there"
+        )
+    for key in values:
+        if key not in VARIABLES:
+            raise ConfigError(f"{path}: unknown setting {key!r}{_suggestion(key)}")
+        if kind == "tree config":
+            _allowed_in_tree(path, key)
+    return values
+
+
+def _suggestion(key: str) -> str:
+    """"; did you mean 'top_k'?" for a near miss (``RETRIEVER_TOP_K`` and ``Top-K`` included)."""
+    plain = key.lower().replace("-", "_").removeprefix("retriever_")
+    plain = {"openai_api_key": "llm_api_key", "openai_base_url": "llm_base_url"}.get(plain, plain)
+    close = difflib.get_close_matches(plain, list(VARIABLES), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{hint} Settings are top-level keys named like the variables without RETRIEVER_, in lower case"
+
+
+def _allowed_in_tree(path: Path, key: str) -> None:
+    if key in TREE_KEYS:
+        return
+    elsewhere = f"set it in {user_config_path()}, a --config file or {VARIABLES[key]}"
+    if key in SECRET_KEYS:
+        raise ConfigError(
+            f"{path}: {key} holds a secret, and this file is part of the memory tree (committed to git): "
+            f"remove it (and rotate the secret if it was committed); {elsewhere}"
+        )
+    if key == "root":
+        raise ConfigError(f"{path}: root cannot be set from inside the tree; remove it")
+    raise ConfigError(
+        f"{path}: {key} cannot be set in a memory tree's {TREE_CONFIG} (whoever commits to the tree would "
+        f"decide it for every reader); {elsewhere}. The tree may set: {', '.join(sorted(TREE_KEYS))}"
+    )
+
+
+def _secret(key: str, value: Any) -> bool:
+    """A Redis URL is a secret only with a password in it; the other secret keys always are."""
+    return key != "redis_url" or (isinstance(value, str) and mask_url(value) != value)
+
+
+def _resolved(values: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Paths in a file, read from the file's folder (``~`` expanded)."""
+    out = dict(values)
+    for key in PATH_KEYS & set(out):
+        if isinstance(out[key], str):
+            out[key] = _path(out[key], folder)
+    graphs = out.get("graphs")
+    if isinstance(graphs, dict):
+        out["graphs"] = {k: _path(v, folder) if isinstance(v, str) else v for k, v in graphs.items()}
+    return out
+
+
+def _path(value: str, folder: Path) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else folder / path
+
+
+def _settings(values: dict[str, Any], sources: Mapping[str, Source]) -> Settings:
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        problems = "; ".join(_problem(error, sources) for error in exc.errors())
+        raise ConfigError(f"invalid setting: {problems}") from exc
+
+
+def _problem(error: Any, sources: Mapping[str, Source]) -> str:
+    """``RETRIEVER_TOP_K='0': …`` for the environment, ``top_k = 0 in FILE: …`` for a file."""
+    key = str(error["loc"][0]) if error.get("loc") else "?"
+    shown = repr(error.get("input"))[:200]
+    source = sources.get(key, DEFAULT)
+    if source.kind == "env":
+        return f"{source.where}={shown}: {error['msg']}"
+    if source.kind == "flag":
+        return f"{source.where} {shown}: {error['msg']}"
+    return f"{key} = {shown} in {source.where or source.kind}: {error['msg']}"

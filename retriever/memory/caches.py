@@ -1,0 +1,170 @@
+"""The index caches under the cache home: list them, and remove the ones no longer wanted.
+
+Contract: ``list_caches(settings)`` returns one ``CacheEntry`` per folder under the index home
+(``cache_home(settings)/index``): its root (from ``root.json``; None for a cache written before
+roots were recorded), whether that root still exists, its size, when it was last opened
+(``root.json``, else its newest file) and whether a process has it open (``locks.unused``).
+``select`` picks entries by those facts; ``prune`` removes the picked folders and says what happened
+to each.  It removes only direct sub-folders of the index home that are not symlinks, and only while
+holding their locks exclusively: a cache some process has open, or is refreshing, is left alone
+(``in use``), and no process can open one while it is being removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from retriever.config import Settings, cache_home
+from retriever.memory import locks
+from retriever.memory.cache import ROOT_FILE
+
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "": 86400}
+_MAX_FILES_COUNTED = 100_000  # per cache folder: a size is an estimate past it, never an endless walk
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """One memory root's index cache."""
+
+    folder: Path
+    root: Path | None  # None: written before caches recorded their root
+    root_exists: bool | None  # None when the root is unknown
+    size: int  # bytes
+    last_used: float  # Unix time
+    in_use: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "folder": str(self.folder),
+            "root": str(self.root) if self.root is not None else None,
+            "root_exists": self.root_exists,
+            "size_bytes": self.size,
+            "last_used": self.last_used,
+            "in_use": self.in_use,
+        }
+
+
+Outcome = Literal["removed", "would remove", "in use", "outside the cache home", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """What ``prune`` did with one cache."""
+
+    entry: CacheEntry
+    outcome: Outcome
+    detail: str = ""
+
+
+def index_home(settings: Settings) -> Path:
+    """The folder holding one index cache per memory root."""
+    return cache_home(settings) / "index"
+
+
+def list_caches(settings: Settings) -> list[CacheEntry]:
+    """Every cache folder under the index home, most recently used first."""
+    home = index_home(settings)
+    try:
+        folders = [Path(e.path) for e in os.scandir(home) if e.is_dir(follow_symlinks=False)]
+    except FileNotFoundError:
+        return []
+    entries = [describe(folder) for folder in folders]
+    return sorted(entries, key=lambda e: e.last_used, reverse=True)
+
+
+def describe(folder: Path) -> CacheEntry:
+    """What is known of one cache folder (see the module's contract)."""
+    recorded = _recorded(folder)
+    root = Path(recorded["root"]) if isinstance(recorded.get("root"), str) else None
+    size, newest = _measure(folder)
+    used = recorded.get("last_used")
+    last_used = float(used) if isinstance(used, int | float) else newest
+    return CacheEntry(folder, root, root.is_dir() if root is not None else None, size, last_used, _in_use(folder))
+
+
+def _recorded(folder: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((folder / ROOT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _measure(folder: Path) -> tuple[int, float]:
+    """(bytes, newest modification time) of the files under ``folder``, symlinks not followed."""
+    size, newest, seen, pending = 0, 0.0, 0, [folder]
+    while pending and seen < _MAX_FILES_COUNTED:
+        try:
+            with os.scandir(pending.pop()) as listing:
+                for item in listing:
+                    seen += 1
+                    if item.is_dir(follow_symlinks=False):
+                        pending.append(Path(item.path))
+                    elif item.is_file(follow_symlinks=False):
+                        stat = item.stat(follow_symlinks=False)
+                        size, newest = size + stat.st_size, max(newest, stat.st_mtime)
+        except OSError:
+            continue  # a folder removed or unreadable meanwhile counts as empty
+    return size, newest
+
+
+def _in_use(folder: Path) -> bool:
+    try:
+        with locks.unused(folder, look_only=True) as free:
+            return not free
+    except OSError:
+        return False  # removed meanwhile, or not ours to lock: prune decides again under the lock
+
+
+def parse_age(text: str) -> float:
+    """Seconds in ``30d``, ``12h``, ``90m``, ``45s``, ``2w`` (a bare number is days); ``ValueError`` otherwise."""
+    match = _AGE.match(text)
+    if match is None:
+        raise ValueError(f"{text[:40]!r} is not an age; write it like 30d, 12h, 90m or 2w")
+    return float(match[1]) * _UNITS[match[2]]
+
+
+def select(
+    entries: Iterable[CacheEntry],
+    *,
+    missing: bool = False,
+    older_than: float | None = None,
+    everything: bool = False,
+    now: float | None = None,
+) -> list[CacheEntry]:
+    """The entries matching any of the criteria: a root that no longer exists (``missing``), last used
+    more than ``older_than`` seconds ago, or all of them (``everything``)."""
+    now = time.time() if now is None else now
+    old = (lambda e: now - e.last_used > older_than) if older_than is not None else (lambda e: False)
+    return [e for e in entries if everything or (missing and e.root_exists is False) or old(e)]
+
+
+def prune(settings: Settings, entries: Iterable[CacheEntry], *, dry_run: bool = False) -> list[Pruned]:
+    """Remove the entries' folders (see the module's contract); ``dry_run`` only says what would go."""
+    home = index_home(settings).resolve()
+    return [_prune_one(home, entry, dry_run) for entry in entries]
+
+
+def _prune_one(home: Path, entry: CacheEntry, dry_run: bool) -> Pruned:
+    folder = entry.folder
+    if folder.is_symlink() or folder.resolve().parent != home:
+        return Pruned(entry, "outside the cache home")
+    try:
+        with locks.unused(folder) as free:
+            if not free:
+                return Pruned(entry, "in use", "a process has it open; stop it first, or prune later")
+            if dry_run:
+                return Pruned(entry, "would remove")
+            shutil.rmtree(folder)
+    except OSError as exc:
+        return Pruned(entry, "failed", exc.strerror or str(exc))
+    return Pruned(entry, "removed")

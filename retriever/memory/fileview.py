@@ -1,0 +1,74 @@
+"""The file rows one index-cache instance's index was built from: its committed view plus its own pending writes.
+
+Contract: ``FileView(read)`` calls ``read()`` for the committed rows on first use (``reset(rows)``
+replaces them, as a cache does when it loads its index); ``row(path)`` and ``rows()`` see the
+pending writes too; ``set(path, row)`` records a write (None: the file was forgotten); ``commit()``
+folds the pending writes into the view and ``rollback()`` drops them.  Rows another process writes to
+the shared cache never enter the view, which is the point (see ``memory.cache``).  Thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from retriever.memory.cache import FileRow
+
+
+class FileView:
+    """Committed rows (read once, then kept) and this instance's writes since its last commit."""
+
+    def __init__(self, read: Callable[[], dict[str, FileRow]]) -> None:
+        self._read = read
+        self._committed: dict[str, FileRow] | None = None
+        self._pending: dict[str, FileRow | None] = {}
+        self._lock = threading.Lock()
+
+    def reset(self, rows: dict[str, FileRow]) -> None:
+        with self._lock:
+            self._committed, self._pending = rows, {}
+
+    def _base(self) -> dict[str, FileRow]:
+        committed = self._committed
+        if committed is None:
+            rows = self._read()  # outside the lock: reading takes the cache's own lock
+            with self._lock:
+                committed = self._committed = self._committed if self._committed is not None else rows
+        return committed
+
+    def row(self, path: str) -> FileRow | None:
+        base = self._base()
+        with self._lock:
+            return self._pending[path] if path in self._pending else base.get(path)
+
+    def rows(self) -> dict[str, FileRow]:
+        base = self._base()
+        with self._lock:
+            out = dict(base)
+            for path, row in self._pending.items():
+                if row is None:
+                    out.pop(path, None)
+                else:
+                    out[path] = row
+        return out
+
+    def set(self, path: str, row: FileRow | None) -> None:
+        self._base()  # the committed rows are read before the first write, never after it
+        with self._lock:
+            self._pending[path] = row
+
+    def commit(self) -> None:
+        base = self._base()
+        with self._lock:
+            for path, row in self._pending.items():
+                if row is None:
+                    base.pop(path, None)
+                else:
+                    base[path] = row
+            self._pending.clear()
+
+    def rollback(self) -> None:
+        with self._lock:
+            self._pending.clear()

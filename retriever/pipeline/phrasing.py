@@ -1,0 +1,92 @@
+"""Facts and relations as sentences a person reads: the extractive summary and the report's relations.
+
+Contract:
+- ``fact_sentence(fact)``: a statement as a sentence.  A table row reads as its first value
+  followed by the other columns ("Send the DPA annex — owner Hannah Clarke, due 2026-11-27."),
+  never as a "column: value; column: value" dump.
+- ``relation_lines(facts, entities, relationships)``: for the documents the facts came from,
+  best first, who and what their front matter names (owner, lead, team, client, …), one line each.
+- ``relation_answer(question, …)``: the first of those lines as a sentence, when the question asks
+  who (or names a relation: owner, lead, team, client…); else None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from retriever.pipeline.results import Entity, Fact, Relationship
+from retriever.text.markup import truncate
+
+# Edges every document has or that say nothing about who or what it belongs to.
+_GENERIC = frozenset({"related", "links_to", "tags", "aliases", "supersedes", "superseded_by", "parent"})
+_WHO = re.compile(r"^\W*(?:who|whom|whose|хто|кого|кому|чий|чия|чиє|чиї)\b", re.I)
+# Words that ask for a relation even without "who": "the owner of…", "which team runs…".
+_RELATION_WORDS = re.compile(
+    r"\b(?:own|owns|owner|owned|lead|leads|led|responsible|team|client|manager|sponsor)\b", re.I
+)
+MAX_RELATION_LINES = 4
+MAX_EDGES = 6
+_SENTENCE_CHARS = 240
+
+
+def fact_sentence(fact: Fact) -> str:
+    """The fact as one readable sentence, cut at ``_SENTENCE_CHARS``."""
+    text = _row_sentence(fact.cells) if len(fact.cells) > 1 else fact.statement
+    text, _ = truncate(" ".join(text.split()), _SENTENCE_CHARS, marker="…")
+    return text if text.endswith((".", "!", "?", "…")) else text.rstrip(" :;,") + "."
+
+
+def _row_sentence(cells: Sequence[tuple[str, str]]) -> str:
+    """"Step: Send X; Owner: Hannah; Due: 2026-11-27" → "Send X — owner Hannah, due 2026-11-27"."""
+    (_, subject), rest = cells[0], cells[1:]
+    details = ", ".join(f"{_column(name)} {value}" if name else value for name, value in rest)
+    return f"{subject} — {details}"
+
+
+def _column(name: str) -> str:
+    # "MRR" and "ARR" stay as written; "Owner" reads as "owner" inside a sentence.
+    return name if name.isupper() else name[:1].lower() + name[1:]
+
+
+def _edge_label(kind: str) -> str:
+    return kind.replace("_", " ").replace("follow up", "follow-up")
+
+
+def _names_asked(kind: str, asked: set[str]) -> bool:
+    """Whether a relation's name shares a word stem with the question ("owns" ~ "owner")."""
+    return any(part[:3] in asked for part in kind.casefold().split("_") if len(part) >= 3)
+
+
+def relation_lines(
+    facts: Sequence[Fact], entities: Sequence[Entity], relationships: Sequence[Relationship]
+) -> list[str]:
+    """"**Helix EU Data Residency** (project): lead Andriy Lysenko; client Helix Health Systems", best first."""
+    kinds = {e.label: e.type for e in entities}
+    edges: dict[str, list[str]] = {}
+    for rel in relationships:
+        if rel.type not in _GENERIC and rel.target != rel.source:
+            edges.setdefault(rel.source, []).append(f"{_edge_label(rel.type)} {rel.target}")
+    order = [*dict.fromkeys(f.source_title for f in facts), *edges]
+    lines = []
+    for source in dict.fromkeys(order):
+        named = list(dict.fromkeys(edges.get(source, [])))[:MAX_EDGES]
+        if named:
+            kind = f" ({kinds[source]})" if source in kinds else ""
+            lines.append(f"**{source}**{kind}: {'; '.join(named)}")
+    return lines[:MAX_RELATION_LINES]
+
+
+def relation_answer(question: str, facts: Sequence[Fact], relationships: Sequence[Relationship]) -> str | None:
+    """The best fact's document and what it names, as a sentence, for a question that asks who or which."""
+    if not facts or not (_WHO.search(question) or _RELATION_WORDS.search(question)):
+        return None
+    source = facts[0].source_title
+    edges = [r for r in relationships if r.source == source and r.type not in _GENERIC and r.target != source]
+    if not edges:
+        return None
+    asked = {w[:3] for w in re.findall(r"\w{3,}", question.casefold())}
+    # The relation the question names first: "who owns…" puts owner and follow-up owner before lead.
+    edges.sort(key=lambda r: (not _names_asked(r.type, asked), r.type.count("_")))
+    named = dict.fromkeys(f"{_edge_label(r.type)} {r.target}" for r in edges)
+    return f"{source}: {', '.join(list(named)[:MAX_EDGES])}."

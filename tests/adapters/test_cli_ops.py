@@ -1,0 +1,304 @@
+"""``retriever status``, ``retriever cache list|prune`` and ``--config``, through CliRunner and real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from conftest import TreeFactory, answers, child_env, free_port, serve_process, wait_until
+from fixtures import ACME
+from llm_server import ScriptedLLM, serve
+
+from retriever.adapters.cli import cli
+from retriever.config_files import user_config_path
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def root(make_tree: TreeFactory) -> Path:
+    return make_tree({**ACME, "broken.md": "---\ntitle: [unclosed\n---\n# Broken\n"})
+
+
+@pytest.fixture
+def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedLLM]:
+    for server in serve():
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        yield server
+
+
+def _status(runner: CliRunner, *args: str) -> tuple[Result, dict]:
+    result = runner.invoke(cli, ["status", *args, "--json"])
+    return result, json.loads(result.stdout) if result.stdout.startswith("{") else {}
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# status
+
+
+def test_status_reports_the_memory_its_skipped_files_cache_and_store(runner: CliRunner, root: Path) -> None:
+    result, report = _status(runner, "--root", str(root))
+
+    assert result.exit_code == 0, result.stderr
+    assert report["root"] == {"path": str(root.resolve()), "source": "flag (--root)"}
+    memory = report["memory"]
+    assert (memory["state"], memory["files"], memory["skipped_files"]) == ("ready_sparse", 8, 1)
+    assert memory["skipped_first"][0]["path"] == "memory/broken.md"
+    assert memory["sections"] > 8 and memory["index"] == "built"
+    cache = report["index_cache"]
+    assert cache["exists"] and cache["size_bytes"] > 10_000 and 0 <= cache["index_age_seconds"] < 60
+    assert report["store"]["kind"] == "sqlite" and report["store"]["path"].endswith("state/store.sqlite")
+    assert report["llm"]["model"] is None and report["llm"]["probe"]["answers"] is None
+    assert report["memory_identity"] == {"kind": "path", "value": str(root.resolve())}
+    assert report["settings"]["top_k"] == {"value": 12, "source": "default", "variable": "RETRIEVER_TOP_K"}
+    assert report["problems"] == []
+
+
+def test_status_says_where_each_setting_came_from(
+    runner: CliRunner, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = _write(user_config_path(), f'root = "{root}"\ntop_k = 4\n')
+    _write(root / ".retriever.toml", "max_documents = 2\n[check]\ndisable = []\n")
+    named = _write(tmp_path / "named.toml", "deadline_seconds = 30\n")
+    monkeypatch.setenv("RETRIEVER_REFRESH_SECONDS", "7")
+
+    result = runner.invoke(cli, ["--config", str(named), "status", "--root", str(root)])
+
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert f"  top_k = 4  [user config ({user})]" in lines
+    assert f"  max_documents = 2  [tree config ({root / '.retriever.toml'})]" in lines
+    assert f"  deadline_seconds = 30.0  [--config ({named})]" in lines
+    assert "  refresh_seconds = 7.0  [env (RETRIEVER_REFRESH_SECONDS)]" in lines
+    assert f"Root:          {root.resolve()}  [flag (--root)]" in lines
+    assert any(line.endswith("others at their defaults (--json lists every one)") for line in lines)
+
+
+def test_config_works_before_or_after_the_command_and_from_the_environment(
+    runner: CliRunner, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    named = _write(tmp_path / "named.toml", f'root = "{root}"\ntop_k = 3\n')
+    before = runner.invoke(cli, ["--config", str(named), "status", "--json"])
+    after = runner.invoke(cli, ["status", "--config", str(named), "--json"])
+    monkeypatch.setenv("RETRIEVER_CONFIG", str(named))
+    variable = runner.invoke(cli, ["query", "Who leads the Platform Team?", "--json"])
+
+    for result in (before, after):
+        report = json.loads(result.stdout)
+        assert report["settings"]["top_k"]["source"] == f"--config ({named})"
+        assert report["root"]["path"] == str(root.resolve())
+    assert variable.exit_code == 0, variable.stderr
+    assert len(json.loads(variable.stdout)["retrieval"]["facts"]) <= 3
+
+
+def test_status_probes_the_llm_endpoint_and_never_prints_the_key(
+    runner: CliRunner, root: Path, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVER_LLM_MODEL", "test-model")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-1234")
+
+    result, report = _status(runner, "--root", str(root))
+    text = runner.invoke(cli, ["status", "--root", str(root)])
+
+    assert result.exit_code == 0, result.stderr
+    probe = report["llm"]["probe"]
+    assert probe["answers"] is True and probe["detail"] == "answers; lists test-model"
+    assert report["llm"]["key"] == "set (env (OPENAI_API_KEY))"
+    assert report["settings"]["llm_api_key"]["value"] == "(set)"
+    assert llm.gets[0] == ("/v1/models", "Bearer sk-secret-1234")
+    assert "GET /models answers; lists test-model in" in text.stdout
+    for output in (result.stdout, result.stderr, text.stdout, text.stderr):
+        assert "sk-secret-1234" not in output
+
+
+def test_status_exits_1_naming_an_llm_endpoint_that_refuses_the_key_or_is_not_there(
+    runner: CliRunner, root: Path, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVER_LLM_MODEL", "test-model")
+    llm.models_status = 401
+    refused, report = _status(runner, "--root", str(root))
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    started = time.monotonic()
+    absent, nowhere = _status(runner, "--root", str(root))
+
+    assert refused.exit_code == 1
+    assert report["llm"]["probe"]["detail"] == "HTTP 401 (the key was refused)"
+    assert report["problems"] == [f"the LLM endpoint {llm.url} does not answer: HTTP 401 (the key was refused)"]
+    assert absent.exit_code == 1 and nowhere["llm"]["probe"]["answers"] is False
+    assert "ConnectError" in nowhere["llm"]["probe"]["detail"]
+    assert time.monotonic() - started < 10
+
+
+def test_status_reports_redis_reachable_or_not_with_its_password_masked(
+    runner: CliRunner, root: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVER_REDIS_URL", redis_url)
+    up, report = _status(runner, "--root", str(root))
+    monkeypatch.setenv("RETRIEVER_REDIS_URL", f"redis://:hunter2@127.0.0.1:{free_port()}/0")
+    down, dead = _status(runner, "--root", str(root))
+
+    assert up.exit_code == 0 and report["store"] == {"kind": "redis", "url": redis_url, "reachable": True}
+    assert down.exit_code == 1 and dead["store"]["reachable"] is False
+    assert dead["store"]["url"].startswith("redis://***@127.0.0.1:")
+    assert "hunter2" not in down.stdout + down.stderr
+
+
+def test_status_of_a_missing_root_exits_1_and_says_how_to_fix_it(runner: CliRunner, tmp_path: Path) -> None:
+    result, report = _status(runner, "--root", str(tmp_path / "nope"))
+    assert result.exit_code == 1
+    assert report["memory"] == {"state": "missing"}
+    assert report["problems"] == [
+        f"memory root {tmp_path / 'nope'} is not a folder: pass --root DIR or set root in a config file"
+    ]
+
+
+def test_a_secret_in_the_trees_config_stops_every_command_with_exit_2(runner: CliRunner, root: Path) -> None:
+    _write(root / ".retriever.toml", 'llm_api_key = "sk-committed"\n')
+    for command in (["status"], ["query", "who leads platform"], ["tree"], ["check"]):
+        result = runner.invoke(cli, [*command, "--root", str(root)])
+        assert result.exit_code == 2, (command, result.stdout)
+        assert "llm_api_key holds a secret" in result.stderr and "sk-committed" not in result.stderr
+
+
+def test_serve_takes_its_host_from_a_config_file(runner: CliRunner, root: Path, tmp_path: Path) -> None:
+    named = _write(tmp_path / "serve.toml", f'root = "{root}"\nhost = "0.0.0.0"\nport = {free_port()}\n')
+    result = runner.invoke(cli, ["serve", "--config", str(named)])
+    assert result.exit_code == 2
+    assert "0.0.0.0" in result.stderr and "RETRIEVER_API_KEY" in result.stderr
+
+
+# cache list | prune
+
+
+def _cache_of(runner: CliRunner, root: Path) -> Path:
+    """Index ``root`` in a process of its own (which ends, closing its cache) and return the cache folder."""
+    command = [sys.executable, "-m", "retriever", "tree", "--root", str(root)]
+    subprocess.run(command, env=child_env(), capture_output=True, timeout=60, check=True)
+    listed = json.loads(runner.invoke(cli, ["cache", "list", "--json"]).stdout)
+    return Path(next(e["folder"] for e in listed if e["root"] == str(root.resolve())))
+
+
+def _two_trees(make_tree: TreeFactory, tmp_path: Path) -> tuple[Path, Path]:
+    kept = make_tree(ACME)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    (gone / "a.md").write_text("# Gone\n\nA tree that will be deleted.\n", encoding="utf-8")
+    return kept, gone
+
+
+def test_cache_list_shows_each_root_its_size_last_use_and_whether_it_still_exists(
+    runner: CliRunner, make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    kept, gone = _two_trees(make_tree, tmp_path)
+    _cache_of(runner, kept), _cache_of(runner, gone)
+    for path in gone.iterdir():
+        path.unlink()
+    gone.rmdir()
+
+    listed = json.loads(runner.invoke(cli, ["cache", "list", "--json"]).stdout)
+    text = runner.invoke(cli, ["cache", "list"])
+
+    assert {e["root"]: e["root_exists"] for e in listed} == {str(kept.resolve()): True, str(gone.resolve()): False}
+    assert all(e["size_bytes"] > 1000 and time.time() - e["last_used"] < 60 and not e["in_use"] for e in listed)
+    assert any(line.endswith(f"{gone.resolve()}  [root missing]") for line in text.stdout.splitlines())
+    assert text.stderr.startswith("2 caches, ")
+
+
+def test_cache_prune_missing_removes_only_the_caches_of_roots_that_are_gone(
+    runner: CliRunner, make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    kept, gone = _two_trees(make_tree, tmp_path)
+    kept_cache, gone_cache = _cache_of(runner, kept), _cache_of(runner, gone)
+    (gone / "a.md").unlink()
+    gone.rmdir()
+
+    dry = runner.invoke(cli, ["cache", "prune", "--missing", "--dry-run"])
+    assert dry.exit_code == 0 and gone_cache.is_dir()
+    assert dry.stdout.startswith(f"would remove: {gone.resolve()}")
+    pruned = runner.invoke(cli, ["cache", "prune", "--missing"])
+
+    assert pruned.exit_code == 0, pruned.stderr
+    assert pruned.stdout.startswith(f"removed: {gone.resolve()}")
+    assert not gone_cache.exists() and kept_cache.is_dir()
+    assert "1 matching caches; freed" in pruned.stderr
+
+
+def test_cache_prune_older_than_goes_by_last_use(runner: CliRunner, make_tree: TreeFactory, tmp_path: Path) -> None:
+    fresh, old = _two_trees(make_tree, tmp_path)
+    fresh_cache, old_cache = _cache_of(runner, fresh), _cache_of(runner, old)
+    recorded = json.loads((old_cache / "root.json").read_text())
+    recorded["last_used"] = time.time() - 31 * 86400
+    (old_cache / "root.json").write_text(json.dumps(recorded))
+
+    result = runner.invoke(cli, ["cache", "prune", "--older-than", "30d"])
+
+    assert result.exit_code == 0, result.stderr
+    assert fresh_cache.is_dir() and not old_cache.exists()
+
+
+def test_cache_prune_leaves_a_cache_a_running_server_has_open(runner: CliRunner, root: Path) -> None:
+    with serve_process(root) as server:
+        assert wait_until(lambda: answers(server.route("/healthz"))), "the server never loaded its memory"
+        result = runner.invoke(cli, ["cache", "prune", "--all"])
+        listed = json.loads(runner.invoke(cli, ["cache", "list", "--json"]).stdout)
+        assert server.process.poll() is None
+    after = runner.invoke(cli, ["cache", "prune", "--all"])
+
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"in use: {root.resolve()} (a process has it open; stop it first, or prune later)")
+    assert [e["in_use"] for e in listed] == [True]
+    assert after.stdout.startswith(f"removed: {root.resolve()}")
+    assert json.loads(runner.invoke(cli, ["cache", "list", "--json"]).stdout) == []
+
+
+def test_cache_prune_never_touches_anything_outside_the_cache_home(
+    runner: CliRunner, root: Path, tmp_path: Path, isolated_state: Path
+) -> None:
+    cache = _cache_of(runner, root)
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    os.symlink(outside, cache.parent / "precious-link")
+
+    result = runner.invoke(cli, ["cache", "prune", "--all"])
+
+    assert result.exit_code == 0
+    assert (outside / "keep.txt").read_text() == "mine" and (cache.parent / "precious-link").is_symlink()
+    assert not cache.exists()
+    assert str(outside) not in result.stdout
+
+
+def test_a_cache_from_before_roots_were_recorded_is_listed_and_pruned_only_by_all_or_age(
+    runner: CliRunner, root: Path
+) -> None:
+    cache = _cache_of(runner, root)
+    (cache / "root.json").unlink()
+
+    listed = runner.invoke(cli, ["cache", "list"]).stdout
+    missing = runner.invoke(cli, ["cache", "prune", "--missing"])
+    everything = runner.invoke(cli, ["cache", "prune", "--all"])
+
+    assert f"(root unknown: {cache.name})" in listed
+    assert missing.stdout == "" and cache.name in everything.stdout and not cache.exists()
+
+
+def test_cache_prune_needs_something_to_prune_and_a_valid_age(runner: CliRunner) -> None:
+    nothing = runner.invoke(cli, ["cache", "prune"])
+    bad_age = runner.invoke(cli, ["cache", "prune", "--older-than", "soon"])
+    assert nothing.exit_code == 2 and "--missing, --older-than AGE or --all" in nothing.stderr
+    assert bad_age.exit_code == 2 and "'soon' is not an age; write it like 30d, 12h, 90m or 2w" in bad_age.stderr

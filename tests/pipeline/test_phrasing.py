@@ -1,0 +1,55 @@
+"""Facts and relations as sentences: table rows, relation lines, the who-answer."""
+
+from __future__ import annotations
+
+from retriever.pipeline.phrasing import fact_sentence, relation_answer, relation_lines
+from retriever.pipeline.results import Entity, Fact, Relationship
+
+
+def _fact(statement: str, title: str = "Billing Migration", cells: tuple[tuple[str, str], ...] = ()) -> Fact:
+    return Fact(statement, 0.9, "m/b.md", "M > B", (1, 1), "b.md", None, title, 0, cells=cells)
+
+
+RELATIONS = (
+    Relationship("Billing Migration", "Olena Marchenko", "lead"),
+    Relationship("Billing Migration", "Hannah Clarke", "follow_up_owner"),
+    Relationship("Billing Migration", "Taras Kovalenko", "owner"),
+    Relationship("Billing Migration", "Finance Handbook", "related"),
+    Relationship("Billing Migration", "Plan", "links_to"),
+    Relationship("Olena Marchenko", "Platform Team", "team"),
+)
+
+
+def test_a_table_row_reads_as_its_first_value_and_the_other_columns() -> None:
+    cells = (("Step", "Send the DPA annex to Tom"), ("Owner", "Hannah Clarke"), ("Due", "2026-11-27"))
+    row = _fact("Step: Send the DPA annex to Tom; Owner: Hannah Clarke; Due: 2026-11-27", cells=cells)
+    assert fact_sentence(row) == "Send the DPA annex to Tom — owner Hannah Clarke, due 2026-11-27."
+
+
+def test_upper_case_columns_keep_their_case_and_a_sentence_keeps_its_own_stop() -> None:
+    row = _fact("Account: Helix; MRR: €48,000", cells=(("Account", "Helix"), ("MRR", "€48,000")))
+    assert fact_sentence(row) == "Helix — MRR €48,000."
+    assert fact_sentence(_fact("Is it done?")) == "Is it done?"
+    assert fact_sentence(_fact("Owner: Olena;")) == "Owner: Olena."
+
+
+def test_relation_lines_name_what_each_document_names_without_generic_links() -> None:
+    entities = (Entity("Billing Migration", "project", {}), Entity("Olena Marchenko", "person", {}))
+    assert relation_lines([_fact("x")], entities, RELATIONS) == [
+        "**Billing Migration** (project): lead Olena Marchenko; follow-up owner Hannah Clarke; owner Taras Kovalenko",
+        "**Olena Marchenko** (person): team Platform Team",
+    ]
+
+
+def test_a_who_question_is_answered_with_the_relation_it_names_first() -> None:
+    facts = [_fact("Moving invoices")]
+    assert relation_answer("Who owns the billing migration?", facts, RELATIONS) == (
+        "Billing Migration: owner Taras Kovalenko, follow-up owner Hannah Clarke, lead Olena Marchenko."
+    )
+    assert relation_answer("Хто веде міграцію білінгу?", facts, RELATIONS) is not None
+
+
+def test_a_question_that_asks_no_relation_gets_no_relation_answer() -> None:
+    assert relation_answer("When does the billing migration end?", [_fact("x")], RELATIONS) is None
+    assert relation_answer("Who owns it?", [], RELATIONS) is None
+    assert relation_answer("Who owns it?", [_fact("x", title="Office")], RELATIONS) is None

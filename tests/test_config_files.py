@@ -1,0 +1,182 @@
+"""Settings from config files: precedence, sources, paths, and the refusals (unknown keys, secrets in a tree)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retriever.config_files import TREE_CONFIG, TREE_KEYS, VARIABLES, Source, load, user_config_path
+from retriever.errors import ConfigError
+
+
+@pytest.fixture
+def homes(tmp_path: Path) -> dict[str, str]:
+    """An environment whose user config lives under ``tmp_path/xdg`` (nothing else set)."""
+    return {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _tree(tmp_path: Path, text: str | None = None) -> Path:
+    root = tmp_path / "memory"
+    _write(root / "a.md", "# A\n\nText.\n")
+    if text is not None:
+        _write(root / TREE_CONFIG, text)
+    return root
+
+
+def test_each_place_overrides_the_one_below_it_and_every_value_names_its_source(
+    tmp_path: Path, homes: dict[str, str]
+) -> None:
+    root = _tree(tmp_path, "top_k = 3\nmax_sections = 3\nexcerpt_chars = 300\nmax_documents = 3\n")
+    _write(user_config_path(homes), f'root = "{root}"\ntop_k = 1\nmax_sections = 1\nexcerpt_chars = 100\n')
+    named = _write(tmp_path / "named.toml", "top_k = 4\nmax_sections = 4\n")
+    environ = {**homes, "RETRIEVER_TOP_K": "5"}
+
+    loaded = load({"top_k": 6}, config_file=named, environ=environ)
+    again = load({}, config_file=named, environ=environ)
+
+    assert loaded.root == root
+    assert loaded.settings.top_k == 6 and loaded.source("top_k") == Source("flag", "--top-k")
+    assert again.settings.top_k == 5 and again.source("top_k") == Source("env", "RETRIEVER_TOP_K")
+    assert loaded.settings.max_sections == 4 and loaded.source("max_sections") == Source("--config", str(named))
+    assert loaded.settings.max_documents == 3
+    assert loaded.source("max_documents") == Source("tree config", str(root / TREE_CONFIG))
+    assert loaded.settings.excerpt_chars == 300  # the tree's file is above the user's
+    assert loaded.source("root") == Source("user config", str(user_config_path(homes)))
+    assert loaded.settings.deadline_seconds == 120 and str(loaded.source("deadline_seconds")) == "default"
+    user = user_config_path(homes)
+    assert loaded.files == {"user config": user, "--config": named, "tree config": root / TREE_CONFIG}
+
+
+PLACES = ("user config", "tree config", "--config", "env", "flag")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(PLACES), st.integers(1, 100), min_size=0, max_size=5))
+def test_the_highest_place_that_sets_a_value_wins(tmp_path_factory: pytest.TempPathFactory, placed: dict) -> None:
+    folder = tmp_path_factory.mktemp("precedence")
+    environ = {"XDG_CONFIG_HOME": str(folder / "xdg")}
+    root = _tree(folder, f"top_k = {placed['tree config']}\n" if "tree config" in placed else "")
+    user = f'root = "{root}"\n' + (f"top_k = {placed['user config']}\n" if "user config" in placed else "")
+    _write(user_config_path(environ), user)
+    named = _write(folder / "named.toml", f"top_k = {placed['--config']}\n" if "--config" in placed else "")
+    if "env" in placed:
+        environ["RETRIEVER_TOP_K"] = str(placed["env"])
+
+    loaded = load({"top_k": placed.get("flag")}, config_file=named, environ=environ)
+
+    winner = next((place for place in reversed(PLACES) if place in placed), None)
+    assert loaded.settings.top_k == (placed[winner] if winner else 12)
+    assert loaded.source("top_k").kind == (winner or "default")
+
+
+def test_an_unknown_key_names_the_file_and_the_closest_setting(tmp_path: Path, homes: dict[str, str]) -> None:
+    path = _write(user_config_path(homes), "top_kk = 3\n")
+    with pytest.raises(ConfigError, match=r"config\.toml: unknown setting 'top_kk'; did you mean 'top_k'\?") as caught:
+        load({}, environ=homes)
+    assert str(path) in caught.value.message
+
+    _write(user_config_path(homes), "RETRIEVER_REDIS_URL = 'redis://h'\n")
+    with pytest.raises(ConfigError, match="did you mean 'redis_url'"):
+        load({}, environ=homes)
+    _write(user_config_path(homes), "OPENAI_API_KEY = 'sk-1'\n")
+    with pytest.raises(ConfigError, match="did you mean 'llm_api_key'"):
+        load({}, environ=homes)
+
+
+def test_a_secret_in_the_trees_file_is_refused_saying_where_it_belongs(tmp_path: Path, homes: dict[str, str]) -> None:
+    root = _tree(tmp_path, 'llm_api_key = "sk-live-123"\n')
+    with pytest.raises(ConfigError) as caught:
+        load({"root": root}, environ=homes)
+    message = caught.value.message
+    assert str(root / TREE_CONFIG) in message and "llm_api_key holds a secret" in message
+    assert "committed to git" in message and str(user_config_path(homes).name) in message
+    assert "sk-live-123" not in message
+
+
+@pytest.mark.parametrize("line", ['llm_base_url = "https://evil.example/v1"', 'allowed_hosts = "*"', "max_files = 9"])
+def test_the_trees_file_cannot_redirect_calls_open_the_server_or_raise_limits(
+    tmp_path: Path, homes: dict[str, str], line: str
+) -> None:
+    root = _tree(tmp_path, line + "\n")
+    with pytest.raises(ConfigError, match=r"cannot be set in a memory tree's \.retriever\.toml"):
+        load({"root": root}, environ=homes)
+
+
+def test_the_trees_file_may_set_how_the_memory_is_answered_beside_its_check_table(
+    tmp_path: Path, homes: dict[str, str]
+) -> None:
+    root = _tree(tmp_path, 'memory_id = "acme-handbook"\ntop_k = 4\nllm_stages = ["target"]\n[check]\ndisable = []\n')
+    loaded = load({"root": root}, environ=homes)
+    assert (loaded.settings.memory_id, loaded.settings.top_k, loaded.settings.llm_stages) == (
+        "acme-handbook",
+        4,
+        ("target",),
+    )
+    assert "memory_id" in TREE_KEYS and set(TREE_KEYS) < set(VARIABLES)
+
+
+def test_a_check_table_outside_a_tree_is_refused(tmp_path: Path, homes: dict[str, str]) -> None:
+    _write(user_config_path(homes), "[check]\ndisable = []\n")
+    with pytest.raises(ConfigError, match=r"\[check\] is read only from a memory tree's .retriever.toml"):
+        load({}, environ=homes)
+
+
+def test_relative_paths_in_a_file_are_read_from_its_folder(tmp_path: Path, homes: dict[str, str]) -> None:
+    root = _tree(tmp_path)
+    text = 'root = "../memory"\nstate_dir = "state"\n[graphs]\neng = "eng"\n'
+    named = _write(tmp_path / "conf" / "retriever.toml", text)
+    loaded = load({}, config_file=named, environ=homes)
+    assert loaded.root == tmp_path / "conf" / "../memory"
+    assert loaded.root.resolve() == root
+    assert loaded.settings.state_dir == tmp_path / "conf" / "state"
+    assert loaded.settings.graphs == {"eng": tmp_path / "conf" / "eng"}
+
+
+def test_an_invalid_value_names_its_source(tmp_path: Path, homes: dict[str, str]) -> None:
+    path = _write(user_config_path(homes), "top_k = 0\n")
+    with pytest.raises(ConfigError, match=rf"top_k = 0 in {path}: Input should be greater than or equal to 1"):
+        load({}, environ=homes)
+    with pytest.raises(ConfigError, match=r"RETRIEVER_TOP_K='x': Input should be a valid integer"):
+        load({}, environ={**homes, "RETRIEVER_TOP_K": "x"})
+
+
+def test_a_named_config_file_must_exist_and_be_toml(tmp_path: Path, homes: dict[str, str]) -> None:
+    with pytest.raises(ConfigError, match=r"config file '.*nope.toml' does not exist; check --config"):
+        load({}, environ={**homes, "RETRIEVER_CONFIG": str(tmp_path / "nope.toml")})
+    broken = _write(tmp_path / "broken.toml", "top_k = 3\nmax_sections = = 4\n")
+    with pytest.raises(ConfigError, match=rf"cannot read settings from {broken}: .*line 2"):
+        load({}, config_file=broken, environ=homes)
+
+
+def test_the_llm_key_and_endpoint_come_from_openais_variables_or_a_file(tmp_path: Path, homes: dict[str, str]) -> None:
+    environ = {**homes, "OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    loaded = load({}, environ=environ)
+    assert loaded.settings.llm_api_key is not None and loaded.settings.llm_api_key.get_secret_value() == "sk-env"
+    assert loaded.source("llm_base_url") == Source("env", "OPENAI_BASE_URL")
+
+    _write(user_config_path(homes), 'llm_api_key = "sk-file"\n')
+    from_file = load({}, environ=homes)
+    assert from_file.settings.llm_api_key is not None
+    assert from_file.settings.llm_api_key.get_secret_value() == "sk-file"
+    assert "sk-file" not in repr(from_file.settings)
+
+
+def test_a_file_holding_a_secret_that_others_can_read_is_warned_about(tmp_path: Path, homes: dict[str, str]) -> None:
+    path = _write(user_config_path(homes), 'llm_api_key = "sk-1"\nredis_url = "redis://:pw@h/0"\n')
+    path.chmod(0o644)
+    assert load({}, environ=homes).warnings == (
+        f"{path} holds llm_api_key, redis_url and other users can read it: chmod 600 {path}",
+    )
+    path.chmod(0o600)
+    assert load({}, environ=homes).warnings == ()
+    _write(user_config_path(homes), 'redis_url = "redis://h/0"\n').chmod(0o644)  # no password: nothing secret
+    assert load({}, environ=homes).warnings == ()
