@@ -323,9 +323,9 @@ def test_a_question_in_other_words_gets_the_section_that_means_it_first(make_tre
     result = Retriever(make_tree(TRAVEL)).retrieve("Are my meals paid for when I travel for work?")
     assert [(f.section_heading, f.relevance_score) for f in result.facts] == [
         ("Dining expenses", 0.0828),
-        ("Hotels", 0.0259),
-        ("Flights", 0.0206),
-        ("Hotels", 0.0115),
+        ("Hotels", 0.0473),
+        ("Flights", 0.0218),
+        ("Hotels", 0.0124),
     ]
 
 

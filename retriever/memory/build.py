@@ -5,8 +5,8 @@ one's sections as it comes, keeping only their postings, in flat arrays (never t
 10,000-file build stays small); ``finish()`` writes the one segment, average field lengths fixed
 first, and returns the state with each file's section ids.  ``register`` records documents in a
 state once ``SegmentBuilder.finish`` has given their sections ids (an incremental refresh does
-that under the write lock).  ``SegmentBuilder`` writes one segment from sections' postings and bags
-of words (postings weighed, meaning vectors pooled, once every section is in);
+that under the write lock).  ``SegmentBuilder`` writes one segment from sections' postings and meaning
+vectors (postings weighed once every section is in; vectors appended as they come);
 ``add_sections(index, analyzed, texts)`` is the one-call form for sections analysed here.
 """
 
@@ -25,8 +25,8 @@ from retriever.memory.fields import FIELDS, Analyzed
 from retriever.memory.index import TEXT_FIELDS, FloatArray, IntArray, Params, SectionIndex
 from retriever.memory.postings import Postings, collect
 from retriever.memory.records import Indexable
+from retriever.memory.vectors import Meaning
 from retriever.text import analyzer
-from retriever.text.embeddings import Bags, bags
 
 _SLICE = 1 << 18  # postings weighed at once when a segment is written (temporaries of a few MB)
 
@@ -50,7 +50,7 @@ class NewIndex:
     def add(self, doc: Indexable) -> None:
         """Index ``doc`` after the documents added before it (rel_path order gives the serial build's ids)."""
         first = self._builder.sections
-        self._builder.add_postings(doc.postings, doc.words)
+        self._builder.add_postings(doc.postings, doc.meaning)
         register(self.state, self.sections, [doc], range(first, self._builder.sections))
 
     def finish(self) -> tuple[IndexState, dict[str, list[int]]]:
@@ -88,25 +88,24 @@ class SegmentBuilder:
     ``Counter`` objects keep a 10,000-file build's memory small.  tf' (weights, length
     normalisation, field groups) is computed vectorised once every section is in, so a full
     build can fix the average field lengths first.  Sections added with their text
-    (``memory.vectors.section_text``) get meaning vectors, weighted by the document frequencies the
-    segment completes; a segment with any section added without text has none.
+    (or their ``Meaning``) get meaning vectors; a segment with any section added without has none.
     """
 
     def __init__(self, index: SectionIndex) -> None:
         self.index = index
         self.tids, self.rows, self.counts, self.lengths = array("i"), array("i"), array("f"), array("f")
         self.sections = 0
-        self.words = vectors.Gathered()  # the sections' bags of words, while every section brings one
+        self._vectors, self._scales = bytearray(), bytearray()  # meaning, while every section brings one
+        self.meant, self.dims = 0, -1
 
     def add(self, fields_: Analyzed, text: str | None = None) -> None:
         """Add one section (with its text, for its meaning vector)."""
-        self.add_postings(collect([fields_]), bags([text]) if text is not None else None)
+        self.add_postings(collect([fields_]), vectors.meaning_of([text]) if text is not None else None)
 
-    def add_postings(self, postings: Postings, words: Bags | None = None) -> None:
-        """Add a document's sections (with their bags of words, for meaning vectors): its new terms join
+    def add_postings(self, postings: Postings, meaning: Meaning | None = None) -> None:
+        """Add a document's sections (with their meaning vectors): its new terms join
         the vocabulary in the order it first used them."""
-        if words is not None and words.texts == postings.sections and self.words.texts == self.sections:
-            self.words.add(words)
+        self._add_meaning(postings.sections, meaning)
         vocab, terms = self.index.vocab, postings.terms
         ids = np.fromiter((vocab.setdefault(term, len(vocab)) for term in terms), dtype=np.int32, count=len(terms))
         self.tids.frombytes(ids[np.frombuffer(postings.tids, dtype=np.int32)].tobytes())
@@ -114,6 +113,19 @@ class SegmentBuilder:
         self.counts.frombytes(postings.counts)
         self.lengths.frombytes(postings.lengths)
         self.sections += postings.sections
+
+    def _add_meaning(self, sections: int, meaning: Meaning | None) -> None:
+        """Keep the vectors of the sections being added, while every section so far came with one."""
+        if self.meant != self.sections or meaning is None or meaning.sections != sections:
+            self.meant = -1  # a section without a vector: the segment has none
+            return
+        if self.dims not in (-1, meaning.dims):
+            self.meant = -1
+            return
+        self.dims = meaning.dims
+        self._vectors += meaning.rows
+        self._scales += meaning.scales
+        self.meant += sections
 
     def finish(self, fix_avglen: bool = False) -> range:
         """Write the segment (first fixing average field lengths, for a full build).
@@ -138,9 +150,9 @@ class SegmentBuilder:
         index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
         index._live = None
         index.lengths = np.concatenate([index.lengths, lengths[:, TEXT_FIELDS].sum(axis=1, dtype=np.float32)])
-        if self.sections and self.words.texts == self.sections:  # idf now counts this segment's sections
-            meaning = vectors.as_stored(index.meaning(self.words.take()))
-            index.segments[-1] = dataclasses.replace(index.segments[-1], vectors=meaning)
+        if self.sections and self.meant == self.sections:
+            meant, scales = vectors.arrays(Meaning(bytes(self._vectors), bytes(self._scales), self.dims, self.meant))
+            index.segments[-1] = dataclasses.replace(index.segments[-1], vectors=meant, scales=scales)
         return range(first, first + self.sections)
 
     def _weighed(

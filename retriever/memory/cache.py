@@ -41,10 +41,7 @@ from retriever.memory.fileview import FileView
 from retriever.memory.index import Params, SectionIndex, Segment
 from retriever.text.models import Document, Fingerprint
 
-# A segment's arrays, one .npy file each; its meaning vectors are stored as float16 (half the disk, and
-# the cosines they give differ by under 1e-3) and held as float32 (numpy multiplies float16 slowly).
-_PARTS = ("indptr", "indices", "values", "counts", "fields", "vectors")
-_STORED_AS = {"vectors": np.float16}
+_PARTS = ("indptr", "indices", "values", "counts", "fields", "vectors", "scales")  # a segment's arrays, a .npy each
 FORMAT = 15  # bump when Document, the analyzer, the parser, the index layout, the embeddings or the cache tables change
 ROOT_FILE = "root.json"  # which root a cache folder belongs to, and when it was last opened
 SUPERSEDED_SECONDS = 3600.0  # how long a replaced document stays readable for processes not yet refreshed
@@ -300,8 +297,7 @@ class IndexCache:
         for segment in state.index.segments[len(names) :]:
             name = uuid.uuid4().hex[:12]
             for part in _PARTS:
-                array = getattr(segment, part)
-                np.save(base / f"{name}.{part}.npy", array.astype(_STORED_AS.get(part, array.dtype)))
+                np.save(base / f"{name}.{part}.npy", getattr(segment, part))
             names.append(name)
         saved = {
             "format": FORMAT,
@@ -360,9 +356,7 @@ def decode_document(blob: bytes) -> Document:
 
 
 def _load_segment(base: Path, name: str) -> Segment:
-    arrays = {part: np.load(base / f"{name}.{part}.npy") for part in _PARTS}
-    arrays["vectors"] = arrays["vectors"].astype(np.float32)
-    return Segment(**arrays)
+    return Segment(**{part: np.load(base / f"{name}.{part}.npy") for part in _PARTS})
 
 
 def _params_json(params: Params) -> dict[str, Any]:

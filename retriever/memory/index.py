@@ -31,7 +31,6 @@ import numpy.typing as npt
 
 from retriever.memory import vectors
 from retriever.memory.fields import FIELDS, Analyzed
-from retriever.text.embeddings import Bags
 
 TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
 DOCUMENT_B = 0.75  # length normalisation of document scores (BM25's usual value)
@@ -64,8 +63,10 @@ class Segment:
     values: FloatArray  # (postings, groups): the pre-combined tf' of each field group
     counts: FloatArray  # (postings,): the raw count in the section's heading and body, for document scores
     fields: npt.NDArray[np.uint8]  # (postings,): bit f set when the term occurs in field FIELDS[f] of the section
-    # (sections, dims): unit meaning vectors in section-id order; (0, 0) for a segment built without texts
-    vectors: FloatArray = field(default_factory=vectors.no_vectors)
+    # (sections, dims) int8 rows and (sections,) scales: meaning vectors in section-id order (``memory.vectors``);
+    # (0, 0) and (0,) for a segment built without texts
+    scales: FloatArray = field(default_factory=vectors.no_scales)
+    vectors: vectors.Int8Array = field(default_factory=vectors.no_rows)  # after scales: it shadows the module
 
     def postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
         start, end = self._span(term_id)
@@ -107,7 +108,6 @@ class SectionIndex:
         default=None, repr=False, compare=False
     )
     _live: tuple[npt.NDArray[np.bool_], int] | None = field(default=None, repr=False, compare=False)
-    _weights: vectors.WordWeights | None = field(default=None, repr=False, compare=False)
 
     def with_prefix(self, prefix: str, limit: int = 8) -> list[str]:
         """Live vocabulary terms starting with ``prefix`` (most frequent first, at most ``limit``)."""
@@ -288,19 +288,16 @@ class SectionIndex:
                                 out[sid][name].add(term)
         return out
 
-    def meaning(self, texts: Sequence[str] | Bags) -> FloatArray:
-        """Unit meaning vectors of ``texts`` (or of their bags of words), words weighted by this index's
-        idf (``memory.vectors``)."""
-        key = (self.size, self.live_count, len(self.segments), len(self.df))  # changes with the df
-        self._weights = vectors.WordWeights.current(self._weights, self.term_idf, key)
-        return vectors.embed(texts, self._weights)
+    def meaning(self, texts: Sequence[str]) -> FloatArray:
+        """Unit meaning vectors of ``texts`` (``memory.vectors``)."""
+        return vectors.embed(texts)
 
     def cosines(self, query: FloatArray) -> FloatArray | None:
         """Every section's cosine with the unit vector ``query`` (dead ones included; the caller masks
         them); None when the index holds no vectors (built without texts, or no embedding table)."""
         if not len(query):
             return None
-        return vectors.cosines([s.vectors for s in self.segments], self.size, query)
+        return vectors.cosines([(s.vectors, s.scales) for s in self.segments], self.size, query)
 
     def top(self, terms: Sequence[str], k: int, boosts: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (section id, score) pairs with a positive score, best first."""

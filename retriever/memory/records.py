@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from retriever.memory.cache import DocInfo, FileRow, decode_document
 from retriever.memory.fields import analyze_document
 from retriever.memory.postings import Postings, collect
-from retriever.memory.vectors import document_bags
+from retriever.memory.vectors import Meaning, document_meaning
 from retriever.text import reader
-from retriever.text.embeddings import Bags
 from retriever.text.models import Document, Fingerprint, Skipped
 
 
@@ -33,13 +32,13 @@ class Task:
 
 @dataclass(frozen=True, slots=True)
 class Indexable:
-    """What the index needs of a document: its sections' postings, outline and words."""
+    """What the index needs of a document: its sections' postings, outline and meaning."""
 
     rel_path: str
     postings: Postings
     info: DocInfo
     acronyms: tuple[tuple[str, str], ...]
-    words: Bags  # each section's bag of words, for its meaning vector (``memory.vectors``)
+    meaning: Meaning  # its sections' meaning vectors (``memory.vectors``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,4 +81,4 @@ def check(entry: reader.Entry, known: FileRow | None, indexed: bool) -> Task | S
 def indexable(doc: Document) -> Indexable:
     """What the index needs of ``doc``."""
     info = DocInfo(doc.title, doc.doc_type, doc.aliases, len(doc.sections))
-    return Indexable(doc.rel_path, collect(analyze_document(doc)), info, doc.acronyms, document_bags(doc))
+    return Indexable(doc.rel_path, collect(analyze_document(doc)), info, doc.acronyms, document_meaning(doc))

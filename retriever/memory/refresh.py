@@ -375,7 +375,7 @@ def _analyzed(index: SectionIndex, docs: list[Indexable]) -> SegmentBuilder:
     """Documents' postings in a segment builder (not yet visible to queries)."""
     builder = SegmentBuilder(index)
     for doc in docs:
-        builder.add_postings(doc.postings, doc.words)
+        builder.add_postings(doc.postings, doc.meaning)
     return builder
 
 

@@ -11,7 +11,7 @@ file is missing or unreadable: callers then go without meaning).  ``Table.embed(
 returns one unit-length row per text (all zeros for a text with no known, weighted word): the
 sum, over the text's words, of ``weight(word) · count`` times the word's piece vectors.  The caller's
 ``weight`` says how much a word counts (the memory's idf, 0 for words it ignores).
-``bags(texts)`` counts each text's words into flat arrays (what a parse worker sends), and
+``bags(texts)`` counts each text's words into flat arrays, and
 ``Table.pool(bags(texts), weight)`` is ``Table.embed(texts, weight)``.
 """
 

@@ -34,7 +34,7 @@ title: Glossary
 Monthly recurring revenue (MRR) is billed every month.
 """
 
-SEGMENT_PARTS = ("indptr", "indices", "values", "counts", "fields", "vectors")  # one .npy file each
+SEGMENT_PARTS = ("indptr", "indices", "values", "counts", "fields", "vectors", "scales")  # one .npy file each
 QUERIES = ["billing migration", "Olena", "sick days", "Stripe invoices", "MRR", "лікарняних"]
 
 
@@ -93,12 +93,12 @@ def _assert_same_index(loaded: IndexState, saved: IndexState) -> None:
     for query in QUERIES:  # the field masks come back too: reasons and coverage read them
         terms = analyzer.terms(query)
         assert loaded.index.field_terms(sections, terms) == saved.index.field_terms(sections, terms)
-    for query in QUERIES:  # meaning vectors come back as float32, from float16 on disk: the same cosines
+    for query in QUERIES:  # meaning vectors come back as the int8 rows and scales they were built as
         vector = saved.index.meaning([query])[0]
         loaded_cosines, saved_cosines = loaded.index.cosines(vector), saved.index.cosines(vector)
         assert loaded_cosines is not None and saved_cosines is not None
         np.testing.assert_array_equal(loaded_cosines, saved_cosines)
-    assert all(s.vectors.dtype == np.float32 for s in loaded.index.segments)
+    assert {(s.vectors.dtype.name, s.scales.dtype.name) for s in loaded.index.segments} == {("int8", "float32")}
     assert loaded.index.params == saved.index.params
     assert len(loaded.index.segments) == len(saved.index.segments)
     assert loaded.catalog == saved.catalog

@@ -26,9 +26,9 @@ def _write(path: Path, text: str, mtime_ns: int) -> None:
 
 
 def _assert_aligned(memory: Memory) -> None:
-    """Every live section's stored vector is the meaning of its own current text (weights may have moved a
-    little with the document frequencies since it was computed), and no other section's."""
-    stored = np.concatenate([segment.vectors for segment in memory.index.segments])
+    """Every live section's stored vector is the meaning of its own current text (up to int8 rounding),
+    and no other section's."""
+    stored = np.concatenate([segment.vectors * segment.scales[:, None] for segment in memory.index.segments])
     assert stored.shape == (memory.index.size, 256)
     live = np.flatnonzero(memory.index.alive)
     fresh = memory.index.meaning([section_text(*memory.section(int(sid))) for sid in live])
