@@ -20,9 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import zipfile
-from array import array
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,17 +130,27 @@ class Bags:
     texts: int
 
 
-def bags(texts: Iterable[str]) -> Bags:
-    """The bags of words of ``texts`` (word ids local to them, first seen first)."""
-    local: dict[str, int] = {}
-    ids, rows, counts = array("i"), array("i"), array("H")
-    row = -1
-    for row, text in enumerate(texts):
-        for word, count in Counter(words(text)).items():
-            ids.append(local.setdefault(word, len(local)))
-            rows.append(row)
-            counts.append(min(count, _MAX_COUNT))
-    return Bags(tuple(local), ids.tobytes(), rows.tobytes(), counts.tobytes(), row + 1)
+def bags(texts: Sequence[str]) -> Bags:
+    """The bags of words of ``texts`` (word ids local to them, first seen first; within a text, entries
+    in word-id order)."""
+    tokens: list[str] = []
+    lengths = np.zeros(len(texts), dtype=np.int64)
+    for number, text in enumerate(texts):
+        found = words(text)
+        tokens.extend(found)
+        lengths[number] = len(found)
+    vocabulary = {word: i for i, word in enumerate(dict.fromkeys(tokens))}  # distinct words, first seen first
+    word_ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    width = max(len(vocabulary), 1)
+    # (text, word) pairs with their counts, in one vectorised pass: row-major, so rows ascend.
+    pairs, counts = np.unique(np.repeat(np.arange(len(texts)), lengths) * width + word_ids, return_counts=True)
+    return Bags(
+        tuple(vocabulary),
+        (pairs % width).astype(np.int32).tobytes(),
+        (pairs // width).astype(np.int32).tobytes(),
+        np.minimum(counts, _MAX_COUNT).astype(np.uint16).tobytes(),
+        len(texts),
+    )
 
 
 _loaded: list[Table | None] = []
