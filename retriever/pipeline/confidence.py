@@ -159,18 +159,18 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-7.7671,
+    intercept=-7.6827,
     weights={
-        "known_weight": 0.9529,
-        "best_section_coverage": 4.0783,
-        "matched_mass": 2.6945,
-        "fact_coverage": 2.2643,
-        "top_fact": -0.1342,
-        "fact_concentration": 1.4652,
+        "known_weight": 0.9353,
+        "best_section_coverage": 3.3453,
+        "matched_mass": 2.6421,
+        "fact_coverage": 1.3523,
+        "top_fact": 1.4456,
+        "fact_concentration": 1.5101,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
     heldout_auc=0.866,
-    heldout_ece=0.047,
+    heldout_ece=0.038,
     rows=886,
 )
 # END MODEL
