@@ -7,14 +7,16 @@
    ``python -m build --no-isolation``: the sdist first, then the wheel *from the sdist*, so a file the
    sdist forgets breaks the wheel.  Nothing is written into the repository.
 2. Checks the archives: the sdist carries the bundled memory (``company_context/``), the licence and
-   the README; the wheel carries every ``retriever`` subpackage, ``py.typed`` and the ``retriever``
-   command; the metadata has a licence expression, classifiers, keywords and the README as markdown.
+   the README; the wheel carries every ``retriever`` subpackage, ``py.typed``, the word-embedding
+   table with its notice and licence (``retriever/text/data/``) and the ``retriever`` command;
+   the metadata has a licence expression, classifiers, keywords and the README as markdown.
 3. Creates a venv without pip and installs the wheel into it (``pip --python``, no index).
    Dependencies: with ``--online`` pip resolves them from the index; by default (offline, as in the
    test suite) exactly the wheel's declared dependencies and theirs are linked from this interpreter's
    environment, so an undeclared dependency fails the import.
 4. From a folder outside the repository, runs ``retriever --version`` and a ``retriever query --json``
-   against the sdist's ``company_context``, and checks the package was imported from the venv.
+   against the sdist's ``company_context``, and checks the package was imported from the venv and
+   loads its embedding table there.
 
 Exits 0 and prints one line per check; 1 with the failing step's output otherwise.
 """
@@ -41,6 +43,7 @@ _NOT_SOURCE = shutil.ignore_patterns(
     ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*.pyc", ".*_cache", ".hypothesis", "bench-out"
 )
 QUESTION = "Who owns the Helix EU data residency project?"
+DATA = {f"retriever/text/data/{name}" for name in ("embeddings.npz", "NOTICE", "LICENSE-Apache-2.0")}
 
 
 class CheckFailed(Exception):
@@ -84,7 +87,7 @@ def check_wheel(wheel: Path) -> list[Requirement]:
         meta = archive.read(f"{info}/METADATA").decode()
         entry_points = archive.read(f"{info}/entry_points.txt").decode()
     packages = {p.relative_to(REPO).as_posix() for p in (REPO / "retriever").rglob("__init__.py")}
-    if missing := sorted(packages - names) + sorted({"retriever/py.typed"} - names):
+    if missing := sorted(packages - names) + sorted({"retriever/py.typed", *DATA} - names):
         raise CheckFailed(f"the wheel lacks {', '.join(missing)}")
     if any(n.startswith(("company_context/", "tests/")) for n in names):
         raise CheckFailed("the wheel carries the bundled memory or the tests; it should hold the package only")
@@ -168,6 +171,9 @@ def check_installed(bin_dir: Path, memory: Path, out: Path) -> list[str]:
     where = run([str(bin_dir / "python"), "-c", "import retriever; print(retriever.__file__)"], cwd=home, env=env)
     if not Path(where.strip()).is_relative_to(bin_dir.parent):
         raise CheckFailed(f"retriever was imported from {where.strip()}, not from the fresh venv")
+    table = "from retriever.text import embeddings; t = embeddings.table(); print(t.vectors.shape if t else None)"
+    if run([str(bin_dir / "python"), "-c", table], cwd=home, env=env).strip() != "(29525, 256)":
+        raise CheckFailed("the installed package does not load its word-embedding table")
     answer = json.loads(run(["retriever", "query", "--json", "--root", str(memory), QUESTION], cwd=home, env=env))
     facts = answer["retrieval"]["facts"]
     if not (answer["memory_ready"] and facts and facts[0]["source_path"].startswith("company_context/")):
@@ -189,7 +195,7 @@ def main() -> int:
         unpacked = check_sdist(sdist, out)
         print(f"sdist: {len(list((unpacked / 'company_context').rglob('*.md')))} memory files, LICENSE, README")
         check_wheel(wheel)
-        print("wheel: every subpackage, py.typed, the retriever command, PyPI metadata")
+        print("wheel: every subpackage, py.typed, the embedding table, the retriever command, PyPI metadata")
         for line in check_installed(install(wheel, out, args.online), unpacked / "company_context", out):
             print(line)
     except (CheckFailed, metadata.PackageNotFoundError, subprocess.TimeoutExpired) as exc:

@@ -196,3 +196,13 @@ agent: Tanya
 | 2026-11-03 | Offer a 20% pricing discount on first call | rejected | breaks the pricing rule |
 """,
 }
+
+# A paraphrase check: "meals" is never written; "travel" is, most often under Hotels.
+TRAVEL = {
+    "policies/travel.md": "# Travel policy\n\n## Hotels\n\nWhen you travel, book hotels through the travel desk. "
+    "You may spend up to 200 dollars a night in most cities.\n\n## Dining expenses\n\nBreakfast, lunch and dinner "
+    "on the road are reimbursed up to 75 dollars a day, with itemised receipts.\n\n## Flights\n\nEconomy class "
+    "for flights under six hours; business class needs a director's approval.\n",
+    "policies/office.md": "# Office\n\n## Kitchen\n\nThe kitchen is cleaned every evening; label what you leave in "
+    "the fridge.\n\n## Parking\n\nParking permits are issued by the front desk for a quarter at a time.\n",
+}

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import COMPANY_CONTEXT, SHARED_SCHEMAS, TreeFactory
-from fixtures import ACME
+from fixtures import ACME, TRAVEL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -312,3 +314,34 @@ def test_diagnostics_hold_typed_values_not_a_bag_of_any() -> None:
     assert all(hint is not typing.Any and "Any" not in str(hint) for hint in hints.values()), hints
     literal = {name: typing.get_args(hint) for name, hint in typing.get_type_hints(results.Retrieval).items()}
     assert literal["coverage_assessment"] == ("comprehensive", "partial", "limited", "none")
+
+
+# meaning
+
+
+def test_a_question_in_other_words_gets_the_section_that_means_it_first(make_tree: TreeFactory) -> None:
+    result = Retriever(make_tree(TRAVEL)).retrieve("Are my meals paid for when I travel for work?")
+    assert [(f.section_heading, f.relevance_score) for f in result.facts] == [
+        ("Dining expenses", 0.0828),
+        ("Hotels", 0.0473),
+        ("Flights", 0.0218),
+        ("Hotels", 0.0124),
+    ]
+
+
+def test_the_same_question_gets_the_same_answer_in_a_fresh_process(make_tree: TreeFactory) -> None:
+    root = make_tree(TRAVEL)
+    code = (
+        "import json, sys; from retriever import Retriever; "
+        "r = Retriever(sys.argv[1]).retrieve('Are my meals paid for when I travel for work?'); "
+        "print(json.dumps([[f.statement, f.relevance_score] for f in r.facts]))"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
+    here = [
+        [f.statement, f.relevance_score]
+        for f in Retriever(root).retrieve("Are my meals paid for when I travel for work?").facts
+    ]
+    assert json.loads(runs[0]) == json.loads(runs[1]) == here

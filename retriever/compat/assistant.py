@@ -21,7 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from retriever.memory.index import Params, SectionIndex, SegmentBuilder
+from retriever.memory.build import SegmentBuilder
+from retriever.memory.index import Params, SectionIndex
 from retriever.memory.memory import Memory
 from retriever.text import analyzer
 from retriever.text.models import Document

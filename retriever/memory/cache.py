@@ -41,8 +41,8 @@ from retriever.memory.fileview import FileView
 from retriever.memory.index import Params, SectionIndex, Segment
 from retriever.text.models import Document, Fingerprint
 
-_PARTS = ("indptr", "indices", "values", "counts", "fields")  # a segment's arrays, one .npy file each
-FORMAT = 14  # bump when Document, the analyzer, the parser's output, the index layout or the cache tables change
+_PARTS = ("indptr", "indices", "values", "counts", "fields", "vectors", "scales")  # a segment's arrays, a .npy each
+FORMAT = 15  # bump when Document, the analyzer, the parser, the index layout, the embeddings or the cache tables change
 ROOT_FILE = "root.json"  # which root a cache folder belongs to, and when it was last opened
 SUPERSEDED_SECONDS = 3600.0  # how long a replaced document stays readable for processes not yet refreshed
 _TIDY_EVERY = 60.0
@@ -268,9 +268,7 @@ class IndexCache:
                 saved = pickle.load(handle)
             if saved["format"] != FORMAT or saved["params"] != _params_json(params):
                 return None
-            segments = [
-                Segment(*(np.load(base / f"{name}.{part}.npy") for part in _PARTS)) for name in saved["segments"]
-            ]
+            segments = [_load_segment(base, name) for name in saved["segments"]]
         except Exception:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything; rebuild instead
             return None
         index = SectionIndex(
@@ -355,6 +353,10 @@ def decode_document(blob: bytes) -> Document:
     if not isinstance(doc, Document):
         raise TypeError(f"a cache record holds {type(doc).__name__}, not a Document")
     return doc
+
+
+def _load_segment(base: Path, name: str) -> Segment:
+    return Segment(**{part: np.load(base / f"{name}.{part}.npy") for part in _PARTS})
 
 
 def _params_json(params: Params) -> dict[str, Any]:

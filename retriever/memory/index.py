@@ -9,8 +9,11 @@ Documents are scored too (``document_scores``): plain BM25 over each document's 
 bodies taken as one text, from the raw counts every posting also keeps, so a section can be
 ranked by its own evidence and its document's.
 
-The index is a list of immutable segments (CSR: term → sections, pre-combined ``tf'``) plus
-an ``alive`` mask, as in Lucene: a changed file tombstones its old sections and adds a small
+Sections carry meaning vectors too (``memory.vectors``): ``cosines`` compares a text's vector with
+every section's, a second, weaker signal for questions asked in other words than the memory's.
+
+The index is a list of immutable segments (CSR: term → sections, pre-combined ``tf'``, and the
+sections' vectors) plus an ``alive`` mask, as in Lucene: a changed file tombstones its old sections and adds a small
 segment, so one edit costs milliseconds instead of a rebuild.  ``compact()`` folds it all
 into one segment again.  A query costs one vectorised pass over its terms' postings.
 """
@@ -20,19 +23,17 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
+from retriever.memory import vectors
 from retriever.memory.fields import FIELDS, Analyzed
-from retriever.memory.postings import Postings, collect
 
-_TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
+TEXT_FIELDS = (FIELDS.index("heading"), FIELDS.index("body"))  # what a document's own text is made of
 DOCUMENT_B = 0.75  # length normalisation of document scores (BM25's usual value)
-_SLICE = 1 << 18  # postings weighed at once when a segment is written (temporaries of a few MB)
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 
@@ -62,6 +63,10 @@ class Segment:
     values: FloatArray  # (postings, groups): the pre-combined tf' of each field group
     counts: FloatArray  # (postings,): the raw count in the section's heading and body, for document scores
     fields: npt.NDArray[np.uint8]  # (postings,): bit f set when the term occurs in field FIELDS[f] of the section
+    # (sections, dims) int8 rows and (sections,) scales: meaning vectors in section-id order (``memory.vectors``);
+    # (0, 0) and (0,) for a segment built without texts
+    scales: FloatArray = field(default_factory=vectors.no_scales)
+    vectors: vectors.Int8Array = field(default_factory=vectors.no_rows)  # after scales: it shadows the module
 
     def postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
         start, end = self._span(term_id)
@@ -135,13 +140,6 @@ class SectionIndex:
             for f, counts in enumerate(fields_):
                 totals[f] += sum(counts.values())
         self.avglen = tuple(max(1.0, t / len(analyzed)) for t in totals)
-
-    def add(self, analyzed: Sequence[Analyzed]) -> range:
-        """Index sections as one new segment; returns their section ids."""
-        builder = SegmentBuilder(self)
-        for fields_ in analyzed:
-            builder.add(fields_)
-        return builder.finish()
 
     def append_segment(
         self,
@@ -290,6 +288,17 @@ class SectionIndex:
                                 out[sid][name].add(term)
         return out
 
+    def meaning(self, texts: Sequence[str]) -> FloatArray:
+        """Unit meaning vectors of ``texts`` (``memory.vectors``)."""
+        return vectors.embed(texts)
+
+    def cosines(self, query: FloatArray) -> FloatArray | None:
+        """Every section's cosine with the unit vector ``query`` (dead ones included; the caller masks
+        them); None when the index holds no vectors (built without texts, or no embedding table)."""
+        if not len(query):
+            return None
+        return vectors.cosines([(s.vectors, s.scales) for s in self.segments], self.size, query)
+
     def top(self, terms: Sequence[str], k: int, boosts: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (section id, score) pairs with a positive score, best first."""
         return top_of(self.scores(terms, boosts), k)
@@ -306,89 +315,6 @@ def top_of(scores: FloatArray, k: int) -> list[tuple[int, float]]:
     candidates = np.nonzero(scores >= kth)[0]
     ranked = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
     return [(int(sid), float(scores[sid])) for sid in ranked]
-
-
-class SegmentBuilder:
-    """Collects sections' postings in flat arrays, then writes one segment.
-
-    One posting per (term, section) holds that term's count in each field; arrays instead of
-    ``Counter`` objects keep a 10,000-file build's memory small.  tf' (weights, length
-    normalisation, field groups) is computed vectorised once every section is in, so a full
-    build can fix the average field lengths first.
-    """
-
-    def __init__(self, index: SectionIndex) -> None:
-        self.index = index
-        self.tids, self.rows, self.counts, self.lengths = array("i"), array("i"), array("f"), array("f")
-        self.sections = 0
-
-    def add(self, fields_: Analyzed) -> None:
-        """Add one section."""
-        self.add_postings(collect([fields_]))
-
-    def add_postings(self, postings: Postings) -> None:
-        """Add a document's sections: its new terms join the vocabulary in the order it first used them."""
-        vocab, terms = self.index.vocab, postings.terms
-        ids = np.fromiter((vocab.setdefault(term, len(vocab)) for term in terms), dtype=np.int32, count=len(terms))
-        self.tids.frombytes(ids[np.frombuffer(postings.tids, dtype=np.int32)].tobytes())
-        self.rows.frombytes((np.frombuffer(postings.rows, dtype=np.int32) + np.int32(self.sections)).tobytes())
-        self.counts.frombytes(postings.counts)
-        self.lengths.frombytes(postings.lengths)
-        self.sections += postings.sections
-
-    def finish(self, fix_avglen: bool = False) -> range:
-        """Write the segment (first fixing average field lengths, for a full build).
-
-        Postings are put in term order first, weighed a slice at a time, and the builder's arrays let
-        go as soon as they are used up: 10,000 files (4.8M postings, ~150 MB of arrays) peak ~110 MB above.
-        """
-        index = self.index
-        lengths = np.frombuffer(self.lengths, dtype=np.float32).reshape(self.sections, len(FIELDS))
-        if fix_avglen and self.sections:
-            index.avglen = tuple(max(1.0, float(x)) for x in lengths.mean(axis=0))
-        tids = np.frombuffer(self.tids, dtype=np.int32)
-        order = np.argsort(tids, kind="stable")  # by term; within a term by section, as sections came in
-        per_term = np.bincount(tids, minlength=len(index.vocab))
-        rows = np.frombuffer(self.rows, dtype=np.int32)[order]
-        del tids
-        self.tids, self.rows = array("i"), array("i")
-        values, raw, masks = self._weighed(order, rows, lengths)
-        first = index.size
-        rows += np.int32(first)
-        index.append_segment(per_term, rows, values, raw, masks)
-        index.alive = np.concatenate([index.alive, np.ones(self.sections, dtype=bool)])
-        index._live = None
-        index.lengths = np.concatenate([index.lengths, lengths[:, _TEXT_FIELDS].sum(axis=1, dtype=np.float32)])
-        return range(first, first + self.sections)
-
-    def _weighed(
-        self, order: IntArray, rows: npt.NDArray[np.int32], lengths: FloatArray
-    ) -> tuple[FloatArray, FloatArray, npt.NDArray[np.uint8]]:
-        """tf' per field group, the raw heading + body count and the field bitmask of every posting, in
-        ``order``; computed a slice of postings at a time (small temporaries), then the counts let go."""
-        counts = np.frombuffer(self.counts, dtype=np.float32).reshape(len(rows), len(FIELDS))
-        values = np.zeros((len(rows), len(self.index.params.group_weights)), dtype=np.float32)
-        masks, raw = np.zeros(len(rows), dtype=np.uint8), np.zeros(len(rows), dtype=np.float32)
-        for start in range(0, len(rows), _SLICE):
-            part = slice(start, start + _SLICE)
-            self._weigh(counts[order[part]], lengths[rows[part]], values[part], masks[part], raw[part])
-        del counts
-        self.counts = array("f")
-        return values, raw, masks
-
-    def _weigh(
-        self, counts: FloatArray, lengths: FloatArray, values: FloatArray, masks: npt.NDArray[np.uint8], raw: FloatArray
-    ) -> None:
-        """One slice of postings: ``counts`` and their sections' ``lengths`` per field in, the rest out."""
-        params, avglen = self.index.params, self.index.avglen
-        for f in range(len(FIELDS)):
-            b, avg = np.float32(params.b[f]), np.float32(avglen[f])
-            tf = counts[:, f]
-            masks |= (tf > 0).view(np.uint8) << np.uint8(f)
-            if f in _TEXT_FIELDS:
-                raw += tf  # the raw heading + body count, for document scores
-            norm = np.float32(1.0) - b + b * lengths[:, f] / avg
-            values[:, params.groups[f]] += np.float32(params.weights[f]) * tf / norm
 
 
 def _grow(values: IntArray, size: int) -> IntArray:

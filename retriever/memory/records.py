@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from retriever.memory.cache import DocInfo, FileRow, decode_document
 from retriever.memory.fields import analyze_document
 from retriever.memory.postings import Postings, collect
+from retriever.memory.vectors import Meaning, document_meaning
 from retriever.text import reader
 from retriever.text.models import Document, Fingerprint, Skipped
 
@@ -31,12 +32,13 @@ class Task:
 
 @dataclass(frozen=True, slots=True)
 class Indexable:
-    """What the index needs of a document: its sections' postings and its outline."""
+    """What the index needs of a document: its sections' postings, outline and meaning."""
 
     rel_path: str
     postings: Postings
     info: DocInfo
     acronyms: tuple[tuple[str, str], ...]
+    meaning: Meaning  # its sections' meaning vectors (``memory.vectors``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,4 +81,4 @@ def check(entry: reader.Entry, known: FileRow | None, indexed: bool) -> Task | S
 def indexable(doc: Document) -> Indexable:
     """What the index needs of ``doc``."""
     info = DocInfo(doc.title, doc.doc_type, doc.aliases, len(doc.sections))
-    return Indexable(doc.rel_path, collect(analyze_document(doc)), info, doc.acronyms)
+    return Indexable(doc.rel_path, collect(analyze_document(doc)), info, doc.acronyms, document_meaning(doc))

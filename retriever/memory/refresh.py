@@ -28,10 +28,10 @@ from pathlib import Path
 from retriever.config import Settings, index_cache_dir
 from retriever.errors import RetrieverError
 from retriever.memory import gitinfo, locks, records
-from retriever.memory.build import NewIndex, empty_state, register
+from retriever.memory.build import NewIndex, SegmentBuilder, empty_state, register
 from retriever.memory.cache import FileRow, IndexCache, IndexState
 from retriever.memory.documents import Documents
-from retriever.memory.index import Params, SectionIndex, SegmentBuilder
+from retriever.memory.index import Params, SectionIndex
 from retriever.memory.records import Indexable, Parsed, Record, Task
 from retriever.text import reader
 from retriever.text.models import Document, Skipped
@@ -375,7 +375,7 @@ def _analyzed(index: SectionIndex, docs: list[Indexable]) -> SegmentBuilder:
     """Documents' postings in a segment builder (not yet visible to queries)."""
     builder = SegmentBuilder(index)
     for doc in docs:
-        builder.add_postings(doc.postings)
+        builder.add_postings(doc.postings, doc.meaning)
     return builder
 
 

@@ -159,18 +159,18 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-7.7844,
+    intercept=-7.6827,
     weights={
-        "known_weight": 0.9287,
-        "best_section_coverage": 3.8159,
-        "matched_mass": 2.8186,
-        "fact_coverage": 2.726,
-        "top_fact": -0.0862,
-        "fact_concentration": 1.0736,
+        "known_weight": 0.9353,
+        "best_section_coverage": 3.3453,
+        "matched_mass": 2.6421,
+        "fact_coverage": 1.3523,
+        "top_fact": 1.4456,
+        "fact_concentration": 1.5101,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    heldout_auc=0.863,
-    heldout_ece=0.04,
+    heldout_auc=0.866,
+    heldout_ece=0.038,
     rows=886,
 )
 # END MODEL

@@ -15,6 +15,19 @@ A many-part question ("…, and how far ahead must I ask?") is also searched par
 part in the context of the whole question (its own words in full, the others at
 ``query.PART_CONTEXT``); a section's evidence is its best over the whole question and its parts, and
 each part's strongest sections are read whatever the other parts score.
+
+Meaning fills the gap words leave.  When even the best-matching sections hold only part of the
+idf weight of the question's topic words (``gap`` = 1 − the best coverage among the
+``GAP_SECTIONS`` strongest; framing words such as "many" left out), the question is likely asked
+in other words than the memory's ("meals" for "dining expenses"), so each section with evidence
+also gets
+
+    MEANING_WEIGHT · gap · z⁺(cos) / max z⁺,   z = (cos − mean) / std over live sections
+
+from the cosine of its meaning vector with the question's (``memory.vectors``).  A question the
+memory's words cover fully is ranked by words alone.  Meaning re-ranks the sections words found
+(in the section, its document or its neighbours); it lets no other section in, so a question that
+shares no word with the memory still gets none.
 """
 
 from __future__ import annotations
@@ -27,11 +40,13 @@ import numpy.typing as npt
 
 from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
-from retriever.pipeline.query import PART_CONTEXT, Query
+from retriever.pipeline.query import PART_CONTEXT, Query, best_coverage, framing_boosts, weights
 
 DOCUMENT_WEIGHT = 0.5  # a section's document's evidence, beside its own (1)
 NEIGHBOUR_WEIGHT = 0.5  # the evidence of the sections next to it in its document
 PART_PICKS = 2  # sections read for each part of a many-part question, whatever else scores
+MEANING_WEIGHT = 0.6  # meaning's share when the best sections hold none of the question's words' weight
+GAP_SECTIONS = 5  # the strongest sections whose coverage says how much of the question words leave out
 
 
 @dataclass(frozen=True)
@@ -51,7 +66,39 @@ def evidence(memory: Memory, query: Query) -> Evidence:
         part_scores = fused(memory, terms, part_boosts(boosts, terms, part))
         picks.extend(sid for sid, _ in top_of(part_scores, PART_PICKS) if sid not in picks)
         scores = np.maximum(scores, part_scores)
-    return Evidence(scores, tuple(picks))
+    return Evidence(with_meaning(memory, query, scores), tuple(picks))
+
+
+def coverage_gap(memory: Memory, query: Query, section_ids: Sequence[int]) -> float:
+    """1 − the best ``query.best_coverage`` of the question's topic words (framing words such as "many"
+    left out: a memory without them does not speak of the topic in other words) among ``section_ids``."""
+    wanted = {*query.terms, *query.extra}
+    wanted.update(t for options in query.alternates.values() for option in options for t in option)
+    fields = memory.index.field_terms(section_ids, wanted)
+    framing = framing_boosts(query.terms)
+    term_weights = {t: w for t, w in weights(query, memory.index).items() if t not in framing}
+    covered = (best_coverage(term_weights, set().union(*fields[sid].values()), query) for sid in section_ids)
+    return 1.0 - max(covered, default=0.0)
+
+
+def with_meaning(memory: Memory, query: Query, scores: FloatArray) -> FloatArray:
+    """``scores`` plus meaning, in proportion to the coverage gap (see the module docstring)."""
+    if not len(scores) or scores.max() <= 0:
+        return scores
+    gap = coverage_gap(memory, query, [sid for sid, _ in top_of(scores, GAP_SECTIONS)])
+    cos = memory.index.cosines(memory.index.meaning([query.text])[0]) if gap > 0 else None
+    if cos is None or len(cos) != len(scores):
+        return scores
+    live = memory.index.alive[: len(cos)]
+    spread = float(cos[live].std())
+    if spread <= 0:
+        return scores
+    z = np.maximum(cos - cos[live].mean(), 0.0) / np.float32(spread)
+    z[~live | (scores <= 0)] = 0.0  # meaning re-ranks what words found; it lets nothing else in
+    if z.max() <= 0:
+        return scores
+    out: FloatArray = scores + np.float32(MEANING_WEIGHT * gap / z.max()) * z
+    return out
 
 
 def part_boosts(boosts: Mapping[str, float], terms: Sequence[str], part: Sequence[str]) -> dict[str, float]:

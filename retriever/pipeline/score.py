@@ -16,6 +16,16 @@ that does not repeat the question's words ("They meet on Fridays.") still ranks.
 chosen greedily: each further fact from a section already cited counts ``same_section_decay``
 less, so the first places go to different sections, and duplicate statements are dropped.
 
+Meaning.  Where the read sections leave part of the weight of the question's topic words uncovered
+(``gap`` = 1 − their best coverage, as ``evidence.coverage_gap`` counts it), a statement's cosine
+with the question (``memory.vectors``), scaled among the candidates so the median statement gets 0
+and the closest 1, joins its rank value:
+
+    rank'(u) = (rank(u) + meaning_weight · gap · m(u)) / (1 + meaning_weight · gap)
+
+It changes the order only: the answerability evidence stays the words', so a question the memory
+does not answer does not score higher for sounding like it.
+
 Calibration.  ``relevance_score`` is the question's answerability times the fact's rank value
 relative to the first fact's:  ``A · rank(u) / rank(first)``, with
 ``A = ½ · coverage(first fact's section) + ½ · e(first fact)``.  So scores fall along the
@@ -32,9 +42,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
+
 from retriever.memory.memory import Memory
 from retriever.memory.provenance import When
 from retriever.pipeline.context import Context, Run
+from retriever.pipeline.evidence import coverage_gap
 from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
 from retriever.pipeline.results import Candidate, Fact, Target
 from retriever.text import analyzer
@@ -49,6 +62,7 @@ class ScoreParams:
     many_part_decay: float = 0.25  # a many-part question wants breadth: one fact per section first
     long_statement: int = 30  # terms; longer statements match query words by chance more often
     length_penalty: float = 0.3
+    meaning_weight: float = 0.5  # a statement's meaning, when words leave all of the question's topic uncovered
 
 
 DEFAULT = ScoreParams()
@@ -108,6 +122,26 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
             value, evidence = value * SUPERSEDED_FACTOR, evidence * SUPERSEDED_FACTOR
         out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence))
     return out
+
+
+def with_meaning(scored: list[_Scored], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
+    """Rank values with the statements' meaning joined in proportion to the coverage gap (module docstring)."""
+    read = list(dict.fromkeys(s.candidate.target.section_id for s in scored))
+    weight = params.meaning_weight * coverage_gap(memory, query, read) if read else 0.0
+    if weight <= 0 or len(scored) < 2:
+        return scored
+    vectors = memory.index.meaning([query.text, *(s.candidate.statement for s in scored)])
+    if not vectors.shape[1] or not vectors[0].any():
+        return scored
+    cos = np.einsum("ij,j->i", vectors[1:], vectors[0])  # one thread, the same sums everywhere (memory.vectors)
+    low, high = float(np.median(cos)), float(cos.max())
+    if high <= low:
+        return scored
+    closeness = np.clip((cos - low) / (high - low), 0.0, 1.0)
+    return [
+        dataclasses.replace(s, relevance=(s.relevance + weight * float(m)) / (1 + weight))
+        for s, m in zip(scored, closeness, strict=True)
+    ]
 
 
 def strength(target: Target, best: float, memory: Memory, params: ScoreParams) -> float:
@@ -189,7 +223,7 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
         return state
     params = params or DEFAULT
     assert state.query is not None
-    scored = relevance(state.candidates, ctx.memory, state.query, params)
+    scored = with_meaning(relevance(state.candidates, ctx.memory, state.query, params), ctx.memory, state.query, params)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay
     ranked = calibrate(rank(scored, ctx.settings.top_k, decay))

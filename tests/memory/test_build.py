@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from retriever.config import Settings
 from retriever.memory import workers
-from retriever.memory.index import FIELDS, Analyzed, SectionIndex, SegmentBuilder
+from retriever.memory.build import SegmentBuilder
+from retriever.memory.index import FIELDS, Analyzed, SectionIndex
 from retriever.memory.memory import Memory
 from retriever.memory.postings import collect
 from retriever.text.models import Document

@@ -15,11 +15,13 @@ from fixtures import ACME
 
 from retriever.config import Settings
 from retriever.memory import locks
+from retriever.memory.build import add_sections
 from retriever.memory.cache import FORMAT, ROOT_FILE, DocInfo, FileRow, IndexCache, IndexState
 from retriever.memory.documents import Documents
 from retriever.memory.fields import analyze_document
 from retriever.memory.index import Params, SectionIndex
 from retriever.memory.memory import Memory
+from retriever.memory.vectors import document_texts
 from retriever.text import analyzer
 from retriever.text.models import Document, Fingerprint
 from retriever.text.parser import parse_document
@@ -32,6 +34,7 @@ title: Glossary
 Monthly recurring revenue (MRR) is billed every month.
 """
 
+SEGMENT_PARTS = ("indptr", "indices", "values", "counts", "fields", "vectors", "scales")  # one .npy file each
 QUERIES = ["billing migration", "Olena", "sick days", "Stripe invoices", "MRR", "лікарняних"]
 
 
@@ -49,7 +52,8 @@ def _docs(files: dict[str, str]) -> list[Document]:
 def _add(state: IndexState, docs: list[Document]) -> None:
     """Index ``docs`` as one new segment, keeping the section table in step (as Memory does)."""
     analyzed = [analyze_document(d) for d in docs]
-    state.index.add([fields_ for per_doc in analyzed for fields_ in per_doc])
+    texts = [text for d in docs for text in document_texts(d)]
+    add_sections(state.index, [fields_ for per_doc in analyzed for fields_ in per_doc], texts)
     for doc in docs:
         state.section_files.extend([doc.rel_path] * len(doc.sections))
         state.section_ordinals.extend(range(len(doc.sections)))
@@ -89,6 +93,12 @@ def _assert_same_index(loaded: IndexState, saved: IndexState) -> None:
     for query in QUERIES:  # the field masks come back too: reasons and coverage read them
         terms = analyzer.terms(query)
         assert loaded.index.field_terms(sections, terms) == saved.index.field_terms(sections, terms)
+    for query in QUERIES:  # meaning vectors come back as the int8 rows and scales they were built as
+        vector = saved.index.meaning([query])[0]
+        loaded_cosines, saved_cosines = loaded.index.cosines(vector), saved.index.cosines(vector)
+        assert loaded_cosines is not None and saved_cosines is not None
+        np.testing.assert_array_equal(loaded_cosines, saved_cosines)
+    assert {(s.vectors.dtype.name, s.scales.dtype.name) for s in loaded.index.segments} == {("int8", "float32")}
     assert loaded.index.params == saved.index.params
     assert len(loaded.index.segments) == len(saved.index.segments)
     assert loaded.catalog == saved.catalog
@@ -278,9 +288,7 @@ def test_a_saved_index_loads_back_identical(cache: IndexCache) -> None:
     assert len(state.segment_names) == 1
     _assert_same_index(loaded, state)
     assert loaded.index.live_count == 15
-    assert _segment_files(cache) == {
-        f"{state.segment_names[0]}.{part}.npy" for part in ("indptr", "indices", "values", "counts", "fields")
-    }
+    assert _segment_files(cache) == {f"{state.segment_names[0]}.{part}.npy" for part in SEGMENT_PARTS}
 
 
 def test_nothing_saved_loads_as_none(cache: IndexCache) -> None:
@@ -332,9 +340,7 @@ def test_a_second_save_writes_only_the_new_segment(cache: IndexCache) -> None:
 
     [kept, second] = state.segment_names
     assert kept == first
-    assert _segment_files(cache) == old_files | {
-        f"{second}.{part}.npy" for part in ("indptr", "indices", "values", "counts", "fields")
-    }
+    assert _segment_files(cache) == old_files | {f"{second}.{part}.npy" for part in SEGMENT_PARTS}
     assert {name: (cache.folder / "index" / name).stat().st_mtime_ns for name in old_files} == old_mtimes
     loaded = cache.load_index(Params())
     assert loaded is not None
@@ -354,8 +360,7 @@ def test_saving_a_compacted_index_removes_segments_no_longer_listed(cache: Index
 
     [name] = compacted.segment_names
     assert name not in state.segment_names
-    parts = ("indptr", "indices", "values", "counts", "fields")
-    assert _segment_files(cache) == {f"{name}.{part}.npy" for part in parts}
+    assert _segment_files(cache) == {f"{name}.{part}.npy" for part in SEGMENT_PARTS}
     loaded = cache.load_index(Params())
     assert loaded is not None
     _assert_same_index(loaded, compacted)

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from retriever.memory.build import add_sections
 from retriever.memory.fields import FIELDS, Analyzed, analyze_document
 from retriever.memory.index import Params, SectionIndex
 from retriever.text import analyzer
@@ -32,7 +33,7 @@ def _section(
 def _index(sections: list[Analyzed], params: Params | None = None) -> SectionIndex:
     index = SectionIndex(params=params or Params())
     index.set_avglen(sections)
-    index.add(sections)
+    add_sections(index, sections)
     return index
 
 
@@ -215,7 +216,7 @@ def test_a_tombstoned_index_scores_like_one_built_without_the_dead_sections() ->
     tombstoned.remove([0, 2])
     clean = SectionIndex()
     clean.set_avglen(everything)  # same average lengths, so only the tombstones differ
-    clean.add(keep)
+    add_sections(clean, keep)
 
     for term in ("quota", "sales", "target"):
         np.testing.assert_allclose(tombstoned.scores([term])[[1, 3]], clean.scores([term]), rtol=1e-6)
@@ -234,7 +235,7 @@ def test_adding_after_a_removal_makes_a_new_segment_with_later_ids() -> None:
     index = _index([_section(body={"quota": 1}), _section(body={"target": 1})])
     index.remove([0])
 
-    ids = index.add([_section(body={"quota": 2, "fresh": 1}), _section(heading={"fresh": 1})])
+    ids = add_sections(index, [_section(body={"quota": 2, "fresh": 1}), _section(heading={"fresh": 1})])
 
     assert ids == range(2, 4)
     assert len(index.segments) == 2
@@ -248,7 +249,7 @@ def test_adding_after_a_removal_makes_a_new_segment_with_later_ids() -> None:
 
 def test_terms_first_seen_in_a_later_segment_score_in_it_alone() -> None:
     index = _index([_section(body={"quota": 1})])
-    index.add([_section(body={"newword": 1})])
+    add_sections(index, [_section(body={"newword": 1})])
     assert index.scores(["newword"]).tolist() == [0.0, pytest.approx(index.term_idf("newword"), rel=1e-6)]
 
 
@@ -356,7 +357,7 @@ def test_document_scores_leave_out_dead_sections() -> None:
 
 def test_section_lengths_count_heading_and_body_terms() -> None:
     index = _index([_section(title={"a": 4}, heading={"b": 1}, path={"c": 2}, body={"d": 2, "e": 1})])
-    index.add([_section(body={"f": 5})])
+    add_sections(index, [_section(body={"f": 5})])
     assert index.lengths.tolist() == [4.0, 5.0]
 
 
@@ -407,7 +408,7 @@ def test_field_terms_name_the_fields_each_query_term_occurs_in() -> None:
 def test_field_terms_of_a_replaced_section_come_from_its_new_segment() -> None:
     index = _index([_section(body={"old": 1})])
     index.remove([0])
-    index.add([_section(body={"new": 1})])
+    add_sections(index, [_section(body={"new": 1})])
 
     found = index.field_terms([0, 1], ["old", "new"])
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import TreeFactory
+from fixtures import TRAVEL
 
 from retriever.config import Settings
 from retriever.memory.memory import Memory
+from retriever.pipeline import evidence as evidence_module
 from retriever.pipeline.evidence import evidence, neighbours
 from retriever.pipeline.query import analyze
 from retriever.pipeline.target import choose
@@ -75,3 +77,46 @@ def test_each_part_of_a_many_part_question_gets_its_best_sections_read(make_tree
     assert [_heading_of(memory, sid)[0] for sid in found.part_picks[-2:]][-1] == "deadlines.md"
     targets = choose(memory, query, max_sections=3).targets
     assert "deadlines.md" in {t.rel_path for t in targets}
+
+
+# meaning
+
+
+def _ranked_headings(memory: Memory, scores: np.ndarray) -> list[str | None]:
+    order = [int(sid) for sid in np.argsort(-scores, kind="stable") if scores[sid] > 0]
+    return [memory.section(sid)[1].heading for sid in order]
+
+
+def test_a_question_in_other_words_ranks_the_section_that_means_it_first(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = Memory.open(make_tree(TRAVEL), Settings.from_env())
+    question = analyze("Are my meals paid for when I travel for work?")  # the memory never says "meals"
+    assert _ranked_headings(memory, evidence(memory, question).scores) == [
+        "Dining expenses",
+        "Travel policy",
+        "Hotels",
+        "Flights",
+    ]
+    monkeypatch.setattr(evidence_module, "MEANING_WEIGHT", 0.0)  # by words alone: the title, then "travel" twice
+    assert _ranked_headings(memory, evidence(memory, question).scores) == [
+        "Travel policy",
+        "Hotels",
+        "Dining expenses",
+        "Flights",
+    ]
+
+
+def test_meaning_lets_in_no_section_the_words_did_not_find(make_tree: TreeFactory) -> None:
+    memory = Memory.open(make_tree(TRAVEL), Settings.from_env())
+    assert not evidence(memory, analyze("What meals are covered?")).scores.any()
+
+
+def test_a_question_its_words_cover_is_ranked_by_words_alone(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = Memory.open(make_tree(TRAVEL), Settings.from_env())
+    question = analyze("How many parking permits does the front desk issue?")  # "many" frames; the rest is there
+    with_meaning = evidence(memory, question).scores
+    monkeypatch.setattr(evidence_module, "MEANING_WEIGHT", 0.0)
+    np.testing.assert_array_equal(with_meaning, evidence(memory, question).scores)

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from retriever.memory.build import add_sections
 from retriever.memory.index import Params, SectionIndex
 from retriever.pipeline.query import (
     EXPANSION_WEIGHT,
@@ -45,7 +46,7 @@ def test_one_shared_word_is_not_enough_to_expand() -> None:
 def test_framing_words_weigh_less_and_compounds_are_left_to_their_parts() -> None:
     index = SectionIndex(params=Params())
     empty: Counter[str] = Counter()
-    index.add([(empty, Counter({"client": 1}), empty, empty, Counter({"main": 1, "end": 1, "year": 1}))])
+    add_sections(index, [(empty, Counter({"client": 1}), empty, empty, Counter({"main": 1, "end": 1, "year": 1}))])
     query = analyze("main clients at end-of-year")
     found = weights(query, index)
     assert set(found) == {"main", "client", "end", "year"}

@@ -6,14 +6,28 @@ import dataclasses
 
 import pytest
 from conftest import TreeFactory
+from fixtures import TRAVEL
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
 from retriever.memory.memory import Memory
-from retriever.pipeline.query import analyze
+from retriever.pipeline import evidence
+from retriever.pipeline.extract import candidates_of
+from retriever.pipeline.query import Query, analyze
 from retriever.pipeline.results import Candidate, Target
-from retriever.pipeline.score import ScoreParams, _Scored, calibrate, rank, statement_evidence, strength
+from retriever.pipeline.score import (
+    DEFAULT,
+    ScoreParams,
+    _Scored,
+    calibrate,
+    rank,
+    relevance,
+    statement_evidence,
+    strength,
+    with_meaning,
+)
+from retriever.pipeline.target import choose
 
 
 def _scored(section_id: int, relevance: float, text: str) -> _Scored:
@@ -96,3 +110,37 @@ def test_relevance_scores_stay_in_0_1_fall_along_the_ranking_and_start_at_the_fi
     assert scores == sorted(scores, reverse=True)
     if ordered[0].relevance > 0:
         assert scores[0] == pytest.approx(min(1.0, ranked[0].evidence))
+
+
+# meaning
+
+
+def _candidates(memory: Memory, question: str) -> tuple[Query, tuple[Candidate, ...]]:
+    query = analyze(question, memory.state.acronyms, memory.index)
+    phase1 = choose(memory, query, 10)
+    return query, tuple(c for t in phase1.targets for c in candidates_of(memory, t))
+
+
+def test_meaning_reorders_statements_but_leaves_their_answerability_evidence(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = Memory.open(make_tree(TRAVEL), Settings.from_env())
+    monkeypatch.setattr(evidence, "MEANING_WEIGHT", 0.0)  # sections read and weighed by words alone
+    query, candidates = _candidates(memory, "Are my meals paid for when I travel for work?")
+    words = relevance(candidates, memory, query, DEFAULT)
+    meant = with_meaning(words, memory, query, DEFAULT)
+
+    def best(scored: list[_Scored]) -> str:
+        return max(scored, key=lambda s: s.relevance).candidate.statement
+
+    assert best(words).startswith("When you travel, book hotels")
+    assert best(meant).startswith("Breakfast, lunch and dinner")
+    assert [s.evidence for s in meant] == [s.evidence for s in words]
+    assert with_meaning(words, memory, query, ScoreParams(meaning_weight=0.0)) == words
+
+
+def test_a_question_its_words_cover_keeps_its_statement_order(make_tree: TreeFactory) -> None:
+    memory = Memory.open(make_tree(TRAVEL), Settings.from_env())
+    query, candidates = _candidates(memory, "Who issues parking permits at the front desk?")
+    words = relevance(candidates, memory, query, DEFAULT)
+    assert with_meaning(words, memory, query, DEFAULT) == words

@@ -1,0 +1,124 @@
+"""Section meaning vectors: what a section is about, as one vector beside its postings.
+
+A section's vector is the packaged word-embedding table's (``text.embeddings``) pooling of its
+document title, heading path and body, each word that is not a stop word counted once per
+occurrence (``content_weight``: the table already weighs rare tokens up).  A query is embedded the
+same way, and its cosine with every section is one vectorised product per segment.
+
+A vector depends on its section's text alone, never on the rest of the memory, so the parse
+worker that reads a file computes its sections' vectors (``document_meaning``) beside their
+postings, and a build or refresh only appends them.  Vectors are held as int8 rows with a scale
+each (``Meaning``: a quarter of float32's memory, cosines within 0.003 of the exact ones), in the
+segment that holds the sections' postings, so tombstones, refreshes and compaction keep them
+aligned with section ids exactly as postings are; the cache stores the same bytes, so a fresh
+build and a cached load rank alike.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from retriever.text import analyzer, embeddings
+from retriever.text.models import Document, Section
+
+FloatArray = npt.NDArray[np.float32]
+Int8Array = npt.NDArray[np.int8]
+_ROWS = 8_192  # section vectors widened to float32 at once when a query is compared (~8 MB)
+_WORDS_KEPT = 1 << 17  # words whose weight is remembered
+
+
+@dataclass(frozen=True, slots=True)
+class Meaning:
+    """Sections' vectors as int8 rows (``rows``, sections × ``dims``) and one float32 scale per row
+    (``scales``): a row times its scale is the section's unit vector.  Bytes, so they cross processes
+    and are appended cheaply; ``dims`` is 0 when there is no embedding table."""
+
+    rows: bytes
+    scales: bytes
+    dims: int
+    sections: int
+
+
+def section_text(doc: Document, section: Section) -> str:
+    """The text a section's vector is made of: its document's title, its heading path and its body."""
+    return "\n".join([doc.title, *section.heading_path, section.text])
+
+
+def document_texts(doc: Document) -> list[str]:
+    """``section_text`` of each of a document's sections, in order."""
+    return [section_text(doc, section) for section in doc.sections]
+
+
+@functools.lru_cache(maxsize=_WORDS_KEPT)
+def content_weight(word: str) -> float:
+    """1 for a word the index keeps a term of, 0 for a stop word (it says nothing of a topic)."""
+    return 1.0 if analyzer.terms(word) else 0.0
+
+
+def embed(texts: Sequence[str]) -> FloatArray:
+    """Unit vectors of ``texts`` (no columns without a table: then nothing carries meaning)."""
+    table = embeddings.table()
+    if table is None:
+        return np.zeros((len(texts), 0), dtype=np.float32)
+    return table.embed(texts, content_weight)
+
+
+def quantize(vectors: FloatArray) -> Meaning:
+    """Unit vectors as int8 rows scaled by their largest component (a zero row stays zero)."""
+    peaks = np.abs(vectors).max(axis=1) if vectors.size else np.zeros(len(vectors), dtype=np.float32)
+    scales = (peaks / 127.0).astype(np.float32)
+    safe = np.where(scales > 0, scales, np.float32(1.0))
+    rows = np.rint(vectors / safe[:, None]).astype(np.int8)
+    return Meaning(rows.tobytes(), scales.tobytes(), int(vectors.shape[1]), len(vectors))
+
+
+def meaning_of(texts: Sequence[str]) -> Meaning:
+    """The stored meaning of sections with these texts."""
+    return quantize(embed(texts))
+
+
+def document_meaning(doc: Document) -> Meaning:
+    """The stored meaning of a document's sections, in order."""
+    return meaning_of(document_texts(doc))
+
+
+def arrays(meaning: Meaning) -> tuple[Int8Array, FloatArray]:
+    """The int8 rows (sections × dims) and scales of ``meaning``."""
+    rows = np.frombuffer(meaning.rows, dtype=np.int8).reshape(meaning.sections, meaning.dims)
+    return rows, np.frombuffer(meaning.scales, dtype=np.float32)
+
+
+def no_rows() -> Int8Array:
+    """The vectors of a segment built without texts."""
+    return np.zeros((0, 0), dtype=np.int8)
+
+
+def no_scales() -> FloatArray:
+    return np.zeros(0, dtype=np.float32)
+
+
+def cosines(blocks: Sequence[tuple[Int8Array, FloatArray]], size: int, query: FloatArray) -> FloatArray | None:
+    """Each section's cosine with the unit vector ``query`` (blocks: the segments' rows and scales, in
+    section-id order); None when some section has no vector (an index built without texts) or the
+    dimensions differ."""
+    if sum(len(rows) for rows, _ in blocks) != size or any(r.shape[1] != len(query) for r, _ in blocks if len(r)):
+        return None
+    parts = [_cosines(rows, scales, query) for rows, scales in blocks if len(rows)]
+    out: FloatArray = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+    return out
+
+
+def _cosines(rows: Int8Array, scales: FloatArray, query: FloatArray) -> FloatArray:
+    # einsum's own loop, not BLAS: one thread, the same sums on every machine (a threaded BLAS stalls
+    # when the cores are busy, and its summation order depends on the thread count).
+    out = np.empty(len(rows), dtype=np.float32)
+    for start in range(0, len(rows), _ROWS):
+        part = slice(start, start + _ROWS)
+        out[part] = np.einsum("ij,j->i", rows[part].astype(np.float32), query)
+    out *= scales
+    return out

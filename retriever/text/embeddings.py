@@ -1,0 +1,174 @@
+"""Static word embeddings: a text's meaning as one vector, from a table shipped with the package.
+
+The table (``data/embeddings.npz``, see ``data/NOTICE``) holds one 256-dimensional vector per
+WordPiece token, distilled from sentence-transformers/all-MiniLM-L6-v2 by model2vec (PCA, rare
+tokens weighted up), as int8 rows with a float32 scale each, and the tokens (newline-separated
+UTF-8).  ``scripts/build_embeddings.py`` rebuilds it.  Only numpy reads it: no model, no
+download, the same vectors on every machine.
+
+Contract: ``table()`` is the packaged table (loaded once; None, with a warning logged once, when the
+file is missing or unreadable: callers then go without meaning).  ``Table.embed(texts, weight)``
+returns one unit-length row per text (all zeros for a text with no known, weighted word): the
+sum, over the text's words, of ``weight(word) · count`` times the word's piece vectors.  The caller's
+``weight`` says how much a word counts (the memory's idf, 0 for words it ignores).
+``bags(texts)`` counts each text's words into flat arrays, and
+``Table.pool(bags(texts), weight)`` is ``Table.embed(texts, weight)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from retriever.text.wordpiece import WordPiece, words
+
+log = logging.getLogger(__name__)
+
+TABLE_PATH = Path(__file__).with_name("data") / "embeddings.npz"
+_ENTRIES = 8_192  # (text, word) entries pooled at once (bounds the temporary piece array: ~10 MB)
+_MAX_COUNT = 65_535  # a word's count in one text, as a bag stores it
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+Weight = Callable[[str], float]
+
+
+@dataclass(frozen=True)
+class Table:
+    """Token vectors as int8 rows with per-row scales, and the WordPiece vocabulary they belong to."""
+
+    vectors: npt.NDArray[np.int8]
+    scales: FloatArray
+    wordpiece: WordPiece
+
+    @property
+    def dims(self) -> int:
+        return int(self.vectors.shape[1])
+
+    @classmethod
+    def load(cls, path: Path) -> Table:
+        """The table in ``path`` (``ValueError`` when its arrays do not fit together)."""
+        with np.load(path, allow_pickle=False) as data:
+            vectors, scales, vocab = data["vectors"], data["scales"].astype(np.float32), data["vocab"]
+        tokens = vocab.tobytes().decode("utf-8").split("\n")
+        if vectors.dtype != np.int8 or vectors.ndim != 2 or not len(vectors) == len(scales) == len(tokens):
+            raise ValueError(f"{path} holds mismatched arrays")
+        return cls(vectors, scales, WordPiece({token: i for i, token in enumerate(tokens)}))
+
+    def rows(self, ids: npt.NDArray[np.int64]) -> FloatArray:
+        """The float32 vectors of token ids."""
+        out: FloatArray = self.vectors[ids].astype(np.float32) * self.scales[ids, None]
+        return out
+
+    def embed(self, texts: Sequence[str], weight: Weight) -> FloatArray:
+        """One unit row per text (see the module contract)."""
+        return self.pool(bags(texts), weight)
+
+    def pool(self, counted: Bags, weight: Weight) -> FloatArray:
+        """One unit row per bag of ``counted``: each distinct word is split and weighed once, and entries
+        are pooled ``_ENTRIES`` at a time, so a 10,000-file build's temporaries stay a few MB."""
+        lexicon = self._words(counted.words, weight)
+        ids = np.frombuffer(counted.ids, dtype=np.int32)
+        rows = np.frombuffer(counted.rows, dtype=np.int32)
+        counts = np.frombuffer(counted.counts, dtype=np.uint16)
+        out = np.zeros((counted.texts, self.dims), dtype=np.float32)
+        for start in range(0, len(ids), _ENTRIES):
+            part = slice(start, start + _ENTRIES)
+            self._pool_into(out, rows[part], ids[part], counts[part], lexicon)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+    def _words(self, distinct: Sequence[str], weight: Weight) -> tuple[IntArray, IntArray, FloatArray]:
+        """CSR of the words' piece ids (offsets, ids) and each word's weight (0 for unknown words)."""
+        pieces = [self.wordpiece.pieces(word) for word in distinct]
+        offsets = np.zeros(len(distinct) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in pieces], out=offsets[1:])
+        ids = np.fromiter((i for p in pieces for i in p), dtype=np.int64, count=int(offsets[-1]))
+        weights = np.fromiter((weight(w) if p else 0.0 for w, p in zip(distinct, pieces, strict=True)), np.float32)
+        return offsets, ids, weights
+
+    def _pool_into(
+        self,
+        out: FloatArray,
+        rows: npt.NDArray[np.int32],
+        word: npt.NDArray[np.int32],
+        counts: npt.NDArray[np.uint16],
+        lexicon: tuple[IntArray, IntArray, FloatArray],
+    ) -> None:
+        """Add some entries' weighted piece vectors to their rows of ``out`` (rows ascend among the entries)."""
+        offsets, piece_ids, word_weights = lexicon
+        coefs = counts * word_weights[word]
+        keep = coefs > 0
+        if not keep.any():
+            return
+        rows, word, coefs = rows[keep], word[keep], coefs[keep].astype(np.float32)
+        spans = offsets[word + 1] - offsets[word]  # each entry becomes one per piece of its word
+        starts = np.repeat(offsets[word] - np.cumsum(spans) + spans, spans)
+        pieces = piece_ids[starts + np.arange(int(spans.sum()))]
+        rows, coefs = np.repeat(rows, spans), np.repeat(coefs, spans)
+        block = self.vectors[pieces].astype(np.float32) * (self.scales[pieces] * coefs)[:, None]
+        firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        out[rows[firsts]] += np.add.reduceat(block, firsts, axis=0)
+
+
+@dataclass(frozen=True, slots=True)
+class Bags:
+    """Texts as bags of words, in flat arrays that cross processes cheaply: entry i says that word
+    ``words[ids[i]]`` occurs ``counts[i]`` times in text ``rows[i]``; rows ascend, ``texts`` in all."""
+
+    words: tuple[str, ...]
+    ids: bytes  # int32 per entry
+    rows: bytes  # int32 per entry
+    counts: bytes  # uint16 per entry (a count past 65,535 is kept at that)
+    texts: int
+
+
+def bags(texts: Sequence[str]) -> Bags:
+    """The bags of words of ``texts`` (word ids local to them, first seen first; within a text, entries
+    in word-id order)."""
+    tokens: list[str] = []
+    lengths = np.zeros(len(texts), dtype=np.int64)
+    for number, text in enumerate(texts):
+        found = words(text)
+        tokens.extend(found)
+        lengths[number] = len(found)
+    vocabulary = {word: i for i, word in enumerate(dict.fromkeys(tokens))}  # distinct words, first seen first
+    word_ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    width = max(len(vocabulary), 1)
+    # (text, word) pairs with their counts, in one vectorised pass: row-major, so rows ascend.
+    pairs, counts = np.unique(np.repeat(np.arange(len(texts)), lengths) * width + word_ids, return_counts=True)
+    return Bags(
+        tuple(vocabulary),
+        (pairs % width).astype(np.int32).tobytes(),
+        (pairs // width).astype(np.int32).tobytes(),
+        np.minimum(counts, _MAX_COUNT).astype(np.uint16).tobytes(),
+        len(texts),
+    )
+
+
+_loaded: list[Table | None] = []
+_lock = threading.Lock()
+
+
+def table() -> Table | None:
+    """The packaged table, loaded on first use; None when it cannot be read (logged once)."""
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                _loaded.append(_load_packaged())
+    return _loaded[0]
+
+
+def _load_packaged() -> Table | None:
+    try:
+        return Table.load(TABLE_PATH)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        log.warning("word embeddings unavailable (%s: %s); ranking goes by words alone", TABLE_PATH, exc)
+        return None

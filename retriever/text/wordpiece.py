@@ -1,0 +1,123 @@
+"""BERT's uncased WordPiece tokenisation in pure Python: the words and pieces the embedding table knows.
+
+Contract (the same ids as Hugging Face's ``BertNormalizer(lowercase) + BertPreTokenizer + WordPiece``):
+- ``words(text)``: control characters dropped, split on whitespace, CJK ideographs apart, lower-cased,
+  accents stripped (NFD, combining marks dropped), every punctuation character a word of its own.
+- ``WordPiece(vocab).pieces(word)``: greedy longest-match-first pieces, continuations prefixed ``##``;
+  a word with a part no piece covers, or over 100 characters, is unknown (no pieces).
+
+Pure ASCII text, nearly all of a memory, takes a regular-expression path; other text goes word by
+word through the exact rules, each distinct whitespace-separated token analysed once (cached).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from functools import lru_cache
+
+MAX_WORD_CHARS = 100  # BERT's max_input_chars_per_word: longer words are unknown
+_CACHE_LIMIT = 500_000  # distinct words whose pieces are remembered (then the cache starts over)
+# Cc characters other than tab, newline and carriage return: BERT drops them (they join what they split).
+_ASCII_CONTROL = dict.fromkeys([*range(0, 9), 11, 12, *range(14, 32), 127])
+_ASCII_WORD = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
+# BERT's whitespace: space, tab, newline, carriage return and the Unicode space separators (Zs).
+_WHITESPACE = re.compile("[ \t\n\r\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+
+
+def words(text: str) -> list[str]:
+    """BERT's basic (uncased) tokenisation of ``text`` (see the module contract)."""
+    if text.isascii():
+        return _ASCII_WORD.findall(text.translate(_ASCII_CONTROL).lower())
+    return _exact_words(text)
+
+
+def _exact_words(text: str) -> list[str]:
+    """``words`` by the character rules, for any text (the ASCII path must agree with it)."""
+    out: list[str] = []
+    for token in _WHITESPACE.split(text):
+        if token:
+            out.extend(_token_words(token))
+    return out
+
+
+@lru_cache(maxsize=_CACHE_LIMIT)
+def _token_words(token: str) -> tuple[str, ...]:
+    """The words of one whitespace-free token, by BERT's rules character by character."""
+    spaced = "".join(f" {ch} " if _is_cjk(ord(ch)) else ch for ch in token if not _is_dropped(ch))
+    out: list[str] = []
+    for part in spaced.split(" "):
+        part = "".join(c for c in unicodedata.normalize("NFD", part.lower()) if unicodedata.category(c) != "Mn")
+        current = ""
+        for ch in part:
+            if _is_punctuation(ch):
+                out.extend([current, ch] if current else [ch])
+                current = ""
+            else:
+                current += ch
+        if current:
+            out.append(current)
+    return tuple(out)
+
+
+def _is_dropped(ch: str) -> bool:
+    """NUL, the replacement character and control/format characters (Cc, Cf) are removed."""
+    return ch in "\x00\ufffd" or (ch not in "\t\n\r" and unicodedata.category(ch) in ("Cc", "Cf"))
+
+
+def _is_punctuation(ch: str) -> bool:
+    """Every ASCII non-alphanumeric symbol, and anything Unicode calls punctuation (P*)."""
+    cp = ord(ch)
+    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
+        return True
+    return unicodedata.category(ch).startswith("P")
+
+
+def _is_cjk(cp: int) -> bool:
+    """CJK Unified Ideographs (and extensions, compatibility ideographs): each one a word."""
+    return (
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x20000 <= cp <= 0x2A6DF
+        or 0x2A700 <= cp <= 0x2CEAF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x2F800 <= cp <= 0x2FA1F
+    )
+
+
+class WordPiece:
+    """Greedy longest-match-first WordPiece over ``vocab`` (token → id); pieces cached per word."""
+
+    def __init__(self, vocab: Mapping[str, int]) -> None:
+        self.vocab = vocab
+        self._cache: dict[str, tuple[int, ...]] = {}
+
+    def pieces(self, word: str) -> tuple[int, ...]:
+        """The piece ids of one word from ``words``; ``()`` when the word is unknown."""
+        found = self._cache.get(word)
+        if found is None:
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()  # bounded: a memory of odd identifiers must not grow it forever
+            found = self._cache[word] = self._split(word)
+        return found
+
+    def _split(self, word: str) -> tuple[int, ...]:
+        if len(word) > MAX_WORD_CHARS:
+            return ()
+        ids: list[int] = []
+        start = 0
+        while start < len(word):
+            for end in range(len(word), start, -1):
+                piece = word[start:end] if start == 0 else f"##{word[start:end]}"
+                if piece in self.vocab:
+                    ids.append(self.vocab[piece])
+                    start = end
+                    break
+            else:
+                return ()
+        return tuple(ids)
+
+    def encode(self, text: str) -> list[int]:
+        """The piece ids of a whole text (unknown words left out)."""
+        return [i for word in words(text) for i in self.pieces(word)]

@@ -1,0 +1,93 @@
+"""Section meaning vectors: computed with each segment, aligned with section ids through every change."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from conftest import TreeFactory
+from fixtures import ACME
+
+from retriever.config import Settings
+from retriever.memory.build import add_sections
+from retriever.memory.index import SectionIndex
+from retriever.memory.memory import Memory
+from retriever.memory.vectors import section_text
+
+LATER = 2_000_000_000_000_000_000  # an mtime no freshly written file has
+TRAVEL = "# Travel\n\n## Dining expenses\n\nBreakfast, lunch and dinner are reimbursed up to 75 dollars a day.\n"
+
+
+def _write(path: Path, text: str, mtime_ns: int) -> None:
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+
+
+def _assert_aligned(memory: Memory) -> None:
+    """Every live section's stored vector is the meaning of its own current text (up to int8 rounding),
+    and no other section's."""
+    stored = np.concatenate([segment.vectors * segment.scales[:, None] for segment in memory.index.segments])
+    assert stored.shape == (memory.index.size, 256)
+    live = np.flatnonzero(memory.index.alive)
+    fresh = memory.index.meaning([section_text(*memory.section(int(sid))) for sid in live])
+    closeness = fresh @ stored[live].T  # row: a section's text now; column: a stored vector
+    assert np.diag(closeness).min() > 0.99
+    assert (closeness.argmax(axis=1) == np.arange(len(live))).all()
+
+
+def test_vectors_stay_aligned_with_sections_through_edits_deletions_compaction_and_the_cache(
+    make_tree: TreeFactory,
+) -> None:
+    notes = {
+        f"notes/note_{n:02d}.md": f"## Note {n}\n\nThe {word} rota changes weekly.\n"
+        for n, word in enumerate(["coffee", "printer", "parking", "badge", "plant", "mail", "fridge", "desk"])
+    }
+    root = make_tree({**ACME, **notes})
+    settings = Settings.from_env()
+    memory = Memory.open(root, settings)
+    _assert_aligned(memory)
+
+    _write(root / "policies/leave.md", "# Leave Policy\n\n## Holidays\n\nTwenty-five days of holiday a year.\n", LATER)
+    (root / "notes/note_03.md").unlink()
+    _write(root / "policies/travel.md", TRAVEL, LATER)
+    memory.refresh()
+    assert not memory.stats.rebuilt and len(memory.index.segments) == 2  # tombstones plus a new segment
+    _assert_aligned(memory)
+
+    rebuilt = []
+    for number in range(1, 9):  # each edit adds a segment, until eight of them are compacted into one
+        _write(root / "notes/note_00.md", f"## Note zero\n\nEdit {number} of the coffee rota.\n", LATER + number)
+        memory.refresh()
+        rebuilt.append(memory.stats.rebuilt)
+        _assert_aligned(memory)
+    assert rebuilt.count(True) == 1
+
+    reopened = Memory.open(root, settings)
+    assert reopened.stats.cache == "hit"
+    _assert_aligned(reopened)
+
+
+def test_a_section_is_found_by_meaning_in_the_segment_that_added_it(make_tree: TreeFactory) -> None:
+    root = make_tree(ACME)
+    memory = Memory.open(root, Settings.from_env())
+    _write(root / "policies/travel.md", TRAVEL, LATER)
+    memory.refresh()
+    cosines = memory.index.cosines(memory.index.meaning(["meals on a work trip"])[0])
+    assert cosines is not None
+    best = int(np.argmax(np.where(memory.index.alive, cosines, -1.0)))
+    doc, section = memory.section(best)
+    assert (doc.rel_path, section.heading) == ("policies/travel.md", "Dining expenses")
+
+
+def test_an_index_built_without_texts_has_no_cosines() -> None:
+    index = SectionIndex()
+    add_sections(index, [(Counter(), Counter({"fridge": 1}), Counter(), Counter(), Counter({"rota": 2}))])
+    assert index.segments[0].vectors.shape == (0, 0)
+    assert index.cosines(index.meaning(["fridge rota"])[0]) is None
+
+
+def test_a_text_of_stop_words_alone_has_no_meaning() -> None:
+    index = SectionIndex()
+    assert not index.meaning(["What is it about, and who is there?"]).any()
