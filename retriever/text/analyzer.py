@@ -10,12 +10,15 @@ Contract: ``terms(text)`` returns the index terms of ``text`` in order, with rep
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import re
+import sys
+import types
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
-
-import snowballstemmer
+from typing import Any
 
 from retriever.text.stopwords import WORDS as STOP_WORDS
 
@@ -30,7 +33,38 @@ _SCRIPT_RUNS = re.compile(
 _LATIN = re.compile(r"^[a-z]+$")
 _CYRILLIC = re.compile(r"^[а-яіїєґё']+$")
 
-_english = snowballstemmer.stemmer("english")
+_SNOWBALL_ALIAS = "retriever_snowball_english"  # a private package name for snowballstemmer's folder
+
+
+def _english_stemmer() -> Any:
+    """Snowball's English stemmer, the very one ``snowballstemmer.stemmer("english")`` returns.
+
+    ``snowballstemmer/__init__`` imports all 36 languages' stemmers (~9 ms, more than a warm query's
+    retrieval itself), and we need one: its ``english_stemmer`` module is loaded alone, from the
+    package's own folder under a private package name.  Where PyStemmer is installed, snowballstemmer
+    hands out PyStemmer's stemmer, so we do too.  Anything unexpected falls back to the plain import.
+    """
+    try:
+        import Stemmer  # type: ignore[import-not-found]  # PyStemmer: what snowballstemmer prefers when present
+
+        return Stemmer.Stemmer("english")
+    except ImportError:
+        pass
+    try:
+        spec = importlib.util.find_spec("snowballstemmer")  # locates the package without running its __init__
+        if spec is None or not spec.submodule_search_locations:
+            raise ImportError("snowballstemmer is not installed")
+        package = sys.modules.get(_SNOWBALL_ALIAS) or types.ModuleType(_SNOWBALL_ALIAS)
+        package.__path__ = list(spec.submodule_search_locations)
+        sys.modules[_SNOWBALL_ALIAS] = package
+        return importlib.import_module(f"{_SNOWBALL_ALIAS}.english_stemmer").EnglishStemmer()
+    except (ImportError, AttributeError):  # a layout this loader does not know: the ordinary way
+        import snowballstemmer
+
+        return snowballstemmer.stemmer("english")
+
+
+_english = _english_stemmer()
 
 # Ukrainian inflectional endings (nouns, adjectives, common verb forms), longest first.
 # The stem keeps at least 3 letters and is capped at 5 characters: Ukrainian inflects heavily
