@@ -27,9 +27,6 @@ _TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\w+(?:['’ʼ./\-]\w+)*")
 _JOINERS = re.compile(r"['’ʼ./\-_@+]+")
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'"})
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_SCRIPT_RUNS = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+|[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+"
-)
 _LATIN = re.compile(r"^[a-z]+$")
 _CYRILLIC = re.compile(r"^[а-яіїєґё']+$")
 
@@ -65,6 +62,15 @@ def _english_stemmer() -> Any:
 
 
 _english = _english_stemmer()
+
+
+@lru_cache(maxsize=1)
+def _script_runs() -> re.Pattern[str]:
+    # Compiled on first use: its wide character classes take ~2 ms to compile, and most text has no CJK.
+    return re.compile(
+        r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+|[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+"
+    )
+
 
 # Ukrainian inflectional endings (nouns, adjectives, common verb forms), longest first.
 # The stem keeps at least 3 letters and is capped at 5 characters: Ukrainian inflects heavily
@@ -112,7 +118,7 @@ def _expand(token: str) -> Iterator[str]:
     """Index terms for one raw token: plain words stemmed, compounds whole plus parts."""
     if _CJK.search(token):
         # Runs of CJK become bigrams; Latin or digits written among them stay words ("使用API接口").
-        for run in _SCRIPT_RUNS.findall(token):
+        for run in _script_runs().findall(token):
             yield from _cjk_bigrams(run) if _CJK.match(run) else _expand(run)
         return
     parts = [p for p in _JOINERS.split(token) if p]
