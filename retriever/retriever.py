@@ -23,17 +23,19 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retriever.config import Settings
 from retriever.errors import MemoryNotFound, RetrieverError
-from retriever.llm.client import LLMClient
-from retriever.llm.guided import LLMRun
 from retriever.memory.index import Params
 from retriever.memory.memory import Memory, Progress
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.pipeline import execute, new_run
 from retriever.pipeline.results import Fact, Request
+
+if TYPE_CHECKING:  # the LLM modules (and openai) load only when a model is configured
+    from retriever.llm.client import LLMClient
+    from retriever.llm.guided import LLMRun
 
 DEFAULT_ROOT = "company_context"
 _NOTE_WAITS_FROM = 1.0  # seconds: a call that waited this long for a first build says so
@@ -92,7 +94,7 @@ class Retriever:
         self._lock = threading.Lock()
         self.at = at  # a git revision (commit, tag, branch or date): answer from the tree as it was then
         # The LLM, when a model is configured: guidance for the stages, offline fallback always.
-        self.llm = llm if llm is not None else (LLMClient(self.settings) if self.settings.llm_model else None)
+        self.llm = llm if llm is not None else _client(self.settings)
 
     @property
     def loaded(self) -> bool:
@@ -186,10 +188,28 @@ class Retriever:
                 readiness=memory.readiness() if memory else (False, "error" if self.load_error else "missing"),
                 session_id=session_id,
                 warnings=(*notes, *warnings),
-                llm=LLMRun(self.llm, self.settings, deadline) if self.llm else None,
+                llm=_llm_run(self.llm, self.settings, deadline),
             )
             state = execute(state, ctx)
         return RetrievalResult(state.text, state.structured, state)
+
+
+def _client(settings: Settings) -> LLMClient | None:
+    """The LLM client when a model is configured; None (offline) without importing the LLM modules."""
+    if not settings.llm_model:
+        return None
+    from retriever.llm.client import LLMClient
+
+    return LLMClient(settings)
+
+
+def _llm_run(client: LLMClient | None, settings: Settings, deadline: float) -> LLMRun | None:
+    """One retrieval's LLM budget (``LLMRun``), or None offline; imported here for the same reason."""
+    if client is None:
+        return None
+    from retriever.llm.guided import LLMRun
+
+    return LLMRun(client, settings, deadline)
 
 
 def _built_note(memory: Memory, waited: float) -> str:

@@ -10,9 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import COMPANY_CONTEXT, REPO
 
 from retriever import Settings
+from retriever.memory import workers
 from retriever.memory.memory import Memory
 from retriever.text.markup import normalize_heading
 
@@ -77,3 +79,14 @@ def test_bench_with_a_corpus_without_markdown_exits_2_instead_of_looping(tmp_pat
         result.stderr
         == f"error: no markdown files under {corpus}; pass --corpus DIR naming a folder that holds .md files\n"
     )
+
+
+@pytest.mark.skipif(workers.available_cores() < 2, reason="a cold build parses in worker processes from 2 cores")
+def test_bench_counts_the_index_workers_memory_beside_its_own(tmp_path: Path) -> None:
+    files = str(workers.PARALLEL_FROM + 50)  # enough files for the cold build to start workers
+    result = _script("bench.py", tmp_path, "--files", files, "--rounds", "1", "--json", "--no-cli")
+    assert result.returncode == 0, result.stderr
+    measures = json.loads(result.stdout)
+    assert measures["peak_rss_workers_mb"] > 0
+    # Each worker is an interpreter holding the parser (tens of MB): together they outweigh this process.
+    assert measures["peak_rss_combined_mb"] > measures["peak_rss_mb"] + 25

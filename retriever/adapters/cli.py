@@ -27,22 +27,60 @@ This module is the group only: the commands live in ``cli_query``, ``cli_index``
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
-from retriever.adapters import cli_check, cli_clients, cli_index, cli_ops, cli_query, cli_serve
 from retriever.adapters.cli_common import config_option
 
+# Command name → the module defining it.  A command's module is imported only when that command runs
+# (or when --help and completion list them all): `retriever query` need not load the server, the
+# linter or the client set-up code.  tests/adapters/test_cli.py checks this table against COMMANDS.
+COMMAND_MODULES = {
+    "query": "cli_query",
+    "tree": "cli_query",
+    "index": "cli_index",
+    "mcp": "cli_serve",
+    "serve": "cli_serve",
+    "requests": "cli_serve",
+    "check": "cli_check",
+    "init": "cli_check",
+    "mcp-config": "cli_clients",
+    "status": "cli_ops",
+    "cache": "cli_ops",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported from ``COMMAND_MODULES`` when first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMAND_MODULES, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(cmd_name)
+        if cmd_name in self.commands or module is None:
+            return super().get_command(ctx, cmd_name)
+        for command in importlib.import_module(f"retriever.adapters.{module}").COMMANDS:
+            self.add_command(command)
+        return self.commands.get(cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:  # click suggests among loaded commands only: offer all
+            raise click.exceptions.NoSuchCommand(
+                exc.command_name, possibilities=self.list_commands(ctx), ctx=ctx
+            ) from None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="company-memory-retriever", prog_name="retriever")
 @config_option
 def cli() -> None:
     """Company memory retriever: ranked, cited facts from a markdown memory tree."""
-
-
-for _module in (cli_query, cli_index, cli_serve, cli_check, cli_clients, cli_ops):
-    for _command in _module.COMMANDS:
-        cli.add_command(_command)
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from retriever.llm.guided import guide_summary
 from retriever.memory.memory import Memory
 from retriever.pipeline import confidence
 from retriever.pipeline.context import Context, Run
@@ -127,6 +126,8 @@ def _summary(
 ) -> str:
     """The model's summary of the kept facts when one is configured, else the extractive one."""
     if ctx.llm is not None and facts:
+        from retriever.llm.guided import guide_summary  # loaded only with a model: see pipeline.context
+
         written = guide_summary(ctx.llm, question, [f.statement for f in facts[:SUMMARY_FACTS]])
         if written is not None:
             return written

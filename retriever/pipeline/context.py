@@ -5,14 +5,16 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retriever.config import Settings
 from retriever.errors import RetrievalTimeout
-from retriever.llm.guided import LLMRun
 from retriever.memory.memory import Memory
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate, Fact, Phase1, Request, Retrieval, Triage
+
+if TYPE_CHECKING:  # the LLM modules load only when a model is configured (a CLI query without one skips them)
+    from retriever.llm.guided import LLMRun
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from retriever.llm.guided import LLMRun, guide_extract
-from retriever.llm.prompts import SectionText
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.results import Candidate, Phase1, Target
 from retriever.text import analyzer
 from retriever.text.models import Lines, Section, Unit
+
+if TYPE_CHECKING:  # the LLM modules load only when a model is configured: see pipeline.context
+    from retriever.llm.guided import LLMRun
 
 _SHORT_WORDS = 6
 _FRAMED_ITEM_WORDS = 12
@@ -68,6 +70,9 @@ def extract(memory: Memory, phase1: Phase1, ctx: Context, question: str = "") ->
 
 def llm_candidates(memory: Memory, phase1: Phase1, llm: LLMRun, question: str) -> list[Candidate]:
     """Facts the model extracted from the targeted sections, kept only when grounded in them."""
+    from retriever.llm.guided import guide_extract
+    from retriever.llm.prompts import SectionText
+
     by_key = {f"S{i}": target for i, target in enumerate(phase1.targets, 1)}
     sections = [SectionText(key, t.tree_path, t.section_text) for key, t in by_key.items()]
     facts = guide_extract(llm, question, sections)

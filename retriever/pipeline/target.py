@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from retriever.llm.guided import LLMRun, OutlineEntry, guide_target
 from retriever.memory.fields import FIELDS, section_fields
 from retriever.memory.index import top_of
 from retriever.memory.memory import Memory
@@ -26,6 +26,9 @@ from retriever.pipeline.results import Phase1, Strategy, Target
 from retriever.text import analyzer
 from retriever.text.markup import truncate
 from retriever.text.models import Document, Section
+
+if TYPE_CHECKING:  # the LLM modules load only when a model is configured: see pipeline.context
+    from retriever.llm.guided import LLMRun
 
 CANDIDATES = 50  # ranked before the cut, so ties at the cut are decided deterministically
 PER_DOCUMENT = 6  # sections read per file, so one long document cannot crowd out the rest
@@ -115,6 +118,8 @@ def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None =
 
 
 def _guided(memory: Memory, query: Query, hits: list[tuple[int, float]], llm: LLMRun) -> list[tuple[int, str]] | None:
+    from retriever.llm.guided import OutlineEntry, guide_target
+
     candidates = []
     for number, (sid, score) in enumerate(hits, 1):
         doc, section = memory.section(sid)

@@ -21,7 +21,6 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-from retriever.llm.guided import guide_triage
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.query import analyze
@@ -168,6 +167,8 @@ def run(state: Run, ctx: Context) -> Run:
     assert state.request is not None
     result = triage(state.request.prompt, ctx.history, person_check(ctx.memory) if ctx.memory else None)
     if ctx.llm is not None and result.decision == "retrieve":
+        from retriever.llm.guided import guide_triage  # loaded only with a model: see pipeline.context
+
         guided = guide_triage(ctx.llm, state.request.prompt, ctx.history[-HISTORY_FOR_TRIAGE:])
         if guided is not None:
             result = Triage("retrieve", guided.reasoning.strip() or result.reasoning, guided.rewritten_query.strip())

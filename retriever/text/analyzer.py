@@ -10,12 +10,15 @@ Contract: ``terms(text)`` returns the index terms of ``text`` in order, with rep
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import re
+import sys
+import types
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
-
-import snowballstemmer
+from typing import Any
 
 from retriever.text.stopwords import WORDS as STOP_WORDS
 
@@ -24,13 +27,50 @@ _TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\w+(?:['’ʼ./\-]\w+)*")
 _JOINERS = re.compile(r"['’ʼ./\-_@+]+")
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'"})
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_SCRIPT_RUNS = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+|[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+"
-)
 _LATIN = re.compile(r"^[a-z]+$")
 _CYRILLIC = re.compile(r"^[а-яіїєґё']+$")
 
-_english = snowballstemmer.stemmer("english")
+_SNOWBALL_ALIAS = "retriever_snowball_english"  # a private package name for snowballstemmer's folder
+
+
+def _english_stemmer() -> Any:
+    """Snowball's English stemmer, the very one ``snowballstemmer.stemmer("english")`` returns.
+
+    ``snowballstemmer/__init__`` imports all 36 languages' stemmers (~9 ms, more than a warm query's
+    retrieval itself), and we need one: its ``english_stemmer`` module is loaded alone, from the
+    package's own folder under a private package name.  Where PyStemmer is installed, snowballstemmer
+    hands out PyStemmer's stemmer, so we do too.  Anything unexpected falls back to the plain import.
+    """
+    try:
+        import Stemmer  # type: ignore[import-not-found]  # PyStemmer: what snowballstemmer prefers when present
+
+        return Stemmer.Stemmer("english")
+    except ImportError:
+        pass
+    try:
+        spec = importlib.util.find_spec("snowballstemmer")  # locates the package without running its __init__
+        if spec is None or not spec.submodule_search_locations:
+            raise ImportError("snowballstemmer is not installed")
+        package = sys.modules.get(_SNOWBALL_ALIAS) or types.ModuleType(_SNOWBALL_ALIAS)
+        package.__path__ = list(spec.submodule_search_locations)
+        sys.modules[_SNOWBALL_ALIAS] = package
+        return importlib.import_module(f"{_SNOWBALL_ALIAS}.english_stemmer").EnglishStemmer()
+    except (ImportError, AttributeError):  # a layout this loader does not know: the ordinary way
+        import snowballstemmer
+
+        return snowballstemmer.stemmer("english")
+
+
+_english = _english_stemmer()
+
+
+@lru_cache(maxsize=1)
+def _script_runs() -> re.Pattern[str]:
+    # Compiled on first use: its wide character classes take ~2 ms to compile, and most text has no CJK.
+    return re.compile(
+        r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+|[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+"
+    )
+
 
 # Ukrainian inflectional endings (nouns, adjectives, common verb forms), longest first.
 # The stem keeps at least 3 letters and is capped at 5 characters: Ukrainian inflects heavily
@@ -78,7 +118,7 @@ def _expand(token: str) -> Iterator[str]:
     """Index terms for one raw token: plain words stemmed, compounds whole plus parts."""
     if _CJK.search(token):
         # Runs of CJK become bigrams; Latin or digits written among them stay words ("使用API接口").
-        for run in _SCRIPT_RUNS.findall(token):
+        for run in _script_runs().findall(token):
             yield from _cjk_bigrams(run) if _CJK.match(run) else _expand(run)
         return
     parts = [p for p in _JOINERS.split(token) if p]

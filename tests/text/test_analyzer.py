@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import snowballstemmer
+from conftest import REPO
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retriever.text import analyzer
 from retriever.text.analyzer import normalize, raw_words, stem, terms
 
 
@@ -116,3 +125,22 @@ def test_normalize_casefolds_and_applies_nfkc() -> None:
 
 def test_normalize_makes_typographic_apostrophes_plain() -> None:
     assert normalize("O’Brien памʼять") == "o'brien пам'ять"
+
+
+_REFERENCE = snowballstemmer.stemmer("english")  # what the analyzer's stemmer must agree with
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz'", min_size=1, max_size=20))
+def test_the_english_stemmer_loaded_alone_stems_as_snowballstemmer_does(word: str) -> None:
+    assert analyzer._english.stemWord(word) == _REFERENCE.stemWord(word)
+
+
+def test_the_english_stemmer_is_loaded_without_the_other_languages() -> None:
+    code = (
+        "import sys\nfrom retriever.text import analyzer\n"
+        "print(analyzer.stem('approvals'), sorted(m for m in sys.modules if m.startswith('snowballstemmer')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(" ", 1) == ["approv", "[]\n"]

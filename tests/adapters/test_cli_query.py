@@ -1,0 +1,100 @@
+"""``retriever query`` with a warm index cache: what the process imports (issue 12, "faster cold start").
+
+A warm query reads the cached index and a few cached documents; it parses no markdown, calls no model and
+renders nothing on a terminal when piped, so the modules behind those (markdown-it, YAML, openai, rich, the
+other commands' modules) stay unloaded.  The check is on imports, not on time, so that it cannot flake; the
+figures are in ``scripts/bench.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+from conftest import COMPANY_CONTEXT, REPO
+
+from retriever.adapters.cli import COMMAND_MODULES, cli
+
+QUESTION = "What are the monthly internet, phone and wellness stipends?"
+
+# Run in a fresh interpreter as `retriever query QUESTION --root ROOT --json` would; prints the answer's
+# index_cache figure and the imported module names.
+_PROBE = """
+import contextlib, io, json, sys
+from retriever.adapters.cli import cli
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    cli.main(["query", sys.argv[1], "--root", sys.argv[2], "--json"], prog_name="retriever", standalone_mode=False)
+answer = json.loads(out.getvalue())
+print(json.dumps({"index_cache": answer["diagnostics"]["index_cache"], "facts": len(answer["retrieval"]["facts"]),
+                  "modules": sorted(sys.modules)}))
+"""
+
+# Off the warm query path, each for a reason: parsing (markdown_it, frontmatter, yaml, pathspec, the parser,
+# intake, workers), the LLM (openai, retriever.llm), terminal rendering (rich), other commands and servers
+# (cli_serve, cli_check, cli_ops, cli_clients, client_config, service, mcp, starlette, uvicorn, redis, httpx),
+# and snowballstemmer's 36 languages (analyzer loads the English stemmer alone).
+OFF_THE_PATH = (
+    "markdown_it",
+    "frontmatter",
+    "yaml",
+    "pathspec",
+    "retriever.text.parser",
+    "retriever.memory.intake",
+    "retriever.memory.workers",
+    "openai",
+    "retriever.llm",
+    "rich",
+    "retriever.adapters.cli_serve",
+    "retriever.adapters.cli_check",
+    "retriever.adapters.cli_ops",
+    "retriever.adapters.cli_clients",
+    "retriever.adapters.client_config",
+    "retriever.service",
+    "mcp",
+    "starlette",
+    "uvicorn",
+    "redis",
+    "httpx",
+    "snowballstemmer",
+)
+
+
+def _warm_query(root: Path) -> dict[str, object]:
+    command = [sys.executable, "-c", _PROBE, QUESTION, str(root)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def test_a_warm_query_loads_no_parser_no_llm_no_renderer_and_no_other_command() -> None:
+    first = _warm_query(COMPANY_CONTEXT)  # builds the index cache (in the test's own state folder)
+    assert first["index_cache"] == "built"
+    warm = _warm_query(COMPANY_CONTEXT)
+    assert warm["index_cache"] == "hit"
+    assert isinstance(warm["facts"], int) and warm["facts"] > 0
+    modules = warm["modules"]
+    assert isinstance(modules, list)
+    loaded = [m for m in modules if any(m == name or m.startswith(name + ".") for name in OFF_THE_PATH)]
+    assert loaded == []
+
+
+def test_every_lazily_listed_command_is_defined_by_the_module_named_for_it() -> None:
+    from importlib import import_module
+
+    defined = {
+        command.name: module
+        for module in set(COMMAND_MODULES.values())
+        for command in import_module(f"retriever.adapters.{module}").COMMANDS
+    }
+    assert defined == COMMAND_MODULES
+
+
+def test_a_mistyped_command_is_offered_the_command_not_yet_loaded() -> None:
+    result = CliRunner().invoke(cli, ["stauts"])
+    assert result.exit_code == 2
+    assert "No such command 'stauts'. Did you mean 'status'?" in result.output
