@@ -272,15 +272,16 @@ class SectionIndex:
         Read from the postings' field masks (fixed at index time), so naming the fields a query
         matched costs a lookup per query term, not an analysis of every section's text.
         """
-        wanted = np.asarray(sorted(set(section_ids)), dtype=np.int32)
-        out: dict[int, dict[str, set[str]]] = {int(s): {name: set() for name in FIELDS} for s in wanted}
+        wanted = np.zeros(self.size, dtype=bool)  # a mask, not np.isin: that would import numpy.ma (~6 ms)
+        wanted[[s for s in section_ids if 0 <= s < self.size]] = True
+        out: dict[int, dict[str, set[str]]] = {int(s): {name: set() for name in FIELDS} for s in np.flatnonzero(wanted)}
         for term in dict.fromkeys(terms):
             tid = self.vocab.get(term)
             if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
                 continue
             for segment in self.segments:
                 ids, masks = segment.field_postings(tid)
-                hit = np.isin(ids, wanted)
+                hit = wanted[ids]
                 for sid, mask in zip(ids[hit].tolist(), masks[hit].tolist(), strict=True):
                     if self.alive[sid]:
                         for f, name in enumerate(FIELDS):

@@ -43,6 +43,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from retriever.memory.memory import Memory
 from retriever.memory.provenance import When
@@ -124,6 +125,13 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
     return out
 
 
+def _median(values: npt.NDArray[np.float32]) -> float:
+    """``np.median`` of a non-empty array, without the ``numpy.ma`` import (~6 ms) np.median makes."""
+    low, high = (len(values) - 1) // 2, len(values) // 2
+    part = np.partition(values, [low, high])
+    return float((part[low] + part[high]) / np.float32(2))
+
+
 def with_meaning(scored: list[_Scored], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
     """Rank values with the statements' meaning joined in proportion to the coverage gap (module docstring)."""
     read = list(dict.fromkeys(s.candidate.target.section_id for s in scored))
@@ -134,7 +142,7 @@ def with_meaning(scored: list[_Scored], memory: Memory, query: Query, params: Sc
     if not vectors.shape[1] or not vectors[0].any():
         return scored
     cos = np.einsum("ij,j->i", vectors[1:], vectors[0])  # one thread, the same sums everywhere (memory.vectors)
-    low, high = float(np.median(cos)), float(cos.max())
+    low, high = _median(cos), float(cos.max())
     if high <= low:
         return scored
     closeness = np.clip((cos - low) / (high - low), 0.0, 1.0)

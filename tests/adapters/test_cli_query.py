@@ -36,7 +36,7 @@ print(json.dumps({"index_cache": answer["diagnostics"]["index_cache"], "facts": 
 # Off the warm query path, each for a reason: parsing (markdown_it, frontmatter, yaml, pathspec, the parser,
 # intake, workers), the LLM (openai, retriever.llm), terminal rendering (rich), other commands and servers
 # (cli_serve, cli_check, cli_ops, cli_clients, client_config, service, mcp, starlette, uvicorn, redis, httpx),
-# and snowballstemmer's 36 languages (analyzer loads the English stemmer alone).
+# snowballstemmer's 36 languages (analyzer loads the English stemmer alone), and numpy.ma (np.isin imports it).
 OFF_THE_PATH = (
     "markdown_it",
     "frontmatter",
@@ -60,6 +60,7 @@ OFF_THE_PATH = (
     "redis",
     "httpx",
     "snowballstemmer",
+    "numpy.ma",
 )
 
 

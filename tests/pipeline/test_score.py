@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 from conftest import TreeFactory
 from fixtures import TRAVEL
@@ -19,6 +20,7 @@ from retriever.pipeline.results import Candidate, Target
 from retriever.pipeline.score import (
     DEFAULT,
     ScoreParams,
+    _median,
     _Scored,
     calibrate,
     rank,
@@ -144,3 +146,10 @@ def test_a_question_its_words_cover_keeps_its_statement_order(make_tree: TreeFac
     query, candidates = _candidates(memory, "Who issues parking permits at the front desk?")
     words = relevance(candidates, memory, query, DEFAULT)
     assert with_meaning(words, memory, query, DEFAULT) == words
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1, 1, width=32), min_size=1, max_size=40))
+def test_the_median_of_statement_cosines_is_numpys_median(values: list[float]) -> None:
+    cosines = np.asarray(values, dtype=np.float32)
+    assert _median(cosines) == float(np.median(cosines))
