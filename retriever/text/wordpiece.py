@@ -6,8 +6,8 @@ Contract (the same ids as Hugging Face's ``BertNormalizer(lowercase) + BertPreTo
 - ``WordPiece(vocab).pieces(word)``: greedy longest-match-first pieces, continuations prefixed ``##``;
   a word with a part no piece covers, or over 100 characters, is unknown (no pieces).
 
-Pure ASCII text, nearly all of a memory, takes a regular-expression path; other text goes word by
-word through the exact rules, each distinct whitespace-separated token analysed once (cached).
+ASCII text, nearly all of a memory, takes a regular-expression path; only the whitespace-separated
+tokens holding another character go through the exact rules, each distinct one analysed once (cached).
 """
 
 from __future__ import annotations
@@ -23,14 +23,33 @@ _CACHE_LIMIT = 500_000  # distinct words whose pieces are remembered (then the c
 _ASCII_CONTROL = dict.fromkeys([*range(0, 9), 11, 12, *range(14, 32), 127])
 _ASCII_WORD = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
 # BERT's whitespace: space, tab, newline, carriage return and the Unicode space separators (Zs).
-_WHITESPACE = re.compile("[ \t\n\r\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+_SPACES = " \t\n\r\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+_WHITESPACE = re.compile(f"[{_SPACES}]+")
+# A whitespace-free token holding some non-ASCII character: the part of a text the exact rules must read.
+_NON_ASCII_TOKEN = re.compile(f"[^{_SPACES}]*[^\\x00-\\x7f{_SPACES}][^{_SPACES}]*")
+_SPACE_TO_ASCII = {
+    **_ASCII_CONTROL,
+    **dict.fromkeys([0xA0, 0x1680, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000], " "),
+}
 
 
 def words(text: str) -> list[str]:
     """BERT's basic (uncased) tokenisation of ``text`` (see the module contract)."""
     if text.isascii():
-        return _ASCII_WORD.findall(text.translate(_ASCII_CONTROL).lower())
-    return _exact_words(text)
+        return _ascii_words(text)
+    out: list[str] = []
+    done = 0
+    for token in _NON_ASCII_TOKEN.finditer(text):
+        out.extend(_ascii_words(text[done : token.start()]))  # ASCII and whitespace only
+        out.extend(_token_words(token.group()))
+        done = token.end()
+    out.extend(_ascii_words(text[done:]))
+    return out
+
+
+def _ascii_words(text: str) -> list[str]:
+    """``words`` of a text of ASCII characters and whitespace, by one regular expression."""
+    return _ASCII_WORD.findall(text.translate(_SPACE_TO_ASCII).lower())
 
 
 def _exact_words(text: str) -> list[str]:

@@ -56,3 +56,12 @@ def test_a_word_no_piece_covers_is_unknown_and_pieces_are_remembered(wordpiece: 
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
 def test_the_ascii_path_gives_the_same_words_as_the_character_rules(text: str) -> None:
     assert words(text) == _exact_words(text)
+
+
+_MIXED = st.characters(codec="utf-8") | st.sampled_from(" \t\n\x0b\x0c\u00a0\u2003\u3000é’—日")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=_MIXED, max_size=80))
+def test_mixed_text_gives_the_same_words_as_the_character_rules(text: str) -> None:
+    assert words(text) == _exact_words(text)
