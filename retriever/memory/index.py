@@ -108,6 +108,10 @@ class SectionIndex:
         default=None, repr=False, compare=False
     )
     _live: tuple[npt.NDArray[np.bool_], int] | None = field(default=None, repr=False, compare=False)
+    # the meaning vectors' moments over live sections, for the alive mask, live count and segment count they had
+    _moments: tuple[npt.NDArray[np.bool_], int, int, vectors.Moments | None] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def with_prefix(self, prefix: str, limit: int = 8) -> list[str]:
         """Live vocabulary terms starting with ``prefix`` (most frequent first, at most ``limit``)."""
@@ -164,7 +168,7 @@ class SectionIndex:
         if not len(dead):
             return
         self.alive[dead] = False
-        self._live = None
+        self._live = self._moments = None
         for segment in self.segments:
             hit = np.isin(segment.indices, dead)
             if hit.any():
@@ -299,6 +303,23 @@ class SectionIndex:
         if not len(query):
             return None
         return vectors.cosines([(s.vectors, s.scales) for s in self.segments], self.size, query)
+
+    def cosine_spread(self, query: FloatArray) -> tuple[float, float] | None:
+        """The mean and standard deviation of the unit vector ``query``'s cosine over all live sections,
+        without comparing it with each (``memory.vectors.moments``, computed once per change of the
+        index); None when the index holds no vectors."""
+        if not len(query):
+            return None
+        cached = self._moments
+        if cached is None or cached[0] is not self.alive or cached[1:3] != (self.live_count, len(self.segments)):
+            found = vectors.moments([(s.vectors, s.scales) for s in self.segments], self.alive)
+            cached = self._moments = (self.alive, self.live_count, len(self.segments), found)
+        found = cached[3]
+        return vectors.spread(found, query) if found is not None and found[0].shape == query.shape else None
+
+    def cosines_at(self, query: FloatArray, section_ids: npt.NDArray[np.int64]) -> FloatArray:
+        """The cosines of ``query`` with the sections ``section_ids`` (ascending; the index holds vectors)."""
+        return vectors.cosines_at([(s.vectors, s.scales) for s in self.segments], section_ids, query)
 
     def top(self, terms: Sequence[str], k: int, boosts: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (section id, score) pairs with a positive score, best first."""

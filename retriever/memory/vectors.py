@@ -27,6 +27,7 @@ from retriever.text import analyzer, embeddings
 from retriever.text.models import Document, Section
 
 FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
 Int8Array = npt.NDArray[np.int8]
 _ROWS = 8_192  # section vectors widened to float32 at once when a query is compared (~8 MB)
 _WORDS_KEPT = 1 << 17  # words whose weight is remembered
@@ -121,4 +122,47 @@ def _cosines(rows: Int8Array, scales: FloatArray, query: FloatArray) -> FloatArr
         part = slice(start, start + _ROWS)
         out[part] = np.einsum("ij,j->i", rows[part].astype(np.float32), query)
     out *= scales
+    return out
+
+
+Moments = tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
+
+
+def moments(blocks: Sequence[tuple[Int8Array, FloatArray]], alive: npt.NDArray[np.bool_]) -> Moments | None:
+    """The mean and the second moment (``E[v vᵀ]``) of the live sections' vectors, in float64, so that
+    every query's cosine mean and spread over the whole memory cost two small products (``spread``);
+    None when some section has no vector."""
+    if sum(len(rows) for rows, _ in blocks) != len(alive) or not blocks or not alive.any():
+        return None
+    dims = blocks[0][0].shape[1]
+    total, second, first = np.zeros(dims), np.zeros((dims, dims)), 0
+    for rows, scales in blocks:
+        live = alive[first : first + len(rows)]
+        first += len(rows)
+        for start in range(0, len(rows), _ROWS):
+            part = slice(start, start + _ROWS)
+            chunk = (rows[part][live[part]] * scales[part][live[part], None]).astype(np.float64)
+            total += chunk.sum(axis=0)
+            second += chunk.T @ chunk
+    count = float(alive.sum())
+    return total / count, second / count
+
+
+def spread(found: Moments, query: FloatArray) -> tuple[float, float]:
+    """The mean and standard deviation of ``query``'s cosine over the sections ``found`` describes."""
+    mean_vector, second = found
+    q = query.astype(np.float64)
+    mean = float(q @ mean_vector)
+    return mean, max(float(q @ second @ q) - mean * mean, 0.0) ** 0.5
+
+
+def cosines_at(blocks: Sequence[tuple[Int8Array, FloatArray]], section_ids: IntArray, query: FloatArray) -> FloatArray:
+    """The cosines of ``query`` with the sections ``section_ids`` (ascending) only."""
+    out = np.empty(len(section_ids), dtype=np.float32)
+    first = 0
+    for rows, scales in blocks:
+        lo, hi = np.searchsorted(section_ids, [first, first + len(rows)])
+        local = section_ids[lo:hi] - first
+        out[lo:hi] = np.einsum("ij,j->i", rows[local].astype(np.float32), query) * scales[local]
+        first += len(rows)
     return out

@@ -159,18 +159,18 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-7.6827,
+    intercept=-7.6728,
     weights={
-        "known_weight": 0.9353,
-        "best_section_coverage": 3.3453,
-        "matched_mass": 2.6421,
-        "fact_coverage": 1.3523,
-        "top_fact": 1.4456,
-        "fact_concentration": 1.5101,
+        "known_weight": 0.9357,
+        "best_section_coverage": 3.33,
+        "matched_mass": 2.6332,
+        "fact_coverage": 1.3298,
+        "top_fact": 1.4785,
+        "fact_concentration": 1.511,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
     heldout_auc=0.866,
-    heldout_ece=0.038,
+    heldout_ece=0.039,
     rows=886,
 )
 # END MODEL

@@ -24,7 +24,9 @@ also gets
 
     MEANING_WEIGHT · gap · z⁺(cos) / max z⁺,   z = (cos − mean) / std over live sections
 
-from the cosine of its meaning vector with the question's (``memory.vectors``).  A question the
+from the cosine of its meaning vector with the question's (``memory.vectors``); the mean and spread
+come from the memory's moments (no comparison with every section), and only the sections meaning
+could lift into the ``POOL`` best are compared, their best z⁺ taking the full weight.  A question the
 memory's words cover fully is ranked by words alone.  Meaning re-ranks the sections words found
 (in the section, its document or its neighbours); it lets no other section in, so a question that
 shares no word with the memory still gets none.
@@ -46,6 +48,7 @@ DOCUMENT_WEIGHT = 0.5  # a section's document's evidence, beside its own (1)
 NEIGHBOUR_WEIGHT = 0.5  # the evidence of the sections next to it in its document
 PART_PICKS = 2  # sections read for each part of a many-part question, whatever else scores
 MEANING_WEIGHT = 0.6  # meaning's share when the best sections hold none of the question's words' weight
+POOL = 50  # sections ranked for reading (``target.CANDIDATES``): meaning goes only to those it can lift into them
 GAP_SECTIONS = 5  # the strongest sections whose coverage says how much of the question words leave out
 
 
@@ -81,24 +84,32 @@ def coverage_gap(memory: Memory, query: Query, section_ids: Sequence[int]) -> fl
     return 1.0 - max(covered, default=0.0)
 
 
-def with_meaning(memory: Memory, query: Query, scores: FloatArray) -> FloatArray:
-    """``scores`` plus meaning, in proportion to the coverage gap (see the module docstring)."""
+def with_meaning(memory: Memory, query: Query, scores: FloatArray, pool: int = POOL) -> FloatArray:
+    """``scores`` plus meaning, in proportion to the coverage gap (see the module docstring), for the
+    sections that can reach the ``pool`` best with it."""
     if not len(scores) or scores.max() <= 0:
         return scores
     gap = coverage_gap(memory, query, [sid for sid, _ in top_of(scores, GAP_SECTIONS)])
-    cos = memory.index.cosines(memory.index.meaning([query.text])[0]) if gap > 0 else None
-    if cos is None or len(cos) != len(scores):
+    reach = reachable(scores, pool, MEANING_WEIGHT * gap) if gap > 0 else None
+    vector = memory.index.meaning([query.text])[0] if reach is not None else None
+    spread = memory.index.cosine_spread(vector) if vector is not None else None
+    if reach is None or vector is None or spread is None or spread[1] <= 0:
         return scores
-    live = memory.index.alive[: len(cos)]
-    spread = float(cos[live].std())
-    if spread <= 0:
+    z = np.maximum(memory.index.cosines_at(vector, reach) - np.float32(spread[0]), 0.0) / np.float32(spread[1])
+    if not len(z) or z.max() <= 0:
         return scores
-    z = np.maximum(cos - cos[live].mean(), 0.0) / np.float32(spread)
-    z[~live | (scores <= 0)] = 0.0  # meaning re-ranks what words found; it lets nothing else in
-    if z.max() <= 0:
-        return scores
-    out: FloatArray = scores + np.float32(MEANING_WEIGHT * gap / z.max()) * z
+    out: FloatArray = scores.copy()
+    out[reach] += np.float32(MEANING_WEIGHT * gap / z.max()) * z
     return out
+
+
+def reachable(scores: FloatArray, pool: int, most: float) -> npt.NDArray[np.int64]:
+    """Sections with evidence that ``most`` more could lift into the ``pool`` best (ascending ids)."""
+    found = np.flatnonzero(scores > 0)
+    if len(found) > pool:
+        floor = np.partition(scores[found], len(found) - pool)[len(found) - pool] - np.float32(most)
+        found = found[scores[found] >= floor]
+    return found
 
 
 def part_boosts(boosts: Mapping[str, float], terms: Sequence[str], part: Sequence[str]) -> dict[str, float]:

@@ -20,7 +20,7 @@ from retriever.memory.fields import FIELDS, section_fields
 from retriever.memory.index import top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
-from retriever.pipeline.evidence import evidence
+from retriever.pipeline.evidence import POOL, evidence
 from retriever.pipeline.query import Query, best_coverage, weights
 from retriever.pipeline.results import Phase1, Strategy, Target
 from retriever.text import analyzer
@@ -30,7 +30,7 @@ from retriever.text.models import Document, Section
 if TYPE_CHECKING:  # the LLM modules load only when a model is configured: see pipeline.context
     from retriever.llm.guided import LLMRun
 
-CANDIDATES = 50  # ranked before the cut, so ties at the cut are decided deterministically
+CANDIDATES = POOL  # ranked before the cut, so ties at the cut are decided deterministically
 PER_DOCUMENT = 6  # sections read per file, so one long document cannot crowd out the rest
 
 

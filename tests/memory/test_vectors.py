@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import TreeFactory
 from fixtures import ACME
 
@@ -91,3 +92,26 @@ def test_an_index_built_without_texts_has_no_cosines() -> None:
 def test_a_text_of_stop_words_alone_has_no_meaning() -> None:
     index = SectionIndex()
     assert not index.meaning(["What is it about, and who is there?"]).any()
+
+
+def test_the_cosine_spread_from_moments_is_the_mean_and_spread_over_live_sections(make_tree: TreeFactory) -> None:
+    root = make_tree(ACME)
+    memory = Memory.open(root, Settings.from_env())
+    _write(root / "policies/travel.md", TRAVEL, LATER)  # a second segment, and tombstones in the first
+    _write(root / "policies/leave.md", "# Leave Policy\n\n## Holidays\n\nTwenty-five days of holiday a year.\n", LATER)
+    memory.refresh()
+    assert len(memory.index.segments) == 2 and not memory.index.alive.all()
+    query = memory.index.meaning(["meals on a work trip"])[0]
+    cosines = memory.index.cosines(query)
+    spread = memory.index.cosine_spread(query)
+    assert cosines is not None and spread is not None
+    live = cosines[memory.index.alive].astype(np.float64)
+    assert spread == pytest.approx((live.mean(), live.std()), abs=1e-6)
+    some = np.flatnonzero(memory.index.alive)[::2]
+    np.testing.assert_allclose(memory.index.cosines_at(query, some), cosines[some], atol=1e-6)
+
+
+def test_an_index_without_vectors_has_no_cosine_spread() -> None:
+    index = SectionIndex()
+    add_sections(index, [(Counter(), Counter({"fridge": 1}), Counter(), Counter(), Counter({"rota": 2}))])
+    assert index.cosine_spread(np.ones(256, dtype=np.float32) / 16) is None

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from conftest import TreeFactory
 from fixtures import TRAVEL
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retriever.config import Settings
 from retriever.memory.memory import Memory
@@ -120,3 +122,23 @@ def test_a_question_its_words_cover_is_ranked_by_words_alone(
     with_meaning = evidence(memory, question).scores
     monkeypatch.setattr(evidence_module, "MEANING_WEIGHT", 0.0)
     np.testing.assert_array_equal(with_meaning, evidence(memory, question).scores)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(0, 2, width=32), min_size=1, max_size=120),
+    st.integers(1, 60),
+    st.floats(0, 1, width=32),
+    st.data(),
+)
+def test_no_section_left_out_of_reach_could_be_lifted_into_the_pool(
+    values: list[float], pool: int, most: float, data: st.DataObject
+) -> None:
+    scores = np.asarray(values, dtype=np.float32)
+    reach = evidence_module.reachable(scores, pool, most)
+    lift = np.zeros_like(scores)
+    lifts = st.lists(st.floats(0, most, width=32), min_size=len(reach), max_size=len(reach))
+    lift[reach] = np.asarray(data.draw(lifts), dtype=np.float32)
+    lifted = scores + lift
+    best = sorted(range(len(scores)), key=lambda sid: (-lifted[sid], sid))[:pool]
+    assert {sid for sid in best if lifted[sid] > 0} <= set(reach.tolist())
