@@ -152,7 +152,8 @@ class SegmentBuilder:
         index.lengths = np.concatenate([index.lengths, lengths[:, TEXT_FIELDS].sum(axis=1, dtype=np.float32)])
         if self.sections and self.meant == self.sections:
             meant, scales = vectors.arrays(Meaning(bytes(self._vectors), bytes(self._scales), self.dims, self.meant))
-            index.segments[-1] = dataclasses.replace(index.segments[-1], vectors=meant, scales=scales)
+            sums = vectors.segment_moments(meant, scales)
+            index.segments[-1] = dataclasses.replace(index.segments[-1], vectors=meant, scales=scales, moments=sums)
         return range(first, first + self.sections)
 
     def _weighed(

@@ -66,7 +66,8 @@ class Segment:
     # (sections, dims) int8 rows and (sections,) scales: meaning vectors in section-id order (``memory.vectors``);
     # (0, 0) and (0,) for a segment built without texts
     scales: FloatArray = field(default_factory=vectors.no_scales)
-    vectors: vectors.Int8Array = field(default_factory=vectors.no_rows)  # after scales: it shadows the module
+    moments: vectors.F64Array = field(default_factory=vectors.no_moments)  # ``vectors.segment_moments``
+    vectors: vectors.Int8Array = field(default_factory=vectors.no_rows)  # the last: it shadows the module
 
     def postings(self, term_id: int) -> tuple[npt.NDArray[np.int32], FloatArray]:
         start, end = self._span(term_id)
@@ -312,7 +313,7 @@ class SectionIndex:
             return None
         cached = self._moments
         if cached is None or cached[0] is not self.alive or cached[1:3] != (self.live_count, len(self.segments)):
-            found = vectors.moments([(s.vectors, s.scales) for s in self.segments], self.alive)
+            found = vectors.moments([(s.vectors, s.scales, s.moments) for s in self.segments], self.alive)
             cached = self._moments = (self.alive, self.live_count, len(self.segments), found)
         found = cached[3]
         return vectors.spread(found, query) if found is not None and found[0].shape == query.shape else None

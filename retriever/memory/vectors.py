@@ -126,26 +126,46 @@ def _cosines(rows: Int8Array, scales: FloatArray, query: FloatArray) -> FloatArr
 
 
 Moments = tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
+F64Array = npt.NDArray[np.float64]
+Block = tuple[Int8Array, FloatArray, F64Array]  # a segment's rows, scales and ``segment_moments``
 
 
-def moments(blocks: Sequence[tuple[Int8Array, FloatArray]], alive: npt.NDArray[np.bool_]) -> Moments | None:
-    """The mean and the second moment (``E[v vᵀ]``) of the live sections' vectors, in float64, so that
-    every query's cosine mean and spread over the whole memory cost two small products (``spread``);
-    None when some section has no vector."""
-    if sum(len(rows) for rows, _ in blocks) != len(alive) or not blocks or not alive.any():
+def no_moments() -> F64Array:
+    return np.zeros((0, 0), dtype=np.float64)
+
+
+def segment_moments(rows: Int8Array, scales: FloatArray) -> F64Array:
+    """A segment's vectors summed (row 0) and their outer products summed (the rest), in float64: kept
+    with the segment, so a memory's moments (``moments``) cost no pass over its vectors."""
+    dims = rows.shape[1] if rows.ndim == 2 else 0
+    out = np.zeros((dims + 1, dims), dtype=np.float64)
+    for start in range(0, len(rows), _ROWS):
+        chunk = (rows[start : start + _ROWS] * scales[start : start + _ROWS, None]).astype(np.float64)
+        out[0] += chunk.sum(axis=0)
+        out[1:] += chunk.T @ chunk
+    return out
+
+
+def moments(blocks: Sequence[Block], alive: npt.NDArray[np.bool_]) -> Moments | None:
+    """The mean and the second moment (``E[v vᵀ]``) of the live sections' vectors, from each segment's
+    sums less its dead sections', so every query's cosine mean and spread over the whole memory cost
+    two small products (``spread``); None when some section has no vector."""
+    if sum(len(rows) for rows, _, _ in blocks) != len(alive) or not blocks or not alive.any():
         return None
-    dims = blocks[0][0].shape[1]
-    total, second, first = np.zeros(dims), np.zeros((dims, dims)), 0
-    for rows, scales in blocks:
-        live = alive[first : first + len(rows)]
+    total: F64Array | None = None
+    first = 0
+    for rows, scales, sums in blocks:
+        dead = np.flatnonzero(~alive[first : first + len(rows)])
         first += len(rows)
-        for start in range(0, len(rows), _ROWS):
-            part = slice(start, start + _ROWS)
-            chunk = (rows[part][live[part]] * scales[part][live[part], None]).astype(np.float64)
-            total += chunk.sum(axis=0)
-            second += chunk.T @ chunk
+        if not len(rows):
+            continue
+        sums = sums if sums.shape == (rows.shape[1] + 1, rows.shape[1]) else segment_moments(rows, scales)
+        part = sums - segment_moments(rows[dead], scales[dead]) if len(dead) else sums
+        total = part if total is None else total + part
+    if total is None:
+        return None
     count = float(alive.sum())
-    return total / count, second / count
+    return total[0] / count, total[1:] / count
 
 
 def spread(found: Moments, query: FloatArray) -> tuple[float, float]:

@@ -34,7 +34,7 @@ title: Glossary
 Monthly recurring revenue (MRR) is billed every month.
 """
 
-SEGMENT_PARTS = ("indptr", "indices", "values", "counts", "fields", "vectors", "scales")  # one .npy file each
+SEGMENT_PARTS = ("indptr", "indices", "values", "counts", "fields", "vectors", "scales", "moments")  # a .npy each
 QUERIES = ["billing migration", "Olena", "sick days", "Stripe invoices", "MRR", "лікарняних"]
 
 
@@ -99,6 +99,8 @@ def _assert_same_index(loaded: IndexState, saved: IndexState) -> None:
         assert loaded_cosines is not None and saved_cosines is not None
         np.testing.assert_array_equal(loaded_cosines, saved_cosines)
     assert {(s.vectors.dtype.name, s.scales.dtype.name) for s in loaded.index.segments} == {("int8", "float32")}
+    for kept, made in zip(loaded.index.segments, saved.index.segments, strict=True):  # the vector sums come back too
+        np.testing.assert_array_equal(kept.moments, made.moments)
     assert loaded.index.params == saved.index.params
     assert len(loaded.index.segments) == len(saved.index.segments)
     assert loaded.catalog == saved.catalog
