@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retriever.memory import locks
-from retriever.memory.fileview import FileView
+from retriever.memory.fileview import FileRow, FileView
 from retriever.memory.index import Params, SectionIndex, Segment
 from retriever.text.models import Document, Fingerprint
 
@@ -46,14 +46,6 @@ FORMAT = 15  # bump when Document, the analyzer, the parser, the index layout, t
 ROOT_FILE = "root.json"  # which root a cache folder belongs to, and when it was last opened
 SUPERSEDED_SECONDS = 3600.0  # how long a replaced document stays readable for processes not yet refreshed
 _TIDY_EVERY = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class FileRow:
-    """What the cache knows of one file without unpickling its document."""
-
-    fingerprint: Fingerprint
-    skipped: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-if TYPE_CHECKING:
-    from retriever.memory.cache import FileRow
+from retriever.text.models import Fingerprint
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    """What the cache knows of one file without unpickling its document."""
+
+    fingerprint: Fingerprint
+    skipped: str | None
 
 
 class FileView:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retriever.memory.cache import DocInfo, FileRow, decode_document
+from retriever.memory.cache import DocInfo, decode_document
 from retriever.memory.fields import analyze_document
+from retriever.memory.fileview import FileRow
 from retriever.memory.postings import Postings, collect
 from retriever.memory.vectors import Meaning, document_meaning
 from retriever.text import reader

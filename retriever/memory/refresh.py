@@ -29,8 +29,9 @@ from retriever.config import Settings, index_cache_dir
 from retriever.errors import RetrieverError
 from retriever.memory import gitinfo, locks, records
 from retriever.memory.build import NewIndex, SegmentBuilder, empty_state, register
-from retriever.memory.cache import FileRow, IndexCache, IndexState
+from retriever.memory.cache import IndexCache, IndexState
 from retriever.memory.documents import Documents
+from retriever.memory.fileview import FileRow
 from retriever.memory.index import Params, SectionIndex
 from retriever.memory.records import Indexable, Parsed, Record, Task
 from retriever.text import reader

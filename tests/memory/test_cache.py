@@ -16,9 +16,10 @@ from fixtures import ACME
 from retriever.config import Settings
 from retriever.memory import locks
 from retriever.memory.build import add_sections
-from retriever.memory.cache import FORMAT, ROOT_FILE, DocInfo, FileRow, IndexCache, IndexState
+from retriever.memory.cache import FORMAT, ROOT_FILE, DocInfo, IndexCache, IndexState
 from retriever.memory.documents import Documents
 from retriever.memory.fields import analyze_document
+from retriever.memory.fileview import FileRow
 from retriever.memory.index import Params, SectionIndex
 from retriever.memory.memory import Memory
 from retriever.memory.vectors import document_texts

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from retriever.memory.cache import FileRow
-from retriever.memory.fileview import FileView
+from retriever.memory.fileview import FileRow, FileView
 from retriever.text.models import Fingerprint
 
 
