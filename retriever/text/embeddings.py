@@ -21,7 +21,7 @@ import logging
 import threading
 import zipfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 TABLE_PATH = Path(__file__).with_name("data") / "embeddings.npz"
 _ENTRIES = 8_192  # (text, word) entries pooled at once (bounds the temporary piece array: ~10 MB)
+_LEXICON_WORDS = 200_000  # words a table remembers the split and weight of
 _MAX_COUNT = 65_535  # a word's count in one text, as a bag stores it
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -46,6 +47,7 @@ class Table:
     vectors: npt.NDArray[np.int8]
     scales: FloatArray
     wordpiece: WordPiece
+    lexicon: Lexicon = field(default_factory=lambda: Lexicon(), compare=False, repr=False)
 
     @property
     def dims(self) -> int:
@@ -73,7 +75,7 @@ class Table:
     def pool(self, counted: Bags, weight: Weight) -> FloatArray:
         """One unit row per bag of ``counted``: each distinct word is split and weighed once, and entries
         are pooled ``_ENTRIES`` at a time, so a 10,000-file build's temporaries stay a few MB."""
-        lexicon = self._words(counted.words, weight)
+        lexicon = self.lexicon.lookup(counted.words, weight, self.wordpiece)
         ids = np.frombuffer(counted.ids, dtype=np.int32)
         rows = np.frombuffer(counted.rows, dtype=np.int32)
         counts = np.frombuffer(counted.counts, dtype=np.uint16)
@@ -85,37 +87,73 @@ class Table:
         np.divide(out, norms, out=out, where=norms > 0)
         return out
 
-    def _words(self, distinct: Sequence[str], weight: Weight) -> tuple[IntArray, IntArray, FloatArray]:
-        """CSR of the words' piece ids (offsets, ids) and each word's weight (0 for unknown words)."""
-        pieces = [self.wordpiece.pieces(word) for word in distinct]
-        offsets = np.zeros(len(distinct) + 1, dtype=np.int64)
-        np.cumsum([len(p) for p in pieces], out=offsets[1:])
-        ids = np.fromiter((i for p in pieces for i in p), dtype=np.int64, count=int(offsets[-1]))
-        weights = np.fromiter((weight(w) if p else 0.0 for w, p in zip(distinct, pieces, strict=True)), np.float32)
-        return offsets, ids, weights
-
     def _pool_into(
         self,
         out: FloatArray,
         rows: npt.NDArray[np.int32],
         word: npt.NDArray[np.int32],
         counts: npt.NDArray[np.uint16],
-        lexicon: tuple[IntArray, IntArray, FloatArray],
+        lexicon: Spans,
     ) -> None:
         """Add some entries' weighted piece vectors to their rows of ``out`` (rows ascend among the entries)."""
-        offsets, piece_ids, word_weights = lexicon
+        first, lengths, word_weights, piece_ids = lexicon
         coefs = counts * word_weights[word]
         keep = coefs > 0
         if not keep.any():
             return
         rows, word, coefs = rows[keep], word[keep], coefs[keep].astype(np.float32)
-        spans = offsets[word + 1] - offsets[word]  # each entry becomes one per piece of its word
-        starts = np.repeat(offsets[word] - np.cumsum(spans) + spans, spans)
+        spans = lengths[word]  # each entry becomes one per piece of its word
+        starts = np.repeat(first[word] - np.cumsum(spans) + spans, spans)
         pieces = piece_ids[starts + np.arange(int(spans.sum()))]
         rows, coefs = np.repeat(rows, spans), np.repeat(coefs, spans)
         block = self.vectors[pieces].astype(np.float32) * (self.scales[pieces] * coefs)[:, None]
         firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
         out[rows[firsts]] += np.add.reduceat(block, firsts, axis=0)
+
+
+Spans = tuple[IntArray, IntArray, FloatArray, IntArray]  # per word: first piece, piece count, weight; piece ids
+
+
+class Lexicon:
+    """The words a table has split, for one weight function: each word's span in one flat array of piece
+    ids and its weight, so a text's words cost a lookup each, not a split and a weighing (at most
+    ``_LEXICON_WORDS`` words, then it starts over; thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._start(None)
+
+    def _start(self, weight: Weight | None) -> None:
+        self.weight: Weight | None = weight
+        self.known: dict[str, int] = {}
+        self.first, self.lengths = np.zeros(1024, dtype=np.int64), np.zeros(1024, dtype=np.int64)
+        self.weights, self.pieces, self.used = np.zeros(1024, dtype=np.float32), np.zeros(4096, dtype=np.int64), 0
+
+    def lookup(self, distinct: Sequence[str], weight: Weight, wordpiece: WordPiece) -> Spans:
+        """The spans of ``distinct`` words, in their order (their piece ids: the last array)."""
+        with self._lock:
+            if weight is not self.weight or len(self.known) + len(distinct) > _LEXICON_WORDS:
+                self._start(weight)
+            rows = [self.known.get(word, -1) for word in distinct]
+            for number, word in enumerate(distinct):
+                if rows[number] < 0:
+                    rows[number] = self._add(word, weight, wordpiece)
+            at = np.asarray(rows, dtype=np.int64)
+            return self.first[at], self.lengths[at], self.weights[at], self.pieces
+
+    def _add(self, word: str, weight: Weight, wordpiece: WordPiece) -> int:
+        pieces, row = wordpiece.pieces(word), len(self.known)
+        if row == len(self.first):  # grow by copying: arrays handed out before stay valid
+            self.first, self.lengths = np.resize(self.first, 2 * row), np.resize(self.lengths, 2 * row)
+            self.weights = np.resize(self.weights, 2 * row)
+        if self.used + len(pieces) > len(self.pieces):
+            self.pieces = np.resize(self.pieces, 2 * (self.used + len(pieces)))
+        self.pieces[self.used : self.used + len(pieces)] = pieces
+        self.first[row], self.lengths[row] = self.used, len(pieces)
+        self.weights[row] = weight(word) if pieces else 0.0
+        self.used += len(pieces)
+        self.known[word] = row
+        return row
 
 
 @dataclass(frozen=True, slots=True)

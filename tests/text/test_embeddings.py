@@ -89,3 +89,14 @@ def test_a_corrupt_table_is_refused_with_its_path(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match=r"bad\.npz holds mismatched arrays"):
         Table.load(bad)
+
+
+def test_the_lexicon_of_split_words_changes_no_vector(packaged: Table) -> None:
+    texts = ["Dining expenses while travelling", "meals, hotels and flights", "naïve café déjà vu"]
+    fresh = Table(packaged.vectors, packaged.scales, packaged.wordpiece)
+    first = fresh.embed(texts, _one)
+    again = fresh.embed(texts[::-1], _one)[::-1]  # every word known now, met in another order
+    halved = fresh.embed(texts, lambda w: 0.5)  # another weight function: the lexicon starts over
+    np.testing.assert_allclose(first, again, atol=1e-6)
+    np.testing.assert_array_equal(first, fresh.embed(texts, _one))
+    np.testing.assert_allclose(halved, first, atol=1e-6)  # a uniform weight scales, then normalising undoes it
