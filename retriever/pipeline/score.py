@@ -15,6 +15,8 @@ context is what frames it (the statement before and after, a list item's parent)
 that does not repeat the question's words ("They meet on Fridays.") still ranks.  Facts are
 chosen greedily: each further fact from a section already cited counts ``same_section_decay``
 less, so the first places go to different sections, and duplicate statements are dropped.
+A question naming a speaker of the statements' turns ("What did Grad B say …") counts that
+label's words only for the turns that speaker opens (``speakers``).
 
 Meaning.  Where the read sections leave part of the weight of the question's topic words uncovered
 (``gap`` = 1 − their best coverage, as ``evidence.coverage_gap`` counts it), a statement's cosine
@@ -51,6 +53,7 @@ from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap
 from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
 from retriever.pipeline.results import Candidate, Fact, Target
+from retriever.pipeline.speakers import named_speakers
 from retriever.text import analyzer
 
 
@@ -91,19 +94,27 @@ def _heading_terms(memory: Memory, target: Target) -> set[str]:
 
 
 def statement_evidence(
-    cand: Candidate, headings: set[str], sets: list[dict[str, float]], query: Query, params: ScoreParams
+    cand: Candidate,
+    headings: set[str],
+    sets: list[dict[str, float]],
+    query: Query,
+    params: ScoreParams,
+    muted: frozenset[str] = frozenset(),
 ) -> float:
-    """e(u): the query weight a statement covers with its headings, its context's words at ``context_weight``."""
+    """e(u): the query weight a statement covers with its headings, its context's words at ``context_weight``;
+    ``muted`` terms (another speaker's label: ``speakers``) count for neither."""
     terms = analyzer.cached_terms(cand.statement)
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
     context = analyzer.term_set(cand.context) if cand.context else frozenset()
-    return framed_coverage(sets, set(terms) | headings, context, query, params.context_weight) * density
+    own = (set(terms) | headings) - muted
+    return framed_coverage(sets, own, context - muted, query, params.context_weight) * density
 
 
 def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
     """Every candidate with its rank value (0..1) and its answerability evidence."""
     sets = weight_sets(weights(query, memory.index), query)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
+    speakers = named_speakers((c.statement for c in candidates), query.text)
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
     out = []
@@ -112,7 +123,7 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
         if sid not in headings:
             headings[sid] = _heading_terms(memory, cand.target)
             when[sid] = memory.when(memory.section(sid)[0])
-        e = statement_evidence(cand, headings[sid], sets, query, params)
+        e = statement_evidence(cand, headings[sid], sets, query, params, speakers.muted(cand.statement))
         share = params.statement_share
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
         evidence = 0.5 * cand.target.coverage + 0.5 * e

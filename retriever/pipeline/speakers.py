@@ -1,0 +1,60 @@
+"""Speakers: a question that names who said something credits that speaker's turns only.
+
+In a transcript every turn starts with its speaker's label ("Grad B: …", "Industrial Designer: …").
+A question such as "What did Grad B say about the belief net?" names a speaker, not a topic, yet
+the label's words ("grad"; the letter is no term) match every turn of every speaker sharing them,
+and "Industrial Designer" matches "design" wherever a designer speaks.  So when the question names
+a label that starts at least ``MIN_TURNS`` of the candidate statements, the label's words count only
+for the statements that speaker opens (and their context); other turns must earn their rank with
+the question's other words.  Labels are read from the statements being scored, so a memory with no
+turns is unaffected and nothing is kept at index time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from retriever.text import analyzer
+
+MIN_TURNS = 3  # a label opening fewer candidate statements may be a one-off "Note:" or "Owner:"
+# A speaker label: one to four capitalised words before ": " at the start of a statement.
+_LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}): \S")
+_WORD = re.compile(r"\w+")
+
+
+def label_of(statement: str) -> str | None:
+    """The speaker label a statement opens with ("Grad B" of "Grad B: Goats eat cans."), if any; a short
+    turn framed by its section's title (``extract.framed``: "Turns 0-3: Grad B: Right.") counts too."""
+    found = _LABEL.match(statement)
+    if found is None and ": " in statement:
+        found = _LABEL.match(statement.split(": ", 1)[1])
+    return found.group(1) if found else None
+
+
+def _words(text: str) -> str:
+    return " " + " ".join(_WORD.findall(text.casefold())) + " "
+
+
+@dataclass(frozen=True, slots=True)
+class Speakers:
+    """The speakers a question names (``named``) and the index terms of their labels (``terms``)."""
+
+    named: frozenset[str] = frozenset()
+    terms: frozenset[str] = frozenset()
+
+    def muted(self, statement: str) -> frozenset[str]:
+        """The label terms that do not count for ``statement``: all of them unless a named speaker says it."""
+        if not self.named or label_of(statement) in self.named:
+            return frozenset()
+        return self.terms
+
+
+def named_speakers(statements: Iterable[str], question: str) -> Speakers:
+    """The labels opening at least ``MIN_TURNS`` of ``statements`` that ``question`` names as whole words."""
+    counts = Counter(label for label in map(label_of, statements) if label is not None)
+    asked = _words(question)
+    named = frozenset(label for label, n in counts.items() if n >= MIN_TURNS and _words(label) in asked)
+    return Speakers(named, frozenset(t for label in named for t in analyzer.terms(label)))

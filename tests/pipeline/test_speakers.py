@@ -1,0 +1,60 @@
+"""Speakers: a question naming a transcript's speaker credits that speaker's turns only."""
+
+from __future__ import annotations
+
+from conftest import TreeFactory
+
+from retriever import Retriever, Settings
+from retriever.pipeline.speakers import MIN_TURNS, label_of, named_speakers
+
+TRANSCRIPT = """# Meeting 7
+
+## Turns 0-3
+
+Grad A: The budget is small.
+
+Grad B: The budget, right.
+
+Grad A: Yes.
+
+Grad B: Fine.
+
+## Turns 4-7
+
+Grad B: The budget is large.
+
+Grad A: Right.
+
+Grad B: Yes.
+
+Grad A: Fine.
+"""
+
+
+def test_a_named_speakers_turn_outranks_another_speakers_turn_on_the_same_topic(make_tree: TreeFactory) -> None:
+    root = make_tree({"meeting.md": TRANSCRIPT})
+    retriever = Retriever(root, Settings(state_dir=root.parent / "state"))
+    facts = retriever.retrieve("What did Grad B say about the budget?").facts
+    # Before: Grad A's first turn led (the same words, "grad" and "budget", in the stronger block).
+    assert label_of(facts[0].statement) == "Grad B"
+
+
+def test_a_label_opening_few_statements_is_no_speaker() -> None:
+    statements = ["Note: check the dates."] * (MIN_TURNS - 1) + ["The budget is set."]
+    assert not named_speakers(statements, "What does the note say about the budget?").named
+
+
+def test_only_labels_the_question_names_as_whole_words_are_speakers() -> None:
+    statements = ["Grad B: yes."] * MIN_TURNS + ["Grad A: no."] * MIN_TURNS + ["PhD D: maybe."] * MIN_TURNS
+    speakers = named_speakers(statements, "What did grad b and the PhD say?")
+    assert speakers.named == {"Grad B"}
+    assert speakers.terms == {"grad"}
+    assert speakers.muted("Grad A: no.") == {"grad"}
+    assert speakers.muted("Grad B: yes.") == frozenset()
+
+
+def test_a_statement_without_a_leading_label_has_none() -> None:
+    assert label_of("Grad B: Goats eat cans.") == "Grad B"
+    assert label_of("Industrial Designer: plastic.") == "Industrial Designer"
+    assert label_of("the budget: small") is None
+    assert label_of("Time: 10:00") == "Time"
