@@ -58,11 +58,9 @@ def analyze_document(doc: Document) -> list[Analyzed]:
 
     The title and meta fields are the document's, so they are analysed once and shared by its sections.
     """
-    title = Counter(analyzer.terms(_title_text(doc)))
-    meta = Counter(analyzer.terms(_meta_text(doc)))
+    counts = analyzer.term_counts
+    title, meta = counts(_title_text(doc)), counts(_meta_text(doc))
     out: list[Analyzed] = []
     for section in doc.sections:
-        heading = Counter(analyzer.terms(_heading(section)))
-        path = Counter(analyzer.terms(_path_text(doc, section)))
-        out.append((title, heading, path, meta, Counter(analyzer.terms(section.text))))
+        out.append((title, counts(_heading(section)), counts(_path_text(doc, section)), meta, counts(section.text)))
     return out

@@ -61,25 +61,55 @@ def clean_inline(text: str) -> str:
 
     Linear in the length of ``text`` whatever it holds.
     """
+    # Spaces collapse as ``_SPACES`` would (``str.split`` and regex ``\s`` agree on every code point)
+    # at a quarter of its cost.
     if not _MARKUP_CHARS.search(text):  # plain prose: nothing to strip
-        return _SPACES.sub(" ", text).strip()
+        return " ".join(text.split())
+    # Each pattern runs only when the text holds the characters every match of it contains: a
+    # substring test is far cheaper than a scan that finds nothing (a paragraph with one "_" in a
+    # file name ran all fourteen), and a pattern that cannot match leaves the text as it was.
     # {{< hugo >}} and {{% hugo %}} first: they contain {% … %}
     text = _before_last(_TEMPLATE_EXPR, "}}", " ", text)
     text = _before_last(_TEMPLATE_TAG, "%}", _template_args, text)
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _REF_LINK.sub(r"\1", text)
-    text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)
+    if "[" in text:
+        text = _links_to_text(text)
+    if "<" in text:
+        text = _tags_to_text(text)
+    if "{#" in text:
+        text = _ANCHOR.sub("", text)
+    if "`" in text:
+        text = _CODE_SPAN.sub(r"\1", text)
+    if "*" in text or "_" in text:
+        text = _emphasis_to_text(text)
+    if "~~" in text:
+        text = _STRIKE.sub(r"\1", text)
+    return " ".join(html.unescape(text).split())
+
+
+def _links_to_text(text: str) -> str:
+    """Images, links, reference links and wiki links as their texts (``clean_inline``'s order)."""
+    if "](" in text:  # every image and inline link holds it
+        text = _IMAGE.sub(r"\1", text)
+        text = _LINK.sub(r"\1", text)
+    if "][" in text:
+        text = _REF_LINK.sub(r"\1", text)
+    if "[[" in text:
+        text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)
+    return text
+
+
+def _tags_to_text(text: str) -> str:
+    """Autolinks as their URLs; line breaks, comments and HTML tags dropped (``clean_inline``'s order)."""
     text = _AUTOLINK.sub(r"\1", text)
     text = _HTML_BREAK.sub(" ", text)
     text = _before_last(_HTML_COMMENT, "-->", "", text)
-    text = _HTML_TAG.sub("", text)
-    text = _ANCHOR.sub("", text)
-    text = _CODE_SPAN.sub(r"\1", text)
-    text = _STRONG.sub(r"\2", text)
-    text = _EMPHASIS.sub(lambda m: m.group(1) or m.group(2), text)
-    text = _STRIKE.sub(r"\1", text)
-    return _SPACES.sub(" ", html.unescape(text)).strip()
+    return _HTML_TAG.sub("", text) if "<" in text else text
+
+
+def _emphasis_to_text(text: str) -> str:
+    if "**" in text or "__" in text:
+        text = _STRONG.sub(r"\2", text)
+    return _EMPHASIS.sub(lambda m: m.group(1) or m.group(2), text)
 
 
 def _before_last(pattern: re.Pattern[str], closer: str, repl: str | Callable[[re.Match[str]], str], text: str) -> str:

@@ -270,18 +270,20 @@ def _inline_units(token: Token, opener: Token, items: list[str], builder: _Build
         builder.add(Unit("item", text, (first_line, last), context=context))
         return
     kind: UnitKind = "item" if items else "sentence"
-    for unit in _sentences(token.content, first_line, kind):
+    for unit in _sentences(token.content, text, first_line, kind):
         builder.add(unit)
 
 
-def _sentences(raw: str, first_line: int, kind: UnitKind) -> Iterator[Unit]:
+def _sentences(raw: str, cleaned: str, first_line: int, kind: UnitKind) -> Iterator[Unit]:
     # Split the raw markdown (so offsets map to lines), then clean each sentence.  Lines are counted
     # from the previous sentence on, not from the start: a paragraph of 600,000 sentences stays linear.
-    line, counted = first_line, 0
+    # A sentence that is the whole paragraph (its raw text stripped) takes the paragraph's ``cleaned``
+    # text: ``clean_inline`` gives a text and its stripped form the same plain text.
+    line, counted, whole = first_line, 0, len(raw.strip())
     for offset, sentence in iter_sentences(raw):
         line += raw.count("\n", counted, offset)
         counted = offset
-        text = clean_inline(sentence)
+        text = cleaned if len(sentence) == whole else clean_inline(sentence)
         if text:
             yield Unit(kind, text, (line, line + sentence.count("\n")))
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever.config import Settings
-from retriever.memory import workers
+from retriever.memory import build, workers
 from retriever.memory.build import SegmentBuilder
 from retriever.memory.index import FIELDS, Analyzed, SectionIndex
 from retriever.memory.memory import Memory
@@ -111,3 +111,24 @@ def test_a_first_build_holds_no_parsed_document_while_it_indexes(handbook: Path)
 
     Memory.open(handbook, Settings.from_env(), progress=count_documents)
     assert alive == [0]  # each went to the cache and the segment builder, and was let go
+
+
+def test_counts_above_the_uint16_range_index_exactly_as_narrow_ones(
+    handbook: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    narrow = Memory.open(handbook, Settings(state_dir=tmp_path / "narrow", index_workers=1))
+    monkeypatch.setattr(build, "_NARROW", 1)  # every count above 1 takes the wide path
+    wide = Memory.open(handbook, Settings(state_dir=tmp_path / "wide", index_workers=1))
+    assert _snapshot(wide) == _snapshot(narrow)
+
+
+def test_a_term_written_70000_times_in_a_section_keeps_its_exact_count() -> None:
+    index = SectionIndex()
+    builder = SegmentBuilder(index)
+    body: Counter[str] = Counter({"zebra": 70_000, "quokka": 3})
+    builder.add_postings(collect([(Counter({"other": 1}), Counter(), Counter(), Counter(), Counter({"x": 2}))]))
+    builder.add_postings(collect([(Counter(), Counter(), Counter(), Counter(), body)]))
+    builder.finish(fix_avglen=True)
+    segment = index.segments[0]
+    zebra = index.vocab["zebra"]
+    assert segment.counts[segment.indptr[zebra] : segment.indptr[zebra + 1]].tolist() == [70_000.0]

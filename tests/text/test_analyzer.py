@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections import Counter
 
 import snowballstemmer
 from conftest import REPO
@@ -144,3 +145,47 @@ def test_the_english_stemmer_is_loaded_without_the_other_languages() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split(" ", 1) == ["approv", "[]\n"]
+
+
+# terms' fast paths (the word pattern alone without "@", apostrophes replaced only when present,
+# the token loop in C) must give exactly the terms of the plain form below.
+
+_OLD_APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'"})
+_ANALYZER_PIECES = [
+    *" \n\t.,;:!?-/_'’ʼ`@+#()",
+    "olena@brightwave.io",
+    "a.b@c-d.org",
+    "DEC-0054",
+    "v4.2.1",
+    "follow_up",
+    "don't",
+    "don`t",
+    "O`Neil",
+    "O’Brien",
+    "памʼять",
+    "Київ",
+    "使用API接口",
+    "ﬁle",
+    "Straße",
+    "ＡＢＣ",
+    "approvals",
+    "the",
+    "401(k)",
+]
+_ANALYZER_TEXT = st.lists(st.sampled_from(_ANALYZER_PIECES) | st.text(max_size=3), max_size=40).map("".join)
+
+
+def _reference_terms(text: str) -> list[str]:
+    import unicodedata
+
+    out: list[str] = []
+    for token in analyzer._TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().translate(_OLD_APOSTROPHES)):
+        out.extend(analyzer._expand(token))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_ANALYZER_TEXT)
+def test_terms_fast_paths_give_the_terms_of_the_plain_tokeniser(text: str) -> None:
+    assert terms(text) == _reference_terms(text)
+    assert list(analyzer.term_counts(text).items()) == list(Counter(_reference_terms(text)).items())

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import html
+import re
+import sys
 import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from retriever.text import markup
 from retriever.text.markup import (
     LINK_TARGET,
     clean_inline,
@@ -286,3 +290,79 @@ def test_inline_functions_stay_linear_on_any_piece_repeated_to_50_kb(piece: str)
     find_acronyms(text)
     LINK_TARGET.findall(text)
     assert time.perf_counter() - started < 1
+
+
+# clean_inline's fast paths (each pattern runs only when its characters are present; spaces
+# collapsed by str.split) must give exactly what running every pattern gives.
+
+_REFERENCE = [
+    (markup._IMAGE, r"\1"),
+    (markup._LINK, r"\1"),
+    (markup._REF_LINK, r"\1"),
+    (markup._WIKI_LINK, lambda m: m.group(2) or m.group(1)),
+    (markup._AUTOLINK, r"\1"),
+    (markup._HTML_BREAK, " "),
+]
+_REFERENCE_AFTER_COMMENT = [
+    (markup._HTML_TAG, ""),
+    (markup._ANCHOR, ""),
+    (markup._CODE_SPAN, r"\1"),
+    (markup._STRONG, r"\2"),
+    (markup._EMPHASIS, lambda m: m.group(1) or m.group(2)),
+    (markup._STRIKE, r"\1"),
+]
+
+
+def _reference_clean_inline(text: str) -> str:
+    """clean_inline as it was before its fast paths: every pattern, in order, on any text."""
+    text = markup._before_last(markup._TEMPLATE_EXPR, "}}", " ", text)
+    text = markup._before_last(markup._TEMPLATE_TAG, "%}", markup._template_args, text)
+    for pattern, repl in _REFERENCE:
+        text = pattern.sub(repl, text)
+    text = markup._before_last(markup._HTML_COMMENT, "-->", "", text)
+    for pattern, repl in _REFERENCE_AFTER_COMMENT:
+        text = pattern.sub(repl, text)
+    return re.sub(r"\s+", " ", html.unescape(text)).strip()
+
+
+_MARKUP_PIECES = [
+    *_PIECES,
+    *"\u00a0\u2003\x1c\r\f",
+    "![a](b)",
+    "[t](u)",
+    "[a][b]",
+    "[[w|x]]",
+    "[[w]]",
+    "<https://x.io>",
+    "<br/>",
+    "<b>",
+    "</i>",
+    "{#id}",
+    "&amp;",
+    "&lt;",
+    "~~",
+    "__",
+    "`",
+    "snake_case",
+    "word",
+    ". ",
+]
+_MARKUP_TEXT = st.lists(st.sampled_from(_MARKUP_PIECES) | st.text(max_size=3), max_size=60).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_MARKUP_TEXT)
+def test_clean_inline_fast_paths_give_what_every_pattern_in_order_gives(text: str) -> None:
+    assert clean_inline(text) == _reference_clean_inline(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_MARKUP_TEXT)
+def test_clean_inline_gives_a_text_and_its_stripped_form_the_same_plain_text(text: str) -> None:
+    # The parser relies on it: a paragraph of one sentence reuses the paragraph's plain text.
+    assert clean_inline(text) == clean_inline(text.strip())
+
+
+def test_regex_whitespace_and_str_split_whitespace_are_the_same_characters() -> None:
+    spaces = re.compile(r"\s")
+    assert [c for c in map(chr, range(sys.maxunicode + 1)) if bool(spaces.match(c)) != c.isspace()] == []
