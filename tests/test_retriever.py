@@ -345,3 +345,23 @@ def test_the_same_question_gets_the_same_answer_in_a_fresh_process(make_tree: Tr
         for f in Retriever(root).retrieve("Are my meals paid for when I travel for work?").facts
     ]
     assert json.loads(runs[0]) == json.loads(runs[1]) == here
+
+
+TIME_OFF = {
+    "benefits/time-off.md": (
+        "# Paid time off (PTO) policy\n\n## Submitting paid time off\n\n"
+        "Submit your days off in Deel at least two weeks ahead; your manager approves them.\n"
+    ),
+    "security/access.md": (
+        "# Requesting access to cloud resources\n\n## Permission request\n\n"
+        "Each request names the time you need the access for; a request expires after that time.\n"
+    ),
+    "it/helpdesk.md": "# Helpdesk\n\n## Tickets\n\nOpen a request in the helpdesk for a new laptop or a repair.\n",
+    "finance/purchases.md": "# Purchases\n\n## Purchase requests\n\nA purchase request over 500 euros waits.\n",
+}
+
+
+def test_a_question_about_time_off_finds_the_time_off_policy_not_a_request_form(make_tree: TreeFactory) -> None:
+    result = Retriever(make_tree(TIME_OFF)).retrieve("How do I request time off?")  # issue 11's reproduction
+    first = result.facts[0]
+    assert (first.rel_path, first.section_heading) == ("benefits/time-off.md", "Submitting paid time off")

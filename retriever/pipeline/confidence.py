@@ -159,18 +159,18 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-7.6337,
+    intercept=-7.7204,
     weights={
-        "known_weight": 0.9452,
-        "best_section_coverage": 3.162,
-        "matched_mass": 2.6084,
-        "fact_coverage": 1.2039,
-        "top_fact": 1.7545,
-        "fact_concentration": 1.4974,
+        "known_weight": 0.9294,
+        "best_section_coverage": 3.1761,
+        "matched_mass": 2.6986,
+        "fact_coverage": 1.5307,
+        "top_fact": 1.4624,
+        "fact_concentration": 1.5233,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
     heldout_auc=0.866,
-    heldout_ece=0.041,
+    heldout_ece=0.044,
     rows=886,
 )
 # END MODEL

@@ -1,7 +1,8 @@
 """Stop words: function words that carry no topic, in English and Ukrainian.
 
 Question words (what, who, how, хто, що…) are included: a question's topic is in its
-other words.  The lists are data; ``analyzer`` drops these at index and query time alike.
+other words.  "off" is not: it makes the topic of "time off", "day off" and "sign-off".  The lists
+are data; ``analyzer`` drops these at index and query time alike.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ being below between both but by can can't cannot could couldn't did didn't do do
 down during each either else etc ever every few for from further get gets getting got had hadn't has
 hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his how how's
 however i i'd i'll i'm i've if in into is isn't it it's its itself just let's like may me might more
-most much must mustn't my myself need needs no nor not now of off on once only or other ought our ours
+most much must mustn't my myself need needs no nor not now of on once only or other ought our ours
 ourselves out over own per please same shall shan't she she'd she'll she's should shouldn't so some
 such than that that's the their theirs them themselves then there there's these they they'd they'll
 they're they've this those though through thus to too under until up upon us very via was wasn't we

@@ -51,11 +51,15 @@ def _fit_script() -> ModuleType:
     return module
 
 
-def test_request_time_off_that_misses_the_pto_page_is_not_called_comprehensive(make_tree: TreeFactory) -> None:
-    result = Retriever(make_tree(HANDBOOK)).retrieve("How do I request time off?")
+def test_request_time_off_finds_the_pto_page_first(make_tree: TreeFactory) -> None:
+    facts = Retriever(make_tree(HANDBOOK)).retrieve("How do I request time off?").structured["retrieval"]["facts"]
+    assert "pto.md" in facts[0]["source_path"]  # "off" is a topic word: the issue's miss is gone
+
+
+def test_a_request_question_that_misses_the_pto_page_is_not_called_comprehensive(make_tree: TreeFactory) -> None:
+    result = Retriever(make_tree(HANDBOOK)).retrieve("How do I request vacation?")
     retrieval = result.structured["retrieval"]
-    # The situation of the issue: a top fact at (nearly) 100% from pages that are not the PTO page.
-    assert retrieval["facts"][0]["relevance_score"] >= 0.9
+    # The situation of the issue: the question's words find request pages, not the PTO page.
     assert all("pto.md" not in f["source_path"] for f in retrieval["facts"][:3])
     assert retrieval["coverage_assessment"] != "comprehensive"
     assert not retrieval["context_summary"].startswith("The memory covers this well")

@@ -189,3 +189,7 @@ def _reference_terms(text: str) -> list[str]:
 def test_terms_fast_paths_give_the_terms_of_the_plain_tokeniser(text: str) -> None:
     assert terms(text) == _reference_terms(text)
     assert list(analyzer.term_counts(text).items()) == list(Counter(_reference_terms(text)).items())
+
+
+def test_off_is_a_topic_word_in_time_off() -> None:
+    assert analyzer.terms("How do I request time off?") == ["request", "time", "off"]
