@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -125,6 +126,15 @@ def unix_socket(root: Path) -> None:
             os.chdir(here)
 
 
+def random_words(root: Path) -> None:
+    # 19,000 distinct 99-letter words (1.9 MB): each is split into word pieces for its meaning vector,
+    # which is quadratic in a word's length without the splitter's bounds.
+    rng = random.Random(7)
+    words = ["".join(rng.choice("qxzjv") for _ in range(99)) for _ in range(19_000)]
+    lines = [" ".join(words[i : i + 10]) for i in range(0, len(words), 10)]
+    _write(root, "random_words.md", "# Random words\n\n" + "\n".join(lines) + "\n")
+
+
 HOSTILE: tuple[Hostile, ...] = (
     Hostile("symlink loop", symlink_loop, "loop_a.md", "symlink loop"),
     Hostile("invalid UTF-8 file name", bad_name, "bad\\xff\\xfe.md", "not valid UTF-8"),
@@ -138,4 +148,5 @@ HOSTILE: tuple[Hostile, ...] = (
     Hostile("150,000 '# h' headings (600 KB)", many_headings, "many_headings.md", "more than 5,000 headings"),
     Hostile("FIFO", fifo, "pipe.md", "FIFO"),
     Hostile("socket", unix_socket, "sock.md", "socket"),
+    Hostile("19,000 random 99-letter words (1.9 MB)", random_words, None),
 )

@@ -22,6 +22,7 @@ import threading
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 TABLE_PATH = Path(__file__).with_name("data") / "embeddings.npz"
 _ENTRIES = 8_192  # (text, word) entries pooled at once (bounds the temporary piece array: ~10 MB)
 _LEXICON_WORDS = 200_000  # words a table remembers the split and weight of
+WORD_CHARS = 100_000  # characters of distinct words one ``bags`` call keeps
 _MAX_COUNT = 65_535  # a word's count in one text, as a bag stores it
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -170,18 +172,24 @@ class Bags:
 
 def bags(texts: Sequence[str]) -> Bags:
     """The bags of words of ``texts`` (word ids local to them, first seen first; within a text, entries
-    in word-id order)."""
+    in word-id order).  Only the distinct words met first, up to ``WORD_CHARS`` characters in all, are
+    kept: a real document's come to at most ~22,000, and it bounds what a file of random words costs
+    to split (each character of a new word takes up to ~18 lookups)."""
     tokens: list[str] = []
     lengths = np.zeros(len(texts), dtype=np.int64)
     for number, text in enumerate(texts):
         found = words(text)
         tokens.extend(found)
         lengths[number] = len(found)
-    vocabulary = {word: i for i, word in enumerate(dict.fromkeys(tokens))}  # distinct words, first seen first
-    word_ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    distinct = list(dict.fromkeys(tokens))  # first seen first
+    kept = int(np.searchsorted(np.cumsum([len(word) for word in distinct]), WORD_CHARS, side="right"))
+    vocabulary = {word: i for i, word in enumerate(distinct[:kept])}
+    word_ids = np.fromiter(map(vocabulary.get, tokens, repeat(-1)), dtype=np.int64, count=len(tokens))
+    rows = np.repeat(np.arange(len(texts)), lengths)
+    known = word_ids >= 0
     width = max(len(vocabulary), 1)
     # (text, word) pairs with their counts, in one vectorised pass: row-major, so rows ascend.
-    pairs, counts = np.unique(np.repeat(np.arange(len(texts)), lengths) * width + word_ids, return_counts=True)
+    pairs, counts = np.unique(rows[known] * width + word_ids[known], return_counts=True)
     return Bags(
         tuple(vocabulary),
         (pairs % width).astype(np.int32).tobytes(),

@@ -111,6 +111,12 @@ class WordPiece:
     def __init__(self, vocab: Mapping[str, int]) -> None:
         self.vocab = vocab
         self._cache: dict[str, tuple[int, ...]] = {}
+        # Word-initial pieces and continuations ("##" dropped) apart, each with its longest piece: no
+        # longer prefix can match, and trying them would make a long word cost quadratic time.
+        self._first = {token: i for token, i in vocab.items() if not token.startswith("##")}
+        self._rest = {token[2:]: i for token, i in vocab.items() if token.startswith("##")}
+        self._first_longest = max(map(len, self._first), default=0)
+        self._rest_longest = max(map(len, self._rest), default=0)
 
     def pieces(self, word: str) -> tuple[int, ...]:
         """The piece ids of one word from ``words``; ``()`` when the word is unknown."""
@@ -125,13 +131,13 @@ class WordPiece:
         if len(word) > MAX_WORD_CHARS:
             return ()
         ids: list[int] = []
-        start = 0
+        start, pieces, longest = 0, self._first, self._first_longest
         while start < len(word):
-            for end in range(len(word), start, -1):
-                piece = word[start:end] if start == 0 else f"##{word[start:end]}"
-                if piece in self.vocab:
-                    ids.append(self.vocab[piece])
-                    start = end
+            for end in range(min(len(word), start + longest), start, -1):
+                found = pieces.get(word[start:end])
+                if found is not None:
+                    ids.append(found)
+                    start, pieces, longest = end, self._rest, self._rest_longest
                     break
             else:
                 return ()

@@ -33,7 +33,8 @@ from retriever.service.tools import TOOL_NAME
 QUESTION = "How many sick days do employees earn?"
 ANSWER = "Employees earn 10 sick days per year."
 SKIPPED = {h.path: h for h in HOSTILE if h.path is not None}
-INDEXED = ["links_40k.md", "links_1500k.md"]  # harmless once the link pattern is linear
+# Harmless once the link pattern is linear, and once splitting words into pieces is bounded
+INDEXED = ["links_40k.md", "links_1500k.md", "random_words.md"]
 
 
 @pytest.fixture(scope="module")

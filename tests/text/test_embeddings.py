@@ -100,3 +100,10 @@ def test_the_lexicon_of_split_words_changes_no_vector(packaged: Table) -> None:
     np.testing.assert_allclose(first, again, atol=1e-6)
     np.testing.assert_array_equal(first, fresh.embed(texts, _one))
     np.testing.assert_allclose(halved, first, atol=1e-6)  # a uniform weight scales, then normalising undoes it
+
+
+def test_words_past_the_split_budget_are_left_out(packaged: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "WORD_CHARS", 9)  # "alpha" and "beta" fit; "gamma" is past the budget
+    cut = packaged.embed(["alpha beta gamma alpha"], _one)
+    np.testing.assert_allclose(cut, packaged.embed(["alpha beta alpha"], _one), atol=1e-6)
+    assert embeddings.bags(["alpha beta gamma"]).words == ("alpha", "beta")
