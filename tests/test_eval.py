@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 from fixtures import ACME
 
@@ -96,3 +97,33 @@ def test_a_malformed_question_file_is_named_without_a_traceback(tmp_path: Path) 
     assert result.returncode == 2
     assert f"error: {broken} is not a question file" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_held_out_handbook_questions_run_when_a_handbook_is_under_the_corpus(tmp_path: Path) -> None:
+    shared = _shared(tmp_path)
+    (shared / "corpora" / "acme").rename(shared / "corpora" / "reg-handbook")
+    result = _eval(tmp_path, "--corpus", str(shared / "corpora"))
+    assert result.returncode == 0, result.stderr
+    assert "## handbook_heldout_queries.jsonl: 30 questions, same run" in result.stdout
+
+
+def test_one_corpus_folder_finds_the_question_files_beside_its_parent(tmp_path: Path) -> None:
+    shared = _shared(tmp_path)
+    result = _eval(tmp_path, "--corpus", str(shared / "corpora" / "acme"))
+    assert result.returncode == 0, result.stderr
+    assert "## dev_queries.jsonl: 3 questions, same run" in result.stdout
+    assert "handbook_heldout_queries" not in result.stdout
+
+
+def test_every_held_out_gold_section_is_a_heading_of_its_handbook() -> None:
+    corpora = REPO.parent / "shared" / "corpora"
+    if not corpora.is_dir():
+        pytest.skip("../shared/corpora is not beside this clone")
+    rows = [json.loads(line) for line in (REPO / "eval" / "handbook_heldout_queries.jsonl").open(encoding="utf-8")]
+    assert len(rows) == 90 and len({r["id"] for r in rows}) == 90
+    for row in rows:
+        assert (row["kind"] == "absent") == (not row["gold"]), row["id"]
+        for gold in row["gold"]:
+            text = (corpora / row["corpus"] / gold["path"]).read_text(encoding="utf-8")
+            headings = {line.lstrip("#").strip() for line in text.splitlines() if line.startswith("#")}
+            assert gold["heading"] is None or gold["heading"] in headings, (row["id"], gold["heading"])
