@@ -7,7 +7,8 @@ Contract:
 - ``relation_lines(facts, entities, relationships)``: for the documents the facts came from,
   best first, who and what their front matter names (owner, lead, team, client, …), one line each.
 - ``relation_answer(question, …)``: the first of those lines as a sentence, when the question asks
-  who (or names a relation: owner, lead, team, client…); else None.
+  who (or names a relation: owner, lead, team, client…) and either names one of the document's relations
+  or asks who is responsible (owns, leads, runs, approves, whom to contact…); else None.
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ _WHO = re.compile(r"^\W*(?:who|whom|whose|хто|кого|кому|чий|чия
 # Words that ask for a relation even without "who": "the owner of…", "which team runs…".
 _RELATION_WORDS = re.compile(
     r"\b(?:own|owns|owner|owned|lead|leads|led|responsible|team|client|manager|sponsor)\b", re.I
+)
+# Words that ask who is responsible for something, so a document's owner or lead answers them even when
+# the question names no relation ("Who should I contact about…", "Хто веде…"). A who-question without
+# them or a named relation ("Who are our main clients?") asks about something else.
+_RESPONSIBLE = re.compile(
+    r"\b(?:own\w*|lead\w*|led|run|runs|running|manag\w*|responsible|charge|contact\w*|ask|approv\w*|"
+    r"sponsor\w*|maintain\w*|handl\w*|decid\w*|вед\w*|керу\w*|власник\w*|відповіда\w*|звернутися)\b",
+    re.I,
 )
 MAX_RELATION_LINES = 4
 MAX_EDGES = 6
@@ -86,6 +95,12 @@ def relation_answer(question: str, facts: Sequence[Fact], relationships: Sequenc
     if not edges:
         return None
     asked = {w[:3] for w in re.findall(r"\w{3,}", question.casefold())}
+    if not any(_names_asked(r.type, asked) for r in edges):
+        # Unnamed, only a responsibility answers: "Who are our main clients?" is not the report's owner,
+        # and "who is responsible for…" is not a meeting's attendees.
+        edges = [r for r in edges if _RESPONSIBLE.search(r.type.replace("_", " "))]
+        if not edges or not _RESPONSIBLE.search(question):
+            return None
     # The relation the question names first: "who owns…" puts owner and follow-up owner before lead.
     edges.sort(key=lambda r: (not _names_asked(r.type, asked), r.type.count("_")))
     named = dict.fromkeys(f"{_edge_label(r.type)} {r.target}" for r in edges)

@@ -53,3 +53,20 @@ def test_a_question_that_asks_no_relation_gets_no_relation_answer() -> None:
     assert relation_answer("When does the billing migration end?", [_fact("x")], RELATIONS) is None
     assert relation_answer("Who owns it?", [], RELATIONS) is None
     assert relation_answer("Who owns it?", [_fact("x", title="Office")], RELATIONS) is None
+
+
+def test_a_who_question_about_something_else_is_not_answered_with_the_documents_owner() -> None:
+    facts = [_fact("Helix pays 42,000 a month")]
+    assert relation_answer("Who are our main enterprise clients?", facts, RELATIONS) is None
+    assert relation_answer("Who should I contact about the billing migration?", facts, RELATIONS) is not None
+    assert relation_answer("Хто відповідає за міграцію білінгу?", facts, RELATIONS) is not None
+    assert relation_answer("Who is the lead?", facts, RELATIONS) == (
+        "Billing Migration: lead Olena Marchenko, owner Taras Kovalenko, follow-up owner Hannah Clarke."
+    )
+
+
+def test_a_responsibility_question_is_not_answered_with_a_meetings_attendees() -> None:
+    met = (Relationship("Weekly sync", "Olena Marchenko", "attendees"),)
+    assert relation_answer("Who is responsible for the restore test?", [_fact("x", title="Weekly sync")], met) is None
+    asked = relation_answer("Who attended the weekly sync?", [_fact("x", title="Weekly sync")], met)
+    assert asked == "Weekly sync: attendees Olena Marchenko."
