@@ -95,9 +95,11 @@ def relation_answer(question: str, facts: Sequence[Fact], relationships: Sequenc
     if not edges:
         return None
     asked = {w[:3] for w in re.findall(r"\w{3,}", question.casefold())}
-    if not any(_names_asked(r.type, asked) for r in edges):
-        # Unnamed, only a responsibility answers: "Who are our main clients?" is not the report's owner,
-        # and "who is responsible for…" is not a meeting's attendees.
+    about_it = set(re.findall(r"\w{3,}", source.casefold())) <= set(re.findall(r"\w{3,}", question.casefold()))
+    if not about_it and not any(_names_asked(r.type, asked) for r in edges):
+        # Unless the question is about the document itself ("Who is Olena Marchenko?"), only a relation it
+        # names or a responsibility answers it: "Who are our main clients?" is not the report's owner, and
+        # "who is responsible for…" is not a meeting's attendees.
         edges = [r for r in edges if _RESPONSIBLE.search(r.type.replace("_", " "))]
         if not edges or not _RESPONSIBLE.search(question):
             return None

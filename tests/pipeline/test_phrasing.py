@@ -70,3 +70,8 @@ def test_a_responsibility_question_is_not_answered_with_a_meetings_attendees() -
     assert relation_answer("Who is responsible for the restore test?", [_fact("x", title="Weekly sync")], met) is None
     asked = relation_answer("Who attended the weekly sync?", [_fact("x", title="Weekly sync")], met)
     assert asked == "Weekly sync: attendees Olena Marchenko."
+
+
+def test_a_who_question_about_the_document_itself_is_answered_with_what_it_names() -> None:
+    person = [_fact("VP Engineering", title="Olena Marchenko")]
+    assert relation_answer("Who is Olena Marchenko?", person, RELATIONS) == "Olena Marchenko: team Platform Team."
