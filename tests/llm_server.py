@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import pytest
+
 
 @dataclass
 class Reply:
@@ -158,3 +160,11 @@ def serve() -> Iterator[ScriptedLLM]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def serve_for(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedLLM]:
+    """``serve``, with ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` pointing the retriever at it for one test."""
+    for scripted in serve():
+        monkeypatch.setenv("OPENAI_BASE_URL", scripted.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        yield scripted

@@ -14,7 +14,7 @@ from conftest import TreeFactory
 from fixtures import ACME
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from llm_server import Reply, ScriptedLLM, answer, outline_ids, section_blocks, serve, stage_of, user_text
+from llm_server import Reply, ScriptedLLM, answer, outline_ids, section_blocks, serve_for, stage_of, user_text
 
 from retriever import RetrievalResult, Retriever, Settings
 from retriever.adapters.cli import cli
@@ -58,9 +58,7 @@ def smart(request: dict[str, Any]) -> Reply:
 
 @pytest.fixture
 def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedLLM]:
-    for server in serve():
-        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    for server in serve_for(monkeypatch):
         server.script = smart
         yield server
 

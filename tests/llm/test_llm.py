@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from conftest import free_port
-from llm_server import Reply, ScriptedLLM, answer, serve, stage_of
+from llm_server import Reply, ScriptedLLM, answer, serve_for, stage_of
 
 from retriever import Settings
 from retriever.llm.client import LLMClient, LLMFailure
@@ -18,10 +18,7 @@ from retriever.llm.prompts import SummaryAnswer
 
 @pytest.fixture
 def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedLLM]:
-    for server in serve():
-        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        yield server
+    yield from serve_for(monkeypatch)
 
 
 def _client(**settings: Any) -> LLMClient:

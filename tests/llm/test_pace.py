@@ -14,10 +14,10 @@ from conftest import COMPANY_CONTEXT, TreeFactory
 from fixtures import ACME
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from llm_server import Reply, ScriptedLLM, answer, outline_ids, section_blocks, serve, stage_of
-from test_guided import QUESTION, first_sentence, smart
+from llm_server import Reply, ScriptedLLM, answer, outline_ids, section_blocks, serve_for, stage_of
+from test_guided import QUESTION, _llm_diagnostics, _retriever, first_sentence, smart
 
-from retriever import Retriever, Settings
+from retriever import Settings
 from retriever.llm.pace import (
     LOCAL_CHARS_PER_TOKEN,
     LOCAL_OUTPUT_TPS,
@@ -49,9 +49,7 @@ def generic(request: dict[str, Any]) -> Reply:
 
 @pytest.fixture
 def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedLLM]:
-    for server in serve():
-        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    for server in serve_for(monkeypatch):
         server.script = smart
         server.serial = True  # one call at a time, as llama-cpp-python's server
         yield server
@@ -60,14 +58,6 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedLLM]:
 @pytest.fixture
 def root(make_tree: TreeFactory) -> Path:
     return make_tree(ACME)
-
-
-def _retriever(root: Path, **settings: Any) -> Retriever:
-    return Retriever(root, Settings.from_env(llm_model="test-model", **settings))
-
-
-def _llm(result: Any) -> dict[str, Any]:
-    return dict(result.structured["diagnostics"]["llm"])
 
 
 def _prompt_chars(request: dict[str, Any]) -> int:
@@ -128,7 +118,7 @@ def test_prompts_and_answers_are_sized_to_a_local_endpoints_declared_speed(llm: 
     llm.script = generic
     slow = {"llm_prompt_tokens_per_second": 150.0, "llm_output_tokens_per_second": 15.0}
     result = _retriever(COMPANY_CONTEXT, llm_endpoint="local", **slow).retrieve(HELIX)
-    assert _llm(result)["stages_guided"] == ["target", "extract", "summary"]
+    assert _llm_diagnostics(result)["stages_guided"] == ["target", "extract", "summary"]
     call = size_call(pace_of(Settings(llm_endpoint="local", **slow), None), 20.0, 800)
     for request in llm.requests:
         assert request["max_tokens"] <= 15.0 * 20.0 * OUTPUT_SHARE
@@ -144,7 +134,7 @@ def test_prompts_and_answers_are_sized_to_a_local_endpoints_declared_speed(llm: 
 def test_a_prompt_a_local_endpoint_cannot_read_in_time_is_not_sent(root: Path, llm: ScriptedLLM) -> None:
     result = _retriever(root, llm_endpoint="local", llm_prompt_tokens_per_second=5.0).retrieve(QUESTION)
     assert llm.requests == []
-    fallbacks = _llm(result)["fallbacks"]
+    fallbacks = _llm_diagnostics(result)["fallbacks"]
     assert [f["stage"] for f in fallbacks] == ["target", "extract", "summary"]
     assert all(
         f["reason"].startswith("prompt of ~")
@@ -168,8 +158,8 @@ def test_a_slow_local_server_answers_every_stage_within_the_timeout(llm: Scripte
     llm.script = reading
     declared = {"llm_prompt_tokens_per_second": speed, "llm_output_tokens_per_second": 400.0}
     result = _retriever(COMPANY_CONTEXT, llm_timeout_seconds=2.0, **declared).retrieve(HELIX)
-    assert _llm(result)["fallbacks"] == []
-    assert _llm(result)["stages_guided"] == ["target", "extract", "summary"]
+    assert _llm_diagnostics(result)["fallbacks"] == []
+    assert _llm_diagnostics(result)["stages_guided"] == ["target", "extract", "summary"]
 
 
 def test_after_a_timeout_on_a_local_endpoint_the_later_stages_are_skipped(root: Path, llm: ScriptedLLM) -> None:
@@ -181,7 +171,7 @@ def test_after_a_timeout_on_a_local_endpoint_the_later_stages_are_skipped(root: 
         result = _retriever(root, llm_timeout_seconds=1.0, **FAST).retrieve(QUESTION)
     finally:
         release.set()
-    diagnostics = _llm(result)
+    diagnostics = _llm_diagnostics(result)
     assert llm.stages() == ["TargetAnswer"], "nothing more was sent to the busy server"
     assert diagnostics["stages_guided"] == []
     assert diagnostics["fallbacks"] == [
@@ -212,9 +202,9 @@ def test_the_next_retrieval_leaves_a_busy_local_server_alone_until_it_is_idle(ro
     finally:
         release.set()
     assert len(llm.requests) == 1 and llm.probes == 1
-    reasons = {f["reason"] for f in _llm(busy)["fallbacks"]}
+    reasons = {f["reason"] for f in _llm_diagnostics(busy)["fallbacks"]}
     assert reasons == {"skipped: the endpoint is still busy with an earlier call that timed out"}
     llm.wait_idle()
     later = retriever.retrieve(QUESTION)
-    assert _llm(later)["stages_guided"] == ["target", "extract", "summary"]
+    assert _llm_diagnostics(later)["stages_guided"] == ["target", "extract", "summary"]
     assert llm.probes == 2
