@@ -94,8 +94,9 @@ def relation_answer(question: str, facts: Sequence[Fact], relationships: Sequenc
     edges = [r for r in relationships if r.source == source and r.type not in _GENERIC and r.target != source]
     if not edges:
         return None
-    asked = {w[:3] for w in re.findall(r"\w{3,}", question.casefold())}
-    about_it = set(re.findall(r"\w{3,}", source.casefold())) <= set(re.findall(r"\w{3,}", question.casefold()))
+    words = re.findall(r"\w{3,}", question.casefold())
+    asked = {w[:3] for w in words}
+    about_it = set(re.findall(r"\w{3,}", source.casefold())) <= set(words)
     if not about_it and not any(_names_asked(r.type, asked) for r in edges):
         # Unless the question is about the document itself ("Who is Olena Marchenko?"), only a relation it
         # names or a responsibility answers it: "Who are our main clients?" is not the report's owner, and
