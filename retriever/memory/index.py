@@ -298,13 +298,6 @@ class SectionIndex:
         """Unit meaning vectors of ``texts`` (``memory.vectors``)."""
         return vectors.embed(texts)
 
-    def cosines(self, query: FloatArray) -> FloatArray | None:
-        """Every section's cosine with the unit vector ``query`` (dead ones included; the caller masks
-        them); None when the index holds no vectors (built without texts, or no embedding table)."""
-        if not len(query):
-            return None
-        return vectors.cosines([(s.vectors, s.scales) for s in self.segments], self.size, query)
-
     def cosine_spread(self, query: FloatArray) -> tuple[float, float] | None:
         """The mean and standard deviation of the unit vector ``query``'s cosine over all live sections,
         without comparing it with each (``memory.vectors.moments``, computed once per change of the

@@ -3,7 +3,8 @@
 A section's vector is the packaged word-embedding table's (``text.embeddings``) pooling of its
 document title, heading path and body, each word that is not a stop word counted once per
 occurrence (``content_weight``: the table already weighs rare tokens up).  A query is embedded the
-same way, and its cosine with every section is one vectorised product per segment.
+same way; its cosines' mean and spread over the memory come from each segment's vector sums
+(``moments``), and only the sections that can matter are compared with it (``cosines_at``).
 
 A vector depends on its section's text alone, never on the rest of the memory, so the parse
 worker that reads a file computes its sections' vectors (``document_meaning``) beside their
@@ -29,7 +30,7 @@ from retriever.text.models import Document, Section
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 Int8Array = npt.NDArray[np.int8]
-_ROWS = 8_192  # section vectors widened to float32 at once when a query is compared (~8 MB)
+_ROWS = 8_192  # section vectors widened to float64 at once when a segment's sums are taken (~16 MB)
 _WORDS_KEPT = 1 << 17  # words whose weight is remembered
 
 
@@ -101,28 +102,6 @@ def no_rows() -> Int8Array:
 
 def no_scales() -> FloatArray:
     return np.zeros(0, dtype=np.float32)
-
-
-def cosines(blocks: Sequence[tuple[Int8Array, FloatArray]], size: int, query: FloatArray) -> FloatArray | None:
-    """Each section's cosine with the unit vector ``query`` (blocks: the segments' rows and scales, in
-    section-id order); None when some section has no vector (an index built without texts) or the
-    dimensions differ."""
-    if sum(len(rows) for rows, _ in blocks) != size or any(r.shape[1] != len(query) for r, _ in blocks if len(r)):
-        return None
-    parts = [_cosines(rows, scales, query) for rows, scales in blocks if len(rows)]
-    out: FloatArray = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
-    return out
-
-
-def _cosines(rows: Int8Array, scales: FloatArray, query: FloatArray) -> FloatArray:
-    # einsum's own loop, not BLAS: one thread, the same sums on every machine (a threaded BLAS stalls
-    # when the cores are busy, and its summation order depends on the thread count).
-    out = np.empty(len(rows), dtype=np.float32)
-    for start in range(0, len(rows), _ROWS):
-        part = slice(start, start + _ROWS)
-        out[part] = np.einsum("ij,j->i", rows[part].astype(np.float32), query)
-    out *= scales
-    return out
 
 
 Moments = tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]

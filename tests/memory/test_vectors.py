@@ -75,18 +75,10 @@ def test_a_section_is_found_by_meaning_in_the_segment_that_added_it(make_tree: T
     memory = Memory.open(root, Settings.from_env())
     _write(root / "policies/travel.md", TRAVEL, LATER)
     memory.refresh()
-    cosines = memory.index.cosines(memory.index.meaning(["meals on a work trip"])[0])
-    assert cosines is not None
+    cosines = memory.index.cosines_at(memory.index.meaning(["meals on a work trip"])[0], np.arange(memory.index.size))
     best = int(np.argmax(np.where(memory.index.alive, cosines, -1.0)))
     doc, section = memory.section(best)
     assert (doc.rel_path, section.heading) == ("policies/travel.md", "Dining expenses")
-
-
-def test_an_index_built_without_texts_has_no_cosines() -> None:
-    index = SectionIndex()
-    add_sections(index, [(Counter(), Counter({"fridge": 1}), Counter(), Counter(), Counter({"rota": 2}))])
-    assert index.segments[0].vectors.shape == (0, 0)
-    assert index.cosines(index.meaning(["fridge rota"])[0]) is None
 
 
 def test_a_text_of_stop_words_alone_has_no_meaning() -> None:
@@ -102,16 +94,19 @@ def test_the_cosine_spread_from_moments_is_the_mean_and_spread_over_live_section
     memory.refresh()
     assert len(memory.index.segments) == 2 and not memory.index.alive.all()
     query = memory.index.meaning(["meals on a work trip"])[0]
-    cosines = memory.index.cosines(query)
+    # the exact cosines, segment by segment, to check both shortcuts against
+    cosines = np.concatenate([(s.vectors.astype(np.float64) @ query) * s.scales for s in memory.index.segments])
     spread = memory.index.cosine_spread(query)
-    assert cosines is not None and spread is not None
+    assert spread is not None
     live = cosines[memory.index.alive].astype(np.float64)
     assert spread == pytest.approx((live.mean(), live.std()), abs=1e-6)
     some = np.flatnonzero(memory.index.alive)[::2]
     np.testing.assert_allclose(memory.index.cosines_at(query, some), cosines[some], atol=1e-6)
 
 
-def test_an_index_without_vectors_has_no_cosine_spread() -> None:
+def test_an_index_built_without_texts_has_no_vectors_and_no_cosine_spread() -> None:
     index = SectionIndex()
     add_sections(index, [(Counter(), Counter({"fridge": 1}), Counter(), Counter(), Counter({"rota": 2}))])
+    assert index.segments[0].vectors.shape == (0, 0)
+    assert index.cosine_spread(index.meaning(["fridge rota"])[0]) is None
     assert index.cosine_spread(np.ones(256, dtype=np.float32) / 16) is None
