@@ -53,7 +53,6 @@ QUESTION_FILES = ("dev_queries.jsonl", "qmsum_queries.jsonl")
 # 90 further handbook questions written for this repository by reading the handbooks, never by running
 # the retriever (eval/README.md): kept out of tuning, so they say how the ranking generalises.
 HELDOUT_QUERIES = REPO / "eval" / "handbook_heldout_queries.jsonl"
-HELDOUT_CORPORA = ("18f-handbook", "reg-handbook", "sourcegraph-handbook")
 
 
 @dataclass(frozen=True)
@@ -352,7 +351,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         shared = next((d for d in (args.corpus.parent / "eval", args.corpus.parent.parent / "eval") if d.is_dir()),
                       args.corpus.parent / "eval")
         args.queries = [shared / name for name in QUESTION_FILES]
-        if args.corpus.name in HELDOUT_CORPORA or any((args.corpus / c).is_dir() for c in HELDOUT_CORPORA):
+        if args.corpus.is_dir() and load_queries(HELDOUT_QUERIES, args.corpus):  # its handbooks are here
             args.queries.append(HELDOUT_QUERIES)
     return args
 
