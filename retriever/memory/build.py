@@ -137,11 +137,13 @@ class SegmentBuilder:
 
     def _add_meaning(self, sections: int, meaning: Meaning | None) -> None:
         """Keep the vectors of the sections being added, while every section so far came with one."""
-        if self.meant != self.sections or meaning is None or meaning.sections != sections:
-            self.meant = -1  # a section without a vector: the segment has none
-            return
-        if self.dims not in (-1, meaning.dims):
-            self.meant = -1
+        if (
+            self.meant != self.sections
+            or meaning is None
+            or meaning.sections != sections
+            or self.dims not in (-1, meaning.dims)
+        ):
+            self.meant = -1  # a section without a vector, or of another width: the segment has none
             return
         self.dims = meaning.dims
         self._vectors += meaning.rows
