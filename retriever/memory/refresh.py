@@ -21,9 +21,10 @@ import functools
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from retriever.config import Settings, index_cache_dir
 from retriever.errors import RetrieverError
@@ -40,6 +41,7 @@ from retriever.text.models import Document, Skipped
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+T = TypeVar("T")
 INDEXING = "indexing"  # a new index: files read and parsed
 REFRESHING = "refreshing"  # changed files read and parsed
 COMPACTING = "compacting"  # documents indexed again into one segment
@@ -173,14 +175,9 @@ class Refresher:
         from retriever.memory import intake, workers
 
         read = functools.partial(intake.read, self.root, max_bytes=self.settings.max_file_bytes)
-        reading = workers.ordered(read, tasks, self.settings.index_workers or workers.available_cores())
-        if progress:
-            progress(phase, 0, len(tasks))
+        reading = workers.ordered(read, tasks, _jobs(self.settings))
         try:
-            for done, (task, record) in enumerate(zip(tasks, reading, strict=True), 1):
-                yield task, record
-                if progress:
-                    progress(phase, done, len(tasks))
+            yield from _counted(zip(tasks, reading, strict=True), phase, len(tasks), progress)
         finally:
             reading.close()  # stops the worker processes at once when the refresh fails half-way
 
@@ -314,6 +311,23 @@ class Refresher:
             progress(SAVING, 1, 1)
 
 
+def _jobs(settings: Settings) -> int:
+    """Worker processes for reading and parsing: the setting, else one per core."""
+    from retriever.memory import workers
+
+    return settings.index_workers or workers.available_cores()
+
+
+def _counted(items: Iterable[T], phase: str, total: int, progress: Progress | None) -> Iterator[T]:
+    """``items``, with ``progress(phase, done, total)`` told before the first and after each one."""
+    if progress:
+        progress(phase, 0, total)
+    for done, item in enumerate(items, 1):
+        yield item
+        if progress:
+            progress(phase, done, total)
+
+
 def snapshot_changes(snapshot: gitinfo.GitSnapshot, settings: Settings, progress: Progress | None = None) -> Changes:
     """Every document of a git snapshot as one refresh's changes; unreadable files skipped, as on disk."""
     from retriever.memory import intake, workers  # parsing loads markdown-it and YAML: only when needed
@@ -330,17 +344,13 @@ def snapshot_changes(snapshot: gitinfo.GitSnapshot, settings: Settings, progress
     items = sorted(snapshot.read(wanted).items())
     changed: dict[str, Parsed | None] = {}
     found = []
-    jobs = settings.index_workers or workers.available_cores()
-    if progress:
-        progress(READING, 0, len(items))
-    for done, record in enumerate(workers.ordered(intake.read_snapshot, items, jobs), 1):
+    reading = workers.ordered(intake.read_snapshot, items, _jobs(settings))
+    for record in _counted(reading, READING, len(items), progress):
         if record.parsed is not None:
             changed[record.entry.rel_path] = record.parsed
             found.append(record)
         else:
             skipped.append(Skipped(record.entry.rel_path, record.reason or "could not be read"))
-        if progress:
-            progress(READING, done, len(items))
     return Changes(changed, [], set(changed), skipped, found, len(changed))
 
 
