@@ -175,7 +175,7 @@ class Refresher:
         from retriever.memory import intake, workers
 
         read = functools.partial(intake.read, self.root, max_bytes=self.settings.max_file_bytes)
-        reading = workers.ordered(read, tasks, _jobs(self.settings))
+        reading = workers.ordered(read, tasks, workers.jobs(self.settings.index_workers))
         try:
             yield from _counted(zip(tasks, reading, strict=True), phase, len(tasks), progress)
         finally:
@@ -311,13 +311,6 @@ class Refresher:
             progress(SAVING, 1, 1)
 
 
-def _jobs(settings: Settings) -> int:
-    """Worker processes for reading and parsing: the setting, else one per core."""
-    from retriever.memory import workers
-
-    return settings.index_workers or workers.available_cores()
-
-
 def _counted(items: Iterable[T], phase: str, total: int, progress: Progress | None) -> Iterator[T]:
     """``items``, with ``progress(phase, done, total)`` told before the first and after each one."""
     if progress:
@@ -344,7 +337,7 @@ def snapshot_changes(snapshot: gitinfo.GitSnapshot, settings: Settings, progress
     items = sorted(snapshot.read(wanted).items())
     changed: dict[str, Parsed | None] = {}
     found = []
-    reading = workers.ordered(intake.read_snapshot, items, _jobs(settings))
+    reading = workers.ordered(intake.read_snapshot, items, workers.jobs(settings.index_workers))
     for record in _counted(reading, READING, len(items), progress):
         if record.parsed is not None:
             changed[record.entry.rel_path] = record.parsed

@@ -41,6 +41,11 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def jobs(setting: int) -> int:
+    """Worker processes to use: ``setting`` (``RETRIEVER_INDEX_WORKERS``), else one per core."""
+    return setting or available_cores()
+
+
 def ordered(function: Callable[[T], R], items: Sequence[T], workers: int) -> Generator[R, None, None]:
     """``map(function, items)``, in worker processes when there are enough items (see the module's contract)."""
     if workers < 2 or len(items) < PARALLEL_FROM or not sys.executable:
