@@ -166,20 +166,20 @@ def best_coverage(weights: Mapping[str, float], present: set[str], query: Query)
 def framed_coverage(
     sets: list[dict[str, float]], own: set[str], context: frozenset[str], query: Query, context_weight: float
 ) -> float:
-    """The best, over ``weight_sets``, of the share found in ``own`` plus ``context_weight`` of the share
-    found only in ``context`` (one pass per weight set)."""
+    """The best, over ``weight_sets`` (the same terms, weighed differently), of the share found in ``own``
+    plus ``context_weight`` of the share found only in ``context``."""
+    credit: dict[str, float] = {}  # each term is looked up once, whatever the number of weight sets
+    for term in sets[0] if sets else ():
+        if _present(term, own, query):
+            credit[term] = 1.0
+        elif context and _present(term, context, query):
+            credit[term] = context_weight
     best = 0.0
     for weights in sets:
         total = sum(weights.values())
-        if not total:
-            continue
-        found = 0.0
-        for term, weight in weights.items():
-            if _present(term, own, query):
-                found += weight
-            elif context and _present(term, context, query):
-                found += context_weight * weight
-        best = max(best, found / total)
+        if total:
+            found = sum(weight * credit[term] for term, weight in weights.items() if term in credit)
+            best = max(best, found / total)
     return best
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 
 # Every pattern runs in linear time on any input (issue 9: "[a](b" * 8000 took 13 s).  The rule: an
 # unbounded repetition never crosses the character (or marker) that starts another match, so each
@@ -160,6 +161,7 @@ def iter_sentences(text: str) -> Iterator[tuple[int, str]]:
 INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})  # files that stand for their folder
 
 
+@lru_cache(maxsize=4096)  # called for every path a report shows; the same few folders recur
 def humanize(name: str) -> str:
     """A file or folder name as a title: ``active_accounts_mrr`` → ``Active Accounts Mrr``.
 
