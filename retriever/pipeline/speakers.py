@@ -20,8 +20,11 @@ from dataclasses import dataclass
 from retriever.text import analyzer
 
 MIN_TURNS = 3  # a label opening fewer candidate statements may be a one-off "Note:" or "Owner:"
-# A speaker label: one to four capitalised words before ": " at the start of a statement.
-_LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}): \S")
+# A speaker label: one to four capitalised words before ": " at the start of a statement; chat exports
+# often put the time of the turn before the name ("[1:56 pm] Caroline: …") or after it ("Caroline
+# (1:56 pm): …"), so a short bracketed stamp on either side belongs to the label's frame.
+_STAMP = r"[\[(][^\])\n]{1,24}[\])]"
+_LABEL = re.compile(rf"^(?:{_STAMP} ?)?([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){{0,3}})(?: ?{_STAMP})?: \S")
 _WORD = re.compile(r"\w+")
 
 

@@ -58,3 +58,11 @@ def test_a_statement_without_a_leading_label_has_none() -> None:
     assert label_of("Industrial Designer: plastic.") == "Industrial Designer"
     assert label_of("the budget: small") is None
     assert label_of("Time: 10:00") == "Time"
+
+
+def test_a_time_stamp_before_or_after_the_speakers_name_is_part_of_the_label() -> None:
+    assert label_of("[1:56 pm] Caroline: I went to the support group.") == "Caroline"
+    assert label_of("(10:32) Grad B: Goats eat cans.") == "Grad B"
+    assert label_of("Caroline (1:56 pm): I went.") == "Caroline"
+    assert label_of("Caroline [8 May 2023, 1:56 pm]: I went.") == "Caroline"
+    assert label_of("[a note that runs on far too long to be a time stamp] Caroline: hi") is None
