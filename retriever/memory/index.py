@@ -9,8 +9,9 @@ Documents are scored too (``document_scores``): plain BM25 over each document's 
 bodies taken as one text, from the raw counts every posting also keeps, so a section can be
 ranked by its own evidence and its document's.
 
-Sections carry meaning vectors too (``memory.vectors``): ``cosines`` compares a text's vector with
-every section's, a second, weaker signal for questions asked in other words than the memory's.
+Sections carry meaning vectors too (``memory.vectors``): ``cosines_at`` compares a text's vector with
+the sections a query reads, and ``cosine_spread`` gives the mean and spread over all of them without
+comparing each, a second, weaker signal for questions asked in other words than the memory's.
 
 The index is a list of immutable segments (CSR: term → sections, pre-combined ``tf'``, and the
 sections' vectors) plus an ``alive`` mask, as in Lucene: a changed file tombstones its old sections and adds a small
