@@ -45,7 +45,7 @@ from retriever import Retriever, Settings
 from retriever.memory.index import Params
 from retriever.text.markup import normalize_heading
 
-ANSWERABLE = ("lookup", "paraphrase", "people", "multi")
+ANSWERABLE = ("lookup", "paraphrase", "people", "multi", "temporal")
 REPO = Path(__file__).resolve().parent.parent
 BUNDLED_CORPUS = REPO / "company_context"
 BUNDLED_QUERIES = REPO / "eval" / "company_context_queries.jsonl"
@@ -53,6 +53,10 @@ QUESTION_FILES = ("dev_queries.jsonl", "qmsum_queries.jsonl")
 # 90 further handbook questions written for this repository by reading the handbooks, never by running
 # the retriever (eval/README.md): kept out of tuning, so they say how the ranking generalises.
 HELDOUT_QUERIES = REPO / "eval" / "handbook_heldout_queries.jsonl"
+# Multi-session chats between two people, with unanswerable questions among the rest (eval/conversations/):
+# a stand-in, written the same way, for the long-conversation benchmark the project is judged on.
+CONVERSATIONS = REPO / "eval" / "conversations"
+CONVERSATION_QUERIES = REPO / "eval" / "conversation_queries.jsonl"
 
 
 @dataclass(frozen=True)
@@ -80,13 +84,18 @@ def load_queries(path: Path, corpus: Path) -> list[dict]:
     queries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     if not queries:
         return []
-    if (corpus / queries[0]["corpus"]).is_dir() or not any(q["corpus"] == corpus.name for q in queries):
-        return [q for q in queries if (corpus / q["corpus"]).is_dir()]
+    if _found(corpus, queries[0]["corpus"]) or not any(q["corpus"] == corpus.name for q in queries):
+        return [q for q in queries if _found(corpus, q["corpus"])]
     return [q for q in queries if q["corpus"] == corpus.name]
 
 
+def _found(corpus: Path, name: str) -> Path | None:
+    """Corpus ``name``: a folder of ``corpus``, else one bundled with the repository's own questions."""
+    return next((d for d in (corpus / name, CONVERSATIONS / name) if d.is_dir()), None)
+
+
 def corpus_root(corpus: Path, name: str) -> Path:
-    return corpus / name if (corpus / name).is_dir() else corpus
+    return _found(corpus, name) or corpus
 
 
 def retriever_system(
@@ -163,7 +172,8 @@ def baseline_system(corpus: Path, state_dir: Path, top_k: int, unit: str = "sect
         scores = bm25.get_scores(_bm25_words(query["question"]))
         order = sorted(range(len(keys)), key=lambda i: -scores[i])[:top_k]
         ms = (time.perf_counter() - began) * 1000
-        return Answer([keys[i] for i in order], False, "comprehensive", 1.0, ms, sections=unit != "file")
+        top = float(scores[order[0]]) if order else 0.0  # its only confidence, for answerable_auc
+        return Answer([keys[i] for i in order], False, "comprehensive", top, ms, sections=unit != "file")
 
     return answer
 
@@ -179,7 +189,28 @@ def score(queries: Sequence[dict], answers: Sequence[Answer]) -> dict[str, dict[
         kind = query["kind"]
         for bucket in (rows[kind], rows["all"]):
             _score_one(query, answer, bucket)
-    return {kind: {m: statistics.fmean(v) for m, v in metrics.items() if v} for kind, metrics in rows.items()}
+    out = {kind: {m: statistics.fmean(v) for m, v in metrics.items() if v} for kind, metrics in rows.items()}
+    auc = answerable_auc(queries, answers)
+    if auc is not None:
+        out["all"]["answerable_auc"] = auc
+    return out
+
+
+def answerable_auc(queries: Sequence[dict], answers: Sequence[Answer]) -> float | None:
+    """How well a system's confidence (``answerability``, else its top score) ranks answerable questions above
+    unanswerable ones: the chance a random answerable question scores higher (ties count half); None
+    without both kinds."""
+    yes, no = [], []
+    for query, answer in zip(queries, answers, strict=True):
+        value = answer.answerability if answer.answerability is not None else answer.top_score
+        if query["kind"] in ANSWERABLE:
+            yes.append(value)
+        elif query["kind"] == "absent":
+            no.append(value)
+    if not yes or not no:
+        return None
+    wins = sum((y > n) + 0.5 * (y == n) for y in yes for n in no)
+    return wins / (len(yes) * len(no))
 
 
 def _score_one(query: dict, answer: Answer, out: dict[str, list[float]]) -> None:
@@ -225,6 +256,7 @@ COLUMNS = (
     "absent_top_score",
     "answerability",
     "absent_answerability",
+    "answerable_auc",
     "ms",
 )
 # What the baselines can be compared on (they neither skip nor assess coverage meaningfully).
@@ -237,6 +269,7 @@ SIDE_BY_SIDE = (
     "absent_not_comprehensive",
     "lowinfo_skipped",
     "wrongly_skipped",
+    "answerable_auc",
     "ms",
 )
 
@@ -353,6 +386,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         args.queries = [shared / name for name in QUESTION_FILES]
         if args.corpus.is_dir() and load_queries(HELDOUT_QUERIES, args.corpus):  # its handbooks are here
             args.queries.append(HELDOUT_QUERIES)
+        if CONVERSATION_QUERIES.is_file():
+            args.queries.append(CONVERSATION_QUERIES)
     return args
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO
@@ -71,6 +73,7 @@ def test_without_queries_both_question_files_run_beside_both_baselines(tmp_path:
     # The retriever skips chit-chat and does not call the absent question comprehensive; the baselines cannot.
     assert "| absent_not_comprehensive | 1.000 | 0.000 | 0.000 |" in out
     assert "| lowinfo_skipped | 1.000 | 0.000 | 0.000 |" in out
+    assert "| answerable_auc |" in out  # one answerable and one unanswerable question: every system is rated
 
 
 def test_queries_option_runs_only_the_files_given(tmp_path: Path) -> None:
@@ -127,3 +130,24 @@ def test_every_held_out_gold_section_is_a_heading_of_its_handbook() -> None:
             text = (corpora / row["corpus"] / gold["path"]).read_text(encoding="utf-8")
             headings = {line.lstrip("#").strip() for line in text.splitlines() if line.startswith("#")}
             assert gold["heading"] is None or gold["heading"] in headings, (row["id"], gold["heading"])
+
+
+def _script() -> object:
+    spec = importlib.util.spec_from_file_location("eval_script", REPO / "scripts" / "eval.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_answerable_auc_is_the_chance_an_answerable_question_outscores_an_unanswerable_one() -> None:
+    script: Any = _script()
+    kinds = ["lookup", "temporal", "absent", "absent", "lowinfo"]
+    queries = [{"kind": kind, "gold": []} for kind in kinds]
+    confidence = [0.9, 0.4, 0.5, 0.1, 1.0]  # 0.9 beats both; 0.4 beats one: 3 wins of 4 pairs (lowinfo ignored)
+    answers = [script.Answer([], False, "partial", 0.0, 1.0, answerability=c) for c in confidence]
+    assert script.answerable_auc(queries, answers) == 0.75
+    top_scores = [script.Answer([], False, "partial", c, 1.0) for c in (0.3, 0.3, 0.3, 0.1, 0.0)]
+    assert script.answerable_auc(queries, top_scores) == 0.75  # without answerability, the top score; ties half
+    assert script.answerable_auc(queries[:2], answers[:2]) is None
