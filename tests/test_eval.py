@@ -132,6 +132,16 @@ def test_every_held_out_gold_section_is_a_heading_of_its_handbook() -> None:
             assert gold["heading"] is None or gold["heading"] in headings, (row["id"], gold["heading"])
 
 
+def test_every_conversation_gold_section_is_a_session_of_its_chat() -> None:
+    rows = [json.loads(line) for line in (REPO / "eval" / "conversation_queries.jsonl").open(encoding="utf-8")]
+    assert len(rows) == 75 and len({r["id"] for r in rows}) == 75
+    for row in rows:
+        assert (row["kind"] == "absent") == (not row["gold"]), row["id"]
+        for gold in row["gold"]:
+            text = (REPO / "eval" / "conversations" / row["corpus"] / gold["path"]).read_text(encoding="utf-8")
+            assert f"\n## {gold['heading']}\n" in text, (row["id"], gold["heading"])
+
+
 def _script() -> object:
     spec = importlib.util.spec_from_file_location("eval_script", REPO / "scripts" / "eval.py")
     assert spec is not None and spec.loader is not None
