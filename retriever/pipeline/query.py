@@ -13,7 +13,7 @@ best answer any one part, each part searched in the context of the whole questio
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from retriever.memory.index import SectionIndex
@@ -168,12 +168,15 @@ def framed_coverage(
 ) -> float:
     """The best, over ``weight_sets`` (the same terms, weighed differently), of the share found in ``own``
     plus ``context_weight`` of the share found only in ``context``."""
-    credit: dict[str, float] = {}  # each term is looked up once, whatever the number of weight sets
-    for term in sets[0] if sets else ():
-        if _present(term, own, query):
-            credit[term] = 1.0
-        elif context and _present(term, context, query):
-            credit[term] = context_weight
+    if not sets:
+        return 0.0
+    terms = sets[0].keys()  # each term is looked up once, whatever the number of weight sets
+    credit = dict.fromkeys(own.intersection(terms), 1.0)
+    credit.update((t, 1.0) for t in _by_alternates(terms - credit.keys(), own, query))
+    if context:
+        left = terms - credit.keys()
+        credit.update(dict.fromkeys(context.intersection(left), context_weight))
+        credit.update((t, context_weight) for t in _by_alternates(left - credit.keys(), context, query))
     best = 0.0
     for weights in sets:
         total = sum(weights.values())
@@ -181,6 +184,13 @@ def framed_coverage(
             found = sum(weight * credit[term] for term, weight in weights.items() if term in credit)
             best = max(best, found / total)
     return best
+
+
+def _by_alternates(terms: Iterable[str], present: set[str] | frozenset[str], query: Query) -> Iterator[str]:
+    """Those of ``terms`` (absent themselves) that one of their alternates stands for in ``present``."""
+    for term in query.alternates.keys() & terms if query.alternates else ():
+        if any(a <= present for a in query.alternates[term]):
+            yield term
 
 
 def _present(term: str, present: set[str] | frozenset[str], query: Query | None) -> bool:

@@ -21,7 +21,8 @@ label's words only for the turns that speaker opens (``speakers``).
 Meaning.  Where the read sections leave part of the weight of the question's topic words uncovered
 (``gap`` = 1 − their best coverage, as ``evidence.coverage_gap`` counts it), a statement's cosine
 with the question (``memory.vectors``), scaled among the candidates so the median statement gets 0
-and the closest 1, joins its rank value:
+and the closest 1, joins its rank value (only candidates it could lift among the ``reach(top_k)`` best are
+compared: the others cannot reach the facts returned, and a chat's question reads ~800 turns):
 
     rank'(u) = (rank(u) + meaning_weight · gap · m(u)) / (1 + meaning_weight · gap)
 
@@ -72,6 +73,7 @@ class ScoreParams:
 DEFAULT = ScoreParams()
 LLM_BLEND = 0.4  # weight of the model's relevance for the facts it extracted
 SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
+REACH = 40  # statements at least that meaning may reorder (``reach``)
 TIE_DIGITS = 3  # relevances equal to this many digits are a tie, which recency breaks
 _PUNCT = re.compile(r"[\W_]+")
 
@@ -143,24 +145,45 @@ def _median(values: npt.NDArray[np.float32]) -> float:
     return float((part[low] + part[high]) / np.float32(2))
 
 
-def with_meaning(scored: list[_Scored], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
-    """Rank values with the statements' meaning joined in proportion to the coverage gap (module docstring)."""
+def with_meaning(
+    scored: list[_Scored], memory: Memory, query: Query, params: ScoreParams, top_k: int = 0
+) -> list[_Scored]:
+    """Rank values with the statements' meaning joined in proportion to the coverage gap (module docstring),
+    compared only for the statements it can lift among the ``reach(top_k)`` best."""
     read = list(dict.fromkeys(s.candidate.target.section_id for s in scored))
     weight = params.meaning_weight * coverage_gap(memory, query, read) if read else 0.0
     if weight <= 0 or len(scored) < 2:
         return scored
-    vectors = memory.index.meaning([query.text, *(s.candidate.statement for s in scored)])
+    at = _liftable([s.relevance for s in scored], weight, reach(top_k))
+    vectors = memory.index.meaning([query.text, *(scored[i].candidate.statement for i in at)])
     if not vectors.shape[1] or not vectors[0].any():
         return scored
     cos = np.einsum("ij,j->i", vectors[1:], vectors[0])  # one thread, the same sums everywhere (memory.vectors)
     low, high = _median(cos), float(cos.max())
     if high <= low:
         return scored
-    closeness = np.clip((cos - low) / (high - low), 0.0, 1.0)
+    closeness = dict(zip(at, np.clip((cos - low) / (high - low), 0.0, 1.0).tolist(), strict=True))
+    # The constructor, not dataclasses.replace: a chat's question scores ~800 statements (replace is ~3x slower).
     return [
-        dataclasses.replace(s, relevance=(s.relevance + weight * float(m)) / (1 + weight))
-        for s, m in zip(scored, closeness, strict=True)
+        _Scored(s.candidate, (s.relevance + weight * closeness.get(i, 0.0)) / (1 + weight), s.valid_at, s.evidence)
+        for i, s in enumerate(scored)
     ]
+
+
+def reach(top_k: int) -> int:
+    """How many of the best statements meaning may reorder: enough that the facts returned come from
+    them even after the greedy order discounts a section's further facts (``rank``)."""
+    return max(REACH, 3 * top_k)
+
+
+def _liftable(values: list[float], lift: float, best: int) -> list[int]:
+    """Indices of the statements whose value plus ``lift`` reaches the ``best``-th value: the others end
+    below at least ``best`` statements whatever their meaning, so comparing them is wasted (a chat
+    question reads ~800 turns; ~300 of them can still move)."""
+    if len(values) <= best:
+        return list(range(len(values)))
+    floor = sorted(values, reverse=True)[best - 1] - lift
+    return [i for i, v in enumerate(values) if v >= floor]
 
 
 def strength(target: Target, best: float, memory: Memory, params: ScoreParams) -> float:
@@ -242,7 +265,8 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
         return state
     params = params or DEFAULT
     assert state.query is not None
-    scored = with_meaning(relevance(state.candidates, ctx.memory, state.query, params), ctx.memory, state.query, params)
+    words = relevance(state.candidates, ctx.memory, state.query, params)
+    scored = with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay
     ranked = calibrate(rank(scored, ctx.settings.top_k, decay))

@@ -13,17 +13,19 @@ from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
 from retriever.memory.memory import Memory
-from retriever.pipeline import evidence
+from retriever.pipeline import evidence, score
 from retriever.pipeline.extract import candidates_of
 from retriever.pipeline.query import Query, analyze
 from retriever.pipeline.results import Candidate, Target
 from retriever.pipeline.score import (
     DEFAULT,
     ScoreParams,
+    _liftable,
     _median,
     _Scored,
     calibrate,
     rank,
+    reach,
     relevance,
     statement_evidence,
     strength,
@@ -153,3 +155,22 @@ def test_a_question_its_words_cover_keeps_its_statement_order(make_tree: TreeFac
 def test_the_median_of_statement_cosines_is_numpys_median(values: list[float]) -> None:
     cosines = np.asarray(values, dtype=np.float32)
     assert _median(cosines) == float(np.median(cosines))
+
+
+def test_meaning_compares_only_statements_it_can_lift_among_the_best() -> None:
+    values = [0.9, 0.1, 0.8, 0.65, 0.05]
+    assert _liftable(values, 0.2, 2) == [0, 2, 3]  # the 2nd best is 0.8: 0.65 + 0.2 reaches it, 0.1 cannot
+    assert _liftable(values, 0.2, 5) == [0, 1, 2, 3, 4]  # no more statements than places: all are compared
+    assert reach(12) == 40 and reach(20) == 60  # at least three candidates per fact returned
+
+
+def test_a_small_reach_keeps_the_best_statement_meaning_chooses(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = Memory.open(make_tree(TRAVEL), Settings.from_env())
+    monkeypatch.setattr(evidence, "MEANING_WEIGHT", 0.0)
+    query, candidates = _candidates(memory, "Are my meals paid for when I travel for work?")
+    words = relevance(candidates, memory, query, DEFAULT)
+    monkeypatch.setattr(score, "REACH", 1)
+    meant = with_meaning(words, memory, query, DEFAULT, top_k=0)
+    assert max(meant, key=lambda s: s.relevance).candidate.statement.startswith("Breakfast, lunch and dinner")
