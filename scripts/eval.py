@@ -11,8 +11,8 @@ next to the corpora (``CORPUS/../eval/dev_queries.jsonl`` and ``qmsum_queries.js
 reported side by side with two plain rank-bm25 baselines answered in the same run (over heading
 sections, and over whole files): a ranking change counts only if it holds on both files.
 The repository's own held-out handbook questions (``eval/handbook_heldout_queries.jsonl``) run too when
-the handbooks are under ``--corpus``, and so do its 75 questions over three multi-session chats
-(``eval/conversation_queries.jsonl``, corpus bundled in ``eval/conversations/``), 18 of them unanswerable.
+the handbooks are under ``--corpus``, and so do its 102 questions over three multi-session chats
+(``eval/conversation_queries.jsonl``, corpus bundled in ``eval/conversations/``), 36 of them unanswerable.
 Every file also reports ``answerable_auc``: how well each system's confidence separates answerable
 questions from unanswerable ones.
 ``--corpus`` is either a folder of corpora (one sub-folder per ``corpus`` named in the questions)

@@ -134,7 +134,7 @@ def test_every_held_out_gold_section_is_a_heading_of_its_handbook() -> None:
 
 def test_every_conversation_gold_section_is_a_session_of_its_chat() -> None:
     rows = [json.loads(line) for line in (REPO / "eval" / "conversation_queries.jsonl").open(encoding="utf-8")]
-    assert len(rows) == 75 and len({r["id"] for r in rows}) == 75
+    assert len(rows) == 102 and len({r["id"] for r in rows}) == 102
     for row in rows:
         assert (row["kind"] == "absent") == (not row["gold"]), row["id"]
         for gold in row["gold"]:

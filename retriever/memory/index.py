@@ -114,6 +114,7 @@ class SectionIndex:
     _moments: tuple[npt.NDArray[np.bool_], int, int, vectors.Moments | None] | None = field(
         default=None, repr=False, compare=False
     )
+    _remembered: vectors.Remembered = field(default_factory=vectors.Remembered, repr=False, compare=False)
 
     def with_prefix(self, prefix: str, limit: int = 8) -> list[str]:
         """Live vocabulary terms starting with ``prefix`` (most frequent first, at most ``limit``)."""
@@ -296,8 +297,9 @@ class SectionIndex:
         return out
 
     def meaning(self, texts: Sequence[str]) -> FloatArray:
-        """Unit meaning vectors of ``texts`` (``memory.vectors``)."""
-        return vectors.embed(texts)
+        """Unit meaning vectors of ``texts`` (``memory.vectors``; the query's and its statements', the
+        recent ones remembered: ``vectors.Remembered``)."""
+        return self._remembered.embed(texts)
 
     def cosine_spread(self, query: FloatArray) -> tuple[float, float] | None:
         """The mean and standard deviation of the unit vector ``query``'s cosine over all live sections,

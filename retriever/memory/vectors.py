@@ -18,6 +18,8 @@ build and a cached load rank alike.
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,6 +34,8 @@ IntArray = npt.NDArray[np.int64]
 Int8Array = npt.NDArray[np.int8]
 _ROWS = 8_192  # section vectors widened to float64 at once when a segment's sums are taken (~16 MB)
 _WORDS_KEPT = 1 << 17  # words whose weight is remembered
+REMEMBERED = 8_192  # query-path texts whose vectors an index remembers (``Remembered``)
+REMEMBERED_CHARS = 1_000  # longer texts are embedded each time (they bound what a remembered text costs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,51 @@ def embed(texts: Sequence[str]) -> FloatArray:
     if table is None:
         return np.zeros((len(texts), 0), dtype=np.float32)
     return table.embed(texts, content_weight)
+
+
+class Remembered:
+    """``embed`` for the query path, remembering the vectors of the texts it was asked for lately.
+
+    The questions asked of one memory read the same sections again and again (a chat's sessions, a
+    handbook's popular pages), and their statements' vectors are most of a question's meaning cost.
+    A text's vector depends on the text alone, bit for bit (``embeddings.bags``), so a remembered
+    row is exactly the one ``embed`` would return.  At most ``REMEMBERED`` texts of at most
+    ``REMEMBERED_CHARS`` characters are kept, least recently used first out (~10 MB); thread-safe.
+    """
+
+    def __init__(self, limit: int = REMEMBERED) -> None:
+        self._rows: OrderedDict[str, FloatArray] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        """``embed(texts)``, computing only the texts not remembered."""
+        if not texts:
+            return embed(texts)
+        with self._lock:
+            known = {t: row for t in dict.fromkeys(texts) if (row := self._touch(t)) is not None}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            fresh = embed(missing)
+            if not fresh.shape[1]:
+                return np.zeros((len(texts), 0), dtype=np.float32)
+            known.update(zip(missing, fresh, strict=True))
+            with self._lock:
+                for text, row in zip(missing, fresh, strict=True):
+                    self._keep(text, row)
+        return np.stack([known[t] for t in texts])
+
+    def _touch(self, text: str) -> FloatArray | None:
+        row = self._rows.get(text)
+        if row is not None:
+            self._rows.move_to_end(text)
+        return row
+
+    def _keep(self, text: str, row: FloatArray) -> None:
+        if len(text) <= REMEMBERED_CHARS:
+            self._rows[text] = row.copy()  # not a view: the batch it came from is not kept alive
+            while len(self._rows) > self._limit:
+                self._rows.popitem(last=False)
 
 
 def quantize(vectors: FloatArray) -> Meaning:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
@@ -82,8 +82,8 @@ class Table:
         rows = np.frombuffer(counted.rows, dtype=np.int32)
         counts = np.frombuffer(counted.counts, dtype=np.uint16)
         out = np.zeros((counted.texts, self.dims), dtype=np.float32)
-        for start in range(0, len(ids), _ENTRIES):
-            part = slice(start, start + _ENTRIES)
+        for start, stop in _chunks(rows):
+            part = slice(start, stop)
             self._pool_into(out, rows[part], ids[part], counts[part], lexicon)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
@@ -111,6 +111,21 @@ class Table:
         block = self.vectors[pieces].astype(np.float32) * (self.scales[pieces] * coefs)[:, None]
         firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
         out[rows[firsts]] += np.add.reduceat(block, firsts, axis=0)
+
+
+def _chunks(rows: npt.NDArray[np.int32]) -> Iterator[tuple[int, int]]:
+    """(start, stop) of runs of about ``_ENTRIES`` entries that end where a text's entries end, and split a
+    text of more entries only every ``_ENTRIES`` of its own: so a text's sums are added in the same order
+    whatever else is in the batch, and its vector is the same, bit for bit, alone or among others."""
+    ends = np.flatnonzero(np.r_[rows[1:] != rows[:-1], True]) + 1  # one past each text's last entry
+    start = 0
+    while start < len(rows):
+        last = int(np.searchsorted(ends, start + _ENTRIES, side="right")) - 1  # the last text that fits
+        stop = int(ends[last]) if last >= 0 else start
+        if stop <= start:  # the text from here has more than _ENTRIES entries: cut it at _ENTRIES
+            stop = start + _ENTRIES
+        yield start, stop
+        start = stop
 
 
 Spans = tuple[IntArray, IntArray, FloatArray, IntArray]  # per word: first piece, piece count, weight; piece ids
@@ -171,8 +186,8 @@ class Bags:
 
 
 def bags(texts: Sequence[str]) -> Bags:
-    """The bags of words of ``texts`` (word ids local to them, first seen first; within a text, entries
-    in word-id order).  Only the distinct words met first, up to ``WORD_CHARS`` characters in all, are
+    """The bags of words of ``texts`` (word ids local to them, in the words' sorted order; within a text,
+    entries in word-id order).  Only the distinct words met first, up to ``WORD_CHARS`` characters in all, are
     kept: a real document's come to at most ~22,000, and it bounds what a file of random words costs
     to split (each character of a new word takes up to ~18 lookups)."""
     tokens: list[str] = []
@@ -183,7 +198,8 @@ def bags(texts: Sequence[str]) -> Bags:
         lengths[number] = len(found)
     distinct = list(dict.fromkeys(tokens))  # first seen first
     kept = int(np.searchsorted(np.cumsum([len(word) for word in distinct]), WORD_CHARS, side="right"))
-    vocabulary = {word: i for i, word in enumerate(distinct[:kept])}
+    # Ids in sorted order: a text's entries, in id order, then follow its own words, not the batch's.
+    vocabulary = {word: i for i, word in enumerate(sorted(distinct[:kept]))}
     word_ids = np.fromiter(map(vocabulary.get, tokens, repeat(-1)), dtype=np.int64, count=len(tokens))
     rows = np.repeat(np.arange(len(texts)), lengths)
     known = word_ids >= 0

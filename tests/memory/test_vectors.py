@@ -12,6 +12,7 @@ from conftest import TreeFactory
 from fixtures import ACME
 
 from retriever.config import Settings
+from retriever.memory import vectors
 from retriever.memory.build import add_sections
 from retriever.memory.index import SectionIndex
 from retriever.memory.memory import Memory
@@ -110,3 +111,25 @@ def test_an_index_built_without_texts_has_no_vectors_and_no_cosine_spread() -> N
     assert index.segments[0].vectors.shape == (0, 0)
     assert index.cosine_spread(index.meaning(["fridge rota"])[0]) is None
     assert index.cosine_spread(np.ones(256, dtype=np.float32) / 16) is None
+
+
+# remembered vectors (the query path)
+
+
+def test_remembered_vectors_are_bit_for_bit_what_embed_returns() -> None:
+    remembered = vectors.Remembered()
+    first = remembered.embed(["Breakfast is paid for.", "Hotels are booked by travel."])
+    again = remembered.embed(["Hotels are booked by travel.", "Parking is free.", "Breakfast is paid for."])
+    exact = vectors.embed(["Hotels are booked by travel.", "Parking is free.", "Breakfast is paid for."])
+    assert again.tolist() == exact.tolist()
+    assert first[0].tolist() == exact[2].tolist()
+    assert remembered.embed([]).shape == (0, exact.shape[1])
+
+
+def test_the_least_recently_used_text_is_forgotten_first_and_long_texts_are_never_kept() -> None:
+    remembered = vectors.Remembered(limit=2)
+    remembered.embed(["one", "two"])
+    remembered.embed(["one", "three"])  # "two" is now the least recently used: it goes
+    assert list(remembered._rows) == ["one", "three"]
+    remembered.embed(["x " * vectors.REMEMBERED_CHARS])
+    assert list(remembered._rows) == ["one", "three"]

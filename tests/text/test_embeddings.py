@@ -55,7 +55,21 @@ def test_a_word_weighed_zero_leaves_the_vector_as_if_it_were_absent(packaged: Ta
 def test_texts_are_pooled_alone_whatever_else_is_in_the_batch(packaged: Table) -> None:
     batch = packaged.embed(["sick leave", "x" * 20_000, "parental leave policy"], _one)
     alone = packaged.embed(["parental leave policy"], _one)
-    np.testing.assert_allclose(batch[2], alone[0], atol=1e-6)  # the same up to the order of float sums
+    assert batch[2].tolist() == alone[0].tolist()  # bit for bit: a text's sums run in its own order
+
+
+def test_a_text_longer_than_a_pooling_run_is_the_same_alone_or_after_others(
+    packaged: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embeddings, "_ENTRIES", 3)  # runs of three (text, word) entries
+    long = "meals travel hotel lodging per diem receipts flights"
+    others = ["sick leave", "parental leave policy", "a b c d"]
+    alone = packaged.embed([long], _one)[0]
+    for before in range(len(others) + 1):
+        batch = packaged.embed([*others[:before], long, *others[before:]], _one)
+        assert batch[before].tolist() == alone.tolist(), before
+    monkeypatch.setattr(embeddings, "_ENTRIES", 8192)
+    assert np.allclose(packaged.embed([long], _one)[0], alone, atol=1e-6)  # runs change sums, not meaning
 
 
 def test_vectors_are_the_same_in_a_fresh_process(packaged: Table) -> None:
