@@ -68,6 +68,8 @@ class Candidate:
     context: str = ""  # text that frames the statement (a parent list item)
     llm_relevance: float | None = None  # the model's own relevance, for facts it extracted
     cells: tuple[tuple[str, str], ...] = ()  # a table row's (column, value) pairs, to phrase it as a sentence
+    speaker: str | None = None  # the transcript turn's speaker label (``speakers.turns``)
+    shown: str = ""  # the statement as a fact shows it, when that differs (a continued turn names its speaker)
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,7 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
     """Every candidate with its rank value (0..1) and its answerability evidence."""
     sets = weight_sets(weights(query, memory.index), query)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
-    speakers = named_speakers((c.statement for c in candidates), query.text)
+    speakers = named_speakers((c.speaker for c in candidates), query.text)
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
     out = []
@@ -125,7 +125,7 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
         if sid not in headings:
             headings[sid] = _heading_terms(memory, cand.target)
             when[sid] = memory.when(memory.section(sid)[0])
-        e = statement_evidence(cand, headings[sid], sets, query, params, speakers.muted(cand.statement))
+        e = statement_evidence(cand, headings[sid], sets, query, params, speakers.muted(cand.speaker))
         share = params.statement_share
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
         evidence = 0.5 * cand.target.coverage + 0.5 * e
@@ -246,7 +246,7 @@ def to_fact(memory: Memory, scored: _Scored) -> Fact:
     cand = scored.candidate
     doc, section = memory.section(cand.target.section_id)
     return Fact(
-        statement=cand.statement,
+        statement=cand.shown or cand.statement,
         relevance_score=round(scored.relevance, 4),
         source_path=memory.source_path(doc.rel_path),
         tree_path=cand.target.tree_path,

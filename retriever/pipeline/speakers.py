@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from retriever.text import analyzer
+from retriever.text.models import Unit
 
 MIN_TURNS = 3  # a label opening fewer candidate statements may be a one-off "Note:" or "Owner:"
 # A speaker label: one to four capitalised words before ": " at the start of a statement; chat exports
@@ -26,6 +27,30 @@ MIN_TURNS = 3  # a label opening fewer candidate statements may be a one-off "No
 _STAMP = r"[\[(][^\])\n]{1,24}[\])]"
 _LABEL = re.compile(rf"^(?:{_STAMP} ?)?([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){{0,3}})(?: ?{_STAMP})?: \S")
 _WORD = re.compile(r"\w+")
+
+
+def opener(text: str) -> str | None:
+    """The speaker label ``text`` opens with, if any (no title framing)."""
+    found = _LABEL.match(text)
+    return found.group(1) if found else None
+
+
+def turns(units: Sequence[Unit]) -> list[str | None]:
+    """Each unit's speaker: the label it opens with, else the label of the turn it continues (a sentence
+    of the same paragraph as the sentence before it: the parser splits a long turn into sentences, and
+    only the first carries the name)."""
+    out: list[str | None] = []
+    for i, unit in enumerate(units):
+        speaker = opener(unit.text) if unit.kind != "row" else None
+        if speaker is None and i and out[-1] is not None and _continues(units[i - 1], unit):
+            speaker = out[-1]
+        out.append(speaker)
+    return out
+
+
+def _continues(before: Unit, unit: Unit) -> bool:
+    # A paragraph's sentences follow on the same or the next line; a blank line starts a new paragraph.
+    return before.kind == unit.kind == "sentence" and unit.lines[0] <= before.lines[1] + 1
 
 
 def label_of(statement: str) -> str | None:
@@ -48,16 +73,17 @@ class Speakers:
     named: frozenset[str] = frozenset()
     terms: frozenset[str] = frozenset()
 
-    def muted(self, statement: str) -> frozenset[str]:
-        """The label terms that do not count for ``statement``: all of them unless a named speaker says it."""
-        if not self.named or label_of(statement) in self.named:
+    def muted(self, speaker: str | None) -> frozenset[str]:
+        """The label terms that do not count for a statement of ``speaker``: all of them unless a named
+        speaker says it."""
+        if not self.named or speaker in self.named:
             return frozenset()
         return self.terms
 
 
-def named_speakers(statements: Iterable[str], question: str) -> Speakers:
-    """The labels opening at least ``MIN_TURNS`` of ``statements`` that ``question`` names as whole words."""
-    counts = Counter(label for label in map(label_of, statements) if label is not None)
+def named_speakers(speakers: Iterable[str | None], question: str) -> Speakers:
+    """The labels of at least ``MIN_TURNS`` of the statements' ``speakers`` that ``question`` names as whole words."""
+    counts = Counter(label for label in speakers if label is not None)
     asked = _words(question)
     named = frozenset(label for label, n in counts.items() if n >= MIN_TURNS and _words(label) in asked)
     return Speakers(named, frozenset(t for label in named for t in analyzer.terms(label)))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from conftest import TreeFactory
 
 from retriever import Retriever, Settings
-from retriever.pipeline.speakers import MIN_TURNS, label_of, named_speakers
+from retriever.pipeline.speakers import MIN_TURNS, label_of, named_speakers, turns
+from retriever.text.models import Unit
 
 TRANSCRIPT = """# Meeting 7
 
@@ -41,16 +42,41 @@ def test_a_named_speakers_turn_outranks_another_speakers_turn_on_the_same_topic(
 
 def test_a_label_opening_few_statements_is_no_speaker() -> None:
     statements = ["Note: check the dates."] * (MIN_TURNS - 1) + ["The budget is set."]
-    assert not named_speakers(statements, "What does the note say about the budget?").named
+    assert not named_speakers(map(label_of, statements), "What does the note say about the budget?").named
 
 
 def test_only_labels_the_question_names_as_whole_words_are_speakers() -> None:
     statements = ["Grad B: yes."] * MIN_TURNS + ["Grad A: no."] * MIN_TURNS + ["PhD D: maybe."] * MIN_TURNS
-    speakers = named_speakers(statements, "What did grad b and the PhD say?")
+    speakers = named_speakers(map(label_of, statements), "What did grad b and the PhD say?")
     assert speakers.named == {"Grad B"}
     assert speakers.terms == {"grad"}
-    assert speakers.muted("Grad A: no.") == {"grad"}
-    assert speakers.muted("Grad B: yes.") == frozenset()
+    assert speakers.muted("Grad A") == {"grad"}
+    assert speakers.muted("Grad B") == frozenset()
+
+
+def _units(*lines: tuple[str, int]) -> list[Unit]:
+    return [Unit("sentence", text, (line, line)) for text, line in lines]
+
+
+def test_the_sentences_after_the_first_of_a_turn_are_its_speakers() -> None:
+    units = _units(("Tom: I went to Lisbon.", 5), ("We ate custard tarts.", 5), ("Maya: Nice!", 7), ("Really.", 7))
+    assert turns(units) == ["Tom", "Tom", "Maya", "Maya"]
+
+
+def test_a_paragraph_after_a_blank_line_or_a_list_item_continues_no_turn() -> None:
+    units = _units(("Tom: I went to Lisbon.", 5), ("The weather was fine.", 7))
+    assert turns(units) == ["Tom", None]
+    item = [Unit("sentence", "Tom: I went.", (5, 5)), Unit("item", "a custard tart", (6, 6))]
+    assert turns(item) == ["Tom", None]
+
+
+def test_a_continued_turn_is_framed_by_its_speaker(make_tree: TreeFactory) -> None:
+    chat = "# Chat\n\n## Session 1\n\n" + "\n\n".join(
+        ["Maya: I went to Lisbon last week. We ate a custard tart basically every two hours.", "Tom: Jealous!"] * 2
+    )
+    root = make_tree({"chat.md": chat})
+    facts = Retriever(root, Settings(state_dir=root.parent / "state")).retrieve("How many custard tarts?").facts
+    assert facts[0].statement == "Maya: We ate a custard tart basically every two hours."
 
 
 def test_a_statement_without_a_leading_label_has_none() -> None:
