@@ -249,6 +249,25 @@ def from_written() -> list[dict[str, object]]:
     return out
 
 
+CHATS = Path(__file__).resolve().parent / "chats-for-fitting" / "questions.jsonl"
+
+
+def from_chats(questions: list[dict]) -> list[dict[str, object]]:
+    """Questions written with two chats kept for fitting (``chats-for-fitting/``; never the chats
+    ``scripts/eval.py`` reports on): the gold sessions, and the unanswerable ones as written."""
+    out = []
+    for q in questions:
+        answerable = q["kind"] != "absent"
+        if answerable:
+            how = "gold session in its chat"
+        elif q.get("note") == "speaker swapped":
+            how = "another speaker's event asked of the wrong one; read in the chat"
+        else:
+            how = "a detail the chat never gives; read in the chat"
+        out.append(row(q["id"], q["corpus"], answerable, "chats_for_fitting", how, question=q["question"]))
+    return out
+
+
 def _questions(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -259,7 +278,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "answerability.jsonl")
     args = parser.parse_args()
     dev, qmsum = (_questions(args.shared / "eval" / name) for name in ("dev_queries.jsonl", "qmsum_queries.jsonl"))
-    rows = from_dev(dev) + from_qmsum(qmsum) + from_written()
+    rows = from_dev(dev) + from_qmsum(qmsum) + from_written() + from_chats(_questions(CHATS))
     args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     print(f"{len(rows)} rows: {sum(bool(r['answerable']) for r in rows)} answerable → {args.out}")
     return 0

@@ -7,7 +7,11 @@
 Each row of ``eval/answerability.jsonl`` names a question (by id in ``../shared/eval/*.jsonl``, or
 its text) and the corpus it is asked of (a folder under ``--corpus``, or ``company_context``).
 The retriever answers it offline; the features of ``retriever.pipeline.confidence.FEATURES`` are read off
-the retrieval; a logistic regression (numpy, L2) is fitted on the rows marked ``fit``; AUC,
+the retrieval; a logistic regression (numpy, L2) is fitted on the rows marked ``fit`` in two stages:
+the words' features on every row but the chats', then ``speaker_agreement``'s one coefficient on top
+of that model on all rows (the chats' questions were written to trap the speaker, so their words say
+little: the unanswerable ones reuse the chat's words, the answerable ones are often asked in others);
+AUC,
 expected calibration error and the coverage bands are printed for the ``heldout`` rows; and
 the coefficients replace the ``MODEL`` block of ``retriever/pipeline/confidence.py``.
 """
@@ -34,8 +38,12 @@ from retriever import Retriever, Settings
 from retriever.pipeline import confidence
 
 REPO = Path(__file__).resolve().parent.parent
+# Memories the labelled set asks that live in the repository, not under --corpus.
+BUNDLED = {"company_context": REPO / "company_context", "chat-fit": REPO / "eval" / "chats-for-fitting" / "chat-fit"}
 
 Array = npt.NDArray[np.float64]
+SPEAKER = "speaker_agreement"  # fitted apart, on top of the words' model (``two_stage``)
+CHATS = ("chat-fit",)  # domains whose rows fit only the speaker's term
 L2 = 1.0  # ridge penalty on standardised coefficients: keeps the tiny model stable on a few hundred rows
 BINS = 10  # equal-width bins for expected calibration error
 
@@ -64,7 +72,7 @@ def questions_by_id(eval_dir: Path) -> dict[str, str]:
 def root_of(row: dict, corpus: Path, state: Path) -> Path:
     """The folder a row's question is asked of; with ``without``, a copy lacking the matching files."""
     name = row["asked_of"]
-    root = REPO / "company_context" if name == "company_context" else corpus / name
+    root = BUNDLED.get(name, corpus / name)
     if not row.get("without"):
         return root
     copy = state / "corpora" / f"{name.replace('/', '_')}-without-{row['without'].strip('*')}"
@@ -113,6 +121,37 @@ def fit(x: Array, y: Array) -> tuple[float, Array]:
     return float(beta[0] - (weights * mean).sum()), weights
 
 
+def two_stage(examples: Sequence[Example], x: Array, y: Array) -> tuple[float, Array]:
+    """The words' model, then the speaker's term on top of it (see the module docstring).
+
+    Stage one fits every feature but ``SPEAKER`` on the rows that are not chats; stage two keeps that
+    model as a fixed offset and fits one coefficient for ``SPEAKER − 1`` on all rows (only rows whose
+    question names a speaker the facts disagree with move it).  Returned as one model: the speaker's
+    coefficient γ joins the weights and −γ the intercept."""
+    names = [f.name for f in confidence.FEATURES]
+    at = names.index(SPEAKER)
+    words = np.array([domain(e.row) not in CHATS for e in examples])
+    lexical = np.delete(x, at, axis=1)
+    intercept, weights = fit(lexical[words], y[words])
+    offset = intercept + lexical @ weights
+    gamma = _offset_fit(offset, x[:, at] - 1.0, y)
+    return intercept - gamma, np.insert(weights, at, gamma)
+
+
+def _offset_fit(offset: Array, u: Array, y: Array) -> float:
+    """γ of ``σ(offset + γ·u)`` by Newton's method, with ``L2`` on γ itself: ``u`` is 0 on most rows, so
+    ``fit``'s ridge on the standardised column would shrink γ to nothing."""
+    ridge = L2
+    gamma = 0.0
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(offset + gamma * u)))
+        step = (float(u @ (p - y)) + ridge * gamma) / (float((u * u) @ (p * (1 - p))) + ridge)
+        gamma -= step
+        if abs(step) < 1e-10:
+            break
+    return gamma
+
+
 def predict(intercept: float, weights: Array, x: Array) -> Array:
     return np.asarray(1.0 / (1.0 + np.exp(-(intercept + x @ weights))), dtype=np.float64)
 
@@ -139,7 +178,9 @@ def ece(p: Array, y: Array, bins: int = BINS) -> float:
 
 def domain(row: dict) -> str:
     name = row["asked_of"]
-    return "meetings" if name.startswith("qmsum") else "company_context" if name == "company_context" else "handbooks"
+    if name.startswith("qmsum"):
+        return "meetings"
+    return name if name in BUNDLED else "handbooks"
 
 
 def report(name: str, examples: Sequence[Example], p: Array, y: Array, thresholds: dict[str, float]) -> None:
@@ -156,6 +197,10 @@ def report(name: str, examples: Sequence[Example], p: Array, y: Array, threshold
             f"- {group}: {len(g)} rows, AUC {auc(p[g], y[g]):.3f}, ECE {ece(p[g], y[g]):.3f}"
             f" (top relevance alone: AUC {auc(top[g], y[g]):.3f})"
         )
+    words = np.array([domain(e.row) not in CHATS for e in examples])
+    if not words.all():
+        print(f"- all but the chats: {int(words.sum())} rows, AUC {auc(p[words], y[words]):.3f}, "
+              f"ECE {ece(p[words], y[words]):.3f}")
     meet = np.array([domain(e.row) == "meetings" and (e.row["answerable"] or bool(e.row.get("without")))
                      for e in examples])
     if meet.any():
@@ -221,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: the labelled set needs rows in both parts ('fit' and 'heldout')", file=sys.stderr)
         return 2
     (xf, yf), (xh, yh) = _arrays(fit_part), _arrays(held)
-    intercept, weights = fit(xf, yf)
+    intercept, weights = two_stage(fit_part, xf, yf)
     thresholds = dict(confidence.MODEL.thresholds)
     univariate(fit_part, yf)
     report("fitted half", fit_part, predict(intercept, weights, xf), yf, thresholds)

@@ -132,13 +132,20 @@ def test_every_held_out_gold_section_is_a_heading_of_its_handbook() -> None:
             assert gold["heading"] is None or gold["heading"] in headings, (row["id"], gold["heading"])
 
 
-def test_every_conversation_gold_section_is_a_session_of_its_chat() -> None:
-    rows = [json.loads(line) for line in (REPO / "eval" / "conversation_queries.jsonl").open(encoding="utf-8")]
-    assert len(rows) == 102 and len({r["id"] for r in rows}) == 102
+@pytest.mark.parametrize(
+    ("questions", "folder", "count"),
+    [
+        ("conversation_queries.jsonl", "conversations", 102),
+        ("chats-for-fitting/questions.jsonl", "chats-for-fitting", 50),
+    ],
+)
+def test_every_chat_gold_section_is_a_session_of_its_chat(questions: str, folder: str, count: int) -> None:
+    rows = [json.loads(line) for line in (REPO / "eval" / questions).open(encoding="utf-8")]
+    assert len(rows) == count and len({r["id"] for r in rows}) == count
     for row in rows:
         assert (row["kind"] == "absent") == (not row["gold"]), row["id"]
         for gold in row["gold"]:
-            text = (REPO / "eval" / "conversations" / row["corpus"] / gold["path"]).read_text(encoding="utf-8")
+            text = (REPO / "eval" / folder / row["corpus"] / gold["path"]).read_text(encoding="utf-8")
             assert f"\n## {gold['heading']}\n" in text, (row["id"], gold["heading"])
 
 

@@ -134,13 +134,12 @@ def _summary(
     return summarize(facts, coverage, question, relations)
 
 
-def assemble(
-    memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], ctx: Context, query: Query, question: str = ""
-) -> Retrieval:
+def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Query) -> Retrieval:
     """The retrieval: facts with entities, relationships, excerpts, answerability, coverage and a summary."""
+    facts, question = state.facts, state.query_text
     docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
     resolve = memory.resolve
-    answerability = confidence.estimate(memory, query, phase1.targets, facts)
+    answerability = confidence.estimate(memory, query, phase1.targets, facts, state.candidates)
     cover = confidence.coverage(answerability, bool(facts))
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
     relations = relationships(docs, memory, resolve)
@@ -166,5 +165,5 @@ def run(state: Run, ctx: Context) -> Run:
     elif ctx.memory is None or not ctx.readiness[0] or state.phase1 is None or state.query is None:
         retrieval = empty(f"Company memory is not ready ({ctx.readiness[1]}); nothing was retrieved.")
     else:
-        retrieval = assemble(ctx.memory, state.phase1, state.facts, ctx, state.query, state.query_text)
+        retrieval = assemble(state, ctx.memory, state.phase1, ctx, state.query)
     return dataclasses.replace(state, retrieval=retrieval)

@@ -86,8 +86,16 @@ def test_a_skipped_prompt_has_no_answerability(make_tree: TreeFactory) -> None:
 
 @pytest.mark.parametrize(
     ("estimate", "label"),
-    [(0.95, "comprehensive"), (0.8, "comprehensive"), (0.79, "partial"), (0.5, "partial"), (0.3, "limited"),
-     (0.2, "limited"), (0.19, "none"), (0.0, "none")],
+    [
+        (0.95, "comprehensive"),
+        (0.8, "comprehensive"),
+        (0.79, "partial"),
+        (0.5, "partial"),
+        (0.3, "limited"),
+        (0.2, "limited"),
+        (0.19, "none"),
+        (0.0, "none"),
+    ],
 )
 def test_coverage_bands_follow_the_model_thresholds(estimate: float, label: str) -> None:
     cuts = {"comprehensive": 0.8, "partial": 0.5, "limited": 0.2}
@@ -100,8 +108,9 @@ WORDS = sorted({w for text in ACME.values() for w in text.lower().split() if w.i
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from([*WORDS, "zebra", "sabbatical", "DEC-0054", "дякую"]), min_size=1, max_size=8))
-def test_every_feature_and_the_estimate_lie_in_zero_to_one(tmp_path_factory: pytest.TempPathFactory,
-                                                          words: list[str]) -> None:
+def test_every_feature_and_the_estimate_lie_in_zero_to_one(
+    tmp_path_factory: pytest.TempPathFactory, words: list[str]
+) -> None:
     retriever = _acme(tmp_path_factory)
     result = retriever.retrieve(" ".join(words) + "?")
     values = confidence.features_of(retriever.memory, result.run)
@@ -171,29 +180,105 @@ def test_the_logistic_fit_separates_and_calibrates_synthetic_data() -> None:
     assert abs(weights[1]) < 1.0 < weights[0]  # the irrelevant column gets little weight
 
 
+def test_the_speakers_term_is_fitted_on_top_of_a_fixed_offset() -> None:
+    fit = _fit_script()
+    rng = np.random.default_rng(11)
+    offset = rng.normal(size=3000)
+    u = np.where(rng.uniform(size=3000) < 0.1, -rng.uniform(size=3000), 0.0)  # 0 on most rows
+    y = (rng.uniform(size=3000) < 1 / (1 + np.exp(-(offset + 3.0 * u)))).astype(float)
+    assert 2.0 < fit._offset_fit(offset, u, y) < 4.0  # the sparse column is not shrunk away
+
+
+CHAT = "# Chat\n\n## Session 1 — 8 May 2023\n\n" + "\n\n".join(
+    [
+        "Tom: I've been going to a pottery class on Thursday nights. I made a wonky bowl last week.",
+        "Maya: Amazing! I'm starting a life drawing class at the community centre.",
+        "Tom: You'll love it. How was the first session?",
+        "Maya: Scary. The tutor says I draw like I'm scared of the paper.",
+        "Tom: Ha, she sounds great.",
+        "Maya: She is.",
+    ]
+)
+
+
+def test_a_question_asking_one_person_of_a_chat_about_the_others_event_is_less_answerable(
+    make_tree: TreeFactory,
+) -> None:
+    retriever = Retriever(make_tree({"chat.md": CHAT}))
+    own = retriever.retrieve("What did Tom make at his Thursday pottery class?").structured
+    swapped = retriever.retrieve("What did Maya make at her Thursday pottery class?").structured
+    statements = [f["statement"] for f in own["retrieval"]["facts"]]
+    assert statements[0].startswith("Tom: ") and "Tom: I made a wonky bowl last week." in statements
+    run_own, run_swapped = (
+        retriever.retrieve(q).run
+        for q in (
+            "What did Tom make at his Thursday pottery class?",
+            "What did Maya make at her Thursday pottery class?",
+        )
+    )
+    assert confidence.features_of(retriever.memory, run_own)["speaker_agreement"] == 1.0
+    assert confidence.features_of(retriever.memory, run_swapped)["speaker_agreement"] < 0.5
+    assert swapped["diagnostics"]["answerability"] < own["diagnostics"]["answerability"]
+
+
+def test_a_meeting_of_many_speakers_reads_no_speaker_agreement(make_tree: TreeFactory) -> None:
+    turns = [
+        f"{who}: The budget for the remote is {n} euros." for n, who in enumerate(["Grad A", "Grad B", "PhD C"] * 3)
+    ]
+    retriever = Retriever(make_tree({"meeting.md": "# Meeting\n\n## Turns 0-8\n\n" + "\n\n".join(turns)}))
+    run = retriever.retrieve("What did Grad A say about the budget?").run
+    assert confidence.features_of(retriever.memory, run)["speaker_agreement"] == 1.0
+
+
 def test_the_fit_script_refits_from_one_command_and_reports_the_kept_back_half(tmp_path: Path) -> None:
     corpus = tmp_path / "corpora"
     for rel, text in HANDBOOK.items():
         (corpus / "handbook" / rel).parent.mkdir(parents=True, exist_ok=True)
         (corpus / "handbook" / rel).write_text(text, encoding="utf-8")
     questions = [
-        ("When is the company meeting?", True), ("How do I record PTO in Deel?", True),
-        ("When do laptops lock?", True), ("Where do I submit expenses?", True),
-        ("Does the company offer pet insurance?", False), ("Is there a gym?", False),
-        ("What is the sabbatical policy?", False), ("Who won the hackathon?", False),
+        ("When is the company meeting?", True),
+        ("How do I record PTO in Deel?", True),
+        ("When do laptops lock?", True),
+        ("Where do I submit expenses?", True),
+        ("Does the company offer pet insurance?", False),
+        ("Is there a gym?", False),
+        ("What is the sabbatical policy?", False),
+        ("Who won the hackathon?", False),
     ]
     labels = tmp_path / "labels.jsonl"
-    labels.write_text("".join(
-        json.dumps({"id": f"q{i}", "question": q, "asked_of": "handbook", "answerable": a,
-                    "part": "fit" if i % 2 else "heldout"}) + "\n"
-        for i, (q, a) in enumerate(questions)
-    ))
+    labels.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "question": q,
+                    "asked_of": "handbook",
+                    "answerable": a,
+                    "part": "fit" if i % 2 else "heldout",
+                }
+            )
+            + "\n"
+            for i, (q, a) in enumerate(questions)
+        )
+    )
     model_file = tmp_path / "confidence.py"
     shutil.copy(REPO / "retriever" / "pipeline" / "confidence.py", model_file)
     result = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "fit_confidence.py"), "--corpus", str(corpus), "--labels",
-         str(labels), "--model-file", str(model_file)],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)}, check=False,
+        [
+            sys.executable,
+            str(REPO / "scripts" / "fit_confidence.py"),
+            "--corpus",
+            str(corpus),
+            "--labels",
+            str(labels),
+            "--model-file",
+            str(model_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "## kept-back half: 4 retrievals, 2 answerable" in result.stdout
