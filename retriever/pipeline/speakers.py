@@ -50,7 +50,10 @@ def turns(units: Sequence[Unit]) -> list[str | None]:
 
 def _continues(before: Unit, unit: Unit) -> bool:
     # A paragraph's sentences follow on the same or the next line; a blank line starts a new paragraph.
-    return before.kind == unit.kind == "sentence" and unit.lines[0] <= before.lines[1] + 1
+    # A long list item is split into sentences too, but the next item starts on the next line.
+    if before.kind == unit.kind == "sentence":
+        return unit.lines[0] <= before.lines[1] + 1
+    return before.kind == unit.kind == "item" and unit.lines[0] == before.lines[1]
 
 
 def label_of(statement: str) -> str | None:

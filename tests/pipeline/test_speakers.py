@@ -70,6 +70,15 @@ def test_a_paragraph_after_a_blank_line_or_a_list_item_continues_no_turn() -> No
     assert turns(item) == ["Tom", None]
 
 
+def test_a_turn_written_as_a_long_list_item_keeps_its_speaker_over_its_sentences() -> None:
+    items = [
+        Unit("item", "Tom: I went to Lisbon.", (3, 3)),
+        Unit("item", "We ate custard tarts.", (3, 3)),  # the same item, split into sentences
+        Unit("item", "a packing list", (4, 4)),  # the next item: no turn of its own
+    ]
+    assert turns(items) == ["Tom", "Tom", None]
+
+
 def test_a_continued_turn_is_framed_by_its_speaker(make_tree: TreeFactory) -> None:
     chat = "# Chat\n\n## Session 1\n\n" + "\n\n".join(
         ["Maya: I went to Lisbon last week. We ate a custard tart basically every two hours.", "Tom: Jealous!"] * 2
