@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from conftest import TreeFactory
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
 from retriever.pipeline.speakers import MIN_TURNS, label_of, named_speakers, turns
@@ -101,3 +103,22 @@ def test_a_time_stamp_before_or_after_the_speakers_name_is_part_of_the_label() -
     assert label_of("Caroline (1:56 pm): I went.") == "Caroline"
     assert label_of("Caroline [8 May 2023, 1:56 pm]: I went.") == "Caroline"
     assert label_of("[a note that runs on far too long to be a time stamp] Caroline: hi") is None
+
+
+@given(st.text(max_size=300))
+@settings(max_examples=300, deadline=None)
+def test_a_label_is_a_prefix_word_run_of_any_statement_or_none(statement: str) -> None:
+    label = label_of(statement)
+    assert label is None or (label in statement and ": " in statement and len(label.split()) <= 4)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["sentence", "item", "row"]), st.text(max_size=60), st.integers(0, 40))))
+@settings(max_examples=200, deadline=None)
+def test_every_unit_gets_one_speaker_or_none_and_only_a_label_seen_before_or_its_own(
+    raw: list[tuple[str, str, int]],
+) -> None:
+    units = [Unit(kind, text, (line, line)) for kind, text, line in raw]  # type: ignore[arg-type]
+    speakers = turns(units)
+    assert len(speakers) == len(units)
+    for i, speaker in enumerate(speakers):
+        assert speaker is None or speaker in {label_of(u.text) for u in units[: i + 1]}
