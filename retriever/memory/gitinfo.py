@@ -14,6 +14,7 @@ Failures raise ``GitError`` with a message a user can act on.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -78,6 +79,9 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
             capture_output=True,
             timeout=_TIMEOUT,
             check=False,
+            # Reads only: `git status` would otherwise refresh the index under .git/index.lock, and the
+            # user's own `git pull` or commit at that moment would fail with "index.lock: File exists".
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
         )
     except subprocess.TimeoutExpired as exc:
         raise GitError(f"git {args[0]} took longer than {_TIMEOUT} s in {repo}") from exc

@@ -193,3 +193,18 @@ def test_the_cli_answers_at_a_revision_and_explains_bad_ones(repo: Path, tmp_pat
     write(plain / "a.md", "# A\n\nText.\n")
     outside = runner.invoke(cli, ["query", "text", "--root", str(plain), "--at", "v1"])
     assert outside.exit_code == 2 and "is not inside a git repository" in outside.stderr
+
+
+def test_reading_the_status_never_writes_the_index_so_the_users_git_commands_never_find_it_locked(
+    repo: Path,
+) -> None:
+    # A file touched but not changed: a plain `git status` refreshes the index (under .git/index.lock) to
+    # record its new stat data, and a `git pull` at that moment fails with "index.lock: File exists".
+    leave = repo / "memory" / "policies" / "leave.md"
+    index = repo / ".git" / "index"
+    os.utime(leave, ns=(leave.stat().st_mtime_ns + 10**9,) * 2)
+    before = index.stat().st_mtime_ns, index.read_bytes()
+    assert gitinfo.dirty(repo, "memory") == frozenset()
+    assert (index.stat().st_mtime_ns, index.read_bytes()) == before
+    git(repo, "status", "--porcelain")  # the plain command does write it: the check above can fail
+    assert index.read_bytes() != before[1]
