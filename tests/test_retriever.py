@@ -365,3 +365,19 @@ def test_a_question_about_time_off_finds_the_time_off_policy_not_a_request_form(
     result = Retriever(make_tree(TIME_OFF)).retrieve("How do I request time off?")  # issue 11's reproduction
     first = result.facts[0]
     assert (first.rel_path, first.section_heading) == ("benefits/time-off.md", "Submitting paid time off")
+
+
+def test_a_question_gets_the_same_facts_and_scores_whatever_was_asked_before(make_tree: TreeFactory) -> None:
+    # Meaning vectors of recent statements are remembered per index: a remembered vector must be the very
+    # one a fresh process computes, or a question's order would depend on the ones asked before it.
+    root = make_tree(TRAVEL)
+    question = "Are my meals paid for when I travel for work?"
+
+    def asked(retriever: Retriever) -> list[tuple[str, float]]:
+        return [(f.statement, f.relevance_score) for f in retriever.retrieve(question).facts]
+
+    fresh = asked(Retriever(root, Settings(state_dir=root.parent / "fresh")))
+    busy = Retriever(root, Settings(state_dir=root.parent / "busy"))
+    for other in ("Who books hotels?", "What about parking and meals?", "Can I travel by train?", question):
+        busy.retrieve(other)
+    assert asked(busy) == fresh
