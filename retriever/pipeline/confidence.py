@@ -210,7 +210,7 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-11.2867,
+    intercept=-11.8231,
     weights={
         "known_weight": 0.9356,
         "best_section_coverage": 3.2006,
@@ -218,12 +218,12 @@ MODEL = Model(
         "fact_coverage": 1.5447,
         "top_fact": 1.4376,
         "fact_concentration": 1.5748,
-        "speaker_agreement": 3.5181,
+        "speaker_agreement": 4.0545,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    heldout_auc=0.837,
-    heldout_ece=0.06,
-    rows=986,
+    heldout_auc=0.829,
+    heldout_ece=0.067,
+    rows=1036,
 )
 # END MODEL
 
