@@ -107,9 +107,16 @@ def statement_evidence(
     ``muted`` terms (another speaker's label: ``speakers``) count for neither."""
     terms = analyzer.cached_terms(cand.statement)
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
-    context = analyzer.term_set(cand.context) if cand.context else frozenset()
+    context = _context_terms(cand.context) if cand.context else frozenset()
     own = (set(terms) | headings) - muted
     return framed_coverage(sets, own, context - muted, query, params.context_weight) * density
+
+
+def _context_terms(context: str) -> frozenset[str]:
+    """The terms of a statement's context, part by part (``extract.context_of`` joins its parent item and
+    neighbours with newlines, which no term spans): each part is a statement of its own, so its terms are
+    already cached, where the joined text would be analysed afresh for every statement."""
+    return frozenset().union(*map(analyzer.term_set, context.split("\n")))
 
 
 def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
