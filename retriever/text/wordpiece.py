@@ -21,7 +21,7 @@ MAX_WORD_CHARS = 100  # BERT's max_input_chars_per_word: longer words are unknow
 _CACHE_LIMIT = 500_000  # distinct words whose pieces are remembered (then the cache starts over)
 # Cc characters other than tab, newline and carriage return: BERT drops them (they join what they split).
 _ASCII_CONTROL = dict.fromkeys([*range(0, 9), 11, 12, *range(14, 32), 127])
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # the characters of _ASCII_CONTROL
+_CONTROL = re.compile("[" + "".join(map(chr, _ASCII_CONTROL)) + "]")  # any character _ASCII_CONTROL drops
 _ASCII_WORD = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
 # BERT's whitespace: space, tab, newline, carriage return and the Unicode space separators (Zs).
 _SPACES = " \t\n\r\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
