@@ -33,7 +33,7 @@ from retriever.memory.memory import Memory
 from retriever.pipeline.context import Run
 from retriever.pipeline.query import Query, weights
 from retriever.pipeline.results import Candidate, Coverage, Fact, Target
-from retriever.pipeline.speakers import MIN_TURNS, Speakers, label_of, named_speakers
+from retriever.pipeline.speakers import MIN_TURNS, Speakers, named_speakers
 from retriever.pipeline.target import section_terms
 from retriever.text import analyzer
 
@@ -84,8 +84,9 @@ def signals(
         fields = section_terms(*memory.section(target.section_id))
         held.append(_present(query, term_weights, frozenset().union(*fields.values())))
     fact_terms = [_present(query, term_weights, analyzer.term_set(f.statement)) for f in facts[:AGREE_FACTS]]
-    speakers = named_speakers((c.speaker for c in candidates), query.text) if _dialogue(candidates, facts) else None
-    return Signals(term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, speakers or Speakers())
+    dialogue = _dialogue(candidates, facts)
+    speakers = named_speakers((c.speaker for c in candidates), query.text) if dialogue else Speakers()
+    return Signals(term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, speakers)
 
 
 def _dialogue(candidates: Sequence[Candidate], facts: Sequence[Fact]) -> bool:
@@ -157,7 +158,7 @@ def _speaker_agreement(s: Signals) -> float:
     spoken = (
         share
         for share, fact in zip(own, s.facts, strict=False)
-        if label_of(fact.statement) in s.speakers.named and not _asks(fact.statement)
+        if fact.speaker in s.speakers.named and not _asks(fact.statement)
     )
     return max(spoken, default=0.0) / best
 

@@ -85,6 +85,7 @@ class Fact:
     section_id: int
     when: When = field(default_factory=lambda: When())
     cells: tuple[tuple[str, str], ...] = ()  # a table row's (column, value) pairs, to phrase it as a sentence
+    speaker: str | None = None  # the transcript turn's speaker label (``Candidate.speaker``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -264,6 +264,7 @@ def to_fact(memory: Memory, scored: _Scored) -> Fact:
         section_id=cand.target.section_id,
         when=memory.when(doc),
         cells=cand.cells,
+        speaker=cand.speaker,
     )
 
 
