@@ -130,7 +130,7 @@ def two_stage(examples: Sequence[Example], x: Array, y: Array) -> tuple[float, A
     coefficient γ joins the weights and −γ the intercept."""
     names = [f.name for f in confidence.FEATURES]
     at = names.index(SPEAKER)
-    words = np.array([domain(e.row) not in CHATS for e in examples])
+    words = _not_chats(examples)
     lexical = np.delete(x, at, axis=1)
     intercept, weights = fit(lexical[words], y[words])
     offset = intercept + lexical @ weights
@@ -138,14 +138,18 @@ def two_stage(examples: Sequence[Example], x: Array, y: Array) -> tuple[float, A
     return intercept - gamma, np.insert(weights, at, gamma)
 
 
+def _not_chats(examples: Sequence[Example]) -> npt.NDArray[np.bool_]:
+    """Which rows are not chats' (the rows the words' model is fitted and reported on apart)."""
+    return np.array([domain(e.row) not in CHATS for e in examples])
+
+
 def _offset_fit(offset: Array, u: Array, y: Array) -> float:
     """γ of ``σ(offset + γ·u)`` by Newton's method, with ``L2`` on γ itself: ``u`` is 0 on most rows, so
     ``fit``'s ridge on the standardised column would shrink γ to nothing."""
-    ridge = L2
     gamma = 0.0
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-(offset + gamma * u)))
-        step = (float(u @ (p - y)) + ridge * gamma) / (float((u * u) @ (p * (1 - p))) + ridge)
+        step = (float(u @ (p - y)) + L2 * gamma) / (float((u * u) @ (p * (1 - p))) + L2)
         gamma -= step
         if abs(step) < 1e-10:
             break
@@ -197,7 +201,7 @@ def report(name: str, examples: Sequence[Example], p: Array, y: Array, threshold
             f"- {group}: {len(g)} rows, AUC {auc(p[g], y[g]):.3f}, ECE {ece(p[g], y[g]):.3f}"
             f" (top relevance alone: AUC {auc(top[g], y[g]):.3f})"
         )
-    words = np.array([domain(e.row) not in CHATS for e in examples])
+    words = _not_chats(examples)
     if not words.all():
         print(f"- all but the chats: {int(words.sum())} rows, AUC {auc(p[words], y[words]):.3f}, "
               f"ECE {ece(p[words], y[words]):.3f}")
