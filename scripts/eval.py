@@ -37,7 +37,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # eval_systems, when this file is loaded by path
 
+import numpy as np
 from eval_systems import Answer, System, baseline_system, load_queries, retriever_system
+from fit_confidence import auc  # the labelled set's AUC, the same measure
 
 from retriever.text.markup import normalize_heading
 
@@ -76,17 +78,14 @@ def answerable_auc(queries: Sequence[dict], answers: Sequence[Answer]) -> float 
     """How well a system's confidence (``answerability``, else its top score) ranks answerable questions above
     unanswerable ones: the chance a random answerable question scores higher (ties count half); None
     without both kinds."""
-    yes, no = [], []
-    for query, answer in zip(queries, answers, strict=True):
-        value = answer.answerability if answer.answerability is not None else answer.top_score
-        if query["kind"] in ANSWERABLE:
-            yes.append(value)
-        elif query["kind"] == "absent":
-            no.append(value)
-    if not yes or not no:
+    rated = [
+        (answer.answerability if answer.answerability is not None else answer.top_score, query["kind"] in ANSWERABLE)
+        for query, answer in zip(queries, answers, strict=True)
+        if query["kind"] in ANSWERABLE or query["kind"] == "absent"
+    ]
+    if len({answerable for _, answerable in rated}) < 2:
         return None
-    wins = sum((y > n) + 0.5 * (y == n) for y in yes for n in no)
-    return wins / (len(yes) * len(no))
+    return auc(np.array([value for value, _ in rated]), np.array([float(answerable) for _, answerable in rated]))
 
 
 def _score_one(query: dict, answer: Answer, out: dict[str, list[float]]) -> None:
