@@ -31,7 +31,7 @@ from pathlib import Path
 
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Run
-from retriever.pipeline.query import Query, weights
+from retriever.pipeline.query import Query, present_terms, weights
 from retriever.pipeline.results import Candidate, Coverage, Fact, Target
 from retriever.pipeline.speakers import MIN_TURNS, Speakers, named_speakers
 from retriever.pipeline.target import section_terms
@@ -63,8 +63,11 @@ class Signals:
 
 
 def _present(query: Query, terms: Iterable[str], have: frozenset[str]) -> frozenset[str]:
-    """The query terms found in ``have``, alternates (acronym expansions, variants) counting."""
-    return frozenset(t for t in terms if t in have or any(a <= have for a in query.alternates.get(t, ())))
+    """The query terms found in ``have``, alternates (acronym expansions, variants) counting, in the
+    order of ``terms`` (``query.present_terms``)."""
+    terms = list(terms)
+    found = present_terms(terms, have, query)
+    return frozenset(t for t in terms if t in found)
 
 
 def signals(

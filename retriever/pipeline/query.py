@@ -13,7 +13,8 @@ best answer any one part, each part searched in the context of the whole questio
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from retriever.memory.index import SectionIndex
@@ -170,13 +171,10 @@ def framed_coverage(
     plus ``context_weight`` of the share found only in ``context``."""
     if not sets:
         return 0.0
-    terms = sets[0].keys()  # each term is looked up once, whatever the number of weight sets
-    credit = dict.fromkeys(own.intersection(terms), 1.0)
-    credit.update((t, 1.0) for t in _by_alternates(terms - credit.keys(), own, query))
+    terms = set(sets[0])  # each term is looked up once, whatever the number of weight sets
+    credit = dict.fromkeys(present_terms(terms, own, query), 1.0)
     if context:
-        left = terms - credit.keys()
-        credit.update(dict.fromkeys(context.intersection(left), context_weight))
-        credit.update((t, context_weight) for t in _by_alternates(left - credit.keys(), context, query))
+        credit.update(dict.fromkeys(present_terms(terms - credit.keys(), context, query), context_weight))
     best = 0.0
     for weights in sets:
         total = sum(weights.values())
@@ -186,15 +184,15 @@ def framed_coverage(
     return best
 
 
-def _by_alternates(terms: Iterable[str], present: set[str] | frozenset[str], query: Query) -> Iterator[str]:
-    """Those of ``terms`` (absent themselves) that one of their alternates stands for in ``present``."""
-    for term in query.alternates.keys() & terms if query.alternates else ():
-        if any(a <= present for a in query.alternates[term]):
-            yield term
-
-
-def _present(term: str, present: set[str] | frozenset[str], query: Query | None) -> bool:
-    return term in present or bool(query and any(a <= present for a in query.alternates.get(term, ())))
+def present_terms(terms: Iterable[str], have: AbstractSet[str], query: Query | None) -> set[str]:
+    """Those of ``terms`` found in ``have``, directly or through one of their alternates (all of whose
+    terms are there): how every coverage counts a query term as present."""
+    wanted = set(terms)
+    found = wanted & have
+    if query is not None and query.alternates:
+        alternates = query.alternates
+        found.update(t for t in alternates.keys() & (wanted - found) if any(a <= have for a in alternates[t]))
+    return found
 
 
 def coverage(weights: Mapping[str, float], present: set[str], query: Query | None = None) -> float:
@@ -202,4 +200,5 @@ def coverage(weights: Mapping[str, float], present: set[str], query: Query | Non
     total = sum(weights.values())
     if not total:
         return 0.0
-    return sum(w for t, w in weights.items() if _present(t, present, query)) / total
+    found = present_terms(weights, present, query)
+    return sum(w for t, w in weights.items() if t in found) / total
