@@ -82,7 +82,12 @@ class Settings(BaseModel):
 
     state_dir: Path | None = Field(default=None, description="Folder for caches and stores.")
     top_k: int = Field(default=12, ge=1, le=100, description="Facts returned per retrieval.")
-    max_sections: int = Field(default=14, ge=1, le=50, description="Sections read in phase 1.")
+    max_sections: int = Field(
+        default=14,
+        ge=1,
+        le=50,
+        description="Sections read in phase 1 (up to 1.5 times as many where the question's words leave it uncovered).",
+    )
     deadline_seconds: float = Field(default=120.0, ge=0, description="Per-retrieval time limit.")
     max_file_bytes: int = Field(default=2_000_000, ge=1, description="Larger files are skipped.")
     excerpt_chars: int = Field(default=700, ge=50, description="Document excerpts are cut here.")

@@ -58,6 +58,7 @@ class Evidence:
 
     scores: FloatArray
     part_picks: tuple[int, ...] = ()
+    gap: float = 0.0  # the share of the question's topic words' weight the strongest sections leave uncovered
 
 
 def evidence(memory: Memory, query: Query) -> Evidence:
@@ -69,7 +70,9 @@ def evidence(memory: Memory, query: Query) -> Evidence:
         part_scores = fused(memory, terms, part_boosts(boosts, terms, part))
         picks.extend(sid for sid, _ in top_of(part_scores, PART_PICKS) if sid not in picks)
         scores = np.maximum(scores, part_scores)
-    return Evidence(with_meaning(memory, query, scores), tuple(picks))
+    strongest = [sid for sid, _ in top_of(scores, GAP_SECTIONS)]
+    gap = coverage_gap(memory, query, strongest) if strongest else 0.0
+    return Evidence(with_meaning(memory, query, scores, gap), tuple(picks), gap)
 
 
 def coverage_gap(memory: Memory, query: Query, section_ids: Sequence[int]) -> float:
@@ -84,12 +87,11 @@ def coverage_gap(memory: Memory, query: Query, section_ids: Sequence[int]) -> fl
     return 1.0 - max(covered, default=0.0)
 
 
-def with_meaning(memory: Memory, query: Query, scores: FloatArray, pool: int = POOL) -> FloatArray:
-    """``scores`` plus meaning, in proportion to the coverage gap (see the module docstring), for the
+def with_meaning(memory: Memory, query: Query, scores: FloatArray, gap: float, pool: int = POOL) -> FloatArray:
+    """``scores`` plus meaning, in proportion to the coverage ``gap`` (see the module docstring), for the
     sections that can reach the ``pool`` best with it."""
     if not len(scores) or scores.max() <= 0:
         return scores
-    gap = coverage_gap(memory, query, [sid for sid, _ in top_of(scores, GAP_SECTIONS)])
     reach = reachable(scores, pool, MEANING_WEIGHT * gap) if gap > 0 else None
     vector = memory.index.meaning([query.text])[0] if reach is not None else None
     spread = memory.index.cosine_spread(vector) if vector is not None else None

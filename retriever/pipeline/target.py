@@ -4,9 +4,12 @@ Offline, every section is ranked by its fused evidence (``retriever.pipeline.evi
 BM25F, its document's and its neighbours'; for a many-part question, its best part's too).
 The strongest ``settings.max_sections`` (at most ``PER_DOCUMENT`` per file, each part's best
 first) are read; none is dropped for scoring below some share of the best, since the
-statements decide the final order.  Each reason names the query words the section matched and
-where (heading, title, path or text).  ``search_strategy`` and ``estimated_tokens`` follow from
-what was chosen.
+statements decide the final order.  Where the strongest sections leave part of the question's
+words uncovered (``Evidence.gap``), phase 1's order is least sure, as for a question asked in other
+words than the memory's: up to ``GAP_DEPTH`` times more sections are read, in proportion to the gap,
+so that the statements' context and meaning can lift an answer phase 1 ranked 15th–21st.
+Each reason names the query words the section matched and where (heading, title, path or text).
+``search_strategy`` and ``estimated_tokens`` follow from what was chosen.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ if TYPE_CHECKING:  # the LLM modules load only when a model is configured: see p
     from retriever.llm.guided import LLMRun
 
 CANDIDATES = POOL  # ranked before the cut, so ties at the cut are decided deterministically
+GAP_DEPTH = 0.5  # share of ``max_sections`` read besides, when the words leave all of the question uncovered
 PER_DOCUMENT = 6  # sections read per file, so one long document cannot crowd out the rest
 
 
@@ -109,7 +113,8 @@ def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None =
         )
     else:
         first = [(sid, float(found.scores[sid])) for sid in found.part_picks]
-        ranked = _diverse(memory, first + [h for h in hits if h[0] not in found.part_picks], max_sections)
+        depth = max_sections + round(GAP_DEPTH * max_sections * found.gap)
+        ranked = _diverse(memory, first + [h for h in hits if h[0] not in found.part_picks], depth)
         chosen = [(sid, score, None) for sid, score in sorted(ranked, key=lambda h: -h[1])]
         targets = _targets(memory, query, chosen)
         reasoning = _reasoning(memory, targets, len(hits))

@@ -114,6 +114,16 @@ def test_meaning_lets_in_no_section_the_words_did_not_find(make_tree: TreeFactor
     assert not evidence(memory, analyze("What meals are covered?")).scores.any()
 
 
+def test_the_gap_is_the_share_of_the_questions_weight_the_strongest_sections_leave_out(
+    make_tree: TreeFactory,
+) -> None:
+    memory = Memory.open(make_tree(TRAVEL), Settings.from_env())
+    assert evidence(memory, analyze("How many parking permits does the front desk issue?")).gap == 0.0
+    partly = evidence(memory, analyze("Are parking permits refunded for electric bicycles?")).gap
+    assert 0.0 < partly < 1.0
+    assert evidence(memory, analyze("xylophone quartet")).gap == 0.0  # nothing found: nothing to read deeper
+
+
 def test_a_question_its_words_cover_is_ranked_by_words_alone(
     make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,8 +8,9 @@ from fixtures import ACME
 
 from retriever.config import Settings
 from retriever.memory.memory import Memory
+from retriever.pipeline.evidence import evidence
 from retriever.pipeline.query import analyze
-from retriever.pipeline.target import choose, estimate_tokens
+from retriever.pipeline.target import GAP_DEPTH, choose, estimate_tokens
 
 
 @pytest.fixture
@@ -75,3 +76,17 @@ def test_a_weak_match_is_still_read_and_ranks_below_the_strong_one(make_tree: Tr
     targets = choose(memory, analyze("quokka habitat"), 10).targets
     assert [t.rel_path for t in targets] == ["a.md", "b.md"]
     assert targets[0].score > 3 * targets[1].score
+
+
+def test_a_question_its_words_only_partly_cover_reads_up_to_half_as_many_sections_again(
+    make_tree: TreeFactory,
+) -> None:
+    # Phase 1's order is least sure where the words leave part of the question out: read deeper there.
+    files = {f"step{i}.md": f"# Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(30)}
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    covered = choose(memory, analyze("invoice step exports"), 10)
+    partly = choose(memory, analyze("invoice step exports to the quokka ledger"), 10)
+    gap = evidence(memory, analyze("invoice step exports to the quokka ledger")).gap
+    assert len(covered.targets) == 10
+    assert 0.0 < gap < 1.0
+    assert len(partly.targets) == 10 + round(GAP_DEPTH * 10 * gap) > 10
