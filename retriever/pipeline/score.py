@@ -16,7 +16,10 @@ that does not repeat the question's words ("They meet on Fridays.") still ranks.
 chosen greedily: each further fact from a section already cited counts ``same_section_decay``
 less, so the first places go to different sections, and duplicate statements are dropped.
 A question naming a speaker of the statements' turns ("What did Grad B say …") counts that
-label's words only for the turns that speaker opens (``speakers``).
+label's words only for the turns that speaker opens (``speakers``).  A question that asks for an
+amount or a time ("How long is each slot?") ranks the statements that hold one ``typed_bonus``
+higher (``expected``): the answer, not the introduction that only names the topic.  The bonus
+changes the order only; the answerability evidence stays the words'.
 
 Meaning.  Where the read sections leave part of the weight of the question's topic words uncovered
 (``gap`` = 1 − their best coverage, as ``evidence.coverage_gap`` counts it), a statement's cosine
@@ -50,6 +53,7 @@ import numpy.typing as npt
 
 from retriever.memory.memory import Memory
 from retriever.memory.provenance import When
+from retriever.pipeline import expected
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap
 from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
@@ -68,6 +72,7 @@ class ScoreParams:
     long_statement: int = 30  # terms; longer statements match query words by chance more often
     length_penalty: float = 0.3
     meaning_weight: float = 0.5  # a statement's meaning, when words leave all of the question's topic uncovered
+    typed_bonus: float = 0.15  # a statement holding the kind of answer asked for ranks this much higher (``expected``)
 
 
 DEFAULT = ScoreParams()
@@ -124,6 +129,7 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
     sets = weight_sets(weights(query, memory.index), query)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
     speakers = named_speakers((c.speaker for c in candidates), query.text)
+    kinds = expected.asked(query.text)
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
     out = []
@@ -135,6 +141,8 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
         e = statement_evidence(cand, headings[sid], sets, query, params, speakers.muted(cand.speaker))
         share = params.statement_share
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
+        if kinds and expected.holds(cand.statement, kinds):
+            value *= 1 + params.typed_bonus
         evidence = 0.5 * cand.target.coverage + 0.5 * e
         if cand.llm_relevance is not None:  # one scale: ours, tempered by the model's own relevance
             value = (1 - LLM_BLEND) * value + LLM_BLEND * cand.llm_relevance

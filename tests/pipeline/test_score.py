@@ -174,3 +174,21 @@ def test_a_small_reach_keeps_the_best_statement_meaning_chooses(
     monkeypatch.setattr(score, "REACH", 1)
     meant = with_meaning(words, memory, query, DEFAULT, top_k=0)
     assert max(meant, key=lambda s: s.relevance).candidate.statement.startswith("Breakfast, lunch and dinner")
+
+
+def test_a_statement_holding_the_amount_asked_for_outranks_the_topics_introduction(make_tree: TreeFactory) -> None:
+    # Both statements hold every question word (the title gives them "lightning talks"); only one says how long.
+    text = (
+        "# Lightning talks\n\nLightning talks give each speaker a short talk slot in the tech session.\n\n"
+        "Each slot will be 10 minutes, with questions after.\n"
+    )
+    memory = Memory.open(make_tree({"talks.md": text}), Settings.from_env())
+    query, candidates = _candidates(memory, "How long is each lightning talk slot?")
+
+    def ranked(params: ScoreParams) -> list[_Scored]:
+        return rank(relevance(candidates, memory, query, params), top_k=2, decay=1.0)
+
+    untyped, typed = ranked(ScoreParams(typed_bonus=0.0)), ranked(DEFAULT)
+    assert [s.candidate.statement[:14] for s in untyped] == ["Lightning talk", "Each slot will"]
+    assert [s.candidate.statement[:14] for s in typed] == ["Each slot will", "Lightning talk"]
+    assert {s.candidate.statement: s.evidence for s in untyped} == {s.candidate.statement: s.evidence for s in typed}

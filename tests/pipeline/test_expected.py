@@ -1,0 +1,60 @@
+"""What kind of answer a question asks for, and whether a statement holds one."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from retriever.pipeline.expected import KINDS, asked, holds
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("How long is each lightning talk slot?", {"amount"}),
+        ("How much can I claim back for a desk?", {"amount"}),
+        ("What percentage of the budget goes to travel?", {"amount"}),
+        ("When did Lena sign the lease?", {"time"}),
+        ("Who approves leave, and when must I ask?", {"time"}),
+        ("What time does the all-hands start?", {"time"}),
+        ("Скільки днів відпустки я маю?", {"amount"}),
+        ("Коли відбувається зустріч команди?", {"time"}),
+        ("What did Grad B say when discussing the budget?", set()),
+        ("Who owns the billing migration?", set()),
+        ("What is the travel policy?", set()),
+    ],
+)
+def test_a_question_asks_for_the_kinds_its_words_ask_for(question: str, kinds: set[str]) -> None:
+    assert asked(question) == kinds
+
+
+@pytest.mark.parametrize(
+    ("statement", "kinds", "expected"),
+    [
+        ("Each slot will be 10 minutes, with questions after.", {"amount"}, True),
+        ("You can claim back up to £200 in total.", {"amount"}, True),
+        ("Parental leave lasts sixteen weeks at full pay.", {"amount"}, True),
+        ("Lightning Talks are a meeting series within the tech talks.", {"amount"}, False),
+        ("We meet every Friday afternoon.", {"time"}, True),
+        ("Lena signed the lease on 3 March.", {"time"}, True),
+        ("You may claim it back through ERPx.", {"time"}, False),
+        ("Зустріч щоп'ятниці о 10:00.", {"time"}, True),
+        ("Відпустка триває двадцять чотири дні.", {"amount"}, True),
+        ("Each slot will be 10 minutes.", set(), False),
+    ],
+)
+def test_a_statement_holds_an_answer_of_the_kind_asked(statement: str, kinds: set[str], expected: bool) -> None:
+    assert holds(statement, frozenset(kinds)) is expected
+
+
+def test_every_kind_asked_has_an_answer_pattern() -> None:
+    assert {kind.name for kind in KINDS} == {"amount", "time"}
+    assert all(kind.answer.pattern and kind.question.pattern for kind in KINDS)
+
+
+@given(st.text(max_size=2_000))
+def test_any_text_is_read_without_error(text: str) -> None:
+    kinds = asked(text)
+    assert kinds <= {kind.name for kind in KINDS}
+    assert holds(text, kinds) in (True, False)
