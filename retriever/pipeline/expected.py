@@ -19,23 +19,48 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-_NUMBER = (
-    r"\d|[£$€¥₴%]|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-    r"forty|fifty|hundred|thousand|million|half|dozen|once|twice|double|один|одна|одне|два|дві|три|чотири|"
-    r"п.ять|шість|сім|вісім|дев.ять|десять|сто|тисяч\w*|мільйон\w*|половин\w*)\b"
+_FIGURE = re.compile(r"[\d£$€¥₴%]")  # a figure answers every kind: "£200", "10 minutes", "3 March", "9:30"
+_WORD = re.compile(r"\w+(?:'\w+)*")
+_APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'"})
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred "
+    "thousand million half dozen once twice double один одна одне два дві три чотири п'ять шість сім вісім "
+    "дев'ять десять сто"
 )
-_DURATION = (
-    r"\b(?:minutes?|hours?|days?|weeks?|months?|years?|daily|weekly|fortnightly|monthly|quarterly|yearly|"
-    r"annually|хвилин\w*|годин\w*|день|дні|днів|дня|тиждень|тижн\w*|місяц\w*|рік|роки|років|року|щодня|"
-    r"щотижня|щомісяця|щороку)\b"
+_DURATION_WORDS = (
+    "minute minutes hour hours day days week weeks month months year years daily weekly fortnightly monthly "
+    "quarterly yearly annually день дні днів дня тиждень рік роки років року щодня щотижня щомісяця щороку"
 )
-_DATE = (
-    r"\b(?:january|february|april|june|july|august|september|october|november|december|jan|feb|apr|jun|jul|"
-    r"aug|sept?|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekends?|today|"
-    r"tomorrow|yesterday|tonight|morning|afternoon|evening|noon|midnight|ago|spring|summer|autumn|winter|"
-    r"січ\w*|лют\w*|берез\w*|квіт\w*|травн\w*|травень|червн\w*|червень|липн\w*|липень|серпн\w*|серпень|"
-    r"вересн\w*|вересень|жовтн\w*|жовтень|листопад\w*|грудн\w*|грудень|понеділ\w*|вівтор\w*|серед[аиу]|"
-    r"четвер\w*|п.ятниц\w*|субот\w*|неділ\w*|сьогодні|завтра|вчора|ранк\w*|вечор\w*|тому)\b"
+# "may" and "march" are left out: they are more often verbs than months.
+_DATE_WORDS = (
+    "january february april june july august september october november december jan feb apr jun jul aug sep "
+    "sept oct nov dec monday tuesday wednesday thursday friday saturday sunday weekend weekends today tomorrow "
+    "yesterday tonight morning afternoon evening noon midnight ago spring summer autumn winter травень червень "
+    "липень серпень вересень жовтень грудень середа середу середи сьогодні завтра вчора"
+)
+_NUMBER_STEMS = ("тисяч", "мільйон", "половин")
+_DURATION_STEMS = ("хвилин", "годин", "тижн", "місяц")
+_DATE_STEMS = (
+    "січ",
+    "лют",
+    "берез",
+    "квіт",
+    "травн",
+    "червн",
+    "липн",
+    "серпн",
+    "вересн",
+    "жовтн",
+    "листопад",
+    "грудн",
+    "понеділ",
+    "вівтор",
+    "четвер",
+    "п'ятниц",
+    "субот",
+    "неділ",
+    "ранк",
+    "вечор",
 )
 
 
@@ -43,7 +68,8 @@ _DATE = (
 class Kind:
     name: str
     question: re.Pattern[str]  # a question that asks for this kind
-    answer: re.Pattern[str]  # a statement that holds one
+    words: frozenset[str]  # words of a statement that holds one (besides a figure)
+    stems: tuple[str, ...]  # beginnings of such words, for inflected (Ukrainian) forms
 
 
 KINDS: tuple[Kind, ...] = (
@@ -56,7 +82,8 @@ KINDS: tuple[Kind, ...] = (
             r"\bяк(?:а|ий|у|ої)\s+(?:сум\w*|цін\w*|вартість|розмір\w*|кількість)\b",
             re.I,
         ),
-        re.compile(f"{_NUMBER}|{_DURATION}", re.I),
+        frozenset(f"{_NUMBER_WORDS} {_DURATION_WORDS}".split()),
+        _NUMBER_STEMS + _DURATION_STEMS,
     ),
     Kind(
         "time",
@@ -66,7 +93,8 @@ KINDS: tuple[Kind, ...] = (
             r"\bколи\b|\bо\s+котрій\b|\bякого\s+(?:числа|дня|місяця|року)\b",
             re.I,
         ),
-        re.compile(f"{_NUMBER}|{_DURATION}|{_DATE}", re.I),
+        frozenset(f"{_NUMBER_WORDS} {_DURATION_WORDS} {_DATE_WORDS}".split()),
+        _NUMBER_STEMS + _DURATION_STEMS + _DATE_STEMS,
     ),
 )
 
@@ -79,4 +107,15 @@ def asked(question: str) -> frozenset[str]:
 
 def holds(statement: str, kinds: frozenset[str]) -> bool:
     """True when ``statement`` holds something of one of ``kinds``."""
-    return any(kind.answer.search(statement) for kind in KINDS if kind.name in kinds)
+    return bool(kinds) and not kinds.isdisjoint(held(statement))
+
+
+@lru_cache(maxsize=16_384)
+def held(statement: str) -> frozenset[str]:
+    """The kinds of answer ``statement`` holds (a question's statements are met again and again: cached)."""
+    if _FIGURE.search(statement):
+        return frozenset(kind.name for kind in KINDS)
+    words = set(_WORD.findall(statement.lower().translate(_APOSTROPHES)))
+    return frozenset(
+        kind.name for kind in KINDS if not kind.words.isdisjoint(words) or any(w.startswith(kind.stems) for w in words)
+    )

@@ -51,21 +51,19 @@ def section_terms(doc: Document, section: Section) -> dict[str, set[str]]:
 
 def _reason(doc: Document, section: Section, fields: dict[str, set[str]], query: Query) -> str:
     terms = query.terms
-
-    def named(field: str) -> list[str]:
-        return list(dict.fromkeys(query.word(t) for t in terms if t in fields[field]))
-
+    # Each field's matched words, in the query's order, once (a question reads 14-21 sections).
+    named = {field: list(dict.fromkeys(query.word(t) for t in terms if t in held)) for field, held in fields.items()}
     parts = []
     heading = section.heading_path[-1] if section.heading_path else section.title
-    if named("heading"):
-        parts.append(f'heading "{heading}" matches {", ".join(named("heading"))}')
-    if named("title") and heading != doc.title:
-        parts.append(f'document "{doc.title}" matches {", ".join(named("title"))}')
-    body_only = [w for w in named("body") + named("meta") if w not in named("heading") + named("title")]
+    if named["heading"]:
+        parts.append(f'heading "{heading}" matches {", ".join(named["heading"])}')
+    if named["title"] and heading != doc.title:
+        parts.append(f'document "{doc.title}" matches {", ".join(named["title"])}')
+    body_only = [w for w in named["body"] + named["meta"] if w not in named["heading"] + named["title"]]
     if body_only:
         parts.append(f"text mentions {', '.join(dict.fromkeys(body_only))}")
-    if not parts and named("path"):
-        parts.append(f"filed under {', '.join(named('path'))}")
+    if not parts and named["path"]:
+        parts.append(f"filed under {', '.join(named['path'])}")
     found = len({t for t in terms if any(t in f for f in fields.values())})
     text = "; ".join(parts)
     return f"{text[:1].upper()}{text[1:]} ({found} of {len(terms)} query terms)."
