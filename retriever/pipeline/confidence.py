@@ -214,19 +214,19 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-11.8231,
+    intercept=-11.79,
     weights={
-        "known_weight": 0.9356,
-        "best_section_coverage": 3.2006,
-        "matched_mass": 2.7093,
-        "fact_coverage": 1.5447,
-        "top_fact": 1.4376,
-        "fact_concentration": 1.5748,
-        "speaker_agreement": 4.0545,
+        "known_weight": 0.8677,
+        "best_section_coverage": 3.3267,
+        "matched_mass": 2.7797,
+        "fact_coverage": 1.8882,
+        "top_fact": 1.092,
+        "fact_concentration": 1.462,
+        "speaker_agreement": 4.0069,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    heldout_auc=0.829,
-    heldout_ece=0.067,
+    heldout_auc=0.828,
+    heldout_ece=0.068,
     rows=1036,
 )
 # END MODEL
