@@ -136,7 +136,7 @@ def test_every_held_out_gold_section_is_a_heading_of_its_handbook() -> None:
     ("questions", "folder", "count"),
     [
         ("conversation_queries.jsonl", "conversations", 102),
-        ("chats-for-fitting/questions.jsonl", "chats-for-fitting", 250),
+        ("chats-for-fitting/questions.jsonl", "chats-for-fitting", 350),
     ],
 )
 def test_every_chat_gold_section_is_a_session_of_its_chat(questions: str, folder: str, count: int) -> None:
