@@ -7,7 +7,8 @@ first) are read; none is dropped for scoring below some share of the best, since
 statements decide the final order.  Where the strongest sections leave part of the question's
 words uncovered (``Evidence.gap``), phase 1's order is least sure, as for a question asked in other
 words than the memory's: up to ``GAP_DEPTH`` times more sections are read, in proportion to the gap,
-so that the statements' context and meaning can lift an answer phase 1 ranked 15th–21st.
+so that the statements' context and meaning can lift an answer phase 1 ranked just below the cut
+(15th–21st with the default 14).
 Each reason names the query words the section matched and where (heading, title, path or text).
 ``search_strategy`` and ``estimated_tokens`` follow from what was chosen.
 """
