@@ -99,7 +99,6 @@ KINDS: tuple[Kind, ...] = (
 )
 
 
-@lru_cache(maxsize=1024)
 def asked(question: str) -> frozenset[str]:
     """The kinds of answer ``question`` asks for (names from ``KINDS``)."""
     return frozenset(kind.name for kind in KINDS if kind.question.search(question))
@@ -112,7 +111,8 @@ def holds(statement: str, kinds: frozenset[str]) -> bool:
 
 @lru_cache(maxsize=16_384)
 def held(statement: str) -> frozenset[str]:
-    """The kinds of answer ``statement`` holds (a question's statements are met again and again: cached)."""
+    """The kinds of answer ``statement`` holds.  Cached: a memory's statements are met again and again, and
+    the analyser's caches (``analyzer.cached_terms``) already keep the same texts."""
     if _FIGURE.search(statement):
         return frozenset(kind.name for kind in KINDS)
     words = set(_WORD.findall(statement.lower().translate(_APOSTROPHES)))
