@@ -14,7 +14,8 @@ The repository's own held-out handbook questions (``eval/handbook_heldout_querie
 the handbooks are under ``--corpus``, and so do its 102 questions over three multi-session chats
 (``eval/conversation_queries.jsonl``, corpus bundled in ``eval/conversations/``), 36 of them unanswerable.
 Every file also reports ``answerable_auc``: how well each system's confidence separates answerable
-questions from unanswerable ones.
+questions from unanswerable ones; where some unanswerable questions are speaker swaps (one person's event
+asked of the other), ``answerable_auc_swapped`` rates the system on those alone.
 ``--corpus`` is either a folder of corpora (one sub-folder per ``corpus`` named in the questions)
 or a single corpus folder (then only its questions run).
 Scoring follows the questions' README: facts are taken in the order returned, nothing
@@ -50,6 +51,7 @@ REPO = Path(__file__).resolve().parent.parent
 BUNDLED_CORPUS = REPO / "company_context"
 BUNDLED_QUERIES = REPO / "eval" / "company_context_queries.jsonl"
 QUESTION_FILES = ("dev_queries.jsonl", "qmsum_queries.jsonl")
+SWAPPED = "speaker swapped"  # the note on an unanswerable chat question that asks one person about the other's event
 # 90 further handbook questions written for this repository by reading the handbooks, never by running
 # the retriever (eval/README.md): kept out of tuning, so they say how the ranking generalises.
 HELDOUT_QUERIES = REPO / "eval" / "handbook_heldout_queries.jsonl"
@@ -68,20 +70,22 @@ def score(queries: Sequence[dict], answers: Sequence[Answer]) -> dict[str, dict[
         for bucket in (rows[kind], rows["all"]):
             _score_one(query, answer, bucket)
     out = {kind: {m: statistics.fmean(v) for m, v in metrics.items() if v} for kind, metrics in rows.items()}
-    auc = answerable_auc(queries, answers)
-    if auc is not None:
-        out["all"]["answerable_auc"] = auc
+    for name, wanted in (("answerable_auc", None), ("answerable_auc_swapped", SWAPPED)):
+        auc = answerable_auc(queries, answers, wanted)
+        if auc is not None:
+            out["all"][name] = auc
     return out
 
 
-def answerable_auc(queries: Sequence[dict], answers: Sequence[Answer]) -> float | None:
+def answerable_auc(queries: Sequence[dict], answers: Sequence[Answer], note: str | None = None) -> float | None:
     """How well a system's confidence (``answerability``, else its top score) ranks answerable questions above
     unanswerable ones: the chance a random answerable question scores higher (ties count half); None
-    without both kinds."""
+    without both kinds.  With ``note``, only the unanswerable questions that carry it count (``SWAPPED``:
+    one person's event asked of the other, the long-conversation benchmark's adversarial kind)."""
     rated = [
         (answer.answerability if answer.answerability is not None else answer.top_score, query["kind"] in ANSWERABLE)
         for query, answer in zip(queries, answers, strict=True)
-        if query["kind"] in ANSWERABLE or query["kind"] == "absent"
+        if query["kind"] in ANSWERABLE or (query["kind"] == "absent" and note in (None, query.get("note")))
     ]
     if len({answerable for _, answerable in rated}) < 2:
         return None
@@ -132,6 +136,7 @@ COLUMNS = (
     "answerability",
     "absent_answerability",
     "answerable_auc",
+    "answerable_auc_swapped",
     "ms",
 )
 # What the baselines can be compared on (they neither skip nor assess coverage meaningfully).
@@ -145,6 +150,7 @@ SIDE_BY_SIDE = (
     "lowinfo_skipped",
     "wrongly_skipped",
     "answerable_auc",
+    "answerable_auc_swapped",
     "ms",
 )
 

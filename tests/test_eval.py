@@ -168,3 +168,17 @@ def test_answerable_auc_is_the_chance_an_answerable_question_outscores_an_unansw
     top_scores = [script.Answer([], False, "partial", c, 1.0) for c in (0.3, 0.3, 0.3, 0.1, 0.0)]
     assert script.answerable_auc(queries, top_scores) == 0.75  # without answerability, the top score; ties half
     assert script.answerable_auc(queries[:2], answers[:2]) is None
+
+
+def test_answerable_auc_with_a_note_counts_only_the_unanswerable_questions_that_carry_it() -> None:
+    script: Any = _script()
+    queries = [
+        {"kind": "lookup", "gold": []},
+        {"kind": "absent", "gold": [], "note": "speaker swapped"},
+        {"kind": "absent", "gold": []},
+    ]
+    answers = [script.Answer([], False, "partial", 0.0, 1.0, answerability=c) for c in (0.5, 0.2, 0.9)]
+    assert script.answerable_auc(queries, answers) == 0.5
+    assert script.answerable_auc(queries, answers, script.SWAPPED) == 1.0
+    assert script.score(queries, answers)["all"]["answerable_auc_swapped"] == 1.0
+    assert "answerable_auc_swapped" not in script.score(queries[::2], answers[::2])["all"]
