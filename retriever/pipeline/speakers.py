@@ -35,16 +35,26 @@ def opener(text: str) -> str | None:
     return found.group(1) if found else None
 
 
-def turns(units: Sequence[Unit]) -> list[str | None]:
-    """Each unit's speaker: the label it opens with, else the label of the turn it continues (a sentence
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Whose turn a unit is: ``speaker`` (None outside any turn), and whether the unit ``continues`` the
+    turn of the unit before it, naming no one itself (the parser splits a long turn into sentences)."""
+
+    speaker: str | None = None
+    continues: bool = False
+
+
+def turns(units: Sequence[Unit]) -> list[Turn]:
+    """Each unit's turn: the label it opens with, else the label of the turn it continues (a sentence
     of the same paragraph as the sentence before it: the parser splits a long turn into sentences, and
     only the first carries the name)."""
-    out: list[str | None] = []
+    out: list[Turn] = []
     for i, unit in enumerate(units):
         speaker = opener(unit.text) if unit.kind != "row" else None
-        if speaker is None and i and out[-1] is not None and _continues(units[i - 1], unit):
-            speaker = out[-1]
-        out.append(speaker)
+        if speaker is None and i and out[-1].speaker is not None and _continues(units[i - 1], unit):
+            out.append(Turn(out[-1].speaker, continues=True))
+        else:
+            out.append(Turn(speaker))
     return out
 
 

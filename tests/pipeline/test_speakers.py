@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
-from retriever.pipeline.speakers import MIN_TURNS, label_of, named_speakers, turns
+from retriever.pipeline.speakers import MIN_TURNS, Turn, label_of, named_speakers, turns
 from retriever.text.models import Unit
 
 TRANSCRIPT = """# Meeting 7
@@ -62,14 +62,14 @@ def _units(*lines: tuple[str, int]) -> list[Unit]:
 
 def test_the_sentences_after_the_first_of_a_turn_are_its_speakers() -> None:
     units = _units(("Tom: I went to Lisbon.", 5), ("We ate custard tarts.", 5), ("Maya: Nice!", 7), ("Really.", 7))
-    assert turns(units) == ["Tom", "Tom", "Maya", "Maya"]
+    assert turns(units) == [Turn("Tom"), Turn("Tom", True), Turn("Maya"), Turn("Maya", True)]
 
 
 def test_a_paragraph_after_a_blank_line_or_a_list_item_continues_no_turn() -> None:
     units = _units(("Tom: I went to Lisbon.", 5), ("The weather was fine.", 7))
-    assert turns(units) == ["Tom", None]
+    assert turns(units) == [Turn("Tom"), Turn()]
     item = [Unit("sentence", "Tom: I went.", (5, 5)), Unit("item", "a custard tart", (6, 6))]
-    assert turns(item) == ["Tom", None]
+    assert turns(item) == [Turn("Tom"), Turn()]
 
 
 def test_a_turn_written_as_a_long_list_item_keeps_its_speaker_over_its_sentences() -> None:
@@ -78,7 +78,7 @@ def test_a_turn_written_as_a_long_list_item_keeps_its_speaker_over_its_sentences
         Unit("item", "We ate custard tarts.", (3, 3)),  # the same item, split into sentences
         Unit("item", "a packing list", (4, 4)),  # the next item: no turn of its own
     ]
-    assert turns(items) == ["Tom", "Tom", None]
+    assert turns(items) == [Turn("Tom"), Turn("Tom", True), Turn()]
 
 
 def test_a_continued_turn_is_framed_by_its_speaker(make_tree: TreeFactory) -> None:
@@ -118,7 +118,8 @@ def test_every_unit_gets_one_speaker_or_none_and_only_a_label_seen_before_or_its
     raw: list[tuple[str, str, int]],
 ) -> None:
     units = [Unit(kind, text, (line, line)) for kind, text, line in raw]  # type: ignore[arg-type]
-    speakers = turns(units)
-    assert len(speakers) == len(units)
-    for i, speaker in enumerate(speakers):
-        assert speaker is None or speaker in {label_of(u.text) for u in units[: i + 1]}
+    found = turns(units)
+    assert len(found) == len(units)
+    for i, turn in enumerate(found):
+        assert turn.speaker is None or turn.speaker in {label_of(u.text) for u in units[: i + 1]}
+        assert not turn.continues or (turn.speaker is not None and turn.speaker == found[i - 1].speaker)
