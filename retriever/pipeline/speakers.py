@@ -66,15 +66,6 @@ def _continues(before: Unit, unit: Unit) -> bool:
     return before.kind == unit.kind == "item" and unit.lines[0] == before.lines[1]
 
 
-def label_of(statement: str) -> str | None:
-    """The speaker label a statement opens with ("Grad B" of "Grad B: Goats eat cans."), if any; a short
-    turn framed by its section's title (``extract.framed``: "Turns 0-3: Grad B: Right.") counts too."""
-    found = _LABEL.match(statement)
-    if found is None and ": " in statement:
-        found = _LABEL.match(statement.split(": ", 1)[1])
-    return found.group(1) if found else None
-
-
 def _words(text: str) -> str:
     return " " + " ".join(_WORD.findall(text.casefold())) + " "
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
-from retriever.pipeline.speakers import MIN_TURNS, Turn, label_of, named_speakers, turns
+from retriever.pipeline.speakers import MIN_TURNS, Turn, named_speakers, opener, turns
 from retriever.text.models import Unit
 
 TRANSCRIPT = """# Meeting 7
@@ -39,17 +39,17 @@ def test_a_named_speakers_turn_outranks_another_speakers_turn_on_the_same_topic(
     retriever = Retriever(root, Settings(state_dir=root.parent / "state"))
     facts = retriever.retrieve("What did Grad B say about the budget?").facts
     # Before: Grad A's first turn led (the same words, "grad" and "budget", in the stronger block).
-    assert label_of(facts[0].statement) == "Grad B"
+    assert facts[0].speaker == "Grad B" and facts[0].statement.endswith("Grad B: The budget is large.")
 
 
 def test_a_label_opening_few_statements_is_no_speaker() -> None:
     statements = ["Note: check the dates."] * (MIN_TURNS - 1) + ["The budget is set."]
-    assert not named_speakers(map(label_of, statements), "What does the note say about the budget?").named
+    assert not named_speakers(map(opener, statements), "What does the note say about the budget?").named
 
 
 def test_only_labels_the_question_names_as_whole_words_are_speakers() -> None:
     statements = ["Grad B: yes."] * MIN_TURNS + ["Grad A: no."] * MIN_TURNS + ["PhD D: maybe."] * MIN_TURNS
-    speakers = named_speakers(map(label_of, statements), "What did grad b and the PhD say?")
+    speakers = named_speakers(map(opener, statements), "What did grad b and the PhD say?")
     assert speakers.named == {"Grad B"}
     assert speakers.terms == {"grad"}
     assert speakers.muted("Grad A") == {"grad"}
@@ -91,24 +91,24 @@ def test_a_continued_turn_is_framed_by_its_speaker(make_tree: TreeFactory) -> No
 
 
 def test_a_statement_without_a_leading_label_has_none() -> None:
-    assert label_of("Grad B: Goats eat cans.") == "Grad B"
-    assert label_of("Industrial Designer: plastic.") == "Industrial Designer"
-    assert label_of("the budget: small") is None
-    assert label_of("Time: 10:00") == "Time"
+    assert opener("Grad B: Goats eat cans.") == "Grad B"
+    assert opener("Industrial Designer: plastic.") == "Industrial Designer"
+    assert opener("the budget: small") is None
+    assert opener("Time: 10:00") == "Time"
 
 
 def test_a_time_stamp_before_or_after_the_speakers_name_is_part_of_the_label() -> None:
-    assert label_of("[1:56 pm] Caroline: I went to the support group.") == "Caroline"
-    assert label_of("(10:32) Grad B: Goats eat cans.") == "Grad B"
-    assert label_of("Caroline (1:56 pm): I went.") == "Caroline"
-    assert label_of("Caroline [8 May 2023, 1:56 pm]: I went.") == "Caroline"
-    assert label_of("[a note that runs on far too long to be a time stamp] Caroline: hi") is None
+    assert opener("[1:56 pm] Caroline: I went to the support group.") == "Caroline"
+    assert opener("(10:32) Grad B: Goats eat cans.") == "Grad B"
+    assert opener("Caroline (1:56 pm): I went.") == "Caroline"
+    assert opener("Caroline [8 May 2023, 1:56 pm]: I went.") == "Caroline"
+    assert opener("[a note that runs on far too long to be a time stamp] Caroline: hi") is None
 
 
 @given(st.text(max_size=300))
 @settings(max_examples=300, deadline=None)
 def test_a_label_is_a_prefix_word_run_of_any_statement_or_none(statement: str) -> None:
-    label = label_of(statement)
+    label = opener(statement)
     assert label is None or (label in statement and ": " in statement and len(label.split()) <= 4)
 
 
@@ -121,5 +121,5 @@ def test_every_unit_gets_one_speaker_or_none_and_only_a_label_seen_before_or_its
     found = turns(units)
     assert len(found) == len(units)
     for i, turn in enumerate(found):
-        assert turn.speaker is None or turn.speaker in {label_of(u.text) for u in units[: i + 1]}
+        assert turn.speaker is None or turn.speaker in {opener(u.text) for u in units[: i + 1]}
         assert not turn.continues or (turn.speaker is not None and turn.speaker == found[i - 1].speaker)
