@@ -253,7 +253,7 @@ CHATS = Path(__file__).resolve().parent / "chats-for-fitting" / "questions.jsonl
 
 
 def from_chats(questions: list[dict]) -> list[dict[str, object]]:
-    """Questions written with two chats kept for fitting (``chats-for-fitting/``; never the chats
+    """Questions written with the chats kept for fitting (``chats-for-fitting/``; never the chats
     ``scripts/eval.py`` reports on): the gold sessions, and the unanswerable ones as written."""
     out = []
     for q in questions:
