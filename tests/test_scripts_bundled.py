@@ -90,3 +90,18 @@ def test_bench_counts_the_index_workers_memory_beside_its_own(tmp_path: Path) ->
     assert measures["peak_rss_workers_mb"] > 0
     # Each worker is an interpreter holding the parser (tens of MB): together they outweigh this process.
     assert measures["peak_rss_combined_mb"] > measures["peak_rss_mb"] + 25
+
+
+def test_latency_without_a_corpus_times_the_bundled_memorys_own_questions(tmp_path: Path) -> None:
+    result = _script("latency.py", tmp_path, "--rounds", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["corpus"], report["questions"]) == ("company_context", 24)
+    for name in ("first_asking", "repeated"):
+        assert 0 < report[name]["p50_ms"] <= report[name]["p95_ms"]
+
+
+def test_latency_of_a_missing_corpus_exits_2_with_a_message(tmp_path: Path) -> None:
+    result = _script("latency.py", tmp_path, "--corpus", str(tmp_path / "nowhere"))
+    assert result.returncode == 2
+    assert "no corpus folder at" in result.stderr and "Traceback" not in result.stderr

@@ -42,6 +42,19 @@ class Documents:
             raise KeyError(rel_path)
         return doc
 
+    def prefetch(self, rel_paths: Iterable[str]) -> None:
+        """Read the documents among ``rel_paths`` not in memory from the cache at once: a question reads
+        sections of a dozen documents, and one cache query per document cost more than the unpickling."""
+        with self._lock:
+            missing = [p for p in dict.fromkeys(rel_paths) if p not in self._docs]
+        if not missing or not self._cache:
+            return
+        found = self._cache.documents(missing)
+        with self._lock:
+            for path, doc in found.items():
+                self._docs.setdefault(path, doc)  # a refresh's newer version, stored meanwhile, wins
+        self.trim()
+
     def among(self, present: set[str]) -> dict[str, Document | None]:
         """The documents held in memory whose paths are in ``present`` (for a full rebuild)."""
         with self._lock:

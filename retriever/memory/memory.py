@@ -12,6 +12,7 @@ mid-query.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 from pathlib import Path
 
 from retriever.config import Settings
@@ -136,6 +137,12 @@ class Memory:
         state = self.state
         doc = self.document(state.section_files[section_id])
         return doc, doc.sections[state.section_ordinals[section_id]]
+
+    def prefetch(self, section_ids: Iterable[int]) -> None:
+        """Load the documents of ``section_ids`` from the cache in one read, before ``section`` asks for
+        them one by one (only a speed-up: ``section`` loads whatever is still missing)."""
+        files = self.state.section_files
+        self._tree.documents.prefetch(files[sid] for sid in section_ids)
 
     def resolve(self, name: str) -> str | None:
         """The document a name refers to (title, alias, relative path or file stem; case-insensitive)."""

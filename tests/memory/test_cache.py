@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import copyreg
+import io
 import json
 import os
+import pickle
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,7 +20,15 @@ from fixtures import ACME
 from retriever.config import Settings
 from retriever.memory import locks
 from retriever.memory.build import add_sections
-from retriever.memory.cache import FORMAT, ROOT_FILE, DocInfo, IndexCache, IndexState
+from retriever.memory.cache import (
+    FORMAT,
+    ROOT_FILE,
+    DocInfo,
+    IndexCache,
+    IndexState,
+    decode_document,
+    encode_document,
+)
 from retriever.memory.documents import Documents
 from retriever.memory.fields import analyze_document
 from retriever.memory.fileview import FileRow
@@ -24,7 +36,7 @@ from retriever.memory.index import Params, SectionIndex
 from retriever.memory.memory import Memory
 from retriever.memory.vectors import document_texts
 from retriever.text import analyzer
-from retriever.text.models import Document, Fingerprint
+from retriever.text.models import Document, Fingerprint, Section, Unit
 from retriever.text.parser import parse_document
 
 GLOSSARY = """---
@@ -258,6 +270,37 @@ def test_a_document_another_process_replaced_is_read_in_the_version_this_index_h
 
     assert _headings(first) == before == [("a.md", ()), ("b.md", ()), ("b.md", ("More",))]
     assert "Olena" in first.section(_live(first)[0])[1].text
+
+
+def test_prefetch_reads_the_missing_documents_of_many_sections_in_one_cache_read(make_tree: TreeFactory) -> None:
+    _, memory, _ = _open_twice(make_tree)
+    memory._tree.documents = Documents(memory.cache)  # nothing held in memory
+    assert memory.cache is not None
+    reads: list[list[str]] = []
+    read = memory.cache.documents
+    memory.cache.documents = lambda paths: reads.append(sorted(paths)) or read(paths)  # type: ignore[method-assign]
+
+    memory.prefetch(_live(memory))
+    headings = _headings(memory)
+
+    assert reads == [["a.md", "b.md"]]
+    assert headings == [("a.md", ()), ("b.md", ()), ("b.md", ("More",))]
+
+
+def test_a_document_record_pickled_the_dataclass_way_still_loads(cache: IndexCache) -> None:
+    doc = _docs(ACME)[0]
+
+    class DataclassWay(pickle.Pickler):  # what records written before models' __reduce__ hold
+        def reducer_override(self, obj: object) -> Any:
+            if isinstance(obj, (Document, Section, Unit)):  # the default for a slotted dataclass
+                return copyreg.__newobj__, (type(obj),), obj.__getstate__()  # type: ignore[attr-defined]
+            return NotImplemented
+
+    buffer = io.BytesIO()
+    DataclassWay(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(doc)
+
+    assert buffer.getvalue() != encode_document(doc)
+    assert decode_document(buffer.getvalue()) == decode_document(encode_document(doc)) == doc
 
 
 def test_an_open_cache_records_its_root_and_is_marked_in_use(make_tree: TreeFactory) -> None:
