@@ -106,19 +106,25 @@ def fit(x: Array, y: Array) -> tuple[float, Array]:
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0
     z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
-    beta = np.zeros(z.shape[1])
     penalty = np.eye(z.shape[1]) * L2
     penalty[0, 0] = 0.0  # the intercept is not shrunk
+    beta = _newton(z, y, penalty)
+    weights = beta[1:] / scale
+    return float(beta[0] - (weights * mean).sum()), weights
+
+
+def _newton(z: Array, y: Array, penalty: Array, offset: Array | float = 0.0) -> Array:
+    """The β that maximises the log-likelihood of ``σ(offset + z·β)`` less ``½ β·penalty·β``, by Newton's method."""
+    beta = np.zeros(z.shape[1])
     for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-z @ beta))
+        p = 1.0 / (1.0 + np.exp(-(offset + z @ beta)))
         gradient = z.T @ (p - y) + penalty @ beta
         hessian = (z * (p * (1 - p))[:, None]).T @ z + penalty
         step = np.linalg.solve(hessian, gradient)
         beta -= step
         if np.abs(step).max() < 1e-10:
             break
-    weights = beta[1:] / scale
-    return float(beta[0] - (weights * mean).sum()), weights
+    return beta
 
 
 def two_stage(examples: Sequence[Example], x: Array, y: Array) -> tuple[float, Array]:
@@ -146,14 +152,7 @@ def _not_chats(examples: Sequence[Example]) -> npt.NDArray[np.bool_]:
 def _offset_fit(offset: Array, u: Array, y: Array) -> float:
     """γ of ``σ(offset + γ·u)`` by Newton's method, with ``L2`` on γ itself: ``u`` is 0 on most rows, so
     ``fit``'s ridge on the standardised column would shrink γ to nothing."""
-    gamma = 0.0
-    for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-(offset + gamma * u)))
-        step = (float(u @ (p - y)) + L2 * gamma) / (float((u * u) @ (p * (1 - p))) + L2)
-        gamma -= step
-        if abs(step) < 1e-10:
-            break
-    return gamma
+    return float(_newton(u[:, None], y, np.array([[L2]]), offset)[0])
 
 
 def predict(intercept: float, weights: Array, x: Array) -> Array:

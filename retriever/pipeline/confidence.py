@@ -58,8 +58,13 @@ class Signals:
     def total(self) -> float:
         return sum(self.weights.values())
 
+    def mass(self, terms: frozenset[str]) -> float:
+        """The query weight of ``terms``, summed in the query's order: a set's order changes with the
+        process's string hashing, and a sum's last bits with its order (features must not)."""
+        return sum(w for t, w in self.weights.items() if t in terms)
+
     def share(self, terms: frozenset[str]) -> float:
-        return sum(self.weights[t] for t in terms) / self.total if self.total else 0.0
+        return self.mass(terms) / self.total if self.total else 0.0
 
 
 def _present(query: Query, terms: Iterable[str], have: frozenset[str]) -> frozenset[str]:
@@ -118,7 +123,7 @@ def _matched_mass(s: Signals) -> float:
     at 1: a question made of common words ("request", "time") matches many sections by chance,
     whatever share of it they cover.
     """
-    mass = max((sum(s.weights[t] for t in held) for held in s.held), default=0.0)
+    mass = max(map(s.mass, s.held), default=0.0)
     return min(1.0, mass / s.unseen) if s.unseen else 0.0
 
 

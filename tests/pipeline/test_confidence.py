@@ -284,3 +284,36 @@ def test_the_fit_script_refits_from_one_command_and_reports_the_kept_back_half(t
     assert "## kept-back half: 4 retrievals, 2 answerable" in result.stdout
     assert "AUC" in result.stdout and "ECE" in result.stdout
     assert "rows=8," in model_file.read_text()
+
+
+FEATURES_SCRIPT = """
+import json, sys
+from retriever import Retriever
+from retriever.pipeline import confidence
+retriever = Retriever(sys.argv[1])
+out = []
+for question in sys.argv[2:]:
+    result = retriever.retrieve(question)
+    out.append([repr(v) for v in confidence.features_of(retriever.memory, result.run).values()])
+print(json.dumps(out))
+"""
+
+
+def test_features_are_the_same_to_the_last_bit_whatever_the_string_hash_seed() -> None:
+    questions = [  # several words each, so sums over sets of them could come out in different orders
+        "Who owns the billing migration to Stripe and when is it due?",
+        "How many sick days do engineers get, and who approves unpaid leave?",
+        "What did the platform team decide about on-call rotations and incident reviews?",
+    ]
+    runs = set()
+    for seed in ("0", "1", "2", "3"):
+        result = subprocess.run(
+            [sys.executable, "-c", FEATURES_SCRIPT, str(REPO / "company_context"), *questions],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+        )
+        runs.add(result.stdout)
+    assert len(runs) == 1
