@@ -8,11 +8,12 @@ Each row of ``eval/answerability.jsonl`` names a question (by id in ``../shared/
 its text) and the corpus it is asked of (a folder under ``--corpus``, or ``company_context``).
 The retriever answers it offline; the features of ``retriever.pipeline.confidence.FEATURES`` are read off
 the retrieval; a logistic regression (numpy, L2) is fitted on the rows marked ``fit`` in two stages:
-the words' features on every row but the chats', then ``speaker_agreement``'s one coefficient on top
-of that model on all rows (the chats' questions were written to trap the speaker, so their words say
-little: the unanswerable ones reuse the chat's words, the answerable ones are often asked in others);
-AUC,
-expected calibration error and the coverage bands are printed for the ``heldout`` rows; and
+the words' features on every row but the chats', then, on top of that model and on all rows,
+``speaker_agreement``'s coefficient and two terms for the rows whose best fact comes from a
+two-person conversation: how far the words move an estimate there (τ, at least 0) and those rows' own
+level (δ). The chats' questions were written to trap the speaker, so their words say little: the
+unanswerable ones reuse the chat's words, the answerable ones are often asked in others (``two_stage``).
+AUC, expected calibration error and the coverage bands are printed for the ``heldout`` rows; and
 the coefficients replace the ``MODEL`` block of ``retriever/pipeline/confidence.py``.
 """
 
@@ -42,7 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 BUNDLED = {"company_context": REPO / "company_context", "chat-fit": REPO / "eval" / "chats-for-fitting" / "chat-fit"}
 
 Array = npt.NDArray[np.float64]
-SPEAKER = "speaker_agreement"  # fitted apart, on top of the words' model (``two_stage``)
+SPEAKER = confidence.SPEAKER  # fitted apart, on top of the words' model (``two_stage``)
 CHATS = ("chat-fit",)  # domains whose rows fit only the speaker's term
 L2 = 1.0  # ridge penalty on standardised coefficients: keeps the tiny model stable on a few hundred rows
 BINS = 10  # equal-width bins for expected calibration error
@@ -54,6 +55,7 @@ class Example:
     question: str
     x: list[float]
     ms: float
+    dialogue: bool = False  # the best fact comes from a two-person conversation (``confidence.in_dialogue``)
 
 
 def questions_by_id(eval_dir: Path) -> dict[str, str]:
@@ -97,7 +99,8 @@ def featurise(rows: Sequence[dict], corpus: Path, eval_dir: Path, state: Path) -
         result = retrievers[name].retrieve(question)
         ms = (time.perf_counter() - began) * 1000
         values = confidence.features_of(retrievers[name].memory, result.run)
-        out.append(Example(row, question, [values[f.name] for f in confidence.FEATURES], ms))
+        x = [values[f.name] for f in confidence.FEATURES]
+        out.append(Example(row, question, x, ms, confidence.in_dialogue(result.run)))
     return out
 
 
@@ -114,34 +117,62 @@ def fit(x: Array, y: Array) -> tuple[float, Array]:
 
 
 def _newton(z: Array, y: Array, penalty: Array, offset: Array | float = 0.0) -> Array:
-    """The β that maximises the log-likelihood of ``σ(offset + z·β)`` less ``½ β·penalty·β``, by Newton's method."""
+    """The β that maximises the log-likelihood of ``σ(offset + z·β)`` less ``½ β·penalty·β``, by Newton's
+    method, each step halved until the objective improves (a full step can overshoot where a large
+    offset saturates σ, and then swing back and forth for ever)."""
     beta = np.zeros(z.shape[1])
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-(offset + z @ beta)))
         gradient = z.T @ (p - y) + penalty @ beta
         hessian = (z * (p * (1 - p))[:, None]).T @ z + penalty
         step = np.linalg.solve(hessian, gradient)
+        before = _loss(z, y, penalty, offset, beta)
+        while _loss(z, y, penalty, offset, beta - step) > before and np.abs(step).max() > 1e-12:
+            step = step / 2
         beta -= step
         if np.abs(step).max() < 1e-10:
             break
     return beta
 
 
-def two_stage(examples: Sequence[Example], x: Array, y: Array) -> tuple[float, Array]:
-    """The words' model, then the speaker's term on top of it (see the module docstring).
+def _loss(z: Array, y: Array, penalty: Array, offset: Array | float, beta: Array) -> float:
+    """The negative penalised log-likelihood ``_newton`` minimises (log σ computed without overflow)."""
+    margin = offset + z @ beta
+    return float((np.logaddexp(0.0, margin) - y * margin).sum() + 0.5 * beta @ penalty @ beta)
 
-    Stage one fits every feature but ``SPEAKER`` on the rows that are not chats; stage two keeps that
-    model as a fixed offset and fits one coefficient for ``SPEAKER − 1`` on all rows (only rows whose
-    question names a speaker the facts disagree with move it).  Returned as one model: the speaker's
-    coefficient γ joins the weights and −γ the intercept."""
+
+def two_stage(examples: Sequence[Example], x: Array, y: Array) -> confidence.Model:
+    """The words' model, then the speaker's term and the conversations' own terms on top of it (see the
+    module docstring).
+
+    Stage one fits every feature but ``SPEAKER`` on the rows that are not chats. Stage two keeps that
+    model's logit W as a fixed offset and fits, on all rows, three coefficients: γ for ``SPEAKER − 1``
+    (only rows whose question names a speaker the facts disagree with move it); τ − 1 for
+    ``d · (W − W̄)``, where d marks the rows whose best fact comes from a two-person conversation and
+    W̄ is the mean W over those rows, so τ scales how far the words move an estimate there; and δ for d,
+    the conversation rows' own level. Returned as one model: γ joins the weights, −γ the intercept,
+    τ, W̄ and δ the dialogue fields."""
     names = [f.name for f in confidence.FEATURES]
     at = names.index(SPEAKER)
     words = _not_chats(examples)
     lexical = np.delete(x, at, axis=1)
     intercept, weights = fit(lexical[words], y[words])
     offset = intercept + lexical @ weights
-    gamma = _offset_fit(offset, x[:, at] - 1.0, y)
-    return intercept - gamma, np.insert(weights, at, gamma)
+    dialogue = np.array([e.dialogue for e in examples])
+    centre = float(offset[dialogue].mean()) if dialogue.any() else 0.0
+    spread = np.where(dialogue, offset - centre, 0.0)
+    u = np.column_stack([x[:, at] - 1.0, dialogue.astype(float), spread])
+    gamma, shift, scale_less_one = (float(v) for v in _offset_fit(offset, u, y))
+    if scale_less_one < -1.0:  # the words point the wrong way in conversations: τ = 0 ignores them there
+        gamma, shift = (float(v) for v in _offset_fit(offset - spread, u[:, :2], y))
+        scale_less_one = -1.0
+    return confidence.Model(
+        intercept=float(intercept) - gamma,
+        weights={name: float(w) for name, w in zip(names, np.insert(weights, at, gamma), strict=True)},
+        dialogue_scale=1.0 + scale_less_one,
+        dialogue_centre=centre,
+        dialogue_shift=shift,
+    )
 
 
 def _not_chats(examples: Sequence[Example]) -> npt.NDArray[np.bool_]:
@@ -149,14 +180,16 @@ def _not_chats(examples: Sequence[Example]) -> npt.NDArray[np.bool_]:
     return np.array([domain(e.row) not in CHATS for e in examples])
 
 
-def _offset_fit(offset: Array, u: Array, y: Array) -> float:
-    """γ of ``σ(offset + γ·u)`` by Newton's method, with ``L2`` on γ itself: ``u`` is 0 on most rows, so
-    ``fit``'s ridge on the standardised column would shrink γ to nothing."""
-    return float(_newton(u[:, None], y, np.array([[L2]]), offset)[0])
+def _offset_fit(offset: Array, u: Array, y: Array) -> Array:
+    """β of ``σ(offset + u·β)`` by Newton's method, with ``L2`` on β itself: each column of ``u`` is 0 on
+    most rows, so ``fit``'s ridge on standardised columns would shrink β to nothing."""
+    return _newton(u, y, np.eye(u.shape[1]) * L2, offset)
 
 
-def predict(intercept: float, weights: Array, x: Array) -> Array:
-    return np.asarray(1.0 / (1.0 + np.exp(-(intercept + x @ weights))), dtype=np.float64)
+def predict(model: confidence.Model, examples: Sequence[Example]) -> Array:
+    """The model's estimate for each example, as the retriever computes it."""
+    names = [f.name for f in confidence.FEATURES]
+    return np.array([model.probability(dict(zip(names, e.x, strict=True)), e.dialogue) for e in examples])
 
 
 def auc(p: Array, y: Array) -> float:
@@ -268,19 +301,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not fit_part or not held:
         print("error: the labelled set needs rows in both parts ('fit' and 'heldout')", file=sys.stderr)
         return 2
-    (xf, yf), (xh, yh) = _arrays(fit_part), _arrays(held)
-    intercept, weights = two_stage(fit_part, xf, yf)
+    (xf, yf), (_, yh) = _arrays(fit_part), _arrays(held)
+    fitted = two_stage(fit_part, xf, yf)
     thresholds = dict(confidence.MODEL.thresholds)
     univariate(fit_part, yf)
-    report("fitted half", fit_part, predict(intercept, weights, xf), yf, thresholds)
-    ph = predict(intercept, weights, xh)
+    report("fitted half", fit_part, predict(fitted, fit_part), yf, thresholds)
+    ph = predict(fitted, held)
     report("kept-back half", held, ph, yh, thresholds)
+    print(
+        f"\nin two-person conversations: the words count ×{fitted.dialogue_scale:.3f} around a logit of "
+        f"{fitted.dialogue_centre:.3f}, shifted by {fitted.dialogue_shift:.3f}; the speaker's term is "
+        f"{fitted.weights[SPEAKER]:.3f}"
+    )
     print(f"\nretrieval p50 over the labelled questions: {np.median([e.ms for e in examples]):.1f} ms")
     if not args.dry_run:
         model = confidence.Model(
-            intercept=round(intercept, 4),
-            weights={f.name: round(float(w), 4) for f, w in zip(confidence.FEATURES, weights, strict=True)},
+            intercept=round(fitted.intercept, 4),
+            weights={name: round(w, 4) for name, w in fitted.weights.items()},
             thresholds=thresholds,
+            dialogue_scale=round(fitted.dialogue_scale, 4),
+            dialogue_centre=round(fitted.dialogue_centre, 4),
+            dialogue_shift=round(fitted.dialogue_shift, 4),
             heldout_auc=round(auc(ph, yh), 3),
             heldout_ece=round(ece(ph, yh), 3),
             rows=len(rows),

@@ -16,6 +16,11 @@ Contracts:
 - ``MODEL`` holds the fitted coefficients and the coverage thresholds as data.  It is written
   by ``scripts/fit_confidence.py`` from the labelled set ``eval/answerability.jsonl`` and must
   not be edited by hand; refit after any change to ranking or scoring.
+- In a two-person conversation (``_dialogue``: two speakers take nearly every statement read from the
+  best fact's document) the words' part W of the logit becomes W̄ + δ + τ·(W − W̄), with ``MODEL``'s
+  ``dialogue_*`` fields: there an unanswerable question is typically asked in the chat's own words
+  (one person's event asked of the other, a detail never given), so the words separate little or
+  the wrong way, and the speaker's agreement and the conversations' own level carry the estimate.
 - ``coverage(p, has_facts)`` maps the probability to seed 000's ``coverage_assessment``.
 """
 
@@ -38,6 +43,10 @@ from retriever.pipeline.target import section_terms
 from retriever.text import analyzer
 
 AGREE_FACTS = 5  # first facts the statement-level signals look at
+# In a chat every statement read is a turn (99-100% of them by its two people, on 350 questions);
+# a handbook page whose lines open "What:" or "BILLABLE:" reads 10-55% such "turns".
+DIALOGUE_SHARE = 0.9
+SPEAKER = "speaker_agreement"  # the one feature read only in conversations; not part of the words' evidence
 READ_SECTIONS = 3  # best sections whose query words are looked at
 
 
@@ -53,6 +62,7 @@ class Signals:
     facts: Sequence[Fact]  # ranked facts, best first
     fact_terms: Sequence[frozenset[str]]  # query terms each of the first facts holds
     speakers: Speakers = field(default_factory=Speakers)  # the transcript speakers the question names
+    dialogue: bool = False  # the best fact comes from a conversation between two people (``_dialogue``)
 
     @property
     def total(self) -> float:
@@ -94,16 +104,19 @@ def signals(
     fact_terms = [_present(query, term_weights, analyzer.term_set(f.statement)) for f in facts[:AGREE_FACTS]]
     dialogue = _dialogue(candidates, facts)
     speakers = named_speakers((c.speaker for c in candidates), query.text) if dialogue else Speakers()
-    return Signals(term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, speakers)
+    return Signals(term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, speakers, dialogue)
 
 
 def _dialogue(candidates: Sequence[Candidate], facts: Sequence[Fact]) -> bool:
     """Whether the best fact comes from a conversation between two people: exactly two speakers take
-    at least ``MIN_TURNS`` of the turns read from its document."""
+    at least ``MIN_TURNS`` of the turns read from its document, and at least ``DIALOGUE_SHARE`` of all
+    the statements read from it (a page of "What:" and "How:" lines is not a conversation)."""
     if not facts:
         return False
-    turns = Counter(c.speaker for c in candidates if c.speaker and c.target.rel_path == facts[0].rel_path)
-    return sum(n >= MIN_TURNS for n in turns.values()) == 2
+    read = [c.speaker for c in candidates if c.target.rel_path == facts[0].rel_path]
+    turns = Counter(speaker for speaker in read if speaker)
+    two = [n for n in turns.values() if n >= MIN_TURNS]
+    return len(two) == 2 and sum(two) >= DIALOGUE_SHARE * len(read)
 
 
 def _known_weight(s: Signals) -> float:
@@ -212,14 +225,24 @@ class Model:
     heldout_ece: float = 0.0
     rows: int = 0  # labelled retrievals it was fitted and checked on
 
-    def probability(self, values: Mapping[str, float]) -> float:
+    dialogue_scale: float = 1.0  # τ: how far the words' evidence moves an estimate in a two-person conversation
+    dialogue_centre: float = 0.0  # W̄: the words' logit of an average conversation row in the labelled set
+    dialogue_shift: float = 0.0  # δ: the conversation rows' level, beside the words'
+
+    def probability(self, values: Mapping[str, float], dialogue: bool = False) -> float:
+        """σ(z), z = intercept + Σ weight · value; in a two-person conversation the words' part W of z
+        (every term but the speaker's, with the intercept at the speaker's term at 1) becomes
+        W̄ + δ + τ·(W − W̄) (see the module docstring)."""
         z = self.intercept + sum(w * values.get(name, 0.0) for name, w in self.weights.items())
+        if dialogue:
+            words = z - self.weights.get(SPEAKER, 0.0) * (values.get(SPEAKER, 1.0) - 1.0)
+            z += (self.dialogue_scale - 1.0) * (words - self.dialogue_centre) + self.dialogue_shift
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-12.2337,
+    intercept=-10.1974,
     weights={
         "known_weight": 0.8677,
         "best_section_coverage": 3.3267,
@@ -227,11 +250,14 @@ MODEL = Model(
         "fact_coverage": 1.8882,
         "top_fact": 1.092,
         "fact_concentration": 1.462,
-        "speaker_agreement": 4.4505,
+        "speaker_agreement": 2.4143,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    heldout_auc=0.785,
-    heldout_ece=0.107,
+    dialogue_scale=0.0,
+    dialogue_centre=1.6278,
+    dialogue_shift=-1.3457,
+    heldout_auc=0.82,
+    heldout_ece=0.054,
     rows=1236,
 )
 # END MODEL
@@ -247,7 +273,8 @@ def estimate(
     """The probability that these facts answer the query (0 when nothing was found)."""
     if not facts:
         return 0.0
-    return round(MODEL.probability(features(signals(memory, query, targets, facts, candidates))), 4)
+    found = signals(memory, query, targets, facts, candidates)
+    return round(MODEL.probability(features(found), found.dialogue), 4)
 
 
 def features_of(memory: Memory, run: Run) -> dict[str, float]:
@@ -256,6 +283,11 @@ def features_of(memory: Memory, run: Run) -> dict[str, float]:
         return {f.name: 0.0 for f in FEATURES}
     facts = run.retrieval.facts if run.retrieval else ()
     return features(signals(memory, run.query, run.phase1.targets, facts, run.candidates))
+
+
+def in_dialogue(run: Run) -> bool:
+    """Whether a finished retrieval's best fact comes from a two-person conversation (for fitting)."""
+    return _dialogue(run.candidates, run.retrieval.facts if run.retrieval else ())
 
 
 def coverage(answerability: float, has_facts: bool, thresholds: Mapping[str, float] | None = None) -> Coverage:
@@ -282,6 +314,9 @@ def write_model(path: Path, model: Model) -> None:
         f"    intercept={model.intercept!r},\n"
         f"    weights={{\n{weights_src}    }},\n"
         f"    thresholds={{{cuts}}},\n"
+        f"    dialogue_scale={model.dialogue_scale!r},\n"
+        f"    dialogue_centre={model.dialogue_centre!r},\n"
+        f"    dialogue_shift={model.dialogue_shift!r},\n"
         f"    heldout_auc={model.heldout_auc!r},\n"
         f"    heldout_ece={model.heldout_ece!r},\n"
         f"    rows={model.rows!r},\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -174,7 +175,7 @@ def test_the_logistic_fit_separates_and_calibrates_synthetic_data() -> None:
     p_true = 1 / (1 + np.exp(-(6 * x[:, 0] - 3)))
     y = (rng.uniform(size=2000) < p_true).astype(float)
     intercept, weights = fit.fit(x[:1000], y[:1000])
-    p = fit.predict(intercept, weights, x[1000:])
+    p = 1 / (1 + np.exp(-(intercept + x[1000:] @ weights)))
     assert fit.auc(p, y[1000:]) > 0.8
     assert fit.ece(p, y[1000:]) < 0.06
     assert abs(weights[1]) < 1.0 < weights[0]  # the irrelevant column gets little weight
@@ -186,7 +187,71 @@ def test_the_speakers_term_is_fitted_on_top_of_a_fixed_offset() -> None:
     offset = rng.normal(size=3000)
     u = np.where(rng.uniform(size=3000) < 0.1, -rng.uniform(size=3000), 0.0)  # 0 on most rows
     y = (rng.uniform(size=3000) < 1 / (1 + np.exp(-(offset + 3.0 * u)))).astype(float)
-    assert 2.0 < fit._offset_fit(offset, u, y) < 4.0  # the sparse column is not shrunk away
+    assert 2.0 < fit._offset_fit(offset, u[:, None], y)[0] < 4.0  # the sparse column is not shrunk away
+
+
+def _examples(fit: ModuleType, words: np.ndarray, speaker: np.ndarray, dialogue: np.ndarray, y: np.ndarray) -> list:
+    """Labelled examples whose words' features are ``words`` (one column per feature but the speaker's)."""
+    names = [f.name for f in confidence.FEATURES]
+    at = names.index(confidence.SPEAKER)
+    rows = []
+    for w, s, d, label in zip(words, speaker, dialogue, y, strict=True):
+        x = [float(v) for v in np.insert(w, at, s)]
+        row = {"asked_of": "chat-fit" if d else "handbook", "answerable": bool(label)}
+        rows.append(fit.Example(row, "", x, 0.0, bool(d)))
+    return rows
+
+
+def _conversation_labels(rng: np.random.Generator, words: np.ndarray, dialogue: np.ndarray, scale: float) -> np.ndarray:
+    """Labels drawn from σ(words logit) outside conversations and σ(scale · (logit − its mean)) in them."""
+    logit = 6.0 * words[:, 0] - 3.0
+    centre = logit[dialogue].mean()
+    logit = np.where(dialogue, scale * (logit - centre), logit)
+    return (rng.uniform(size=len(logit)) < 1 / (1 + np.exp(-logit))).astype(float)
+
+
+def test_the_fit_finds_how_far_the_words_count_in_conversations() -> None:
+    fit = _fit_script()
+    rng = np.random.default_rng(5)
+    words = rng.uniform(size=(4000, len(confidence.FEATURES) - 1))
+    dialogue = rng.uniform(size=4000) < 0.4
+    y = _conversation_labels(rng, words, dialogue, 0.3)
+    examples = _examples(fit, words, np.ones(4000), dialogue, y)
+    model = fit.two_stage(examples, np.array([e.x for e in examples]), y)
+    assert 0.15 < model.dialogue_scale < 0.45
+    assert abs(model.dialogue_shift) < 0.3  # no level of its own in the data: none learned
+
+
+def test_words_that_point_the_wrong_way_in_conversations_count_for_nothing_there() -> None:
+    fit = _fit_script()
+    rng = np.random.default_rng(6)
+    words = rng.uniform(size=(4000, len(confidence.FEATURES) - 1))
+    dialogue = rng.uniform(size=4000) < 0.4
+    y = _conversation_labels(rng, words, dialogue, -0.5)
+    examples = _examples(fit, words, np.ones(4000), dialogue, y)
+    model = fit.two_stage(examples, np.array([e.x for e in examples]), y)
+    assert model.dialogue_scale == 0.0
+    values = {f.name: 0.5 for f in confidence.FEATURES} | {confidence.SPEAKER: 1.0}
+    more = values | {"known_weight": 1.0}  # the one feature the labels were drawn from
+    assert model.probability(values, dialogue=True) == pytest.approx(model.probability(more, dialogue=True))
+    assert model.probability(values) < model.probability(more)
+
+
+def test_a_conversations_estimate_moves_with_the_words_by_the_dialogue_scale_and_with_the_speaker_in_full() -> None:
+    model = confidence.Model(
+        intercept=-2.0,
+        weights={"top_fact": 4.0, confidence.SPEAKER: 3.0},
+        dialogue_scale=0.5,
+        dialogue_centre=1.0,
+        dialogue_shift=-0.25,
+    )
+    for top in (0.25, 1.0):
+        words = -2.0 + 4.0 * top + 3.0  # W: the intercept with the speaker's term at 1, and the words
+        for speaker in (1.0, 0.4):
+            values = {"top_fact": top, confidence.SPEAKER: speaker}
+            expected = 1.0 - 0.25 + 0.5 * (words - 1.0) + 3.0 * (speaker - 1.0)  # W̄ + δ + τ·(W − W̄) + speaker
+            assert model.probability(values, dialogue=True) == pytest.approx(1 / (1 + math.exp(-expected)))
+            assert model.probability(values) == pytest.approx(1 / (1 + math.exp(-(words + 3.0 * (speaker - 1.0)))))
 
 
 CHAT = "# Chat\n\n## Session 1 — 8 May 2023\n\n" + "\n\n".join(
@@ -219,6 +284,24 @@ def test_a_question_asking_one_person_of_a_chat_about_the_others_event_is_less_a
     assert confidence.features_of(retriever.memory, run_own)["speaker_agreement"] == 1.0
     assert confidence.features_of(retriever.memory, run_swapped)["speaker_agreement"] < 0.5
     assert swapped["diagnostics"]["answerability"] < own["diagnostics"]["answerability"]
+
+
+def test_a_chat_of_two_people_is_a_conversation_and_a_page_of_labelled_lines_is_not(make_tree: TreeFactory) -> None:
+    page = "# Benefits\n\n" + "\n\n".join(
+        [
+            "What: dental cover for the family.",
+            "How: enrol in the first month.",
+            "What: vision cover.",
+            "How: claim online.",
+            "What: a gym stipend.",
+            "How: expense it monthly.",
+        ]
+        + [f"Benefit {n} covers dental check-ups once a year for every employee." for n in range(12)]
+    )
+    retriever = Retriever(make_tree({"chat.md": CHAT, "benefits.md": page}))
+
+    assert confidence.in_dialogue(retriever.retrieve("What did Tom make at his pottery class?").run)
+    assert not confidence.in_dialogue(retriever.retrieve("What dental cover do we get?").run)
 
 
 def test_a_meeting_of_many_speakers_reads_no_speaker_agreement(make_tree: TreeFactory) -> None:
