@@ -44,7 +44,7 @@ BUNDLED = {"company_context": REPO / "company_context", "chat-fit": REPO / "eval
 
 Array = npt.NDArray[np.float64]
 SPEAKER = confidence.SPEAKER  # fitted apart, on top of the words' model (``two_stage``)
-CHATS = ("chat-fit",)  # domains whose rows fit only the speaker's term
+CHATS = ("chat-fit",)  # domains whose rows fit only the second stage (the speaker and conversation terms)
 L2 = 1.0  # ridge penalty on standardised coefficients: keeps the tiny model stable on a few hundred rows
 BINS = 10  # equal-width bins for expected calibration error
 

@@ -221,13 +221,12 @@ class Model:
     thresholds: Mapping[str, float] = field(
         default_factory=lambda: {"comprehensive": 0.8, "partial": 0.5, "limited": 0.2}
     )
-    heldout_auc: float = 0.0  # on the kept-back half of the labelled set, when fitted
-    heldout_ece: float = 0.0
-    rows: int = 0  # labelled retrievals it was fitted and checked on
-
     dialogue_scale: float = 1.0  # τ: how far the words' evidence moves an estimate in a two-person conversation
     dialogue_centre: float = 0.0  # W̄: the words' logit of an average conversation row in the labelled set
     dialogue_shift: float = 0.0  # δ: the conversation rows' level, beside the words'
+    heldout_auc: float = 0.0  # on the kept-back half of the labelled set, when fitted
+    heldout_ece: float = 0.0
+    rows: int = 0  # labelled retrievals it was fitted and checked on
 
     def probability(self, values: Mapping[str, float], dialogue: bool = False) -> float:
         """σ(z), z = intercept + Σ weight · value; in a two-person conversation the words' part W of z

@@ -143,8 +143,9 @@ def query_fields(memory: Memory, query: Query, section_ids: Sequence[int]) -> di
 
 def _targets(memory: Memory, query: Query, chosen: Sequence[tuple[int, float, str | None]]) -> list[Target]:
     term_weights = weights(query, memory.index)
-    matched = query_fields(memory, query, [sid for sid, _, _ in chosen])
-    memory.prefetch(matched)
+    section_ids = [sid for sid, _, _ in chosen]
+    matched = query_fields(memory, query, section_ids)
+    memory.prefetch(section_ids)
     targets = []
     for sid, score, given_reason in chosen:
         doc, section = memory.section(sid)
