@@ -24,10 +24,11 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import percentile, time_queries  # the same timing as the 10,000-file benchmark's
 
 from retriever import Retriever, Settings
 
@@ -64,20 +65,6 @@ def heading_questions(corpus: Path, limit: int = 50) -> list[str]:
     return found
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def timed(retriever: Retriever, questions: list[str]) -> list[float]:
-    times = []
-    for question in questions:
-        began = time.perf_counter()
-        retriever.retrieve(question)
-        times.append((time.perf_counter() - began) * 1000)
-    return times
-
-
 def summary(times: list[float]) -> dict[str, float]:
     return {
         "p50_ms": round(statistics.median(times), 2),
@@ -102,8 +89,8 @@ def main() -> int:
     if not questions:
         print(f"error: no questions for {args.corpus} and no headings to ask about", file=sys.stderr)
         return 2
-    first = timed(retriever, questions)
-    repeated = [ms for _ in range(args.rounds) for ms in timed(retriever, questions)]
+    first = time_queries(retriever, 1, questions)
+    repeated = time_queries(retriever, args.rounds, questions)
     report = {
         "corpus": args.corpus.name,
         "questions": len(questions),

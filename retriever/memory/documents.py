@@ -32,28 +32,25 @@ class Documents:
             doc = self._docs.pop(rel_path, None)
             if doc is not None:
                 self._docs[rel_path] = doc  # most recently used last
-        if doc is None and self._cache:
-            doc = self._cache.documents([rel_path]).get(rel_path)
-            if doc is not None:
-                with self._lock:
-                    self._docs[rel_path] = doc
-                self.trim()
+        if doc is None:
+            doc = self.prefetch([rel_path]).get(rel_path)
         if doc is None:
             raise KeyError(rel_path)
         return doc
 
-    def prefetch(self, rel_paths: Iterable[str]) -> None:
-        """Read the documents among ``rel_paths`` not in memory from the cache at once: a question reads
-        sections of a dozen documents, and one cache query per document cost more than the unpickling."""
+    def prefetch(self, rel_paths: Iterable[str]) -> dict[str, Document]:
+        """Read the documents among ``rel_paths`` not in memory from the cache at once (a question reads
+        sections of a dozen documents, and one cache query per document cost more than the unpickling);
+        returns the ones read, as now held."""
         with self._lock:
             missing = [p for p in dict.fromkeys(rel_paths) if p not in self._docs]
         if not missing or not self._cache:
-            return
+            return {}
         found = self._cache.documents(missing)
-        with self._lock:
-            for path, doc in found.items():
-                self._docs.setdefault(path, doc)  # a refresh's newer version, stored meanwhile, wins
+        with self._lock:  # a refresh's newer version, stored meanwhile, wins
+            held = {path: self._docs.setdefault(path, doc) for path, doc in found.items()}
         self.trim()
+        return held
 
     def among(self, present: set[str]) -> dict[str, Document | None]:
         """The documents held in memory whose paths are in ``present`` (for a full rebuild)."""

@@ -203,7 +203,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("fact_coverage", "query weight held by the best-covering first fact", _fact_coverage),
     Feature("top_fact", "best fact's relevance", _top_fact),
     Feature("fact_concentration", "share of the first facts from the best fact's document", _fact_concentration),
-    Feature("speaker_agreement", "how much the named speakers' own facts hold, over the best fact", _speaker_agreement),
+    Feature(SPEAKER, "how much the named speakers' own facts hold, over the best fact", _speaker_agreement),
 )
 
 
