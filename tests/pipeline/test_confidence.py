@@ -286,6 +286,40 @@ def test_a_question_asking_one_person_of_a_chat_about_the_others_event_is_less_a
     assert swapped["diagnostics"]["answerability"] < own["diagnostics"]["answerability"]
 
 
+@pytest.mark.parametrize(
+    ("statement", "speaker", "reacts"),
+    [
+        ("Session 3 — 15 April 2023, 4:05 pm: Owen: Lisbon!", "Owen", True),
+        ("Marta: A piano!", "Marta", True),
+        ("Owen: How was Lisbon?", "Owen", True),
+        ("Diego: I own a food truck!", "Diego", False),
+        ("Nadia: Priya and I have booked Lisbon.", "Nadia", False),
+    ],
+)
+def test_a_question_or_a_bare_exclamation_is_a_reaction_not_a_claim(statement: str, speaker: str, reacts: bool) -> None:
+    assert confidence._reacts(statement, speaker) is reacts
+
+
+def test_crying_out_at_the_others_news_does_not_make_it_ones_own(make_tree: TreeFactory) -> None:
+    chat = "# Chat\n\n## Session 1 — 8 May 2023\n\n" + "\n\n".join(
+        [
+            "Tom: Big news, I bought a canoe from a club in Henley for the river trips.",
+            "Maya: A canoe! Amazing.",
+            "Tom: It leaks a bit, but it floats.",
+            "Maya: I'm starting a life drawing class at the community centre.",
+            "Tom: You'll love it.",
+            "Maya: I hope so.",
+        ]
+    )
+    retriever = Retriever(make_tree({"chat.md": chat}))
+    own, swapped = (
+        retriever.retrieve(q).run for q in ("Where did Tom buy his canoe?", "Where did Maya buy her canoe?")
+    )
+
+    assert confidence.features_of(retriever.memory, own)["speaker_agreement"] == 1.0
+    assert confidence.features_of(retriever.memory, swapped)["speaker_agreement"] < 0.5
+
+
 def test_a_chat_of_two_people_is_a_conversation_and_a_page_of_labelled_lines_is_not(make_tree: TreeFactory) -> None:
     page = "# Benefits\n\n" + "\n\n".join(
         [
