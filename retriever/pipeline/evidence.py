@@ -105,11 +105,15 @@ def with_meaning(memory: Memory, query: Query, scores: FloatArray, gap: float, p
     return out
 
 
-def reachable(scores: FloatArray, pool: int, most: float) -> npt.NDArray[np.int64]:
-    """Sections with evidence that ``most`` more could lift into the ``pool`` best (ascending ids)."""
-    found = np.flatnonzero(scores > 0)
+def reachable(
+    scores: npt.NDArray[np.floating], pool: int, most: float, with_evidence: bool = True
+) -> npt.NDArray[np.int64]:
+    """Indices (ascending) of the values that ``most`` more could lift into the ``pool`` best: the others
+    end below at least ``pool`` values whatever is added to them, so comparing their meaning is wasted.
+    With ``with_evidence``, only values above 0 count at all (a section no word found stays out)."""
+    found = np.flatnonzero(scores > 0) if with_evidence else np.arange(len(scores))
     if len(found) > pool:
-        floor = np.partition(scores[found], len(found) - pool)[len(found) - pool] - np.float32(most)
+        floor = np.partition(scores[found], len(found) - pool)[len(found) - pool] - scores.dtype.type(most)
         found = found[scores[found] >= floor]
     return found
 

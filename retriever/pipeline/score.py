@@ -55,7 +55,7 @@ from retriever.memory.memory import Memory
 from retriever.memory.provenance import When
 from retriever.pipeline import expected
 from retriever.pipeline.context import Context, Run
-from retriever.pipeline.evidence import coverage_gap
+from retriever.pipeline.evidence import coverage_gap, reachable
 from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
 from retriever.pipeline.results import Candidate, Fact, Target
 from retriever.pipeline.speakers import named_speakers
@@ -169,7 +169,9 @@ def with_meaning(
     weight = params.meaning_weight * coverage_gap(memory, query, read) if read else 0.0
     if weight <= 0 or len(scored) < 2:
         return scored
-    at = _liftable([s.relevance for s in scored], weight, reach(top_k))
+    # A chat question reads ~800 turns; ~300 of them can still move.
+    values = np.array([s.relevance for s in scored], dtype=np.float64)
+    at = reachable(values, reach(top_k), weight, with_evidence=False).tolist()
     vectors = memory.index.meaning([query.text, *(scored[i].candidate.statement for i in at)])
     if not vectors.shape[1] or not vectors[0].any():
         return scored
@@ -189,16 +191,6 @@ def reach(top_k: int) -> int:
     """How many of the best statements meaning may reorder: enough that the facts returned come from
     them even after the greedy order discounts a section's further facts (``rank``)."""
     return max(REACH, 3 * top_k)
-
-
-def _liftable(values: list[float], lift: float, best: int) -> list[int]:
-    """Indices of the statements whose value plus ``lift`` reaches the ``best``-th value: the others end
-    below at least ``best`` statements whatever their meaning, so comparing them is wasted (a chat
-    question reads ~800 turns; ~300 of them can still move)."""
-    if len(values) <= best:
-        return list(range(len(values)))
-    floor = sorted(values, reverse=True)[best - 1] - lift
-    return [i for i, v in enumerate(values) if v >= floor]
 
 
 def strength(target: Target, best: float, memory: Memory, params: ScoreParams) -> float:

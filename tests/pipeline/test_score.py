@@ -20,7 +20,6 @@ from retriever.pipeline.results import Candidate, Target
 from retriever.pipeline.score import (
     DEFAULT,
     ScoreParams,
-    _liftable,
     _median,
     _Scored,
     calibrate,
@@ -158,9 +157,14 @@ def test_the_median_of_statement_cosines_is_numpys_median(values: list[float]) -
 
 
 def test_meaning_compares_only_statements_it_can_lift_among_the_best() -> None:
-    values = [0.9, 0.1, 0.8, 0.65, 0.05]
-    assert _liftable(values, 0.2, 2) == [0, 2, 3]  # the 2nd best is 0.8: 0.65 + 0.2 reaches it, 0.1 cannot
-    assert _liftable(values, 0.2, 5) == [0, 1, 2, 3, 4]  # no more statements than places: all are compared
+    values = np.array([0.9, 0.1, 0.8, 0.65, 0.0])
+
+    def liftable(pool: int) -> list[int]:
+        return evidence.reachable(values, pool, 0.2, with_evidence=False).tolist()
+
+    assert liftable(2) == [0, 2, 3]  # the 2nd best is 0.8: 0.65 + 0.2 reaches it, 0.1 cannot
+    assert liftable(5) == [0, 1, 2, 3, 4]  # no more statements than places: all are compared, 0 included
+    assert evidence.reachable(values, 5, 0.2).tolist() == [0, 1, 2, 3]  # sections: only those with evidence
     assert reach(12) == 40 and reach(20) == 60  # at least three candidates per fact returned
 
 
