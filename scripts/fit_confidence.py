@@ -187,9 +187,11 @@ def _offset_fit(offset: Array, u: Array, y: Array) -> Array:
 
 
 def predict(model: confidence.Model, examples: Sequence[Example]) -> Array:
-    """The model's estimate for each example, as the retriever computes it."""
+    """The model's estimate for each example, as the retriever computes and rounds it."""
     names = [f.name for f in confidence.FEATURES]
-    return np.array([model.probability(dict(zip(names, e.x, strict=True)), e.dialogue) for e in examples])
+    return np.array(
+        [round(model.probability(dict(zip(names, e.x, strict=True)), e.dialogue), confidence.DIGITS) for e in examples]
+    )
 
 
 def auc(p: Array, y: Array) -> float:
