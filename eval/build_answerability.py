@@ -268,6 +268,20 @@ def from_chats(questions: list[dict]) -> list[dict[str, object]]:
     return out
 
 
+def foreign_to_chats(dev: list[dict], qmsum: list[dict]) -> list[dict[str, object]]:
+    """Staff-handbook and meeting questions asked of the fitting chats, which are two people's private lives:
+    a memory that never speaks of the topic, where a conversation's estimate must still fall."""
+    out = []
+    for q in dev:
+        if q["kind"] not in ("absent", "lowinfo"):
+            how = "handbook question asked of private chats"
+            out.append(row(q["id"], "chat-fit", False, "dev_queries", how, question_id=q["id"]))
+    for q in qmsum[::8]:
+        how = "meeting question asked of private chats"
+        out.append(row(q["id"], "chat-fit", False, "qmsum_queries", how, question_id=q["id"]))
+    return out
+
+
 def _questions(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -279,6 +293,7 @@ def main() -> int:
     args = parser.parse_args()
     dev, qmsum = (_questions(args.shared / "eval" / name) for name in ("dev_queries.jsonl", "qmsum_queries.jsonl"))
     rows = from_dev(dev) + from_qmsum(qmsum) + from_written() + from_chats(_questions(CHATS))
+    rows += foreign_to_chats(dev, qmsum)
     args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     print(f"{len(rows)} rows: {sum(bool(r['answerable']) for r in rows)} answerable → {args.out}")
     return 0

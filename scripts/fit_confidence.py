@@ -45,6 +45,7 @@ BUNDLED = {"company_context": REPO / "company_context", "chat-fit": REPO / "eval
 Array = npt.NDArray[np.float64]
 SPEAKER = confidence.SPEAKER  # fitted apart, on top of the words' model (``two_stage``)
 CHATS = ("chat-fit",)  # domains whose rows fit only the second stage (the speaker and conversation terms)
+CHAT_SOURCES = ("chats_for_fitting",)  # the chats' own questions (the others are handbooks' and meetings')
 L2 = 1.0  # ridge penalty on standardised coefficients: keeps the tiny model stable on a few hundred rows
 BINS = 10  # equal-width bins for expected calibration error
 
@@ -245,6 +246,15 @@ def report(name: str, examples: Sequence[Example], p: Array, y: Array, threshold
         print(
             f"- same-kind meetings without the one asked about, vs answerable meeting questions: AUC "
             f"{auc(p[meet], y[meet]):.3f} (top relevance alone: {auc(top[meet], y[meet]):.3f})"
+        )
+    chats = np.array([domain(e.row) in CHATS for e in examples])
+    foreign = np.array([domain(e.row) in CHATS and e.row["source"] not in CHAT_SOURCES for e in examples])
+    if foreign.any():
+        on_topic = chats & ~foreign
+        print(
+            f"- the chats' own questions: {int(on_topic.sum())} rows, AUC {auc(p[on_topic], y[on_topic]):.3f}; "
+            f"other memories' questions asked of the chats: {int(foreign.sum())}, called partial or better: "
+            f"{int((p[foreign] >= thresholds['partial']).sum())}"
         )
     print("\n| coverage | rows | answerable share | mean estimate |\n|---|---|---|---|")
     for label in ("comprehensive", "partial", "limited", "none"):

@@ -320,6 +320,29 @@ def test_crying_out_at_the_others_news_does_not_make_it_ones_own(make_tree: Tree
     assert confidence.features_of(retriever.memory, swapped)["speaker_agreement"] < 0.5
 
 
+def test_a_chat_asked_what_it_never_speaks_of_is_less_answerable_than_asked_its_own_events(
+    make_tree: TreeFactory,
+) -> None:
+    chat = CHAT + "\n\n" + "\n\n".join(
+        [
+            "Tom: Work has been busy, I was in the office every day this week.",
+            "Maya: Same here, three days in the office and two at home.",
+            "Tom: At least the weekend is coming. I'm taking the kids to the coast on Saturday.",
+            "Maya: Enjoy it! Send me a photo of the beach.",
+        ]
+    )
+    retriever = Retriever(make_tree({"chat.md": chat}))
+    policy = retriever.retrieve("How many days a week must staff work from the office?").structured
+    own = [
+        retriever.retrieve(q).structured["diagnostics"]["answerability"]
+        for q in ("What did Tom make at his pottery class?", "Where is Tom taking the kids on Saturday?")
+    ]
+
+    assert policy["retrieval"]["facts"]  # its common words ("days", "week", "office") are found
+    assert policy["retrieval"]["coverage_assessment"] in ("limited", "none")
+    assert policy["diagnostics"]["answerability"] < min(own)
+
+
 def test_a_chat_of_two_people_is_a_conversation_and_a_page_of_labelled_lines_is_not(make_tree: TreeFactory) -> None:
     page = "# Benefits\n\n" + "\n\n".join(
         [
