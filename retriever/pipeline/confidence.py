@@ -253,22 +253,22 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-10.3841,
+    intercept=-10.5916,
     weights={
-        "known_weight": 0.8677,
-        "best_section_coverage": 3.3267,
-        "matched_mass": 2.7797,
-        "fact_coverage": 1.8882,
-        "top_fact": 1.092,
-        "fact_concentration": 1.462,
-        "speaker_agreement": 2.601,
+        "known_weight": 0.8766,
+        "best_section_coverage": 3.6683,
+        "matched_mass": 2.7716,
+        "fact_coverage": 1.9508,
+        "top_fact": 0.874,
+        "fact_concentration": 1.5949,
+        "speaker_agreement": 2.6013,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    dialogue_scale=0.334,
-    dialogue_centre=0.6926,
-    dialogue_shift=-0.9117,
-    heldout_auc=0.818,
-    heldout_ece=0.048,
+    dialogue_scale=0.3214,
+    dialogue_centre=0.7327,
+    dialogue_shift=-0.9506,
+    heldout_auc=0.822,
+    heldout_ece=0.045,
     rows=1318,
 )
 # END MODEL

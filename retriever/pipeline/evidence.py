@@ -81,7 +81,7 @@ def coverage_gap(memory: Memory, query: Query, section_ids: Sequence[int]) -> fl
     wanted = {*query.terms, *query.extra}
     wanted.update(t for options in query.alternates.values() for option in options for t in option)
     fields = memory.index.field_terms(section_ids, wanted)
-    framing = framing_boosts(query.terms)
+    framing = framing_boosts(query)
     term_weights = {t: w for t, w in weights(query, memory.index).items() if t not in framing}
     covered = (best_coverage(term_weights, set().union(*fields[sid].values()), query) for sid in section_ids)
     return 1.0 - max(covered, default=0.0)

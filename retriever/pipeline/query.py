@@ -33,6 +33,14 @@ _CLAUSE = re.compile(
     re.I,
 )
 _FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
+# The people a question asks about as a whole, as the subject of its verb ("What did the team say about…",
+# "What did the group decide…"): they are the speakers, not the topic. Elsewhere ("Which team owns billing?")
+# the word is a topic word.
+_COLLECTIVE = re.compile(
+    r"\b(?:did|do|does|were|was|would|had|have|has)\s+(?:the\s+|all\s+the\s+)?"
+    r"(team|group|members|people|participants|everyone|everybody)\b",
+    re.I,
+)
 
 Acronyms = Mapping[str, Iterable[str]]  # acronym (lower-case) → its expansions, as the memory defines them
 
@@ -53,13 +61,14 @@ class Query:
     extra: tuple[str, ...] = ()
     alternates: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
     parts: tuple[tuple[str, ...], ...] = ()  # a many-part question's terms, part by part
+    framing: frozenset[str] = frozenset()  # this question's own framing terms: its collective subject
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
 
     def boosts(self) -> dict[str, float]:
         """Term multipliers for ranking: framing words and added terms count less."""
-        out = framing_boosts(self.terms)
+        out = framing_boosts(self)
         out.update({t: EXPANSION_WEIGHT for t in self.extra})
         return out
 
@@ -83,7 +92,9 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
             alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in terms))
     parts = question_parts(text)
-    return Query(text, terms, words, len(parts) >= 2, extra_terms, alternates, parts if len(parts) >= 2 else ())
+    framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
+    many = len(parts) >= 2
+    return Query(text, terms, words, many, extra_terms, alternates, parts if many else (), framing)
 
 
 def question_parts(text: str) -> tuple[tuple[str, ...], ...]:
@@ -137,14 +148,14 @@ def _expand(terms: tuple[str, ...], acronyms: Acronyms) -> tuple[list[str], dict
     return list(dict.fromkeys(extra)), {t: tuple(dict.fromkeys(v)) for t, v in alternates.items()}
 
 
-def framing_boosts(terms: Iterable[str]) -> dict[str, float]:
-    """Down-weights for words that frame the question rather than name its topic."""
-    return {t: FRAMING_WEIGHT for t in terms if t in _FRAMING_TERMS}
+def framing_boosts(query: Query) -> dict[str, float]:
+    """Down-weights for the query's words that frame the question rather than name its topic."""
+    return {t: FRAMING_WEIGHT for t in query.terms if t in _FRAMING_TERMS or t in query.framing}
 
 
 def weights(query: Query, index: SectionIndex) -> dict[str, float]:
     """Each non-compound query term's coverage weight: its idf, framing words down-weighted."""
-    boosts = framing_boosts(query.terms)
+    boosts = framing_boosts(query)
     return {t: index.term_idf(t) * boosts.get(t, 1.0) for t in query.terms if not _is_compound(t)}
 
 

@@ -54,6 +54,27 @@ def test_framing_words_weigh_less_and_compounds_are_left_to_their_parts() -> Non
     assert found["client"] == index.term_idf("client")
 
 
+@pytest.mark.parametrize(
+    ("text", "framing"),
+    [
+        ("What did the team say about recording conventions?", True),
+        ("What did the group decide on the remote's colour?", True),
+        ("Why did members disagree about the budget?", True),
+        ("Which team owns billing?", False),
+        ("I'd like to join a different team inside the company.", False),
+        ("What is the desk budget for new Design team members?", False),
+    ],
+)
+def test_a_collective_subject_frames_the_question_and_a_topic_team_does_not(text: str, framing: bool) -> None:
+    index = SectionIndex(params=Params())
+    empty: Counter[str] = Counter()
+    add_sections(index, [(empty, Counter({"budget": 1}), empty, empty, Counter({"record": 1}))])
+    query = analyze(text)
+    subject = next(t for t in ("team", "group", "member") if t in query.terms)
+    expected = index.term_idf(subject) * (FRAMING_WEIGHT if framing else 1.0)
+    assert weights(query, index)[subject] == expected
+
+
 def test_coverage_is_the_share_of_weight_present_and_alternates_count() -> None:
     query = analyze("recurring revenue by account", {"mrr": ["monthly recurring revenue"]})
     term_weights = {"recur": 2.0, "revenu": 1.0, "account": 1.0}
