@@ -247,20 +247,26 @@ def report(name: str, examples: Sequence[Example], p: Array, y: Array, threshold
             f"- same-kind meetings without the one asked about, vs answerable meeting questions: AUC "
             f"{auc(p[meet], y[meet]):.3f} (top relevance alone: {auc(top[meet], y[meet]):.3f})"
         )
-    chats = np.array([domain(e.row) in CHATS for e in examples])
-    foreign = np.array([domain(e.row) in CHATS and e.row["source"] not in CHAT_SOURCES for e in examples])
-    if foreign.any():
-        on_topic = chats & ~foreign
-        print(
-            f"- the chats' own questions: {int(on_topic.sum())} rows, AUC {auc(p[on_topic], y[on_topic]):.3f}; "
-            f"other memories' questions asked of the chats: {int(foreign.sum())}, called partial or better: "
-            f"{int((p[foreign] >= thresholds['partial']).sum())}"
-        )
+    _chats_line(examples, p, y, thresholds["partial"])
     print("\n| coverage | rows | answerable share | mean estimate |\n|---|---|---|---|")
     for label in ("comprehensive", "partial", "limited", "none"):
         mask = np.array([confidence.coverage(float(v), True, thresholds) == label for v in p])
         if mask.any():
             print(f"| {label} | {mask.sum()} | {y[mask].mean():.2f} | {p[mask].mean():.2f} |")
+
+
+def _chats_line(examples: Sequence[Example], p: Array, y: Array, partial: float) -> None:
+    """The chats' own questions apart from other memories' questions asked of them (a chat must not call
+    those partly answered)."""
+    chats = np.array([domain(e.row) in CHATS for e in examples])
+    foreign = chats & np.array([e.row.get("source") not in CHAT_SOURCES for e in examples])
+    if foreign.any():
+        on_topic = chats & ~foreign
+        print(
+            f"- the chats' own questions: {int(on_topic.sum())} rows, AUC {auc(p[on_topic], y[on_topic]):.3f}; "
+            f"other memories' questions asked of the chats: {int(foreign.sum())}, called partial or better: "
+            f"{int((p[foreign] >= partial).sum())}"
+        )
 
 
 def univariate(examples: Sequence[Example], y: Array) -> None:

@@ -53,7 +53,7 @@ READ_SECTIONS = 3  # best sections whose query words are looked at
 # nothing they cancel out to within them), which would order rows that the model ties.
 DIGITS = 4
 # A longer exclamation is often one's own news ("I own a food truck!"); on the fitting chats 2-3 words
-# caught 9-10 more swapped questions and no answered one, 5 or more cost answered ones on the bundled chats.
+# caught 9-10 more swapped questions and no answered one; 4 or more cost answered ones on the bundled chats.
 REACTION_WORDS = 3
 
 

@@ -2,7 +2,8 @@
 
 Weights are idf values (terms the memory lacks weigh most, so a question about something
 the memory never mentions cannot score high), with question-framing words ("main",
-"current") down-weighted.  Compound terms (``end-of-year``) rank sections, where an exact
+"current") down-weighted, and so a question's collective subject ("What did the team say…": the
+speakers, not the topic; ``Query.framing``).  Compound terms (``end-of-year``) rank sections, where an exact
 match is a strong sign, but leave coverage to their parts: a text that writes "end of
 year" answers the question as well as one that hyphenates it.
 

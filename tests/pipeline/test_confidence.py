@@ -237,6 +237,17 @@ def test_words_that_point_the_wrong_way_in_conversations_count_for_nothing_there
     assert model.probability(values) < model.probability(more)
 
 
+def test_the_fit_reports_estimates_rounded_as_the_retriever_gives_them() -> None:
+    fit = _fit_script()
+    rng = np.random.default_rng(7)
+    words = rng.uniform(size=(20, len(confidence.FEATURES) - 1))
+    examples = _examples(fit, words, np.ones(20), np.zeros(20, dtype=bool), np.ones(20))
+    names = [f.name for f in confidence.FEATURES]
+    model = confidence.MODEL
+    expected = [round(model.probability(dict(zip(names, e.x, strict=True))), confidence.DIGITS) for e in examples]
+    assert fit.predict(confidence.MODEL, examples).tolist() == expected
+
+
 def test_a_conversations_estimate_moves_with_the_words_by_the_dialogue_scale_and_with_the_speaker_in_full() -> None:
     model = confidence.Model(
         intercept=-2.0,
