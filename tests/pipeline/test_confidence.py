@@ -265,16 +265,20 @@ def test_a_conversations_estimate_moves_with_the_words_by_the_dialogue_scale_and
             assert model.probability(values) == pytest.approx(1 / (1 + math.exp(-(words + 3.0 * (speaker - 1.0)))))
 
 
-CHAT = "# Chat\n\n## Session 1 — 8 May 2023\n\n" + "\n\n".join(
-    [
-        "Tom: I've been going to a pottery class on Thursday nights. I made a wonky bowl last week.",
-        "Maya: Amazing! I'm starting a life drawing class at the community centre.",
-        "Tom: You'll love it. How was the first session?",
-        "Maya: Scary. The tutor says I draw like I'm scared of the paper.",
-        "Tom: Ha, she sounds great.",
-        "Maya: She is.",
-    ]
+def _chat(*turns: str) -> str:
+    """A one-session chat between Tom and Maya, one turn per paragraph."""
+    return "# Chat\n\n## Session 1 — 8 May 2023\n\n" + "\n\n".join(turns)
+
+
+POTTERY = (
+    "Tom: I've been going to a pottery class on Thursday nights. I made a wonky bowl last week.",
+    "Maya: Amazing! I'm starting a life drawing class at the community centre.",
+    "Tom: You'll love it. How was the first session?",
+    "Maya: Scary. The tutor says I draw like I'm scared of the paper.",
+    "Tom: Ha, she sounds great.",
+    "Maya: She is.",
 )
+CHAT = _chat(*POTTERY)
 
 
 def test_a_question_asking_one_person_of_a_chat_about_the_others_event_is_less_answerable(
@@ -312,15 +316,13 @@ def test_a_question_or_a_bare_exclamation_is_a_reaction_not_a_claim(statement: s
 
 
 def test_crying_out_at_the_others_news_does_not_make_it_ones_own(make_tree: TreeFactory) -> None:
-    chat = "# Chat\n\n## Session 1 — 8 May 2023\n\n" + "\n\n".join(
-        [
-            "Tom: Big news, I bought a canoe from a club in Henley for the river trips.",
-            "Maya: A canoe! Amazing.",
-            "Tom: It leaks a bit, but it floats.",
-            "Maya: I'm starting a life drawing class at the community centre.",
-            "Tom: You'll love it.",
-            "Maya: I hope so.",
-        ]
+    chat = _chat(
+        "Tom: Big news, I bought a canoe from a club in Henley for the river trips.",
+        "Maya: A canoe! Amazing.",
+        "Tom: It leaks a bit, but it floats.",
+        "Maya: I'm starting a life drawing class at the community centre.",
+        "Tom: You'll love it.",
+        "Maya: I hope so.",
     )
     retriever = Retriever(make_tree({"chat.md": chat}))
     own, swapped = (
@@ -334,13 +336,12 @@ def test_crying_out_at_the_others_news_does_not_make_it_ones_own(make_tree: Tree
 def test_a_chat_asked_what_it_never_speaks_of_is_less_answerable_than_asked_its_own_events(
     make_tree: TreeFactory,
 ) -> None:
-    chat = CHAT + "\n\n" + "\n\n".join(
-        [
-            "Tom: Work has been busy, I was in the office every day this week.",
-            "Maya: Same here, three days in the office and two at home.",
-            "Tom: At least the weekend is coming. I'm taking the kids to the coast on Saturday.",
-            "Maya: Enjoy it! Send me a photo of the beach.",
-        ]
+    chat = _chat(
+        *POTTERY,
+        "Tom: Work has been busy, I was in the office every day this week.",
+        "Maya: Same here, three days in the office and two at home.",
+        "Tom: At least the weekend is coming. I'm taking the kids to the coast on Saturday.",
+        "Maya: Enjoy it! Send me a photo of the beach.",
     )
     retriever = Retriever(make_tree({"chat.md": chat}))
     policy = retriever.retrieve("How many days a week must staff work from the office?").structured
