@@ -253,22 +253,22 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-10.5916,
+    intercept=-10.4342,
     weights={
-        "known_weight": 0.8766,
-        "best_section_coverage": 3.6683,
-        "matched_mass": 2.7716,
-        "fact_coverage": 1.9508,
-        "top_fact": 0.874,
-        "fact_concentration": 1.5949,
-        "speaker_agreement": 2.6013,
+        "known_weight": 0.9307,
+        "best_section_coverage": 3.3729,
+        "matched_mass": 2.7016,
+        "fact_coverage": 1.7297,
+        "top_fact": 1.206,
+        "fact_concentration": 1.5489,
+        "speaker_agreement": 2.5989,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    dialogue_scale=0.3214,
-    dialogue_centre=0.7327,
-    dialogue_shift=-0.9506,
+    dialogue_scale=0.3336,
+    dialogue_centre=0.7082,
+    dialogue_shift=-0.9377,
     heldout_auc=0.822,
-    heldout_ece=0.045,
+    heldout_ece=0.04,
     rows=1318,
 )
 # END MODEL

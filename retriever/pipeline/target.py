@@ -7,8 +7,10 @@ first) are read; none is dropped for scoring below some share of the best, since
 statements decide the final order.  Where the strongest sections leave part of the question's
 words uncovered (``Evidence.gap``), phase 1's order is least sure, as for a question asked in other
 words than the memory's: up to ``GAP_DEPTH`` times more sections are read, in proportion to the gap,
-so that the statements' context and meaning can lift an answer phase 1 ranked just below the cut
-(15th–21st with the default 14).
+so that the statements' context and meaning can lift an answer phase 1 ranked below the cut.  Those
+further sections are the remaining candidates closest in meaning to the question (``memory.vectors``;
+in evidence order where the memory has no vectors): evidence has had its say in the first ones, and a
+paraphrase's answer often sits well below them in evidence while its meaning is near.
 Each reason names the query words the section matched and where (heading, title, path or text).
 ``search_strategy`` and ``estimated_tokens`` follow from what was chosen.
 """
@@ -17,8 +19,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from retriever.memory.fields import FIELDS, section_fields
 from retriever.memory.index import top_of
@@ -79,18 +84,42 @@ def _strategy(targets: list[Target]) -> Strategy:
     return "broad" if files >= 6 else "moderate"
 
 
-def _diverse(memory: Memory, hits: list[tuple[int, float]], limit: int) -> list[tuple[int, float]]:
-    """The strongest ``limit`` hits, at most ``PER_DOCUMENT`` per file."""
-    per_file: dict[str, int] = {}
-    chosen: list[tuple[int, float]] = []
+Hit = tuple[int, float]  # (section id, fused evidence)
+
+
+def _diverse(memory: Memory, hits: Sequence[Hit], limit: int, taken: Sequence[Hit] = ()) -> list[Hit]:
+    """The first ``limit`` of ``hits``, at most ``PER_DOCUMENT`` per file counting those ``taken`` already."""
+    per_file = Counter(memory.state.section_files[sid] for sid, _ in taken)
+    chosen: list[Hit] = []
     for sid, score in hits:
         if len(chosen) >= limit:
             break
         path = memory.state.section_files[sid]
-        if per_file.get(path, 0) < PER_DOCUMENT:
-            per_file[path] = per_file.get(path, 0) + 1
+        if per_file[path] < PER_DOCUMENT:
+            per_file[path] += 1
             chosen.append((sid, score))
     return chosen
+
+
+def _deeper(memory: Memory, query: Query, hits: Sequence[Hit], chosen: Sequence[Hit], extra: int) -> list[Hit]:
+    """``extra`` more of ``hits`` beside ``chosen``: the closest in meaning to the question first."""
+    if extra <= 0:
+        return []
+    have = {sid for sid, _ in chosen}
+    rest = [h for h in hits if h[0] not in have]
+    return _diverse(memory, _by_meaning(memory, query, rest), extra, chosen)
+
+
+def _by_meaning(memory: Memory, query: Query, hits: Sequence[Hit]) -> list[Hit]:
+    """``hits`` by their cosine with the question's meaning vector, closest first (ties, and a memory
+    without vectors, keep evidence order)."""
+    index = memory.index
+    vector = index.meaning([query.text])[0]
+    if not hits or index.cosine_spread(vector) is None:  # no vectors: the table is missing
+        return list(hits)
+    ids = np.array(sorted(sid for sid, _ in hits), dtype=np.int64)
+    closeness = dict(zip(ids.tolist(), index.cosines_at(vector, ids).tolist(), strict=True))
+    return sorted(hits, key=lambda h: -closeness[h[0]])
 
 
 def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None = None) -> Phase1:
@@ -112,8 +141,8 @@ def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None =
         )
     else:
         first = [(sid, float(found.scores[sid])) for sid in found.part_picks]
-        depth = max_sections + round(GAP_DEPTH * max_sections * found.gap)
-        ranked = _diverse(memory, first + [h for h in hits if h[0] not in found.part_picks], depth)
+        ranked = _diverse(memory, first + [h for h in hits if h[0] not in found.part_picks], max_sections)
+        ranked += _deeper(memory, query, hits, ranked, round(GAP_DEPTH * max_sections * found.gap))
         chosen = [(sid, score, None) for sid, score in sorted(ranked, key=lambda h: -h[1])]
         targets = _targets(memory, query, chosen)
         reasoning = _reasoning(memory, targets, len(hits))

@@ -7,10 +7,12 @@ from conftest import TreeFactory
 from fixtures import ACME
 
 from retriever.config import Settings
+from retriever.memory.index import top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.evidence import evidence
 from retriever.pipeline.query import analyze
 from retriever.pipeline.target import GAP_DEPTH, choose, estimate_tokens
+from retriever.text import embeddings
 
 
 @pytest.fixture
@@ -90,3 +92,36 @@ def test_a_question_its_words_only_partly_cover_reads_up_to_half_as_many_section
     assert len(covered.targets) == 10
     assert 0.0 < gap < 1.0
     assert len(partly.targets) == 10 + round(GAP_DEPTH * 10 * gap) > 10
+
+
+def test_the_further_sections_a_partly_covered_question_reads_are_the_closest_in_meaning(
+    make_tree: TreeFactory,
+) -> None:
+    # Evidence chose the first ten; the rest of the gap's reading goes by meaning, so the trip page
+    # (one query word, in its text only: far down in evidence) is read for "airplane journey" before
+    # more invoice steps.
+    files = {f"step{i}.md": f"# Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(30)}
+    files["trip.md"] = "# Flights\n\nBook flights, hotels and airport taxis for the trip; keep the invoice.\n"
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    question = analyze("invoice for my airplane journey")
+    found = evidence(memory, question)
+    by_evidence = [memory.section(sid)[0].rel_path for sid, _ in top_of(found.scores, 50)]
+    read = [t.rel_path for t in choose(memory, question, 10).targets]
+    assert 0.0 < found.gap < 1.0
+    assert by_evidence.index("trip.md") >= len(read)  # evidence alone would not read it
+    assert "trip.md" in read
+    assert len(read) == 10 + round(GAP_DEPTH * 10 * found.gap)
+
+
+def test_without_the_embedding_table_the_further_sections_follow_evidence(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embeddings, "_loaded", [None])  # the table could not be read: words alone
+    files = {f"step{i}.md": f"# Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(30)}
+    files["trip.md"] = "# Flights\n\nBook flights, hotels and airport taxis for the trip; keep the invoice.\n"
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    question = analyze("invoice for my airplane journey")
+    found = evidence(memory, question)
+    read = [t.section_id for t in choose(memory, question, 10).targets]
+    assert sorted(read) == sorted(sid for sid, _ in top_of(found.scores, len(read)))
+    assert len(read) > 10
