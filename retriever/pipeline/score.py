@@ -16,10 +16,11 @@ that does not repeat the question's words ("They meet on Fridays.") still ranks.
 chosen greedily: each further fact from a section already cited counts ``same_section_decay``
 less, so the first places go to different sections, and duplicate statements are dropped.
 A question naming a speaker of the statements' turns ("What did Grad B say …") counts that
-label's words only for the turns that speaker opens (``speakers``).  A question that asks for an
+label's words only for the turns that speaker opens (``speakers``), and a meeting that speaker never
+spoke in ranks ``silent_speaker`` lower (``speakers.silent``).  A question that asks for an
 amount or a time ("How long is each slot?") ranks the statements that hold one ``typed_bonus``
-higher (``expected``): the answer, not the introduction that only names the topic.  The bonus
-changes the order only; the answerability evidence stays the words'.
+higher (``expected``): the answer, not the introduction that only names the topic.  Both change the
+order only; the answerability evidence stays the words'.
 
 Meaning.  Where the read sections leave part of the weight of the question's topic words uncovered
 (``gap`` = 1 − their best coverage, as ``evidence.coverage_gap`` counts it), a statement's cosine
@@ -58,7 +59,7 @@ from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap, reachable
 from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
 from retriever.pipeline.results import Candidate, Fact, Target
-from retriever.pipeline.speakers import named_speakers
+from retriever.pipeline.speakers import named_speakers, silent
 from retriever.text import analyzer
 
 
@@ -73,6 +74,9 @@ class ScoreParams:
     length_penalty: float = 0.3
     meaning_weight: float = 0.5  # a statement's meaning, when words leave all of the question's topic uncovered
     typed_bonus: float = 0.15  # a statement holding the kind of answer asked for ranks this much higher (``expected``)
+    # A transcript where no speaker the question names took a turn keeps this much of its statements' rank
+    # (``speakers.silent``; 0.3 to 0.9 measured the same).
+    silent_speaker: float = 0.5
 
 
 DEFAULT = ScoreParams()
@@ -129,6 +133,7 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
     sets = weight_sets(weights(query, memory.index), query)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
     speakers = named_speakers((c.speaker for c in candidates), query.text)
+    unheard = silent(((c.target.rel_path, c.speaker) for c in candidates), speakers)
     kinds = expected.asked(query.text)
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
@@ -143,6 +148,8 @@ def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, p
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
         if kinds and expected.holds(cand.statement, kinds):
             value *= 1 + params.typed_bonus
+        if cand.target.rel_path in unheard:
+            value *= params.silent_speaker
         evidence = 0.5 * cand.target.coverage + 0.5 * e
         if cand.llm_relevance is not None:  # one scale: ours, tempered by the model's own relevance
             value = (1 - LLM_BLEND) * value + LLM_BLEND * cand.llm_relevance

@@ -8,6 +8,11 @@ a label that starts at least ``MIN_TURNS`` of the candidate statements, the labe
 for the statements that speaker opens (and their context); other turns must earn their rank with
 the question's other words.  Labels are read from the statements being scored, so a memory with no
 turns is unaffected and nothing is kept at index time.
+
+A named speaker cannot have said it in a meeting they never spoke in: ``silent`` gives the transcripts
+(documents whose read statements are nearly all turns) where none of the named speakers opens a turn
+among the statements read, and scoring ranks their statements lower ("What did Grad B say about the
+belief net?" asked of a memory where another meeting, without a Grad B, says "belief" more often).
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from retriever.text import analyzer
 from retriever.text.models import Unit
 
 MIN_TURNS = 3  # a label opening fewer candidate statements may be a one-off "Note:" or "Owner:"
+# In a transcript or chat every statement read is a turn (99-100% on 350 chat questions); a handbook page whose
+# lines open "What:" or "BILLABLE:" reads 10-55% such "turns".
+TRANSCRIPT_SHARE = 0.9
 # A speaker label: one to four capitalised words before ": " at the start of a statement; chat exports
 # often put the time of the turn before the name ("[1:56 pm] Caroline: …") or after it ("Caroline
 # (1:56 pm): …"), so a short bracketed stamp on either side belongs to the label's frame.
@@ -91,3 +99,20 @@ def named_speakers(speakers: Iterable[str | None], question: str) -> Speakers:
     asked = _words(question)
     named = frozenset(label for label, n in counts.items() if n >= MIN_TURNS and _words(label) in asked)
     return Speakers(named, frozenset(t for label in named for t in analyzer.terms(label)))
+
+
+def silent(statements: Iterable[tuple[str, str | None]], speakers: Speakers) -> frozenset[str]:
+    """Of the documents of ``statements`` ((document, speaker) pairs, as read), the transcripts (at least
+    ``TRANSCRIPT_SHARE`` of their statements are turns) in which no speaker of ``speakers.named`` opens a
+    turn; none when the question names no one."""
+    if not speakers.named:
+        return frozenset()
+    read: Counter[str] = Counter()
+    turns: Counter[str] = Counter()
+    heard: set[str] = set()
+    for document, speaker in statements:
+        read[document] += 1
+        turns[document] += speaker is not None
+        if speaker in speakers.named:
+            heard.add(document)
+    return frozenset(d for d, n in read.items() if d not in heard and turns[d] >= TRANSCRIPT_SHARE * n)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
-from retriever.pipeline.speakers import MIN_TURNS, Turn, named_speakers, opener, turns
+from retriever.pipeline.speakers import MIN_TURNS, Speakers, Turn, named_speakers, opener, silent, turns
 from retriever.text.models import Unit
 
 TRANSCRIPT = """# Meeting 7
@@ -54,6 +54,45 @@ def test_only_labels_the_question_names_as_whole_words_are_speakers() -> None:
     assert speakers.terms == {"grad"}
     assert speakers.muted("Grad A") == {"grad"}
     assert speakers.muted("Grad B") == frozenset()
+
+
+# Another meeting of the series, without a Grad B, that says "budget" more often.
+OTHER_MEETING = """# Meeting 8
+
+## Turns 0-5
+
+Grad A: The budget, the budget again.
+
+Grad C: The budget is the budget.
+
+Grad A: Budget budget.
+
+Grad C: The budget once more.
+
+Grad A: Budget.
+
+Grad C: Budget talk.
+"""
+
+
+def test_a_meeting_the_named_speaker_never_spoke_in_ranks_below_one_they_did(make_tree: TreeFactory) -> None:
+    root = make_tree({"meeting7.md": TRANSCRIPT, "meeting8.md": OTHER_MEETING})
+    retriever = Retriever(root, Settings(state_dir=root.parent / "state"))
+    asked = retriever.retrieve("What did Grad B say about the budget?").facts
+    unnamed = retriever.retrieve("What was said about the budget?").facts
+    assert unnamed[0].rel_path == "meeting8.md"  # the words alone prefer the other meeting
+    assert asked[0].rel_path == "meeting7.md" and asked[0].speaker == "Grad B"
+
+
+def test_silent_documents_are_transcripts_where_no_named_speaker_takes_a_turn() -> None:
+    grad_b = Speakers(frozenset({"Grad B"}), frozenset({"grad"}))
+    read = [
+        *[("m7.md", "Grad A"), ("m7.md", "Grad B"), ("m7.md", None)],  # Grad B speaks
+        *[("m8.md", "Grad A")] * 9 + [("m8.md", None)],  # a transcript (9 of 10 turns), no Grad B
+        *[("page.md", "Owner")] * 3 + [("page.md", None)] * 7,  # a page with a few "Owner:" lines
+    ]
+    assert silent(read, grad_b) == {"m8.md"}
+    assert silent(read, Speakers()) == frozenset()  # a question that names no one
 
 
 def _units(*lines: tuple[str, int]) -> list[Unit]:
