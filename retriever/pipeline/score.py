@@ -16,10 +16,10 @@ that does not repeat the question's words ("They meet on Fridays.") still ranks.
 chosen greedily: each further fact from a section already cited counts ``same_section_decay``
 less, so the first places go to different sections, and duplicate statements are dropped.
 A question naming a speaker of the statements' turns ("What did Grad B say …") counts that
-label's words only for the turns that speaker opens (``speakers``), and a meeting that speaker never
-spoke in ranks ``silent_speaker`` lower (``speakers.silent``).  A question that asks for an
-amount or a time ("How long is each slot?") ranks the statements that hold one ``typed_bonus``
-higher (``expected``): the answer, not the introduction that only names the topic.  Both change the
+label's words only for the turns that speaker opens (``speakers``), and the statements of a transcript
+where that speaker takes no turn keep ``silent_speaker`` of their rank (``speakers.silent``).  A
+question that asks for an amount or a time ("How long is each slot?") ranks the statements that hold
+one ``typed_bonus`` higher (``expected``): the answer, not the introduction that only names the topic.  Both change the
 order only; the answerability evidence stays the words'.
 
 Meaning.  Where the read sections leave part of the weight of the question's topic words uncovered
