@@ -162,3 +162,20 @@ def test_every_unit_gets_one_speaker_or_none_and_only_a_label_seen_before_or_its
     for i, turn in enumerate(found):
         assert turn.speaker is None or turn.speaker in {opener(u.text) for u in units[: i + 1]}
         assert not turn.continues or (turn.speaker is not None and turn.speaker == found[i - 1].speaker)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["a.md", "b.md", "c.md"]), st.sampled_from([None, "Grad A", "Grad B"]))),
+    st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_silent_document_was_read_and_is_a_transcript_where_no_named_speaker_spoke(
+    read: list[tuple[str, str | None]], names_grad_b: bool
+) -> None:
+    speakers = Speakers(frozenset({"Grad B"}), frozenset({"grad"})) if names_grad_b else Speakers()
+    found = silent(read, speakers)
+    for document in found:
+        said = [speaker for d, speaker in read if d == document]
+        assert "Grad B" not in said
+        assert sum(s is not None for s in said) >= 0.9 * len(said) > 0
+    assert names_grad_b or not found
