@@ -252,22 +252,22 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-10.5726,
+    intercept=-10.5359,
     weights={
-        "known_weight": 0.9444,
-        "best_section_coverage": 3.3494,
-        "matched_mass": 2.6924,
-        "fact_coverage": 1.675,
-        "top_fact": 1.2641,
-        "fact_concentration": 1.5247,
-        "speaker_agreement": 2.7472,
+        "known_weight": 0.9521,
+        "best_section_coverage": 3.4495,
+        "matched_mass": 2.664,
+        "fact_coverage": 1.5204,
+        "top_fact": 1.2903,
+        "fact_concentration": 1.4319,
+        "speaker_agreement": 2.7637,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    dialogue_scale=0.3389,
-    dialogue_centre=0.7292,
-    dialogue_shift=-0.9606,
+    dialogue_scale=0.3452,
+    dialogue_centre=0.6881,
+    dialogue_shift=-0.9097,
     heldout_auc=0.824,
-    heldout_ece=0.038,
+    heldout_ece=0.04,
     rows=1318,
 )
 # END MODEL

@@ -10,7 +10,8 @@ words than the memory's: up to ``GAP_DEPTH`` times more sections are read, in pr
 so that the statements' context and meaning can lift an answer phase 1 ranked below the cut.  Those
 further sections are the remaining candidates closest in meaning to the question (``memory.vectors``;
 in evidence order where the memory has no vectors): evidence has had its say in the first ones, and a
-paraphrase's answer often sits well below them in evidence while its meaning is near.
+paraphrase's answer often sits well below them in evidence while its meaning is near.  A file's cap
+grows with the reading, in proportion (9 of 21 sections).
 Each reason names the query words the section matched and where (heading, title, path or text).
 ``search_strategy`` and ``estimated_tokens`` follow from what was chosen.
 """
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # the LLM modules load only when a model is configured: see p
 
 CANDIDATES = POOL  # ranked before the cut, so ties at the cut are decided deterministically
 GAP_DEPTH = 0.5  # share of ``max_sections`` read besides, when the words leave all of the question uncovered
-PER_DOCUMENT = 6  # sections read per file, so one long document cannot crowd out the rest
+PER_DOCUMENT = 6  # sections read per file (of ``max_sections``), so one long document cannot crowd out the rest
 
 
 def estimate_tokens(text: str) -> int:
@@ -87,27 +88,34 @@ def _strategy(targets: list[Target]) -> Strategy:
 Hit = tuple[int, float]  # (section id, fused evidence)
 
 
-def _diverse(memory: Memory, hits: Sequence[Hit], limit: int, taken: Sequence[Hit] = ()) -> list[Hit]:
-    """The first ``limit`` of ``hits``, at most ``PER_DOCUMENT`` per file counting those ``taken`` already."""
+def _diverse(
+    memory: Memory, hits: Sequence[Hit], limit: int, taken: Sequence[Hit] = (), cap: int = PER_DOCUMENT
+) -> list[Hit]:
+    """The first ``limit`` of ``hits``, at most ``cap`` per file counting those ``taken`` already."""
     per_file = Counter(memory.state.section_files[sid] for sid, _ in taken)
     chosen: list[Hit] = []
     for sid, score in hits:
         if len(chosen) >= limit:
             break
         path = memory.state.section_files[sid]
-        if per_file[path] < PER_DOCUMENT:
+        if per_file[path] < cap:
             per_file[path] += 1
             chosen.append((sid, score))
     return chosen
 
 
-def _deeper(memory: Memory, query: Query, hits: Sequence[Hit], chosen: Sequence[Hit], extra: int) -> list[Hit]:
-    """``extra`` more of ``hits`` beside ``chosen``: the closest in meaning to the question first."""
+def _deeper(
+    memory: Memory, query: Query, hits: Sequence[Hit], chosen: Sequence[Hit], extra: int, max_sections: int
+) -> list[Hit]:
+    """``extra`` more of ``hits`` beside ``chosen``: the closest in meaning to the question first.  A file's
+    share of what is read stays ``PER_DOCUMENT`` of ``max_sections``, so its cap grows with the reading
+    (9 of 21): a long conversation's answer can sit in its 7th-best session."""
     if extra <= 0:
         return []
     have = {sid for sid, _ in chosen}
     rest = [h for h in hits if h[0] not in have]
-    return _diverse(memory, _by_meaning(memory, query, rest), extra, chosen)
+    cap = round(PER_DOCUMENT * (max_sections + extra) / max(max_sections, 1))
+    return _diverse(memory, _by_meaning(memory, query, rest), extra, chosen, cap)
 
 
 def _by_meaning(memory: Memory, query: Query, hits: Sequence[Hit]) -> list[Hit]:
@@ -142,7 +150,7 @@ def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None =
     else:
         first = [(sid, float(found.scores[sid])) for sid in found.part_picks]
         ranked = _diverse(memory, first + [h for h in hits if h[0] not in found.part_picks], max_sections)
-        ranked += _deeper(memory, query, hits, ranked, round(GAP_DEPTH * max_sections * found.gap))
+        ranked += _deeper(memory, query, hits, ranked, round(GAP_DEPTH * max_sections * found.gap), max_sections)
         chosen = [(sid, score, None) for sid, score in sorted(ranked, key=lambda h: -h[1])]
         targets = _targets(memory, query, chosen)
         reasoning = _reasoning(memory, targets, len(hits))

@@ -11,7 +11,7 @@ from retriever.memory.index import top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.evidence import evidence
 from retriever.pipeline.query import analyze
-from retriever.pipeline.target import GAP_DEPTH, choose, estimate_tokens
+from retriever.pipeline.target import GAP_DEPTH, PER_DOCUMENT, choose, estimate_tokens
 from retriever.text import embeddings
 
 
@@ -125,3 +125,16 @@ def test_without_the_embedding_table_the_further_sections_follow_evidence(
     read = [t.section_id for t in choose(memory, question, 10).targets]
     assert sorted(read) == sorted(sid for sid, _ in top_of(found.scores, len(read)))
     assert len(read) > 10
+
+
+def test_a_files_cap_grows_with_the_reading_in_proportion(make_tree: TreeFactory) -> None:
+    # One long document (a chat's sessions, a transcript's blocks): 6 of 10 read first, 9 of 15 with the gap's.
+    steps = "".join(f"## Invoice step {i}\n\nInvoice step {i} exports invoices.\n\n" for i in range(30))
+    memory = Memory.open(make_tree({"long.md": f"# Steps\n\n{steps}"}), Settings.from_env())
+    covered = choose(memory, analyze("invoice step exports"), 10)
+    question = analyze("invoice for my airplane journey")
+    extra = round(GAP_DEPTH * 10 * evidence(memory, question).gap)
+    partly = choose(memory, question, 10)
+    assert len(covered.targets) == PER_DOCUMENT == 6
+    assert extra == 5
+    assert len(partly.targets) == round(PER_DOCUMENT * (10 + extra) / 10) == 9
