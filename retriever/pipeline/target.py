@@ -91,9 +91,12 @@ Hit = tuple[int, float]  # (section id, fused evidence)
 def _diverse(
     memory: Memory, hits: Sequence[Hit], limit: int, taken: Sequence[Hit] = (), cap: int = PER_DOCUMENT
 ) -> list[Hit]:
-    """The first ``limit`` of ``hits``, at most ``cap`` per file counting those ``taken`` already."""
+    """The first ``limit`` of ``hits``, at most ``cap`` per file counting those ``taken`` already, while other
+    files' hits remain: the cap makes room for other files, it never leaves a place empty (a memory of one
+    long transcript reads as many of its sections as any other memory)."""
     per_file = Counter(memory.state.section_files[sid] for sid, _ in taken)
     chosen: list[Hit] = []
+    passed: list[Hit] = []
     for sid, score in hits:
         if len(chosen) >= limit:
             break
@@ -101,7 +104,9 @@ def _diverse(
         if per_file[path] < cap:
             per_file[path] += 1
             chosen.append((sid, score))
-    return chosen
+        else:
+            passed.append((sid, score))
+    return chosen + passed[: limit - len(chosen)]
 
 
 def _deeper(

@@ -39,7 +39,7 @@ def test_reason_names_the_matched_words_and_where(memory: Memory) -> None:
     assert target.reason == ('Heading "Billing Migration" matches billing, migration (2 of 3 query terms).')
 
 
-def test_at_most_six_sections_of_one_document_are_read(make_tree: TreeFactory) -> None:
+def test_another_files_match_is_read_before_a_long_documents_seventh_section(make_tree: TreeFactory) -> None:
     body = "\n".join(f"## Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(8))
     memory = Memory.open(
         make_tree(
@@ -50,9 +50,10 @@ def test_at_most_six_sections_of_one_document_are_read(make_tree: TreeFactory) -
         ),
         Settings.from_env(),
     )
-    targets = choose(memory, analyze("invoice step exports"), 10).targets
-    assert sum(t.rel_path == "a.md" for t in targets) == 6
-    assert "b.md" in {t.rel_path for t in targets}
+    read = [t.rel_path for t in choose(memory, analyze("invoice step exports"), 7).targets]
+    assert sorted(read) == ["a.md"] * 6 + ["b.md"]  # not a.md's 7th section, which scores higher
+    everything = [t.rel_path for t in choose(memory, analyze("invoice step exports"), 10).targets]
+    assert sorted(everything) == ["a.md"] * 9 + ["b.md"]  # then a.md's others fill the places left
 
 
 def test_no_matching_term_means_no_targets_and_strategy_none(memory: Memory) -> None:
@@ -127,14 +128,26 @@ def test_without_the_embedding_table_the_further_sections_follow_evidence(
     assert len(read) > 10
 
 
-def test_a_files_cap_grows_with_the_reading_in_proportion(make_tree: TreeFactory) -> None:
-    # One long document (a chat's sessions, a transcript's blocks): 6 of 10 read first, 9 of 15 with the gap's.
+def _long_document(notes: int) -> dict[str, str]:
+    """A document of 30 sections that match "invoice step exports" (a chat's sessions, a transcript's
+    blocks), beside ``notes`` one-section files that say "invoice" once."""
     steps = "".join(f"## Invoice step {i}\n\nInvoice step {i} exports invoices.\n\n" for i in range(30))
-    memory = Memory.open(make_tree({"long.md": f"# Steps\n\n{steps}"}), Settings.from_env())
-    covered = choose(memory, analyze("invoice step exports"), 10)
+    files = {f"note{i}.md": f"# Note {i}\n\nKeep the invoice for the trip.\n" for i in range(notes)}
+    return {"long.md": f"# Steps\n\n{steps}", **files}
+
+
+def test_a_files_cap_makes_room_for_other_files_and_grows_with_the_reading(make_tree: TreeFactory) -> None:
+    memory = Memory.open(make_tree(_long_document(notes=20)), Settings.from_env())
+    covered = [t.rel_path for t in choose(memory, analyze("invoice step exports"), 10).targets]
     question = analyze("invoice for my airplane journey")
     extra = round(GAP_DEPTH * 10 * evidence(memory, question).gap)
-    partly = choose(memory, question, 10)
-    assert len(covered.targets) == PER_DOCUMENT == 6
-    assert extra == 5
-    assert len(partly.targets) == round(PER_DOCUMENT * (10 + extra) / 10) == 9
+    partly = [t.rel_path for t in choose(memory, question, 10).targets]
+    assert (covered.count("long.md"), len(covered)) == (PER_DOCUMENT, 10) == (6, 10)
+    assert (partly.count("long.md"), len(partly)) == (round(PER_DOCUMENT * (10 + extra) / 10), 10 + extra) == (9, 15)
+
+
+def test_a_memory_of_one_long_document_reads_as_many_sections_as_any_other(make_tree: TreeFactory) -> None:
+    # The cap makes room for other files; with none to make room for, it leaves no place empty.
+    memory = Memory.open(make_tree(_long_document(notes=0)), Settings.from_env())
+    assert len(choose(memory, analyze("invoice step exports"), 10).targets) == 10
+    assert len(choose(memory, analyze("invoice for my airplane journey"), 10).targets) == 15
