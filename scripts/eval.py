@@ -12,7 +12,9 @@ reported side by side with two plain rank-bm25 baselines answered in the same ru
 sections, and over whole files): a ranking change counts only if it holds on both files.
 The repository's own held-out handbook questions (``eval/handbook_heldout_queries.jsonl``) run too when
 the handbooks are under ``--corpus``, and so do its 102 questions over three multi-session chats
-(``eval/conversation_queries.jsonl``, corpus bundled in ``eval/conversations/``), 36 of them unanswerable.
+(``eval/conversation_queries.jsonl``, corpus bundled in ``eval/conversations/``), 36 of them unanswerable;
+those run again with each chat as a memory of its own (one file, as a long-conversation benchmark converts each
+conversation), where reading is not shared among files.
 Every file also reports ``answerable_auc``: how well each system's confidence separates answerable
 questions from unanswerable ones; where some unanswerable questions are speaker swaps (one person's event
 asked of the other), ``answerable_auc_swapped`` rates the system on those alone.
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -39,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # eval_systems, when this file is loaded by path
 
 import numpy as np
-from eval_systems import Answer, System, baseline_system, load_queries, retriever_system
+from eval_systems import Answer, System, baseline_system, corpus_root, load_queries, retriever_system
 from fit_confidence import auc  # the labelled set's AUC, the same measure
 
 from retriever.text.markup import normalize_heading
@@ -56,6 +59,7 @@ SWAPPED = "speaker swapped"  # the note on an unanswerable chat question that as
 # the retriever (eval/README.md): kept out of tuning, so they say how the ranking generalises.
 HELDOUT_QUERIES = REPO / "eval" / "handbook_heldout_queries.jsonl"
 CONVERSATION_QUERIES = REPO / "eval" / "conversation_queries.jsonl"
+ONE_CHAT = "conversation_queries.jsonl, one chat a memory"
 
 
 def _same(hit: tuple[str, str | None], gold: dict) -> bool:
@@ -200,6 +204,13 @@ def evaluate(path: Path, args: argparse.Namespace, state: Path) -> dict[str, dic
     if not queries:
         print(f"## {path.name}: no questions for the corpora under {args.corpus}\n")
         return {}
+    return evaluate_queries(path.name, queries, args, state)
+
+
+def evaluate_queries(
+    name: str, queries: Sequence[dict], args: argparse.Namespace, state: Path
+) -> dict[str, dict[str, float]]:
+    """``evaluate`` for questions already loaded, reported under ``name``."""
     counts: dict[str, int] = defaultdict(int)
     for q in queries:
         counts[q["kind"]] += 1
@@ -210,13 +221,38 @@ def evaluate(path: Path, args: argparse.Namespace, state: Path) -> dict[str, dic
         metrics = score(queries, answers)
         overall[title] = metrics.get("all", {})
         if title.startswith("retriever"):
-            print(table(f"{path.name}: {title}, per kind", metrics, counts), end="\n\n")
+            print(table(f"{name}: {title}, per kind", metrics, counts), end="\n\n")
             if args.llm:
                 print(_llm_summary(answers), end="\n\n")
             if args.details:
                 _details(queries, answers)
-    print(side_by_side(f"{path.name}: {counts['all']} questions, same run", overall), end="\n\n")
+    print(side_by_side(f"{name}: {counts['all']} questions, same run", overall), end="\n\n")
     return overall
+
+
+def one_chat_memories(args: argparse.Namespace, state: Path) -> dict[str, dict[str, float]]:
+    """The chat questions, each asked of its own chat as a memory of one file (as a long-conversation
+    benchmark converts each conversation): where a cap on the sections read per file would starve it."""
+    queries = load_queries(CONVERSATION_QUERIES, args.corpus)
+    root = state / "one-chat-memories"
+    asked = []
+    for q in queries:
+        name = chat_file(q)
+        folder = root / Path(name).stem
+        if not folder.is_dir():
+            folder.mkdir(parents=True)
+            shutil.copy(corpus_root(args.corpus, q["corpus"]) / name, folder / name)
+        asked.append({**q, "corpus": folder.name})
+    alone = argparse.Namespace(**{**vars(args), "corpus": root})
+    return evaluate_queries(ONE_CHAT, asked, alone, state) if asked else {}
+
+
+def chat_file(question: dict) -> str:
+    """The chat a question is about: its gold file, or for an unanswerable one the file its id names
+    ("conv-maya-and-tom-020" → "maya-and-tom.md")."""
+    if question["gold"]:
+        return str(question["gold"][0]["path"])
+    return question["id"].removeprefix("conv-").rsplit("-", 1)[0] + ".md"
 
 
 def _problem(args: argparse.Namespace) -> str | None:
@@ -287,6 +323,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"error: {path} is not a question file of the README's format ({exc!r:.120}); fix or drop it.",
                       file=sys.stderr)
                 return 2
+        if CONVERSATION_QUERIES in args.queries:
+            alone = one_chat_memories(args, Path(state))
+            if alone:
+                summary[ONE_CHAT] = alone
     if len(summary) > 1:
         print(_holds_on_both(summary))
     return 0

@@ -74,6 +74,9 @@ def test_without_queries_both_question_files_run_beside_both_baselines(tmp_path:
     assert "| absent_not_comprehensive | 1.000 | 0.000 | 0.000 |" in out
     assert "| lowinfo_skipped | 1.000 | 0.000 | 0.000 |" in out
     assert "| answerable_auc |" in out  # one answerable and one unanswerable question: every system is rated
+    # The bundled chats' questions run too, and again with each chat as a memory of its own.
+    assert "## conversation_queries.jsonl: 102 questions, same run" in out
+    assert "## conversation_queries.jsonl, one chat a memory: 102 questions, same run" in out
 
 
 def test_queries_option_runs_only_the_files_given(tmp_path: Path) -> None:
@@ -182,3 +185,13 @@ def test_answerable_auc_with_a_note_counts_only_the_unanswerable_questions_that_
     assert script.answerable_auc(queries, answers, script.SWAPPED) == 1.0
     assert script.score(queries, answers)["all"]["answerable_auc_swapped"] == 1.0
     assert "answerable_auc_swapped" not in script.score(queries[::2], answers[::2])["all"]
+
+
+def test_a_chat_question_is_asked_of_its_gold_file_or_the_chat_its_id_names() -> None:
+    script: Any = _script()
+    answerable = {"id": "conv-maya-and-tom-001", "gold": [{"path": "maya-and-tom.md", "heading": "Session 3"}]}
+    assert script.chat_file(answerable) == "maya-and-tom.md"
+    assert script.chat_file({"id": "conv-priya-and-lena-020", "gold": []}) == "priya-and-lena.md"
+    rows = [json.loads(line) for line in (REPO / "eval" / "conversation_queries.jsonl").open(encoding="utf-8")]
+    chats = {path.name for path in (REPO / "eval" / "conversations" / "chat-logs").glob("*.md")}
+    assert {script.chat_file(row) for row in rows} == chats
