@@ -81,12 +81,20 @@ def test_a_weak_match_is_still_read_and_ranks_below_the_strong_one(make_tree: Tr
     assert targets[0].score > 3 * targets[1].score
 
 
+def _steps(trip: bool = False) -> dict[str, str]:
+    """30 files that match "invoice step exports"; with ``trip``, a travel page that says "invoice" once, in its
+    text only (far down in evidence for "invoice for my airplane journey", first in meaning)."""
+    files = {f"step{i}.md": f"# Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(30)}
+    if trip:
+        files["trip.md"] = "# Flights\n\nBook flights, hotels and airport taxis for the trip; keep the invoice.\n"
+    return files
+
+
 def test_a_question_its_words_only_partly_cover_reads_up_to_half_as_many_sections_again(
     make_tree: TreeFactory,
 ) -> None:
     # Phase 1's order is least sure where the words leave part of the question out: read deeper there.
-    files = {f"step{i}.md": f"# Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(30)}
-    memory = Memory.open(make_tree(files), Settings.from_env())
+    memory = Memory.open(make_tree(_steps()), Settings.from_env())
     covered = choose(memory, analyze("invoice step exports"), 10)
     partly = choose(memory, analyze("invoice step exports to the quokka ledger"), 10)
     gap = evidence(memory, analyze("invoice step exports to the quokka ledger")).gap
@@ -98,12 +106,9 @@ def test_a_question_its_words_only_partly_cover_reads_up_to_half_as_many_section
 def test_the_further_sections_a_partly_covered_question_reads_are_the_closest_in_meaning(
     make_tree: TreeFactory,
 ) -> None:
-    # Evidence chose the first ten; the rest of the gap's reading goes by meaning, so the trip page
-    # (one query word, in its text only: far down in evidence) is read for "airplane journey" before
-    # more invoice steps.
-    files = {f"step{i}.md": f"# Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(30)}
-    files["trip.md"] = "# Flights\n\nBook flights, hotels and airport taxis for the trip; keep the invoice.\n"
-    memory = Memory.open(make_tree(files), Settings.from_env())
+    # Evidence chose the first ten; the rest of the gap's reading goes by meaning, so the trip page is read
+    # for "airplane journey" before more invoice steps.
+    memory = Memory.open(make_tree(_steps(trip=True)), Settings.from_env())
     question = analyze("invoice for my airplane journey")
     found = evidence(memory, question)
     by_evidence = [memory.section(sid)[0].rel_path for sid, _ in top_of(found.scores, 50)]
@@ -118,9 +123,7 @@ def test_without_the_embedding_table_the_further_sections_follow_evidence(
     make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(embeddings, "_loaded", [None])  # the table could not be read: words alone
-    files = {f"step{i}.md": f"# Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(30)}
-    files["trip.md"] = "# Flights\n\nBook flights, hotels and airport taxis for the trip; keep the invoice.\n"
-    memory = Memory.open(make_tree(files), Settings.from_env())
+    memory = Memory.open(make_tree(_steps(trip=True)), Settings.from_env())
     question = analyze("invoice for my airplane journey")
     found = evidence(memory, question)
     read = [t.section_id for t in choose(memory, question, 10).targets]
