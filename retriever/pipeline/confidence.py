@@ -44,8 +44,6 @@ from retriever.pipeline.target import section_terms
 from retriever.text import analyzer
 
 AGREE_FACTS = 5  # first facts the statement-level signals look at
-# Two people's turns must be a transcript's share of the statements read (``speakers.TRANSCRIPT_SHARE``).
-DIALOGUE_SHARE = TRANSCRIPT_SHARE
 SPEAKER = "speaker_agreement"  # the one feature read only in conversations; not part of the words' evidence
 READ_SECTIONS = 3  # best sections whose query words are looked at
 # An estimate's digits: the rest are the last bits of float sums (where a conversation's words count for
@@ -115,14 +113,14 @@ def signals(
 
 def _dialogue(candidates: Sequence[Candidate], facts: Sequence[Fact]) -> bool:
     """Whether the best fact comes from a conversation between two people: exactly two speakers take
-    at least ``MIN_TURNS`` of the turns read from its document, and at least ``DIALOGUE_SHARE`` of all
-    the statements read from it (a page of "What:" and "How:" lines is not a conversation)."""
+    at least ``MIN_TURNS`` of the turns read from its document, and at least ``speakers.TRANSCRIPT_SHARE``
+    of all the statements read from it (a page of "What:" and "How:" lines is not a conversation)."""
     if not facts:
         return False
     read = [c.speaker for c in candidates if c.target.rel_path == facts[0].rel_path]
     turns = Counter(speaker for speaker in read if speaker)
     two = [n for n in turns.values() if n >= MIN_TURNS]
-    return len(two) == 2 and sum(two) >= DIALOGUE_SHARE * len(read)
+    return len(two) == 2 and sum(two) >= TRANSCRIPT_SHARE * len(read)
 
 
 def _known_weight(s: Signals) -> float:

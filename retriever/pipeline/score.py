@@ -19,8 +19,8 @@ A question naming a speaker of the statements' turns ("What did Grad B say …")
 label's words only for the turns that speaker opens (``speakers``), and the statements of a transcript
 where that speaker takes no turn keep ``silent_speaker`` of their rank (``speakers.silent``).  A
 question that asks for an amount or a time ("How long is each slot?") ranks the statements that hold
-one ``typed_bonus`` higher (``expected``): the answer, not the introduction that only names the topic.  Both change the
-order only; the answerability evidence stays the words'.
+one ``typed_bonus`` higher (``expected``): the answer, not the introduction that only names the topic.
+Both change the order only; the answerability evidence stays the words'.
 
 Meaning.  Where the read sections leave part of the weight of the question's topic words uncovered
 (``gap`` = 1 − their best coverage, as ``evidence.coverage_gap`` counts it), a statement's cosine
