@@ -12,8 +12,9 @@ reported side by side with two plain rank-bm25 baselines answered in the same ru
 sections, and over whole files): a ranking change counts only if it holds on both files.
 The repository's own held-out handbook questions (``eval/handbook_heldout_queries.jsonl``) run too when
 the handbooks are under ``--corpus``, and so do its 102 questions over three multi-session chats
-(``eval/conversation_queries.jsonl``, corpus bundled in ``eval/conversations/``), 36 of them unanswerable;
-those run again with each chat as a memory of its own (one file, as a long-conversation benchmark converts each
+(``eval/conversation_queries.jsonl``, corpus bundled in ``eval/conversations/``), 36 of them unanswerable,
+and the questions over two chats of 28 sessions (``eval/long_conversation_queries.jsonl``); both files
+run again with each chat as a memory of its own (one file, as a long-conversation benchmark converts each
 conversation), where reading is not shared among files.
 Every file also reports ``answerable_auc``: how well each system's confidence separates answerable
 questions from unanswerable ones; where some unanswerable questions are speaker swaps (one person's event
@@ -58,8 +59,10 @@ SWAPPED = "speaker swapped"  # the note on an unanswerable chat question that as
 # 90 further handbook questions written for this repository by reading the handbooks, never by running
 # the retriever (eval/README.md): kept out of tuning, so they say how the ranking generalises.
 HELDOUT_QUERIES = REPO / "eval" / "handbook_heldout_queries.jsonl"
-CONVERSATION_QUERIES = REPO / "eval" / "conversation_queries.jsonl"
-ONE_CHAT = "conversation_queries.jsonl, one chat a memory"
+# Chats between two people (eval/conversations/): twelve sessions each, and 28 (the long-conversation
+# benchmark's length) in the long ones.
+CONVERSATION_FILES = (REPO / "eval" / "conversation_queries.jsonl", REPO / "eval" / "long_conversation_queries.jsonl")
+ONE_CHAT = ", one chat a memory"  # the suffix of a chat file's name in the view that asks each chat alone
 
 
 def _same(hit: tuple[str, str | None], gold: dict) -> bool:
@@ -230,11 +233,11 @@ def evaluate_queries(
     return overall
 
 
-def one_chat_memories(args: argparse.Namespace, state: Path) -> dict[str, dict[str, float]]:
-    """The chat questions, each asked of its own chat as a memory of one file (as a long-conversation
+def one_chat_memories(path: Path, args: argparse.Namespace, state: Path) -> dict[str, dict[str, float]]:
+    """The chat questions of ``path``, each asked of its own chat as a memory of one file (as a long-conversation
     benchmark converts each conversation): where a cap on the sections read per file would starve it."""
-    queries = load_queries(CONVERSATION_QUERIES, args.corpus)
-    root = state / "one-chat-memories"
+    queries = load_queries(path, args.corpus)
+    root = state / "one-chat-memories" / path.stem
     asked = []
     for q in queries:
         name = chat_file(q)
@@ -244,7 +247,7 @@ def one_chat_memories(args: argparse.Namespace, state: Path) -> dict[str, dict[s
             shutil.copy(corpus_root(args.corpus, q["corpus"]) / name, folder / name)
         asked.append({**q, "corpus": folder.name})
     alone = argparse.Namespace(**{**vars(args), "corpus": root})
-    return evaluate_queries(ONE_CHAT, asked, alone, state) if asked else {}
+    return evaluate_queries(path.name + ONE_CHAT, asked, alone, state) if asked else {}
 
 
 def chat_file(question: dict) -> str:
@@ -303,8 +306,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         args.queries = [shared / name for name in QUESTION_FILES]
         if args.corpus.is_dir() and load_queries(HELDOUT_QUERIES, args.corpus):  # its handbooks are here
             args.queries.append(HELDOUT_QUERIES)
-        if CONVERSATION_QUERIES.is_file():
-            args.queries.append(CONVERSATION_QUERIES)
+        args.queries.extend(path for path in CONVERSATION_FILES if path.is_file())
     return args
 
 
@@ -323,10 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"error: {path} is not a question file of the README's format ({exc!r:.120}); fix or drop it.",
                       file=sys.stderr)
                 return 2
-        if CONVERSATION_QUERIES in args.queries:
-            alone = one_chat_memories(args, Path(state))
+        for path in (p for p in CONVERSATION_FILES if p in args.queries):
+            alone = one_chat_memories(path, args, Path(state))
             if alone:
-                summary[ONE_CHAT] = alone
+                summary[path.name + ONE_CHAT] = alone
     if len(summary) > 1:
         print(_holds_on_both(summary))
     return 0

@@ -77,6 +77,7 @@ def test_without_queries_both_question_files_run_beside_both_baselines(tmp_path:
     # The bundled chats' questions run too, and again with each chat as a memory of its own.
     assert "## conversation_queries.jsonl: 102 questions, same run" in out
     assert "## conversation_queries.jsonl, one chat a memory: 102 questions, same run" in out
+    assert "## long_conversation_queries.jsonl, one chat a memory: 88 questions, same run" in out
 
 
 def test_queries_option_runs_only_the_files_given(tmp_path: Path) -> None:
@@ -139,6 +140,7 @@ def test_every_held_out_gold_section_is_a_heading_of_its_handbook() -> None:
     ("questions", "folder", "count"),
     [
         ("conversation_queries.jsonl", "conversations", 102),
+        ("long_conversation_queries.jsonl", "conversations", 88),
         ("chats-for-fitting/questions.jsonl", "chats-for-fitting", 350),
     ],
 )
@@ -192,6 +194,8 @@ def test_a_chat_question_is_asked_of_its_gold_file_or_the_chat_its_id_names() ->
     answerable = {"id": "conv-maya-and-tom-001", "gold": [{"path": "maya-and-tom.md", "heading": "Session 3"}]}
     assert script.chat_file(answerable) == "maya-and-tom.md"
     assert script.chat_file({"id": "conv-priya-and-lena-020", "gold": []}) == "priya-and-lena.md"
-    rows = [json.loads(line) for line in (REPO / "eval" / "conversation_queries.jsonl").open(encoding="utf-8")]
-    chats = {path.name for path in (REPO / "eval" / "conversations" / "chat-logs").glob("*.md")}
-    assert {script.chat_file(row) for row in rows} == chats
+    chat_files = (("conversation_queries.jsonl", "chat-logs"), ("long_conversation_queries.jsonl", "long-chats"))
+    for questions, folder in chat_files:
+        rows = [json.loads(line) for line in (REPO / "eval" / questions).open(encoding="utf-8")]
+        chats = {path.name for path in (REPO / "eval" / "conversations" / folder).glob("*.md")}
+        assert {script.chat_file(row) for row in rows} == chats
