@@ -250,22 +250,22 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-10.5359,
+    intercept=-10.4574,
     weights={
-        "known_weight": 0.9521,
-        "best_section_coverage": 3.4495,
-        "matched_mass": 2.664,
-        "fact_coverage": 1.5204,
-        "top_fact": 1.2903,
-        "fact_concentration": 1.4319,
-        "speaker_agreement": 2.7637,
+        "known_weight": 0.8994,
+        "best_section_coverage": 3.1304,
+        "matched_mass": 2.6175,
+        "fact_coverage": 1.813,
+        "top_fact": 1.3323,
+        "fact_concentration": 1.2741,
+        "speaker_agreement": 2.8842,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    dialogue_scale=0.3452,
-    dialogue_centre=0.6881,
-    dialogue_shift=-0.9097,
-    heldout_auc=0.824,
-    heldout_ece=0.04,
+    dialogue_scale=0.3724,
+    dialogue_centre=0.7406,
+    dialogue_shift=-0.9804,
+    heldout_auc=0.827,
+    heldout_ece=0.039,
     rows=1318,
 )
 # END MODEL

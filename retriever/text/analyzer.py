@@ -5,7 +5,8 @@ Contract: ``terms(text)`` returns the index terms of ``text`` in order, with rep
 - Identifiers stay findable: ``DEC-0054``, ``v4.2.1``, ``olena@brightwave.io`` and
   ``follow_up`` are kept whole *and* split into their parts, so a query for either matches.
 - Stop words (English and Ukrainian) are dropped; plain words are stemmed (Snowball English
-  for Latin script, a light suffix stripper for Cyrillic), so "approval" meets "approve".
+  for Latin script, a light suffix stripper for Cyrillic), so "approval" meets "approve"; irregular
+  verb forms take their base form first (``inflections``), so "met" meets "meet".
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
+from retriever.text.inflections import BASE_FORMS
 from retriever.text.stopwords import WORDS as STOP_WORDS
 
 # Emails first, then words joined by inner punctuation (hyphen, dot, slash, apostrophe).
@@ -104,9 +106,10 @@ def normalize(text: str) -> str:
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """The stem of one lower-case word; words of other scripts come back unchanged."""
+    """The stem of one lower-case word (an irregular verb form's base form's: ``inflections``); words of
+    other scripts come back unchanged."""
     if _LATIN.match(word):
-        return str(_english.stemWord(word))
+        return str(_english.stemWord(BASE_FORMS.get(word, word)))
     if _CYRILLIC.match(word):
         return _stem_ukrainian(word)
     return word

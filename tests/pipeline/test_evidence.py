@@ -74,7 +74,7 @@ def test_each_part_of_a_many_part_question_gets_its_best_sections_read(make_tree
     )
     memory = Memory.open(root, Settings.from_env())
     query = analyze("How do I get approval for a paid conference, and how far ahead do I need to ask?")
-    assert query.parts == (("approv", "paid", "confer"), ("far", "ahead", "ask"))
+    assert query.parts == (("approv", "pay", "confer"), ("far", "ahead", "ask"))
     found = evidence(memory, query)
     assert [_heading_of(memory, sid)[0] for sid in found.part_picks[-2:]][-1] == "deadlines.md"
     targets = choose(memory, query, max_sections=3).targets

@@ -13,12 +13,26 @@ from hypothesis import strategies as st
 
 from retriever.text import analyzer
 from retriever.text.analyzer import normalize, raw_words, stem, terms
+from retriever.text.inflections import BASE_FORMS
+from retriever.text.stopwords import FRAMING, WORDS
 
 
 def test_approval_and_approve_meet_on_one_stem() -> None:
     assert terms("approval") == ["approv"]
     assert terms("approve") == ["approv"]
     assert terms("approved approvals approving") == ["approv", "approv", "approv"]
+
+
+def test_irregular_past_forms_meet_their_base_form() -> None:
+    assert terms("Where did Kwame meet Morven?") == ["kwame", "meet", "morven"]
+    assert terms("someone I met at the wall") == ["meet", "wall"]
+    assert terms("I bought a canoe; we ran; she has flown") == terms("buy a canoe; we run; she has fly")
+
+
+def test_ambiguous_forms_and_forms_of_framing_verbs_keep_their_own_stem() -> None:
+    assert terms("left side, felt hat, saw blade") == ["left", "side", "felt", "hat", "saw", "blade"]
+    assert "give" not in terms("she gave it")  # "give me…" frames a question: its forms join nothing
+    assert set(BASE_FORMS.values()).isdisjoint(FRAMING | WORDS)
 
 
 def test_english_stop_words_are_dropped() -> None:
