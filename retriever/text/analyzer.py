@@ -106,8 +106,8 @@ def normalize(text: str) -> str:
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """The stem of one lower-case word (an irregular verb form's base form's: ``inflections``); words of
-    other scripts come back unchanged."""
+    """The stem of one lower-case word, taken of its base form where it is an irregular verb form
+    (``inflections``: "met" → "meet"); words of other scripts come back unchanged."""
     if _LATIN.match(word):
         return str(_english.stemWord(BASE_FORMS.get(word, word)))
     if _CYRILLIC.match(word):

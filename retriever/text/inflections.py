@@ -10,7 +10,9 @@ Left out, as data too:
 - forms that are also common words of another meaning (``AMBIGUOUS``: "left" the side, "felt" the
   cloth, "saw" the tool, "found" a company), which would join unrelated topics;
 - forms of verbs that are stop words or question-framing words ("got", "told", "made", "gave":
-  ``stopwords``), which say how a question is asked, not what it is about.
+  ``stopwords``), which say how a question is asked, not what it is about;
+- forms of reporting verbs (``REPORTING``: "said", "thought"): in a transcript every turn is someone
+  saying or thinking something, so "What did Grad B say…" would match every turn that reports speech.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ hide hid hidden; fight fought; mean meant; hear heard; understand understood; st
 sleep slept; swim swam swum; sing sang sung; drink drank drunk; speak spoke spoken; become became;
 come came; feel felt; fall fell fallen; ride rode ridden; see saw seen; draw drew drawn; leave left
 """
-AMBIGUOUS = frozenset({"left", "felt", "saw", "found"})
-REPORTING = frozenset({"say", "think"})
+AMBIGUOUS = frozenset({"left", "felt", "saw", "found"})  # forms kept as they are
+REPORTING = frozenset({"say", "think"})  # verbs whose forms are kept as they are
 
 
 def _base_forms() -> dict[str, str]:
