@@ -141,7 +141,7 @@ def test_every_held_out_gold_section_is_a_heading_of_its_handbook() -> None:
     [
         ("conversation_queries.jsonl", "conversations", 102),
         ("long_conversation_queries.jsonl", "conversations", 88),
-        ("chats-for-fitting/questions.jsonl", "chats-for-fitting", 350),
+        ("chats-for-fitting/questions.jsonl", "chats-for-fitting", 430),
     ],
 )
 def test_every_chat_gold_section_is_a_session_of_its_chat(questions: str, folder: str, count: int) -> None:

@@ -250,7 +250,7 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-10.4574,
+    intercept=-10.1948,
     weights={
         "known_weight": 0.8994,
         "best_section_coverage": 3.1304,
@@ -258,15 +258,15 @@ MODEL = Model(
         "fact_coverage": 1.813,
         "top_fact": 1.3323,
         "fact_concentration": 1.2741,
-        "speaker_agreement": 2.8842,
+        "speaker_agreement": 2.6217,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    dialogue_scale=0.3724,
-    dialogue_centre=0.7406,
-    dialogue_shift=-0.9804,
-    heldout_auc=0.827,
-    heldout_ece=0.039,
-    rows=1318,
+    dialogue_scale=0.3479,
+    dialogue_centre=0.902,
+    dialogue_shift=-0.9883,
+    heldout_auc=0.819,
+    heldout_ece=0.043,
+    rows=1398,
 )
 # END MODEL
 
