@@ -59,6 +59,7 @@ class Evidence:
     scores: FloatArray
     part_picks: tuple[int, ...] = ()
     gap: float = 0.0  # the share of the question's topic words' weight the strongest sections leave uncovered
+    meaning: FloatArray | None = None  # the question's vector, where a gap asked for it and the index has vectors
 
 
 def evidence(memory: Memory, query: Query) -> Evidence:
@@ -72,7 +73,14 @@ def evidence(memory: Memory, query: Query) -> Evidence:
         scores = np.maximum(scores, part_scores)
     strongest = [sid for sid, _ in top_of(scores, GAP_SECTIONS)]
     gap = coverage_gap(memory, query, strongest) if strongest else 0.0
-    return Evidence(with_meaning(memory, query, scores, gap), tuple(picks), gap)
+    vector = question_vector(memory, query) if gap > 0 and len(scores) and scores.max() > 0 else None
+    return Evidence(with_meaning(memory, scores, gap, vector), tuple(picks), gap, vector)
+
+
+def question_vector(memory: Memory, query: Query) -> FloatArray | None:
+    """The question's meaning vector; None where the index holds no vectors (the table is missing)."""
+    vector = memory.index.meaning([query.text])[0]
+    return vector if memory.index.cosine_spread(vector) is not None else None
 
 
 def coverage_gap(memory: Memory, query: Query, section_ids: Sequence[int]) -> float:
@@ -87,15 +95,16 @@ def coverage_gap(memory: Memory, query: Query, section_ids: Sequence[int]) -> fl
     return 1.0 - max(covered, default=0.0)
 
 
-def with_meaning(memory: Memory, query: Query, scores: FloatArray, gap: float, pool: int = POOL) -> FloatArray:
-    """``scores`` plus meaning, in proportion to the coverage ``gap`` (see the module docstring), for the
-    sections that can reach the ``pool`` best with it."""
-    if not len(scores) or scores.max() <= 0:
+def with_meaning(
+    memory: Memory, scores: FloatArray, gap: float, vector: FloatArray | None, pool: int = POOL
+) -> FloatArray:
+    """``scores`` plus meaning (the question's ``vector``), in proportion to the coverage ``gap`` (see the
+    module docstring), for the sections that can reach the ``pool`` best with it."""
+    if vector is None or gap <= 0 or not len(scores) or scores.max() <= 0:
         return scores
-    reach = reachable(scores, pool, MEANING_WEIGHT * gap) if gap > 0 else None
-    vector = memory.index.meaning([query.text])[0] if reach is not None else None
-    spread = memory.index.cosine_spread(vector) if vector is not None else None
-    if reach is None or vector is None or spread is None or spread[1] <= 0:
+    reach = reachable(scores, pool, MEANING_WEIGHT * gap)
+    spread = memory.index.cosine_spread(vector)
+    if spread is None or spread[1] <= 0:
         return scores
     z = np.maximum(memory.index.cosines_at(vector, reach) - np.float32(spread[0]), 0.0) / np.float32(spread[1])
     if not len(z) or z.max() <= 0:

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from retriever.memory.fields import FIELDS, section_fields
-from retriever.memory.index import top_of
+from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
-from retriever.pipeline.evidence import POOL, evidence
+from retriever.pipeline.evidence import POOL, Evidence, evidence
 from retriever.pipeline.query import Query, best_coverage, weights
 from retriever.pipeline.results import Phase1, Strategy, Target
 from retriever.text import analyzer
@@ -110,28 +110,27 @@ def _diverse(
 
 
 def _deeper(
-    memory: Memory, query: Query, hits: Sequence[Hit], chosen: Sequence[Hit], extra: int, max_sections: int
+    memory: Memory, found: Evidence, hits: Sequence[Hit], chosen: Sequence[Hit], max_sections: int
 ) -> list[Hit]:
-    """``extra`` more of ``hits`` beside ``chosen``: the closest in meaning to the question first.  A file's
-    share of what is read stays ``PER_DOCUMENT`` of ``max_sections``, so its cap grows with the reading
-    (9 of 21): a long conversation's answer can sit in its 7th-best session."""
+    """Up to ``GAP_DEPTH`` · ``max_sections`` · gap more of ``hits`` beside ``chosen``: the closest in meaning
+    to the question first.  A file's share of what is read stays ``PER_DOCUMENT`` of ``max_sections``, so its
+    cap grows with the reading (9 of 21): a long conversation's answer can sit in its 7th-best session."""
+    extra = round(GAP_DEPTH * max_sections * found.gap)
     if extra <= 0:
         return []
     have = {sid for sid, _ in chosen}
     rest = [h for h in hits if h[0] not in have]
     cap = round(PER_DOCUMENT * (max_sections + extra) / max(max_sections, 1))
-    return _diverse(memory, _by_meaning(memory, query, rest), extra, chosen, cap)
+    return _diverse(memory, _by_meaning(memory, found.meaning, rest), extra, chosen, cap)
 
 
-def _by_meaning(memory: Memory, query: Query, hits: Sequence[Hit]) -> list[Hit]:
-    """``hits`` by their cosine with the question's meaning vector, closest first (ties, and a memory
+def _by_meaning(memory: Memory, vector: FloatArray | None, hits: Sequence[Hit]) -> list[Hit]:
+    """``hits`` by their cosine with the question's meaning ``vector``, closest first (ties, and a memory
     without vectors, keep evidence order)."""
-    index = memory.index
-    vector = index.meaning([query.text])[0]
-    if not hits or index.cosine_spread(vector) is None:  # no vectors: the table is missing
+    if not hits or vector is None:  # no vectors: the table is missing
         return list(hits)
     ids = np.array(sorted(sid for sid, _ in hits), dtype=np.int64)
-    closeness = dict(zip(ids.tolist(), index.cosines_at(vector, ids).tolist(), strict=True))
+    closeness = dict(zip(ids.tolist(), memory.index.cosines_at(vector, ids).tolist(), strict=True))
     return sorted(hits, key=lambda h: -closeness[h[0]])
 
 
@@ -155,7 +154,7 @@ def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None =
     else:
         first = [(sid, float(found.scores[sid])) for sid in found.part_picks]
         ranked = _diverse(memory, first + [h for h in hits if h[0] not in found.part_picks], max_sections)
-        ranked += _deeper(memory, query, hits, ranked, round(GAP_DEPTH * max_sections * found.gap), max_sections)
+        ranked += _deeper(memory, found, hits, ranked, max_sections)
         chosen = [(sid, score, None) for sid, score in sorted(ranked, key=lambda h: -h[1])]
         targets = _targets(memory, query, chosen)
         reasoning = _reasoning(memory, targets, len(hits))
