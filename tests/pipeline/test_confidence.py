@@ -333,6 +333,27 @@ def test_crying_out_at_the_others_news_does_not_make_it_ones_own(make_tree: Tree
     assert confidence.features_of(retriever.memory, swapped)["speaker_agreement"] < 0.5
 
 
+def test_the_others_exclamation_at_ones_news_tells_of_ones_own_life(make_tree: TreeFactory) -> None:
+    chat = _chat(
+        "Ruth: I started at the new clinic on Monday.",
+        "Ruth: There is a ginger tom called Biscuit who lives in the office there.",
+        "Kwame: A clinic cat!",
+        "Kwame: I'm repainting the hall this weekend.",
+        "Ruth: Which colour?",
+        "Kwame: Sage green.",
+    )
+    retriever = Retriever(make_tree({"chat.md": chat}))
+    own, swapped = (
+        retriever.retrieve(q).run
+        for q in ("What is the name of Ruth's clinic cat?", "What is the name of Kwame's clinic cat?")
+    )
+
+    # The exclamation holds the question's words best, but Kwame said it.
+    assert own.retrieval and any(f.statement.endswith("Kwame: A clinic cat!") for f in own.retrieval.facts[:5])
+    assert confidence.features_of(retriever.memory, own)["speaker_agreement"] == 1.0
+    assert confidence.features_of(retriever.memory, swapped)["speaker_agreement"] < 0.5
+
+
 def test_a_chat_asked_what_it_never_speaks_of_is_less_answerable_than_asked_its_own_events(
     make_tree: TreeFactory,
 ) -> None:
