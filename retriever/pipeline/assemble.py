@@ -139,7 +139,7 @@ def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Qu
     facts, question = state.facts, state.query_text
     docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
     resolve = memory.resolve
-    answerability = confidence.estimate(memory, query, phase1.targets, facts, state.candidates)
+    answerability = confidence.estimate(memory, query, phase1.targets, facts, state.candidates, state.speakers)
     cover = confidence.coverage(answerability, bool(facts))
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
     relations = relationships(docs, memory, resolve)

@@ -39,7 +39,7 @@ from retriever.memory.memory import Memory
 from retriever.pipeline.context import Run
 from retriever.pipeline.query import Query, present_terms, weights
 from retriever.pipeline.results import Candidate, Coverage, Fact, Target
-from retriever.pipeline.speakers import MIN_TURNS, TRANSCRIPT_SHARE, Speakers, named_speakers
+from retriever.pipeline.speakers import MIN_TURNS, TRANSCRIPT_SHARE, Speakers
 from retriever.pipeline.target import section_terms
 from retriever.text import analyzer
 
@@ -94,9 +94,12 @@ def signals(
     query: Query,
     targets: Sequence[Target],
     facts: Sequence[Fact],
-    candidates: Sequence[Candidate] = (),
+    candidates: Sequence[Candidate],
+    speakers: Speakers,
 ) -> Signals:
-    """Collect the signals of one retrieval; section and statement terms come from analyser caches."""
+    """Collect the signals of one retrieval; section and statement terms come from analyser caches.
+    ``speakers`` are the candidates' speakers the question names (``Run.speakers``), read only in a
+    two-person conversation."""
     index = memory.index
     term_weights = weights(query, index)
     known = frozenset(t for t in term_weights if index.term_df(t) > 0)
@@ -107,8 +110,8 @@ def signals(
         held.append(_present(query, term_weights, frozenset().union(*fields.values())))
     fact_terms = [_present(query, term_weights, analyzer.term_set(f.statement)) for f in facts[:AGREE_FACTS]]
     dialogue = _dialogue(candidates, facts)
-    speakers = named_speakers((c.speaker for c in candidates), query.text) if dialogue else Speakers()
-    return Signals(term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, speakers, dialogue)
+    named = speakers if dialogue else Speakers()
+    return Signals(term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, named, dialogue)
 
 
 def _dialogue(candidates: Sequence[Candidate], facts: Sequence[Fact]) -> bool:
@@ -282,12 +285,14 @@ def estimate(
     query: Query,
     targets: Sequence[Target],
     facts: Sequence[Fact],
-    candidates: Sequence[Candidate] = (),
+    candidates: Sequence[Candidate],
+    speakers: Speakers,
 ) -> float:
-    """The probability that these facts answer the query (0 when nothing was found)."""
+    """The probability that these facts answer the query (0 when nothing was found), from the candidates
+    read and the speakers the question names among them (``Run.speakers``)."""
     if not facts:
         return 0.0
-    found = signals(memory, query, targets, facts, candidates)
+    found = signals(memory, query, targets, facts, candidates, speakers)
     return round(MODEL.probability(features(found), found.dialogue), DIGITS)
 
 
@@ -296,7 +301,7 @@ def features_of(memory: Memory, run: Run) -> dict[str, float]:
     if run.query is None or run.phase1 is None:
         return {f.name: 0.0 for f in FEATURES}
     facts = run.retrieval.facts if run.retrieval else ()
-    return features(signals(memory, run.query, run.phase1.targets, facts, run.candidates))
+    return features(signals(memory, run.query, run.phase1.targets, facts, run.candidates, run.speakers))
 
 
 def in_dialogue(run: Run) -> bool:

@@ -12,6 +12,7 @@ from retriever.errors import RetrievalTimeout
 from retriever.memory.memory import Memory
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate, Fact, Phase1, Request, Retrieval, Triage
+from retriever.pipeline.speakers import Speakers
 
 if TYPE_CHECKING:  # the LLM modules load only when a model is configured (a CLI query without one skips them)
     from retriever.llm.guided import LLMRun
@@ -51,6 +52,7 @@ class Run:
     triage: Triage | None = None
     phase1: Phase1 | None = None
     candidates: tuple[Candidate, ...] = ()
+    speakers: Speakers = field(default_factory=Speakers)  # the candidates' speakers the question names (extract)
     facts: tuple[Fact, ...] = ()
     retrieval: Retrieval | None = None
     text: str = ""  # the markdown report

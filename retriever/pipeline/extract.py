@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.results import Candidate, Phase1, Target
-from retriever.pipeline.speakers import turns
+from retriever.pipeline.speakers import named_speakers, turns
 from retriever.text import analyzer
 from retriever.text.models import Lines, Section, Unit
 
@@ -113,4 +113,7 @@ def _lines_of(memory: Memory, target: Target, statement: str) -> Lines:
 def run(state: Run, ctx: Context) -> Run:
     if state.phase1 is None or ctx.memory is None or not state.phase1.targets:
         return state
-    return dataclasses.replace(state, candidates=extract(ctx.memory, state.phase1, ctx, state.query_text))
+    candidates = extract(ctx.memory, state.phase1, ctx, state.query_text)
+    # Named once here, where the candidates are made: scoring and answerability both read them.
+    speakers = named_speakers((c.speaker for c in candidates), state.query.text if state.query else "")
+    return dataclasses.replace(state, candidates=candidates, speakers=speakers)

@@ -59,7 +59,7 @@ from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap, reachable
 from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
 from retriever.pipeline.results import Candidate, Fact, Target
-from retriever.pipeline.speakers import named_speakers, silent
+from retriever.pipeline.speakers import Speakers, named_speakers, silent
 from retriever.text import analyzer
 
 
@@ -128,11 +128,19 @@ def _context_terms(context: str) -> frozenset[str]:
     return frozenset().union(*map(analyzer.term_set, context.split("\n")))
 
 
-def relevance(candidates: tuple[Candidate, ...], memory: Memory, query: Query, params: ScoreParams) -> list[_Scored]:
-    """Every candidate with its rank value (0..1) and its answerability evidence."""
+def relevance(
+    candidates: tuple[Candidate, ...],
+    memory: Memory,
+    query: Query,
+    params: ScoreParams,
+    speakers: Speakers | None = None,
+) -> list[_Scored]:
+    """Every candidate with its rank value (0..1) and its answerability evidence; ``speakers`` are the ones
+    the question names (``Run.speakers``; read off the candidates when not given)."""
     sets = weight_sets(weights(query, memory.index), query)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
-    speakers = named_speakers((c.speaker for c in candidates), query.text)
+    if speakers is None:
+        speakers = named_speakers((c.speaker for c in candidates), query.text)
     unheard = silent(((c.target.rel_path, c.speaker) for c in candidates), speakers)
     kinds = expected.asked(query.text)
     headings: dict[int, set[str]] = {}
@@ -280,7 +288,7 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
         return state
     params = params or DEFAULT
     assert state.query is not None
-    words = relevance(state.candidates, ctx.memory, state.query, params)
+    words = relevance(state.candidates, ctx.memory, state.query, params, state.speakers)
     scored = with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from conftest import TreeFactory
+
+from retriever import Retriever
 from retriever.pipeline.extract import context_of, framed
 from retriever.text.models import Section, Unit
 
@@ -44,3 +47,14 @@ def test_a_statement_carries_the_statements_before_and_after_it_and_its_parent_i
     assert context_of(units, 0) == "It takes place in Lisbon."
     assert context_of(units, 2) == "It takes place in Lisbon."
     assert context_of(units[:1], 0) == ""
+
+
+def test_the_speakers_a_question_names_are_read_off_the_candidates_once_for_scoring_and_answerability(
+    make_tree: TreeFactory,
+) -> None:
+    turns = ["Tom: I made a wonky bowl at pottery.", "Maya: I started life drawing.", "Tom: The glaze ran."] * 2
+    chat = "# Chat\n\n## Session 1 — 8 May 2023\n\n" + "\n\n".join(turns)
+    retriever = Retriever(make_tree({"chat.md": chat}))
+
+    assert retriever.retrieve("What did Tom make at pottery?").run.speakers.named == {"Tom"}
+    assert not retriever.retrieve("What was made at pottery?").run.speakers.named
