@@ -201,9 +201,8 @@ def systems(args: argparse.Namespace, state: Path) -> dict[str, System]:
     }
 
 
-def evaluate(path: Path, args: argparse.Namespace, state: Path) -> dict[str, dict[str, float]]:
-    """Answer one question file with every system; print its tables; return the overall metrics."""
-    queries = load_queries(path, args.corpus)
+def evaluate(path: Path, queries: Sequence[dict], args: argparse.Namespace, state: Path) -> dict[str, dict[str, float]]:
+    """Answer one question file's ``queries`` with every system; print its tables; return the overall metrics."""
     if not queries:
         print(f"## {path.name}: no questions for the corpora under {args.corpus}\n")
         return {}
@@ -233,10 +232,12 @@ def evaluate_queries(
     return overall
 
 
-def one_chat_memories(path: Path, args: argparse.Namespace, state: Path) -> dict[str, dict[str, float]]:
-    """The chat questions of ``path``, each asked of its own chat as a memory of one file (as a long-conversation
-    benchmark converts each conversation): where a cap on the sections read per file would starve it."""
-    queries = load_queries(path, args.corpus)
+def one_chat_memories(
+    path: Path, queries: Sequence[dict], args: argparse.Namespace, state: Path
+) -> dict[str, dict[str, float]]:
+    """The chat questions of ``path`` (``queries``), each asked of its own chat as a memory of one file (as a
+    long-conversation benchmark converts each conversation): where a cap on the sections read per file would
+    starve it."""
     root = state / "one-chat-memories" / path.stem
     asked = []
     for q in queries:
@@ -317,16 +318,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(problem, file=sys.stderr)
         return 2
     summary: dict[str, dict[str, dict[str, float]]] = {}
+    loaded: dict[Path, list[dict]] = {}
     with tempfile.TemporaryDirectory(prefix="retriever-eval-") as state:
         for path in args.queries:
             try:
-                summary[path.name] = evaluate(path, args, Path(state))
+                loaded[path] = load_queries(path, args.corpus)
+                summary[path.name] = evaluate(path, loaded[path], args, Path(state))
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 print(f"error: {path} is not a question file of the README's format ({exc!r:.120}); fix or drop it.",
                       file=sys.stderr)
                 return 2
-        for path in (p for p in CONVERSATION_FILES if p in args.queries):
-            alone = one_chat_memories(path, args, Path(state))
+        for path in (p for p in CONVERSATION_FILES if p in loaded):
+            alone = one_chat_memories(path, loaded[path], args, Path(state))
             if alone:
                 summary[path.name + ONE_CHAT] = alone
     if len(summary) > 1:
