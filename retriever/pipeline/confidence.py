@@ -10,9 +10,12 @@ into one calibrated probability with a tiny logistic model:
 Contracts:
 - ``FEATURES`` is the one registry of signals (name, meaning, function); each is a number in
   0..1 computed from the query, the sections phase 1 chose and the ranked facts, with no
-  further index pass (term sets come from the analyser's caches): about 0.1 ms a retrieval.
-  Section score margins and document/section/statement agreement were measured too and left
-  out: alone they barely rank (AUC 0.51 and 0.57 on the fitted half) and add nothing to the fit.
+  further index pass (term sets come from the analyser's caches, the question's vector from the
+  index's remembered ones, and three sections' cosines from their stored vectors): about 0.1 ms a
+  retrieval.  Section score margins, document/section/statement agreement, whether the first facts
+  hold the kind of answer asked for ("how much" → a figure) and how many of the best document's
+  sections hold half the question were measured too and left out: alone they rank little or not at
+  all (AUC 0.51, 0.57, 0.49, 0.71 on the fitted half) and add nothing to the fit.
 - ``MODEL`` holds the fitted coefficients and the coverage thresholds as data.  It is written
   by ``scripts/fit_confidence.py`` from the labelled set ``eval/answerability.jsonl`` and must
   not be edited by hand; refit after any change to ranking or scoring.
@@ -35,8 +38,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Run
+from retriever.pipeline.evidence import question_vector
 from retriever.pipeline.query import Query, present_terms, weights
 from retriever.pipeline.results import Candidate, Coverage, Fact, Target
 from retriever.pipeline.speakers import MIN_TURNS, TRANSCRIPT_SHARE, Speakers
@@ -65,6 +71,7 @@ class Signals:
     held: Sequence[frozenset[str]]  # query terms each of the first targets holds
     facts: Sequence[Fact]  # ranked facts, best first
     fact_terms: Sequence[frozenset[str]]  # query terms each of the first facts holds
+    closeness: float = 0.0  # the question's meaning cosine with the closest of the first targets (``_closeness``)
     speakers: Speakers = field(default_factory=Speakers)  # the transcript speakers the question names
     dialogue: bool = False  # the best fact comes from a conversation between two people (``_dialogue``)
 
@@ -111,7 +118,20 @@ def signals(
     fact_terms = [_present(query, term_weights, analyzer.term_set(f.statement)) for f in facts[:AGREE_FACTS]]
     dialogue = _dialogue(candidates, facts)
     named = speakers if dialogue else Speakers()
-    return Signals(term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, named, dialogue)
+    closeness = _closeness(memory, query, ranked[:READ_SECTIONS])
+    return Signals(
+        term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, closeness, named, dialogue
+    )
+
+
+def _closeness(memory: Memory, query: Query, targets: Sequence[Target]) -> float:
+    """The largest cosine of the question's meaning vector with the sections' (the index's, from the packaged
+    embedding table); 0 without the table, or without sections."""
+    vector = question_vector(memory, query) if targets else None
+    if vector is None:
+        return 0.0
+    ids = np.array(sorted(t.section_id for t in targets), dtype=np.int64)  # ascending, as the index reads them
+    return float(memory.index.cosines_at(vector, ids).max())
 
 
 def _dialogue(candidates: Sequence[Candidate], facts: Sequence[Fact]) -> bool:
@@ -163,6 +183,16 @@ def _fact_concentration(s: Signals) -> float:
         return 0.0
     first = s.facts[:AGREE_FACTS]
     return sum(f.rel_path == first[0].rel_path for f in first) / len(first)
+
+
+def _meaning_match(s: Signals) -> float:
+    """How close in meaning the question is to the closest of the best sections read (their cosine).
+
+    Words say whether the question's terms occur; meaning says whether a section is about what is asked,
+    in whatever words: a question asked of the wrong memory, or of a meeting series without the meeting
+    it was about, finds its words in sections about something else.
+    """
+    return s.closeness
 
 
 def _speaker_agreement(s: Signals) -> float:
@@ -221,6 +251,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("fact_coverage", "query weight held by the best-covering first fact", _fact_coverage),
     Feature("top_fact", "best fact's relevance", _top_fact),
     Feature("fact_concentration", "share of the first facts from the best fact's document", _fact_concentration),
+    Feature("meaning_match", "the question's meaning cosine with the closest of the best sections", _meaning_match),
     Feature(SPEAKER, "how much the named speakers' own facts hold, over the best fact", _speaker_agreement),
 )
 
@@ -259,22 +290,23 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-10.2659,
+    intercept=-11.4434,
     weights={
-        "known_weight": 0.8994,
-        "best_section_coverage": 3.1304,
-        "matched_mass": 2.6175,
-        "fact_coverage": 1.813,
-        "top_fact": 1.3323,
-        "fact_concentration": 1.2741,
-        "speaker_agreement": 2.6928,
+        "known_weight": 0.2923,
+        "best_section_coverage": 3.1375,
+        "matched_mass": 2.1804,
+        "fact_coverage": 2.0237,
+        "top_fact": 1.2708,
+        "fact_concentration": 1.5639,
+        "meaning_match": 3.7384,
+        "speaker_agreement": 2.7634,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    dialogue_scale=0.35,
-    dialogue_centre=0.902,
-    dialogue_shift=-0.9933,
-    heldout_auc=0.819,
-    heldout_ece=0.041,
+    dialogue_scale=0.3784,
+    dialogue_centre=0.5828,
+    dialogue_shift=-0.691,
+    heldout_auc=0.832,
+    heldout_ece=0.042,
     rows=1398,
 )
 # END MODEL

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from retriever import Retriever
 from retriever.pipeline import confidence
+from retriever.text import embeddings
 
 # A handbook where "request" and "time" occur together in sections about other things, and the
 # paid-time-off page says "PTO" and "days off": the shape of the issue's "How do I request time off?".
@@ -463,6 +464,7 @@ FEATURES_SCRIPT = """
 import json, sys
 from retriever import Retriever
 from retriever.pipeline import confidence
+from retriever.text import embeddings
 retriever = Retriever(sys.argv[1])
 out = []
 for question in sys.argv[2:]:
@@ -490,3 +492,30 @@ def test_features_are_the_same_to_the_last_bit_whatever_the_string_hash_seed() -
         )
         runs.add(result.stdout)
     assert len(runs) == 1
+
+
+MEANING_TREE = {
+    "leave.md": "# Leave\n\n## Holiday allowance\n\nEveryone gets 25 days of paid holiday a year.\n",
+    "builds.md": "# Builds\n\n## Cache\n\nThe build cache keeps artefacts for a week, then clears them.\n",
+}
+
+
+def test_a_question_about_what_a_section_says_is_closer_in_meaning_than_one_sharing_only_its_words(
+    make_tree: TreeFactory,
+) -> None:
+    retriever = Retriever(make_tree(MEANING_TREE))
+    on_topic, off_topic = (
+        confidence.features_of(retriever.memory, retriever.retrieve(q).run)["meaning_match"]
+        for q in ("How much vacation time do staff get each year?", "How much wine do staff get each year?")
+    )
+    assert on_topic > off_topic > 0.0
+
+
+def test_without_the_embedding_table_meaning_match_is_zero(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embeddings, "_loaded", [None])  # the table could not be read: words alone
+    retriever = Retriever(make_tree(MEANING_TREE))
+    run = retriever.retrieve("How much holiday do staff get each year?").run
+    assert run.retrieval and run.retrieval.facts
+    assert confidence.features_of(retriever.memory, run)["meaning_match"] == 0.0
