@@ -44,6 +44,7 @@ BUNDLED = {"company_context": REPO / "company_context", "chat-fit": REPO / "eval
 
 Array = npt.NDArray[np.float64]
 SPEAKER = confidence.SPEAKER  # fitted apart, on top of the words' model (``two_stage``)
+MEANING = confidence.MEANING  # fitted with the words, but not scaled with them in a conversation
 CHATS = ("chat-fit",)  # domains whose rows fit only the second stage (the speaker and conversation terms)
 CHAT_SOURCES = ("chats_for_fitting",)  # the chats' own questions (the others are handbooks' and meetings')
 L2 = 1.0  # ridge penalty on standardised coefficients: keeps the tiny model stable on a few hundred rows
@@ -147,21 +148,23 @@ def two_stage(examples: Sequence[Example], x: Array, y: Array) -> confidence.Mod
     module docstring).
 
     Stage one fits every feature but ``SPEAKER`` on the rows that are not chats. Stage two keeps that
-    model's logit W as a fixed offset and fits, on all rows, three coefficients: γ for ``SPEAKER − 1``
+    model's logit as a fixed offset and fits, on all rows, three coefficients: γ for ``SPEAKER − 1``
     (only rows whose question names a speaker the facts disagree with move it); τ − 1 for
-    ``d · (W − W̄)``, where d marks the rows whose best fact comes from a two-person conversation and
-    W̄ is the mean W over those rows, so τ scales how far the words move an estimate there; and δ for d,
-    the conversation rows' own level. Returned as one model: γ joins the weights, −γ the intercept,
-    τ, W̄ and δ the dialogue fields."""
+    ``d · (W − W̄)``, where W is that logit less its ``MEANING`` term (the words' part), d marks the rows
+    whose best fact comes from a two-person conversation and W̄ is the mean W over those rows, so τ
+    scales how far the words move an estimate there; and δ for d, the conversation rows' own level.
+    Returned as one model: γ joins the weights, −γ the intercept, τ, W̄ and δ the dialogue fields."""
     names = [f.name for f in confidence.FEATURES]
     at = names.index(SPEAKER)
     words = _not_chats(examples)
     lexical = np.delete(x, at, axis=1)
     intercept, weights = fit(lexical[words], y[words])
     offset = intercept + lexical @ weights
+    meaning = names.index(MEANING)
+    said = offset - weights[meaning - (meaning > at)] * x[:, meaning]  # W: the words' part of the offset
     dialogue = np.array([e.dialogue for e in examples])
-    centre = float(offset[dialogue].mean()) if dialogue.any() else 0.0
-    spread = np.where(dialogue, offset - centre, 0.0)
+    centre = float(said[dialogue].mean()) if dialogue.any() else 0.0
+    spread = np.where(dialogue, said - centre, 0.0)
     u = np.column_stack([x[:, at] - 1.0, dialogue.astype(float), spread])
     gamma, shift, scale_less_one = (float(v) for v in _offset_fit(offset, u, y))
     if scale_less_one < -1.0:  # the words point the wrong way in conversations: τ = 0 ignores them there

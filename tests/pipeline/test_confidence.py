@@ -249,21 +249,22 @@ def test_the_fit_reports_estimates_rounded_as_the_retriever_gives_them() -> None
     assert fit.predict(confidence.MODEL, examples).tolist() == expected
 
 
-def test_a_conversations_estimate_moves_with_the_words_by_the_dialogue_scale_and_with_the_speaker_in_full() -> None:
+def test_a_conversation_scales_the_words_by_the_dialogue_scale_and_keeps_speaker_and_meaning_whole() -> None:
     model = confidence.Model(
         intercept=-2.0,
-        weights={"top_fact": 4.0, confidence.SPEAKER: 3.0},
+        weights={"top_fact": 4.0, confidence.SPEAKER: 3.0, confidence.MEANING: 2.0},
         dialogue_scale=0.5,
         dialogue_centre=1.0,
         dialogue_shift=-0.25,
     )
     for top in (0.25, 1.0):
         words = -2.0 + 4.0 * top + 3.0  # W: the intercept with the speaker's term at 1, and the words
-        for speaker in (1.0, 0.4):
-            values = {"top_fact": top, confidence.SPEAKER: speaker}
-            expected = 1.0 - 0.25 + 0.5 * (words - 1.0) + 3.0 * (speaker - 1.0)  # W̄ + δ + τ·(W − W̄) + speaker
+        for speaker, meaning in ((1.0, 0.5), (0.4, 0.5), (1.0, 0.9)):
+            values = {"top_fact": top, confidence.SPEAKER: speaker, confidence.MEANING: meaning}
+            whole = 3.0 * (speaker - 1.0) + 2.0 * meaning  # the terms a conversation does not scale
+            expected = 1.0 - 0.25 + 0.5 * (words - 1.0) + whole  # W̄ + δ + τ·(W − W̄) + speaker + meaning
             assert model.probability(values, dialogue=True) == pytest.approx(1 / (1 + math.exp(-expected)))
-            assert model.probability(values) == pytest.approx(1 / (1 + math.exp(-(words + 3.0 * (speaker - 1.0)))))
+            assert model.probability(values) == pytest.approx(1 / (1 + math.exp(-(words + whole))))
 
 
 def _chat(*turns: str) -> str:
