@@ -19,7 +19,7 @@ Contracts:
 - ``MODEL`` holds the fitted coefficients and the coverage thresholds as data.  It is written
   by ``scripts/fit_confidence.py`` from the labelled set ``eval/answerability.jsonl`` and must
   not be edited by hand; refit after any change to ranking or scoring.
-- In a two-person conversation (``_dialogue``: two speakers take nearly every statement read from the
+- In a two-person conversation (``dialogue.two_people``: two speakers take nearly every statement read from the
   best fact's document) the words' part W of the logit (every term but the speaker's and meaning's)
   becomes W̄ + δ + τ·(W − W̄), with ``MODEL``'s ``dialogue_*`` fields: there an unanswerable question
   is typically asked in the chat's own words (one person's event asked of the other, a detail never
@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +42,11 @@ import numpy as np
 
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Run
+from retriever.pipeline.dialogue import telling_share, told, two_people
 from retriever.pipeline.evidence import question_vector
 from retriever.pipeline.query import Query, present_terms, weights
 from retriever.pipeline.results import Candidate, Coverage, Fact, Target
-from retriever.pipeline.speakers import MIN_TURNS, TRANSCRIPT_SHARE, Speakers
+from retriever.pipeline.speakers import Speakers
 from retriever.pipeline.target import section_terms
 from retriever.text import analyzer
 
@@ -59,9 +59,6 @@ READ_SECTIONS = 3  # best sections whose query words are looked at
 # An estimate's digits: the rest are the last bits of float sums (where a conversation's words count for
 # nothing they cancel out to within them), which would order rows that the model ties.
 DIGITS = 4
-# A longer exclamation is often one's own news ("I own a food truck!"); on the fitting chats 2-3 words
-# caught 9-10 more swapped questions and no answered one; 4 or more cost answered ones on the bundled chats.
-REACTION_WORDS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +73,9 @@ class Signals:
     facts: Sequence[Fact]  # ranked facts, best first
     fact_terms: Sequence[frozenset[str]]  # query terms each of the first facts holds
     closeness: float = 0.0  # the question's meaning cosine with the closest of the first targets (``_closeness``)
+    fact_meaning: Sequence[float] = ()  # the question's cosine with each first fact, names left out (``dialogue.told``)
     speakers: Speakers = field(default_factory=Speakers)  # the transcript speakers the question names
-    dialogue: bool = False  # the best fact comes from a conversation between two people (``_dialogue``)
+    dialogue: bool = False  # the best fact comes from a conversation between two people (``dialogue.two_people``)
 
     @property
     def total(self) -> float:
@@ -120,11 +118,12 @@ def signals(
         fields = section_terms(*memory.section(target.section_id))
         held.append(_present(query, term_weights, frozenset().union(*fields.values())))
     fact_terms = [_present(query, term_weights, analyzer.term_set(f.statement)) for f in facts[:AGREE_FACTS]]
-    dialogue = _dialogue(candidates, facts)
+    dialogue = two_people(candidates, facts)
     named = speakers if dialogue else Speakers()
     closeness = _closeness(memory, query, ranked[:READ_SECTIONS])
+    by_meaning = told(memory, query, facts[:AGREE_FACTS], named) if named.named else ()
     return Signals(
-        term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, closeness, named, dialogue
+        term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, closeness, by_meaning, named, dialogue
     )
 
 
@@ -136,18 +135,6 @@ def _closeness(memory: Memory, query: Query, targets: Sequence[Target]) -> float
         return 0.0
     ids = np.array(sorted(t.section_id for t in targets), dtype=np.int64)  # ascending, as the index reads them
     return float(memory.index.cosines_at(vector, ids).max())
-
-
-def _dialogue(candidates: Sequence[Candidate], facts: Sequence[Fact]) -> bool:
-    """Whether the best fact comes from a conversation between two people: exactly two speakers take
-    at least ``MIN_TURNS`` of the turns read from its document, and at least ``speakers.TRANSCRIPT_SHARE``
-    of all the statements read from it (a page of "What:" and "How:" lines is not a conversation)."""
-    if not facts:
-        return False
-    read = [c.speaker for c in candidates if c.target.rel_path == facts[0].rel_path]
-    turns = Counter(speaker for speaker in read if speaker)
-    two = [n for n in turns.values() if n >= MIN_TURNS]
-    return len(two) == 2 and sum(two) >= TRANSCRIPT_SHARE * len(read)
 
 
 def _known_weight(s: Signals) -> float:
@@ -202,8 +189,9 @@ def _meaning_match(s: Signals) -> float:
 def _speaker_agreement(s: Signals) -> float:
     """When the question names one of the two people of a conversation ("What did Maya make at her
     pottery class?"): how much of the question the first facts that tell of that person's life hold
-    (``_tells``: their own claims, and the other person's questions and exclamations about them),
-    relative to the best first fact.
+    (``dialogue.tells``: their own claims, and the other person's questions and exclamations about them),
+    relative to the best first fact; by words and by meaning (the question's cosine, names left out),
+    averaged: words miss a paraphrase ("my eye op" for the cataract), meaning a detail.
 
     A conversation's unanswerable questions are often one person's event asked of the other (Tom took
     the pottery class): every topic word is found, in the other person's turns.  Between two people
@@ -215,30 +203,8 @@ def _speaker_agreement(s: Signals) -> float:
     if not s.speakers.named:
         return 1.0
     own = [s.share(terms - s.speakers.terms) for terms in s.fact_terms]  # the names themselves left out
-    best = max(own, default=0.0)
-    if best <= 0:
-        return 1.0
-    spoken = (share for share, fact in zip(own, s.facts, strict=False) if _tells(fact, s.speakers.named))
-    return max(spoken, default=0.0) / best
-
-
-def _tells(fact: Fact, named: frozenset[str]) -> bool:
-    """Whether ``fact`` tells of a named person's own life: their own claim, or the other person's
-    reaction to it (``_reacts``: who asks about an event, or cries out at it, is not who had it, so
-    "A clinic cat!" said by one of the two tells of the other's clinic)."""
-    if fact.speaker is None:
-        return False
-    return (fact.speaker in named) != _reacts(fact.statement, fact.speaker)
-
-
-def _reacts(statement: str, speaker: str) -> bool:
-    """A reaction to the other person's news, not a claim of one's own: a question ("How was Lisbon?")
-    or a bare exclamation of at most ``REACTION_WORDS`` words ("Lisbon!", "A piano!").  Who asks about
-    an event, or cries out at it, is not who had it."""
-    label = f"{speaker}: "  # a short turn is shown after its session's heading and its speaker's name
-    at = statement.rfind(label)
-    own = (statement[at + len(label) :] if at >= 0 else statement).rstrip(" \"')»”")
-    return own.endswith("?") or (own.endswith("!") and len(own.split()) <= REACTION_WORDS)
+    words = telling_share(own, s.facts, s.speakers.named)
+    return (words + telling_share(s.fact_meaning, s.facts, s.speakers.named)) / 2 if s.fact_meaning else words
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,7 +261,7 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-11.3952,
+    intercept=-11.6405,
     weights={
         "known_weight": 0.2923,
         "best_section_coverage": 3.1375,
@@ -304,14 +270,14 @@ MODEL = Model(
         "top_fact": 1.2708,
         "fact_concentration": 1.5639,
         "meaning_match": 3.7384,
-        "speaker_agreement": 2.7151,
+        "speaker_agreement": 2.9605,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    dialogue_scale=0.2509,
+    dialogue_scale=0.2513,
     dialogue_centre=-0.8391,
-    dialogue_shift=-0.6976,
+    dialogue_shift=-0.7036,
     heldout_auc=0.839,
-    heldout_ece=0.049,
+    heldout_ece=0.044,
     rows=1398,
 )
 # END MODEL
@@ -343,7 +309,7 @@ def features_of(memory: Memory, run: Run) -> dict[str, float]:
 
 def in_dialogue(run: Run) -> bool:
     """Whether a finished retrieval's best fact comes from a two-person conversation (for fitting)."""
-    return _dialogue(run.candidates, run.retrieval.facts if run.retrieval else ())
+    return two_people(run.candidates, run.retrieval.facts if run.retrieval else ())
 
 
 def coverage(answerability: float, has_facts: bool, thresholds: Mapping[str, float] | None = None) -> Coverage:

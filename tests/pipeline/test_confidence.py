@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import math
@@ -21,6 +22,8 @@ from hypothesis import strategies as st
 
 from retriever import Retriever
 from retriever.pipeline import confidence
+from retriever.pipeline.results import Fact
+from retriever.pipeline.speakers import Speakers
 from retriever.text import embeddings
 
 # A handbook where "request" and "time" occur together in sections about other things, and the
@@ -303,20 +306,6 @@ def test_a_question_asking_one_person_of_a_chat_about_the_others_event_is_less_a
     assert swapped["diagnostics"]["answerability"] < own["diagnostics"]["answerability"]
 
 
-@pytest.mark.parametrize(
-    ("statement", "speaker", "reacts"),
-    [
-        ("Session 3 — 15 April 2023, 4:05 pm: Owen: Lisbon!", "Owen", True),
-        ("Marta: A piano!", "Marta", True),
-        ("Owen: How was Lisbon?", "Owen", True),
-        ("Diego: I own a food truck!", "Diego", False),
-        ("Nadia: Priya and I have booked Lisbon.", "Nadia", False),
-    ],
-)
-def test_a_question_or_a_bare_exclamation_is_a_reaction_not_a_claim(statement: str, speaker: str, reacts: bool) -> None:
-    assert confidence._reacts(statement, speaker) is reacts
-
-
 def test_crying_out_at_the_others_news_does_not_make_it_ones_own(make_tree: TreeFactory) -> None:
     chat = _chat(
         "Tom: Big news, I bought a canoe from a club in Henley for the river trips.",
@@ -520,3 +509,25 @@ def test_without_the_embedding_table_meaning_match_is_zero(
     run = retriever.retrieve("How much holiday do staff get each year?").run
     assert run.retrieval and run.retrieval.facts
     assert confidence.features_of(retriever.memory, run)["meaning_match"] == 0.0
+
+
+def _turn(statement: str, speaker: str) -> Fact:
+    return Fact(statement, 0.5, "m/chat.md", "Chat > Session 1", (1, 1), "chat.md", None, "Chat", 0, speaker=speaker)
+
+
+def test_speaker_agreement_averages_the_named_persons_share_by_words_and_by_meaning() -> None:
+    facts = (
+        _turn("Kwame: My eye test is next week, before the operation on my knee.", "Kwame"),
+        _turn("Ruth: Mum had her cataract surgery at the Bon Secours.", "Ruth"),
+    )
+    terms = (frozenset({"eye", "oper"}), frozenset({"mum"}))
+    by_words = confidence.Signals(
+        {"eye": 1.0, "oper": 1.0, "mum": 1.0}, frozenset(), 5.0, (), (), facts, terms,
+        speakers=Speakers(frozenset({"Ruth"}), frozenset({"ruth"})), dialogue=True,
+    )
+    both = dataclasses.replace(by_words, fact_meaning=(0.4, 0.6))  # Ruth's turn is the closer in meaning
+
+    assert confidence._speaker_agreement(by_words) == pytest.approx(0.5)  # Ruth's turn holds 1/3, Kwame's 2/3
+    assert confidence._speaker_agreement(both) == pytest.approx((0.5 + 1.0) / 2)
+    swapped = dataclasses.replace(both, speakers=Speakers(frozenset({"Kwame"}), frozenset({"kwame"})))
+    assert confidence._speaker_agreement(swapped) == pytest.approx((1.0 + 0.4 / 0.6) / 2)
