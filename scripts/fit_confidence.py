@@ -343,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             dialogue_scale=round(fitted.dialogue_scale, 4),
             dialogue_centre=round(fitted.dialogue_centre, 4),
             dialogue_shift=round(fitted.dialogue_shift, 4),
+            neutral={MEANING: round(float(xf[:, [f.name for f in confidence.FEATURES].index(MEANING)].mean()), 4)},
             heldout_auc=round(auc(ph, yh), 3),
             heldout_ece=round(ece(ph, yh), 3),
             rows=len(rows),

@@ -72,7 +72,7 @@ class Signals:
     held: Sequence[frozenset[str]]  # query terms each of the first targets holds
     facts: Sequence[Fact]  # ranked facts, best first
     fact_terms: Sequence[frozenset[str]]  # query terms each of the first facts holds
-    closeness: float = 0.0  # the question's meaning cosine with the closest of the first targets (``_closeness``)
+    closeness: float | None = 0.0  # the question's cosine with the closest first target; None: no table
     fact_meaning: Sequence[float] = ()  # the question's cosine with each first fact, names left out (``dialogue.told``)
     speakers: Speakers = field(default_factory=Speakers)  # the transcript speakers the question names
     dialogue: bool = False  # the best fact comes from a conversation between two people (``dialogue.two_people``)
@@ -127,12 +127,14 @@ def signals(
     )
 
 
-def _closeness(memory: Memory, query: Query, targets: Sequence[Target]) -> float:
+def _closeness(memory: Memory, query: Query, targets: Sequence[Target]) -> float | None:
     """The largest cosine of the question's meaning vector with the sections' (the index's, from the packaged
-    embedding table); 0 without the table, or without sections."""
-    vector = question_vector(memory, query) if targets else None
-    if vector is None:
+    embedding table); 0 without sections, None without the table."""
+    if not targets:
         return 0.0
+    vector = question_vector(memory, query)
+    if vector is None:
+        return None
     ids = np.array(sorted(t.section_id for t in targets), dtype=np.int64)  # ascending, as the index reads them
     return float(memory.index.cosines_at(vector, ids).max())
 
@@ -181,9 +183,10 @@ def _meaning_match(s: Signals) -> float:
 
     Words say whether the question's terms occur; meaning says whether a section is about what is asked,
     in whatever words: a question asked of the wrong memory, or of a meeting series without the meeting
-    it was about, finds its words in sections about something else.
+    it was about, finds its words in sections about something else.  Without the embedding table, the
+    fitted half's mean (``Model.neutral``): an estimate that knows less, not one that reads "far".
     """
-    return s.closeness
+    return s.closeness if s.closeness is not None else MODEL.neutral.get(MEANING, 0.0)
 
 
 def _speaker_agreement(s: Signals) -> float:
@@ -243,6 +246,8 @@ class Model:
     dialogue_scale: float = 1.0  # τ: how far the words' evidence moves an estimate in a two-person conversation
     dialogue_centre: float = 0.0  # W̄: the words' logit of an average conversation row in the labelled set
     dialogue_shift: float = 0.0  # δ: the conversation rows' level, beside the words'
+    # A feature's mean on the fitted half, standing in where it cannot be read (meaning without the table).
+    neutral: Mapping[str, float] = field(default_factory=dict)
     heldout_auc: float = 0.0  # on the kept-back half of the labelled set, when fitted
     heldout_ece: float = 0.0
     rows: int = 0  # labelled retrievals it was fitted and checked on
@@ -276,6 +281,7 @@ MODEL = Model(
     dialogue_scale=0.2513,
     dialogue_centre=-0.8391,
     dialogue_shift=-0.7036,
+    neutral={"meaning_match": 0.4291},
     heldout_auc=0.839,
     heldout_ece=0.044,
     rows=1398,
@@ -331,6 +337,7 @@ def write_model(path: Path, model: Model) -> None:
     """Replace the ``MODEL`` block of this module's source file with ``model``."""
     weights_src = "".join(f"        {json.dumps(name)}: {w!r},\n" for name, w in model.weights.items())
     cuts = ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in model.thresholds.items())
+    neutral = ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in model.neutral.items())
     body = (
         "MODEL = Model(\n"
         f"    intercept={model.intercept!r},\n"
@@ -339,6 +346,7 @@ def write_model(path: Path, model: Model) -> None:
         f"    dialogue_scale={model.dialogue_scale!r},\n"
         f"    dialogue_centre={model.dialogue_centre!r},\n"
         f"    dialogue_shift={model.dialogue_shift!r},\n"
+        f"    neutral={{{neutral}}},\n"
         f"    heldout_auc={model.heldout_auc!r},\n"
         f"    heldout_ece={model.heldout_ece!r},\n"
         f"    rows={model.rows!r},\n"

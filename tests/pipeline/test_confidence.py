@@ -501,14 +501,15 @@ def test_a_question_about_what_a_section_says_is_closer_in_meaning_than_one_shar
     assert on_topic > off_topic > 0.0
 
 
-def test_without_the_embedding_table_meaning_match_is_zero(
+def test_without_the_embedding_table_meaning_match_is_the_fitted_halfs_mean(
     make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(embeddings, "_loaded", [None])  # the table could not be read: words alone
     retriever = Retriever(make_tree(MEANING_TREE))
     run = retriever.retrieve("How much holiday do staff get each year?").run
     assert run.retrieval and run.retrieval.facts
-    assert confidence.features_of(retriever.memory, run)["meaning_match"] == 0.0
+    assert confidence.features_of(retriever.memory, run)["meaning_match"] == confidence.MODEL.neutral["meaning_match"]
+    assert 0.0 < confidence.MODEL.neutral["meaning_match"] < 1.0
 
 
 def _turn(statement: str, speaker: str) -> Fact:
