@@ -225,7 +225,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("top_fact", "best fact's relevance", _top_fact),
     Feature("fact_concentration", "share of the first facts from the best fact's document", _fact_concentration),
     Feature("meaning_match", "the question's meaning cosine with the closest of the best sections", _meaning_match),
-    Feature(SPEAKER, "how much the named speakers' own facts hold, over the best fact", _speaker_agreement),
+    Feature(SPEAKER, "how much the facts telling of the named one's life hold, words and meaning", _speaker_agreement),
 )
 
 

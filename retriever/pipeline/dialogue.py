@@ -30,8 +30,11 @@ def told(memory: Memory, query: Query, facts: Sequence[Fact], speakers: Speakers
     name says who, not what: kept, it would draw every question naming Ruth to Ruth's turns); none
     without the embedding table."""
     names = sorted({*speakers.named, *(f.speaker for f in facts if f.speaker)}, key=len, reverse=True)
-    who = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
-    vectors = memory.index.meaning([who.sub(" ", text) for text in (query.text, *(f.statement for f in facts))])
+    texts = [query.text, *(f.statement for f in facts)]
+    if names:
+        who = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+        texts = [who.sub(" ", text) for text in texts]
+    vectors = memory.index.meaning(texts)
     if not vectors.shape[1] or not vectors[0].any():
         return ()
     return tuple(float(c) for c in vectors[1:] @ vectors[0])
