@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import pytest
 from conftest import TreeFactory
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from retriever import Retriever
+from retriever import Retriever, Settings
+from retriever.memory.memory import Memory
 from retriever.pipeline import dialogue
 from retriever.pipeline.query import analyze
 from retriever.pipeline.results import Fact
 from retriever.pipeline.speakers import Speakers
+
+
+@pytest.fixture(scope="module")
+def chat_memory(tmp_path_factory: pytest.TempPathFactory) -> Memory:
+    root = tmp_path_factory.mktemp("chat")
+    (root / "chat.md").write_text("# Chat\n\n## Session 1\n\nRuth: I go to pottery on Thursdays.\n", encoding="utf-8")
+    # Built before the per-test state folder is set: its own state folder, in its own temp folder.
+    return Memory.open(root, Settings.from_env(state_dir=tmp_path_factory.mktemp("state")))
 
 
 def _turn(statement: str, speaker: str) -> Fact:
@@ -38,3 +49,17 @@ def test_a_turn_is_compared_in_meaning_without_the_names_of_who_speaks(make_tree
 
     ruth, kwame = dialogue.told(memory, query, facts, named)
     assert ruth == pytest.approx(kwame) and ruth > 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    names=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=3),
+    texts=st.lists(st.text(max_size=80), min_size=1, max_size=4),
+    question=st.text(max_size=120),
+)
+def test_any_names_and_texts_give_one_cosine_per_fact(
+    chat_memory: Memory, names: list[str], texts: list[str], question: str
+) -> None:
+    facts = tuple(_turn(f"{names[i % len(names)]}: {text}", names[i % len(names)]) for i, text in enumerate(texts))
+    cosines = dialogue.told(chat_memory, analyze(question or "?"), facts, Speakers(frozenset(names[:1]), frozenset()))
+    assert cosines == () or (len(cosines) == len(facts) and all(-1.0001 <= c <= 1.0001 for c in cosines))
