@@ -40,7 +40,8 @@ def _path_text(doc: Document, section: Section) -> str:
     return words.replace("_", " ").replace("-", " ")
 
 
-def _title_text(doc: Document) -> str:
+def title_text(doc: Document) -> str:
+    """The document's title and aliases: what it is called, by its author's own words."""
     return " ".join([doc.title, *doc.aliases])
 
 
@@ -50,7 +51,7 @@ def _heading(section: Section) -> str:
 
 def section_fields(doc: Document, section: Section) -> tuple[str, ...]:
     """The texts of one section's fields, in ``FIELDS`` order."""
-    return (_title_text(doc), _heading(section), _path_text(doc, section), _meta_text(doc), section.text)
+    return (title_text(doc), _heading(section), _path_text(doc, section), _meta_text(doc), section.text)
 
 
 def analyze_document(doc: Document) -> list[Analyzed]:
@@ -59,7 +60,7 @@ def analyze_document(doc: Document) -> list[Analyzed]:
     The title and meta fields are the document's, so they are analysed once and shared by its sections.
     """
     counts = analyzer.term_counts
-    title, meta = counts(_title_text(doc)), counts(_meta_text(doc))
+    title, meta = counts(title_text(doc)), counts(_meta_text(doc))
     out: list[Analyzed] = []
     for section in doc.sections:
         out.append((title, counts(_heading(section)), counts(_path_text(doc, section)), meta, counts(section.text)))

@@ -266,24 +266,24 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-11.6405,
+    intercept=-11.6459,
     weights={
-        "known_weight": 0.2923,
-        "best_section_coverage": 3.1375,
-        "matched_mass": 2.1804,
-        "fact_coverage": 2.0237,
-        "top_fact": 1.2708,
-        "fact_concentration": 1.5639,
-        "meaning_match": 3.7384,
-        "speaker_agreement": 2.9605,
+        "known_weight": 0.2931,
+        "best_section_coverage": 3.1384,
+        "matched_mass": 2.1739,
+        "fact_coverage": 1.9403,
+        "top_fact": 1.3445,
+        "fact_concentration": 1.5766,
+        "meaning_match": 3.7454,
+        "speaker_agreement": 2.9621,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    dialogue_scale=0.2513,
-    dialogue_centre=-0.8391,
-    dialogue_shift=-0.7036,
+    dialogue_scale=0.2515,
+    dialogue_centre=-0.835,
+    dialogue_shift=-0.7103,
     neutral={"meaning_match": 0.4291},
     heldout_auc=0.839,
-    heldout_ece=0.044,
+    heldout_ece=0.041,
     rows=1398,
 )
 # END MODEL

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from retriever.memory.fields import title_text
 from retriever.memory.memory import Memory
 from retriever.memory.provenance import When
 from retriever.pipeline import expected
@@ -100,8 +101,10 @@ class _Scored:
 
 
 def _heading_terms(memory: Memory, target: Target) -> set[str]:
+    """The terms of what frames a statement: its document's title and aliases (the index's title field: an
+    alias names what the document is about, as its title does) and its section's headings."""
     doc, section = memory.section(target.section_id)
-    return set(analyzer.term_set(" ".join([doc.title, *section.heading_path])))
+    return set(analyzer.term_set(" ".join([title_text(doc), *section.heading_path])))
 
 
 def statement_evidence(

@@ -15,7 +15,7 @@ from retriever import Retriever, Settings
 from retriever.memory.memory import Memory
 from retriever.pipeline import evidence, score
 from retriever.pipeline.extract import candidates_of
-from retriever.pipeline.query import Query, analyze
+from retriever.pipeline.query import Query, analyze, weight_sets, weights
 from retriever.pipeline.results import Candidate, Target
 from retriever.pipeline.score import (
     DEFAULT,
@@ -196,3 +196,19 @@ def test_a_statement_holding_the_amount_asked_for_outranks_the_topics_introducti
     assert [s.candidate.statement[:14] for s in untyped] == ["Lightning talk", "Each slot will"]
     assert [s.candidate.statement[:14] for s in typed] == ["Each slot will", "Lightning talk"]
     assert {s.candidate.statement: s.evidence for s in untyped} == {s.candidate.statement: s.evidence for s in typed}
+
+
+def test_a_documents_alias_frames_its_statements_as_its_title_does(make_tree: TreeFactory) -> None:
+    pto = "---\ntitle: Leave Policy\naliases: [vacation]\n---\n# Leave Policy\n\n## Allowance\n\n25 days a year.\n"
+    memory = Memory.open(make_tree({"pto.md": pto}), Settings.from_env())
+    query, candidates = _candidates(memory, "How many vacation days do I get?")
+    statement = next(c for c in candidates if "25 days" in c.statement)
+    framed = score._heading_terms(memory, statement.target)
+    sets = weight_sets(weights(query, memory.index), query)
+
+    assert {"vacat", "leav", "polici", "allow"} <= framed
+    # the statement holds the question's "vacation" through the alias, as it would through the title
+    without = framed - {"vacat"}
+    assert statement_evidence(statement, framed, sets, query, DEFAULT) > statement_evidence(
+        statement, without, sets, query, DEFAULT
+    )
