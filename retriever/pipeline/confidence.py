@@ -38,12 +38,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Run
 from retriever.pipeline.dialogue import telling_share, told, two_people
-from retriever.pipeline.evidence import question_vector
+from retriever.pipeline.evidence import closeness, question_vector
 from retriever.pipeline.query import Query, present_terms, weights
 from retriever.pipeline.results import Candidate, Coverage, Fact, Target
 from retriever.pipeline.speakers import Speakers
@@ -120,10 +118,10 @@ def signals(
     fact_terms = [_present(query, term_weights, analyzer.term_set(f.statement)) for f in facts[:AGREE_FACTS]]
     dialogue = two_people(candidates, facts)
     named = speakers if dialogue else Speakers()
-    closeness = _closeness(memory, query, ranked[:READ_SECTIONS])
+    nearest = _closeness(memory, query, ranked[:READ_SECTIONS])
     by_meaning = told(memory, query, facts[:AGREE_FACTS], named) if named.named else ()
     return Signals(
-        term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, closeness, by_meaning, named, dialogue
+        term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, nearest, by_meaning, named, dialogue
     )
 
 
@@ -135,8 +133,7 @@ def _closeness(memory: Memory, query: Query, targets: Sequence[Target]) -> float
     vector = question_vector(memory, query)
     if vector is None:
         return None
-    ids = np.array(sorted(t.section_id for t in targets), dtype=np.int64)  # ascending, as the index reads them
-    return float(memory.index.cosines_at(vector, ids).max())
+    return max(closeness(memory, vector, (t.section_id for t in targets)).values())
 
 
 def _known_weight(s: Signals) -> float:

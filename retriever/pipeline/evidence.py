@@ -34,7 +34,7 @@ shares no word with the memory still gets none.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,6 +81,13 @@ def question_vector(memory: Memory, query: Query) -> FloatArray | None:
     """The question's meaning vector; None where the index holds no vectors (the table is missing)."""
     vector = memory.index.meaning([query.text])[0]
     return vector if memory.index.cosine_spread(vector) is not None else None
+
+
+def closeness(memory: Memory, vector: FloatArray, section_ids: Iterable[int]) -> dict[int, float]:
+    """The cosine of the question's ``vector`` with each of ``section_ids``, by id (any order: the index
+    reads them ascending)."""
+    ids = np.array(sorted(set(section_ids)), dtype=np.int64)
+    return dict(zip(ids.tolist(), memory.index.cosines_at(vector, ids).tolist(), strict=True))
 
 
 def coverage_gap(memory: Memory, query: Query, section_ids: Sequence[int]) -> float:

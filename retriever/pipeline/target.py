@@ -24,13 +24,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from retriever.memory.fields import FIELDS, section_fields
 from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
-from retriever.pipeline.evidence import POOL, Evidence, evidence
+from retriever.pipeline.evidence import POOL, Evidence, closeness, evidence
 from retriever.pipeline.query import Query, best_coverage, weights
 from retriever.pipeline.results import Phase1, Strategy, Target
 from retriever.text import analyzer
@@ -129,9 +127,8 @@ def _by_meaning(memory: Memory, vector: FloatArray | None, hits: Sequence[Hit]) 
     without vectors, keep evidence order)."""
     if not hits or vector is None:  # no vectors: the table is missing
         return list(hits)
-    ids = np.array(sorted(sid for sid, _ in hits), dtype=np.int64)
-    closeness = dict(zip(ids.tolist(), memory.index.cosines_at(vector, ids).tolist(), strict=True))
-    return sorted(hits, key=lambda h: -closeness[h[0]])
+    near = closeness(memory, vector, (sid for sid, _ in hits))
+    return sorted(hits, key=lambda h: -near[h[0]])
 
 
 def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None = None) -> Phase1:
