@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from retriever import Retriever
 from retriever.pipeline import confidence
+from retriever.pipeline.context import Run
 from retriever.pipeline.results import Fact
 from retriever.pipeline.speakers import Speakers
 from retriever.text import embeddings
@@ -306,6 +307,15 @@ def test_a_question_asking_one_person_of_a_chat_about_the_others_event_is_less_a
     assert swapped["diagnostics"]["answerability"] < own["diagnostics"]["answerability"]
 
 
+def _agreements(make_tree: TreeFactory, chat: str, own: str, swapped: str) -> tuple[Run, float, float]:
+    """A chat asked a question of one person's own event and the same question of the other: the first
+    retrieval, and each one's ``speaker_agreement``."""
+    retriever = Retriever(make_tree({"chat.md": chat}))
+    runs = [retriever.retrieve(q).run for q in (own, swapped)]
+    agree = [confidence.features_of(retriever.memory, run)["speaker_agreement"] for run in runs]
+    return runs[0], agree[0], agree[1]
+
+
 def test_crying_out_at_the_others_news_does_not_make_it_ones_own(make_tree: TreeFactory) -> None:
     chat = _chat(
         "Tom: Big news, I bought a canoe from a club in Henley for the river trips.",
@@ -315,13 +325,10 @@ def test_crying_out_at_the_others_news_does_not_make_it_ones_own(make_tree: Tree
         "Tom: You'll love it.",
         "Maya: I hope so.",
     )
-    retriever = Retriever(make_tree({"chat.md": chat}))
-    own, swapped = (
-        retriever.retrieve(q).run for q in ("Where did Tom buy his canoe?", "Where did Maya buy her canoe?")
-    )
+    _, own, swapped = _agreements(make_tree, chat, "Where did Tom buy his canoe?", "Where did Maya buy her canoe?")
 
-    assert confidence.features_of(retriever.memory, own)["speaker_agreement"] == 1.0
-    assert confidence.features_of(retriever.memory, swapped)["speaker_agreement"] < 0.5
+    assert own == 1.0
+    assert swapped < 0.5
 
 
 def test_the_others_exclamation_at_ones_news_tells_of_ones_own_life(make_tree: TreeFactory) -> None:
@@ -333,16 +340,14 @@ def test_the_others_exclamation_at_ones_news_tells_of_ones_own_life(make_tree: T
         "Ruth: Which colour?",
         "Kwame: Sage green.",
     )
-    retriever = Retriever(make_tree({"chat.md": chat}))
-    own, swapped = (
-        retriever.retrieve(q).run
-        for q in ("What is the name of Ruth's clinic cat?", "What is the name of Kwame's clinic cat?")
+    run, own, swapped = _agreements(
+        make_tree, chat, "What is the name of Ruth's clinic cat?", "What is the name of Kwame's clinic cat?"
     )
 
     # The exclamation holds the question's words best, but Kwame said it.
-    assert own.retrieval and any(f.statement.endswith("Kwame: A clinic cat!") for f in own.retrieval.facts[:5])
-    assert confidence.features_of(retriever.memory, own)["speaker_agreement"] == 1.0
-    assert confidence.features_of(retriever.memory, swapped)["speaker_agreement"] < 0.5
+    assert run.retrieval and any(f.statement.endswith("Kwame: A clinic cat!") for f in run.retrieval.facts[:5])
+    assert own == 1.0
+    assert swapped < 0.5
 
 
 def test_a_chat_asked_what_it_never_speaks_of_is_less_answerable_than_asked_its_own_events(
