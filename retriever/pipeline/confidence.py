@@ -13,9 +13,10 @@ Contracts:
   further index pass (term sets come from the analyser's caches, the question's vector from the
   index's remembered ones, and three sections' cosines from their stored vectors): about 0.1 ms a
   retrieval.  Section score margins, document/section/statement agreement, whether the first facts
-  hold the kind of answer asked for ("how much" → a figure) and how many of the best document's
-  sections hold half the question were measured too and left out: alone they rank little or not at
-  all (AUC 0.51, 0.57, 0.49, 0.71 on the fitted half) and add nothing to the fit.
+  hold the kind of answer asked for ("how much" → a figure), how many of the best document's
+  sections hold half the question and the idf of the most specific question word the best sections
+  miss were measured too and left out: alone they rank little or not at all (AUC 0.51, 0.57, 0.49,
+  0.71, 0.69 on the fitted half) and add nothing to the fit.
 - ``MODEL`` holds the fitted coefficients and the coverage thresholds as data.  It is written
   by ``scripts/fit_confidence.py`` from the labelled set ``eval/answerability.jsonl`` and must
   not be edited by hand; refit after any change to ranking or scoring.
