@@ -35,6 +35,11 @@ no worries|no problem|no prob|you're welcome|you are welcome|my bad|my pleasure|
 fair enough|of course|for sure|sure thing|okie dokie|oki doki|okey dokey|roger that|right on
 never mind|nevermind|not bad|well done|nice one|good to know
 that helps|this helps|it helps|very helpful|super helpful|really helpful
+spot on|nailed it|you rock|you're a star|you are a star|you're the best|you are the best|you legend|you're a legend
+you're a lifesaver|what a lifesaver|great stuff|brilliant stuff|cool stuff|nice stuff|love it|love that|much obliged
+exactly what i needed|just what i needed|exactly what i wanted|just what i wanted|what i was looking for
+that answers it|that answers my question|answers my question|that was quick|that was fast
+good answer|great answer|helpful answer|perfect answer|very helpful answer|really helpful answer|super helpful answer
 добрий день|добрий ранок|доброго ранку|добрий вечір|на добраніч|до побачення|до зустрічі|будь ласка|на все добре
 доброе утро|добрый день|добрый вечер|спокойной ночи|до свидания|до встречи|не за что|большое спасибо
 щиро дякую|дуже дякую|все зрозуміло|все ясно|все понятно|без проблем
