@@ -31,6 +31,7 @@ from retriever.text.stopwords import WORDS as STOP_WORDS
 HISTORY_FOR_TRIAGE = 3
 
 _EMOTICONS = re.compile(courtesy.EMOTICONS)
+_PRAISE = re.compile(courtesy.PRAISE)
 _LAUGHTER = re.compile("|".join(courtesy.LAUGHTER))
 _PHRASES = re.compile(
     r"(?<!\w)(?:" + "|".join(re.escape(p) for p in sorted(courtesy.PHRASES, key=len, reverse=True)) + r")(?!\w)"
@@ -73,7 +74,7 @@ def _words(text: str) -> list[str]:
 def content_words(prompt: str) -> list[str]:
     """The prompt's words that ask for something, lower-cased, in order (small talk removed)."""
     text = _EMOTICONS.sub(" ", prompt)
-    text = _PHRASES.sub(" ", analyzer.normalize(text))
+    text = _PHRASES.sub(" ", _PRAISE.sub(" ", analyzer.normalize(text)))
     text = _UNSPACED.sub(" ", text)
     return [w for w in _words(text) if not _small_talk(w)]
 

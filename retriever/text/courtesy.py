@@ -18,6 +18,8 @@ here only inside a phrase ("happy holidays").
 - ``ADDRESSEES``: words that name who a greeting or thanks is for ("hey team", "thanks all");
   they count as small talk only right after a greeting or thanks.
 - ``LAUGHTER`` and ``EMOTICONS``: patterns (regular expressions) of laughter and text faces.
+- ``PRAISE``: a pattern of praise, thanks or apology with what it is for ("congrats on the launch", "thanks for
+  your patience"), and of a reaction to the answer ("great answer"), removed whole.
 """
 
 from __future__ import annotations
@@ -37,6 +39,49 @@ never mind|nevermind|not bad|well done|nice one|good to know
 that helps|this helps|it helps|very helpful|super helpful|really helpful
 spot on|nailed it|you rock|you're a star|you are a star|you're the best|you are the best|you legend|you're a legend
 you're a lifesaver|what a lifesaver|great stuff|brilliant stuff|cool stuff|nice stuff|love it|love that|much obliged
+thanks for your help|thanks for the help|thank you for your help|thank you for the help|thanks for helping
+thank you for helping|appreciate the help|appreciate your help|thanks heaps|thanks a ton|thx a ton|thanks loads
+thank you kindly|great job|nice work|great work|amazing work|awesome work|excellent work|top notch|bang on
+good call|fair point|crystal clear|sounds like a plan|that's everything|that is everything|nothing else
+appreciate your patience|that settles it|much love|love this|great news|good news|see you tomorrow|cya tomorrow
+enjoy your weekend
+enjoy the weekend|take it easy|danke dir|щиро вдячний|щиро вдячна
+this is gold|that'll do|that will do|that's all i needed|that's all i wanted|all i needed|all i wanted|cool beans
+works for me|copy that|makes total sense
+makes perfect sense|talk tomorrow|talk to you tomorrow|talk to you later|later gator|my mistake|found it
+ignore that|scratch that|до завтра|до зустрічі завтра
+clears it up|clears things up|that clears it up|good point|that's all for today|that's all for now|done for today
+done for now|nothing more|that's it for today|that's it for now|catch you tomorrow|speak soon|speak later|hello world
+merry xmas|glad i could help|happy to help|happy to assist|glad to help|das hilft|any time
+sorry to bother you|sorry to bother|wrong chat|wrong channel|wrong thread|wrong window|problem solved
+that fixed it|fixed it|it works now|it works|it worked|it's working|works now|i'm off|i am off|signing off
+logging off|sleep well|see you on monday|see you monday|see you next week|talk to you next week|until next time
+exactly what we needed|what we needed|that's what i meant|what i meant|that's what i was missing
+what i was missing|makes complete sense|all makes sense|sorry for the late reply|sorry i'm late|i'm late|be right back
+back in 5|back in a bit|afk for a bit|for a bit|gotta run|gotta go|i have to go|have to go|got to go|sweet dreams
+good luck|best of luck|fingers crossed|schönes wochenende|até amanhã|buona giornata|buona serata|appreciate the summary
+stay safe|how are things|hope you're well|hope you are well|hope all is well|long time no see|welcome aboard
+great meeting|good meeting|good chat|great chat|that's funny|that is funny|ta muchly|grazie tante|muy amable
+for today|for now|ajudou muito|дуже допомогло|допомогло|für die hilfe|happy tuesday|happy wednesday|happy thursday
+happy weekend all
+good to hear|glad to hear|nice to hear|great to hear|happy to hear|happy to hear that|that's a relief|what a relief
+no rush|no hurry|take your time|whenever you can|when you get a chance|at your convenience
+thanks for checking|thanks for looking into it|thanks for looking|thanks for the quick reply
+thanks for the quick response
+thanks for the reply|thanks for replying|thanks for getting back|thanks for the info|thanks for the information
+thanks for the update|thanks for sharing|thanks for the heads up|appreciate the quick answer|appreciate the quick reply
+appreciate it|appreciate that|quick question|quick one|one sec|one second|one moment|just a sec|just a moment
+give me a sec|give me a minute|hang on|hold on|i'm back|i am back|we're back|back again
+happy weekend|have a lovely evening|have a lovely day|have a lovely weekend|have a nice evening|have a good evening
+have a great evening|enjoy your evening|enjoy your day|well deserved|hats off|props to|shout out to|shoutout to
+big thanks|huge thanks|massive thanks|special thanks|shout out to the team|props to the team|kudos to the team
+thanks to the team|same here|me too|100%|100 percent
+that's what i thought|that's what i figured|as i thought|i thought so|i figured|this helped a ton|that helped
+this helped|helped a lot|you saved me hours|you saved me a lot of time|you saved me|saved me hours
+saved me a lot of time|life saver
+дякую за допомогу|дякую за відповідь|дякую за інфо|гарного вечора|гарного дня|гарних вихідних|гарного тижня
+obrigada pela ajuda|obrigado pela ajuda|gracias por la ayuda|gracias por tu ayuda|on se voit demain|à demain
+merci pour l'aide|merci pour ton aide|danke für die hilfe|danke für deine hilfe|bis morgen
 exactly what i needed|just what i needed|exactly what i wanted|just what i wanted|what i was looking for
 that answers it|that answers my question|answers my question|that was quick|that was fast
 good answer|great answer|helpful answer|perfect answer|very helpful answer|really helpful answer|super helpful answer
@@ -134,16 +179,17 @@ PARTICLES = frozenset("了啊呀吧哦的嗯呢嘛哇喔噢哈呵嘻对是好很
 WORDS = frozenset(
     """
 hi hello hey heya hiya hullo howdy yo sup greetings morning afternoon evening night gm gn welcome hola
-thanks thank thx thnx thanx thks ty tysm tyvm cheers ta appreciate appreciated appreciation grateful kudos
+thanks thank thx thnx thanx thks tks tnx tq ty tysm tyvm cheers ta appreciate appreciated appreciation grateful kudos
 congrats congratulations bravo
 ok okay okey oki okie okey-dokey k kk kay sure yes yeah yea yep yup ya yah aye no nope nah nay
-alright aight right fine cool nice great awesome perfect excellent amazing wonderful fantastic brilliant
+alright aight right fine good cool nice great awesome perfect glad precisely lifesaver figured anytime tgif maybe nvm
+enjoy excellent amazing wonderful fantastic brilliant
 lovely sweet neat super superb splendid fab fabulous wow whoa woah yay yippee woohoo hooray phew
 helpful useful informative interesting clear correct exactly indeed true agreed agree absolutely totally
-definitely certainly understood noted done roger ack acknowledged gotcha gotit understand see
+definitely certainly understood noted done roger ack acknowledged gotcha gotit understand see sorted kindly heaps wicked
 sorry apologies pardon oops whoops
 bye byebye goodbye goodnight cya later ttyl laters farewell
-lol lmao lmfao rofl haha hehe hihi xd omg omfg wtf
+lol lmao lmfao rofl haha hehe hihi hah heh xd omg omfg wtf damn
 hmm hm hmmm uh um umm uhm er erm ah oh ooh aha ahh ugh meh eh mhm uh-huh
 very so really much many lot lots bunch tons quite pretty truly such super just still anyway anyways
 guys folks everyone everybody all yall y'all mate buddy pal dude bro man fam
@@ -151,7 +197,7 @@ please pls plz again too also well then
 привіт привітик вітаю здоровенькі здрастуйте дякую дяк дяки дякс дякуємо спасибі вдячний вдячна
 ок окей оке добре гаразд зрозуміло зрозумів зрозуміла ясно так ні ага угу авжеж звісно звичайно
 бувай бувайте па круто супер чудово клас класно прекрасно відмінно корисно цікаво норм нормально
-вибач вибачте перепрошую сорі дуже велике всім усім друзі колеги
+вибач вибачте перепрошую сорі дуже велике всім усім друзі друже колеги щиро
 привет здравствуйте здрасте спасибо спс благодарю пасиб хорошо понятно понял поняла ладно да нет
 пока круто отлично полезно интересно нормально извини извините очень большое всем
 gracias vale genial perfecto bueno buena bien claro entendido listo adiós chao saludos excelente
@@ -174,7 +220,7 @@ merhaba selam teşekkürler sağol sağolun tamam süper harika
 namaste dhanyavaad dhanyavad shukriya accha acha achha theek thik
 vâng dạ tốt tuyệt halo hai makasih oke baik siap mantap sip asante sawa jambo habari
 안녕하세요 안녕 감사합니다 고맙습니다 고마워요 고마워 네 예 알겠습니다 알겠어요 좋아요 좋아 최고 대박
-hvala zdravo bok pozdrav mulțumesc multumesc mersi bună buna salut köszönöm köszi szia salamat kumusta
+arigatou arigato hvala zdravo bok pozdrav mulțumesc multumesc mersi bună buna salut köszönöm köszi szia salamat kumusta
 ďakujem dakujem ačiū labas paldies sveiki aitäh tere gràcies eskerrik takk dankie ngiyabonga
 благодаря здравей мерси ممنون مرسی سلام شکریہ ধন্যবাদ நன்றி მადლობა շնորհակալություն አመሰግናለሁ
 """.split()
@@ -188,13 +234,15 @@ FUNCTION_WORDS = frozenset(
 el los las lo un una y o para por con todos todas a al del
 o os as ao aos às um uma e ou para com todos todas
 il lo gli i una e o per con tutti tutte
-der die das den dem ein eine und oder für mit euch alle allen
+der die das den dem ein eine und oder für mit euch alle allen dir dich ihnen dafür
 het een en voor met iedereen allemaal
 i w z na dla wszystkim wszystkich
 """.split()
 )
 
-ADDRESSEES = frozenset("team crew squad gang colleagues colleague everyone all folks команда колеги всім".split())
+ADDRESSEES = frozenset(
+    "team crew squad gang colleagues colleague everyone all folks bot robot команда колеги всім".split()
+)
 
 LAUGHTER = (
     r"(?:a?h[aeiou]){2,}h?",
@@ -211,6 +259,24 @@ LAUGHTER = (
     r"(?:哈|呵|嘻){2,}",
     r"w{3,}",
     r"5{3,}",
+)
+
+# Praise, thanks and apologies with what they are for, after "on", "to", "for", "with" or "about" (and their
+# Ukrainian, Spanish, French, German and Portuguese twins), one word long (after "the", "your"…): "congrats on the
+# launch", "kudos to Olena", "thanks for your patience", "sorry for the delay". What is thanked for is named, not
+# asked about, but only where the clause ends there: in "cheers for that lunch policy" or "thanks for the help
+# DEC-0050" the words after it are a question ("congrats on the launch, what's next?" keeps "next"). Without a
+# preposition the pattern does not apply ("good job descriptions": the phrase "good job" goes, "descriptions"
+# stays). And a reaction to the answer itself: "great answer", "useful summary".
+PRAISE = (
+    r"(?<!\w)(?:(?:congrats|congratulations|kudos|props|bravo|well done|great job|good job|nice work|great work"
+    r"|hats off|shout ?out|big ups|good luck|best of luck|thanks|thank you|thank u|thx|ty|cheers"
+    r"|(?:many|big|huge|massive|special) thanks|appreciate(?: it)?|sorry|apologies|my apologies|vielen dank"
+    r"|дякую|дякуємо|спасибі|спасибо|gracias|merci|danke|obrigad[oa]|grazie)"
+    r" (?:on|to|for|with|about|за|por|pour|für|pela|pelo) (?:(?:the|your|our|my|his|her|their) )?[\w'’-]+"
+    r"|(?:good|great|brilliant|excellent|nice|awesome|perfect|helpful|useful|clear|quick) "
+    r"(?:answer|reply|response|explanation|summary)s?)"
+    r"(?=[^\w?]*$|\s*[!.,;:…])"  # only where its clause ends: "thanks for that PTO policy?" asks about the policy
 )
 
 EMOTICONS = r"(?<!\w)(?:[:;=8][-'^]?[()\[\]dDpPoO3/\\|*xX]+|<3+|\^[_.-]?\^|[xX][dD]+|\+1|-1)(?!\w)"

@@ -137,6 +137,28 @@ def test_short_questions_and_greeting_plus_question_are_retrieved(prompt: str) -
     assert triage(prompt).decision == "retrieve"
 
 
+@pytest.mark.parametrize(
+    "prompt", ["thanks for your patience", "congrats on the launch!", "sorry for the delay 🙏", "дякую за допомогу"]
+)
+def test_thanks_or_praise_for_something_is_small_talk_where_its_clause_ends(prompt: str) -> None:
+    assert is_low_information(prompt)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "content"),
+    [
+        ("thanks for the help DEC-0050", ["dec-0050"]),
+        ("cheers for that lunch policy", ["lunch", "policy"]),
+        ("thanks for that PTO policy?", ["pto", "policy"]),
+        ("congrats on the launch, what is next for Helix?", ["next", "helix"]),
+        ("good job descriptions template", ["descriptions", "template"]),
+        ("quick summary?", ["quick", "summary"]),
+    ],
+)
+def test_what_follows_praise_or_thanks_stays_a_question(prompt: str, content: list[str]) -> None:
+    assert content_words(prompt) == content
+
+
 def test_the_line_sets_are_large_and_varied() -> None:
     assert len(CHIT_CHAT) >= 100 and len(QUESTIONS) >= 100
     for lines in (CHIT_CHAT, QUESTIONS):
