@@ -201,6 +201,18 @@ def test_an_edited_file_is_picked_up_by_the_next_retrieval(make_tree: TreeFactor
     assert "Employees earn 12 sick days per year." in retriever.retrieve("How many sick days do employees earn?").text
 
 
+@pytest.mark.parametrize("reopen", [False, True])
+def test_a_memory_first_indexed_empty_answers_once_a_file_is_added(make_tree: TreeFactory, reopen: bool) -> None:
+    root = make_tree({"blank.md": ""})
+    retriever = Retriever(root, refresh_interval=0)
+    assert retriever.retrieve("Who owns the zebra?").facts == ()  # the library answers; the surfaces say memory_empty
+    (root / "zebra.md").write_text("# Zebra\n\nThe zebra is owned by Quentin.\n", encoding="utf-8")
+    if reopen:  # a new process, reading the index cache that holds the empty first segment
+        retriever = Retriever(root, refresh_interval=0)
+    facts = retriever.retrieve("Who owns the zebra?").facts
+    assert [f.statement for f in facts] == ["The zebra is owned by Quentin."]
+
+
 # -- the bundled company_context and the seed's example questions -------------------------
 
 

@@ -209,8 +209,9 @@ def cosines_at(blocks: Sequence[tuple[Int8Array, FloatArray]], section_ids: IntA
     out = np.empty(len(section_ids), dtype=np.float32)
     first = 0
     for rows, scales in blocks:
-        lo, hi = np.searchsorted(section_ids, [first, first + len(rows)])
-        local = section_ids[lo:hi] - first
-        out[lo:hi] = np.einsum("ij,j->i", rows[local].astype(np.float32), query) * scales[local]
+        if len(rows):  # a segment built from no text has (0, 0) rows, whatever the query's width
+            lo, hi = np.searchsorted(section_ids, [first, first + len(rows)])
+            local = section_ids[lo:hi] - first
+            out[lo:hi] = np.einsum("ij,j->i", rows[local].astype(np.float32), query) * scales[local]
         first += len(rows)
     return out

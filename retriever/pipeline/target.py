@@ -207,10 +207,11 @@ def _targets(memory: Memory, query: Query, chosen: Sequence[tuple[int, float, st
 
 def _reasoning(memory: Memory, targets: list[Target], ranked: int) -> str:
     files = len({t.rel_path for t in targets})
+    sections, read = memory.sections_count, len(targets)
     return (
-        f"BM25F over {memory.sections_count:,} sections (headings, titles and paths weighted above body text), "
-        f"with each section's document and neighbours, ranked {ranked} candidates; "
-        f"the {len(targets)} strongest, from {files} document"
+        f"BM25F over {sections:,} section{'s' if sections != 1 else ''} (headings, titles and paths weighted above "
+        f"body text), with each section's document and neighbours, ranked {ranked} "
+        f"candidate{'s' if ranked != 1 else ''}; the {read} strongest, from {files} document"
         f"{'s' if files != 1 else ''}, were read for facts."
     )
 

@@ -116,6 +116,16 @@ def test_an_index_built_without_texts_has_no_vectors_and_no_cosine_spread() -> N
 # remembered vectors (the query path)
 
 
+def test_cosines_skip_a_segment_built_from_no_text() -> None:
+    meaning = vectors.meaning_of(["billing migration owner", "holiday calendar"])
+    rows, scales = vectors.arrays(meaning)
+    query = vectors.embed(["who owns the billing migration"])[0]
+    blocks = [(vectors.no_rows(), vectors.no_scales()), (rows, scales)]  # an empty first build, then a file
+    found = vectors.cosines_at(blocks, np.array([0, 1]), query)
+    assert found.tolist() == vectors.cosines_at([(rows, scales)], np.array([0, 1]), query).tolist()
+    assert found[0] > found[1]
+
+
 def test_remembered_vectors_are_bit_for_bit_what_embed_returns() -> None:
     remembered = vectors.Remembered()
     first = remembered.embed(["Breakfast is paid for.", "Hotels are booked by travel."])
