@@ -27,6 +27,7 @@ class Reply:
     content: str | None = None  # the assistant message's content
     status: int = 200
     body: dict[str, Any] | None = None  # a raw body instead of a completion
+    raw: bytes | None = None  # bytes sent as the JSON body, as they are (empty, cut off)
     delay: float = 0.0
     finish_reason: str = "stop"
     hold: threading.Event | None = None  # answer only once the test sets it (bounded wait)
@@ -101,7 +102,7 @@ def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 if reply.hold is not None:
                     reply.hold.wait(HOLD_LIMIT)
                 body = reply.body if reply.body is not None else _completion(request, reply)
-                self._send(reply.status, body)
+                self._send(reply.status, body if reply.raw is None else reply.raw)
 
         def do_GET(self) -> None:
             server.probes += 1  # counted on arrival: a busy serial server answers it only later
@@ -114,8 +115,8 @@ def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 else:
                     self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
 
-        def _send(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
+        def _send(self, status: int, body: dict[str, Any] | bytes) -> None:
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -211,6 +211,8 @@ class LLMClient:
             raise LLMFailure(f"cannot reach the LLM endpoint ({exc.__class__.__name__})") from exc
         except openai.OpenAIError as exc:
             raise LLMFailure(f"LLM call failed ({exc.__class__.__name__})") from exc
+        except ValueError as exc:  # a 200 whose JSON body is empty or cut off: the openai client lets it through
+            raise LLMFailure(f"unreadable response from the LLM endpoint ({exc.__class__.__name__})") from exc
         usage = _usage(response)
         return _content(response, usage), usage
 

@@ -68,6 +68,9 @@ def test_an_answer_in_a_code_fence_is_accepted(llm: ScriptedLLM) -> None:
     assert _client().complete(SummaryAnswer, "s", "u", timeout=5)[0].summary == "fenced"
 
 
+UNREADABLE = "unreadable response from the LLM endpoint (JSONDecodeError)"  # a 200 whose JSON body is empty or cut
+
+
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [
@@ -76,6 +79,8 @@ def test_an_answer_in_a_code_fence_is_accepted(llm: ScriptedLLM) -> None:
         (Reply(status=429), "rate limited (HTTP 429)"),
         (Reply(status=503), "server error (HTTP 503)"),
         (Reply(content=None), "empty answer"),
+        (Reply(raw=b""), UNREADABLE),
+        (Reply(raw=b'{"choices":[{"message":{"content":"abc'), UNREADABLE),  # a body cut off mid-way
         (Reply(content='{"summary": "cut', finish_reason="length"), "answer cut off at the token limit"),
         (
             Reply(
