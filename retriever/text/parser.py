@@ -2,7 +2,8 @@
 
 Contract: ``parse_document(rel_path, text)`` returns a ``Document`` or raises ``ParseError``
 with a reason a user can act on (bad YAML, front matter that is not a mapping, nested too
-deeply or expanding past a budget, a file with too many headings, statements or blocks).
+deeply or expanding past a budget, a file with too many headings, statements or blocks, or with lists
+or quotes nested past ``MAX_NESTING``).
 It raises nothing else, takes time linear in the text and bounded memory: markdown-it's
 tokens are handed over block by block instead of held for the whole file.
 Headings come from markdown-it-py's block parser, so ``#`` lines inside code fences,
@@ -37,6 +38,10 @@ MAX_HEADINGS = 5_000
 MAX_UNITS = 50_000  # statements: sentences, list items, table rows
 MAX_TOKENS = 600_000  # markdown-it block tokens in the file (each costs ~5 µs): the time bound
 MAX_BLOCK_TOKENS = 100_000  # tokens of one top-level block held at once (a 19,000-item list: 36 MB)
+# Containers markdown-it reads inside one another (a list level counts two: the list and its item). Past it,
+# markdown-it drops the rest of the container, and of the file after a list: such a file is refused, not cut.
+MAX_NESTING = 100
+_CONTAINERS = frozenset({"blockquote_open", "list_item_open"})  # opened at MAX_NESTING - 1, their content is dropped
 
 
 _FEED = "retriever.feed"  # the env key under which ``_hand_over`` finds the builder's feed
@@ -68,7 +73,8 @@ class _Tokens(list[Token]):
 
 
 # Only block rules run: inline parsing is done by ``clean_inline`` on the pieces we keep.
-_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
+_MD = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table")
+_MD.disable(["inline", "text_join"], ignoreInvalid=True)
 _MD.block.ruler.before("table", "hand_over", _hand_over)
 
 
@@ -233,6 +239,11 @@ def _walk(tokens: list[Token], builder: _Builder) -> None:
     builder.token_count += len(tokens)
     if builder.token_count > MAX_TOKENS:
         raise ParseError(f"more than {MAX_TOKENS:,} markdown blocks and parts; split it into smaller files")
+    if any(token.type in _CONTAINERS and token.level >= MAX_NESTING - 1 for token in tokens):  # content dropped
+        raise ParseError(
+            f"lists or quotes nested too deeply ({MAX_NESTING} levels, a list level counting two), past which "
+            "markdown is not read; flatten them"
+        )
     items = builder.items
     i = 0
     while i < len(tokens):

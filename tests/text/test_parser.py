@@ -340,6 +340,26 @@ def test_yaml_front_matter_nested_900_deep_is_a_parse_error_not_a_recursion_erro
         parse_document("deep.md", "---\na: " + "[" * 900 + "]" * 900 + "\n---\n# Deep\n")
 
 
+def _nested(kind: str, depth: int) -> str:
+    body = "".join("  " * i + f"- level{i} item\n" for i in range(depth)) if kind == "list" else ">" * depth + " deep\n"
+    return f"# Plan\n\nIntro.\n\n{body}\nAfter the block.\n\n## Next\n\nWombat text.\n"
+
+
+@pytest.mark.parametrize(("kind", "depth"), [("list", 49), ("quote", 99)])
+def test_lists_and_quotes_nested_to_the_limit_are_read_whole(kind: str, depth: int) -> None:
+    doc = parse_document("deep.md", _nested(kind, depth))
+    texts = [unit.text for section in doc.sections for unit in section.units]
+    assert [s.title for s in doc.sections] == ["Plan", "Next"]
+    assert texts[-3:] == [f"level{depth - 1} item" if kind == "list" else "deep", "After the block.", "Wombat text."]
+
+
+@pytest.mark.parametrize(("kind", "depth"), [("list", 50), ("quote", 100), ("list", 3000), ("quote", 20000)])
+def test_lists_or_quotes_nested_past_the_limit_refuse_the_file_rather_than_drop_its_rest(kind: str, depth: int) -> None:
+    # markdown-it stops reading at its nesting limit, and after a list drops the rest of the file
+    with pytest.raises(ParseError, match=r"^lists or quotes nested too deeply \(100 levels"):
+        parse_document("deep.md", _nested(kind, depth))
+
+
 def test_front_matter_nested_to_the_limit_is_kept() -> None:
     depth = front_matter.MAX_NESTING - 1  # the mapping itself is the first level
     doc = parse_document("ok.md", "---\na: " + "[" * depth + "1" + "]" * depth + "\n---\n# Ok\n")
