@@ -50,7 +50,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from retriever.adapters.http_guard import HttpPolicy, clip, parse_json, replay
-from retriever.adapters.mcp_stdio import build_server
+from retriever.adapters.mcp_stdio import build_server, internal_error
 from retriever.errors import RetrieverError
 from retriever.service.access import OPEN, KeyGrant
 from retriever.service.service import MemoryService
@@ -134,6 +134,8 @@ async def run_tool(
         raise MCPError(INVALID_PARAMS, exc.message) from None
     except RetrieverError as exc:
         raise MCPError(INTERNAL_ERROR, exc.message) from None
+    except Exception as exc:  # noqa: BLE001 - top-level handler of a call, as on stdio
+        raise internal_error(exc) from None
 
 
 def build_http_server(service: MemoryService) -> Server[Any]:

@@ -59,6 +59,13 @@ def _tool(definition: dict[str, Any]) -> types.Tool:
     )
 
 
+def internal_error(exc: BaseException) -> MCPError:
+    """A fault in the server itself, as JSON-RPC's internal error (-32603): logged here with its traceback,
+    answered without it (the SDK would send the exception's own text under code 0)."""
+    log.error("tools/call failed", exc_info=exc)
+    return MCPError(types.INTERNAL_ERROR, "internal error while answering; the server's log names the fault")
+
+
 def build_server(service: MemoryService) -> Server[Any]:
     """An SDK server with the ``retrieve_memory`` and ``get_memory`` tools."""
     tools = [_tool(definition) for definition in tool_definitions()]
@@ -80,6 +87,8 @@ def build_server(service: MemoryService) -> Server[Any]:
             # The MCP spec lists unknown tools among protocol errors (-32602), not tool results;
             # HTTP answers the same (``http_mcp.run_tool``), so both transports agree.
             raise MCPError(types.INVALID_PARAMS, exc.message) from None
+        except Exception as exc:  # noqa: BLE001 - top-level handler: a fault is one call's error, not the session's end
+            raise internal_error(exc) from None
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=block["text"]) for block in result["content"]],
             structured_content=result["structuredContent"],

@@ -1,4 +1,5 @@
-"""An unknown tool is the same protocol error on both transports: JSON-RPC -32602 with one message.
+"""An unknown tool is the same protocol error on both transports: JSON-RPC -32602 with one message;
+a fault inside a call is -32603 on both, its text logged and not sent (the SDK sent it under code 0).
 
 The MCP spec lists unknown tools among protocol errors (not ``isError`` tool results); stdio used
 to answer an ``isError`` result while HTTP answered -32602.
@@ -22,6 +23,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from retriever import Retriever
+from retriever.adapters.mcp_stdio import build_server
 from retriever.service.service import MemoryService
 from retriever.service.stores.sqlite import SQLiteStore
 
@@ -92,3 +94,36 @@ def test_the_sdk_client_sees_an_unknown_tool_as_an_mcp_error_on_either_transport
             assert anyio.run(call, f"{base}/mcp") == -32602
     finally:
         service.close()
+
+
+class _FaultyRetriever(Retriever):
+    """A retriever with a bug: every retrieval raises what no handler below the adapter expects."""
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom at /srv/secret/path")
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_fault_inside_a_call_is_internal_error_32603_and_the_session_goes_on(
+    transport: str, make_tree: TreeFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    service = MemoryService(_FaultyRetriever(make_tree(ACME)), SQLiteStore(tmp_path / "store.sqlite"))
+
+    async def call(target: Any) -> tuple[int, str, int]:
+        async with Client(target) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("retrieve_memory", {"prompt": "Who owns billing?"})
+            tools = await client.list_tools()  # the same session still answers
+            return caught.value.error.code, caught.value.error.message, len(tools.tools)
+
+    try:
+        if transport == "stdio":  # the stdio adapter's server, in-process
+            code, message, tools = anyio.run(call, build_server(service))
+        else:
+            with serving(service) as base:
+                code, message, tools = anyio.run(call, f"{base}/mcp")
+    finally:
+        service.close()
+    assert (code, tools) == (-32603, 2)
+    assert message == "internal error while answering; the server's log names the fault"
+    assert "boom" not in message and "boom at /srv/secret/path" in caplog.text
