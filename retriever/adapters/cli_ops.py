@@ -85,7 +85,8 @@ def _cache_line(cache: dict[str, Any]) -> str:
 def _store_line(store: dict[str, Any]) -> str:
     if store["kind"] == "sqlite":
         there = _size(store["size_bytes"]) if store["exists"] else "not created yet"
-        return f"sqlite {store['path']} ({there})"
+        unreadable = ", NOT readable" if store.get("readable") is False else ""
+        return f"sqlite {store['path']} ({there}{unreadable})"
     answer = "reachable" if store["reachable"] else f"NOT reachable: {store['error']}"
     return f"redis {store['url']} ({answer})"
 

@@ -22,6 +22,7 @@ from retriever.config_files import SECRET_KEYS, VARIABLES, Loaded
 from retriever.errors import RetrieverError
 from retriever.memory import caches
 from retriever.service.identity import memory_identity
+from retriever.service.stores.sqlite import unreadable
 
 PROBE_SECONDS = 3.0
 SKIPPED_SHOWN = 5
@@ -90,7 +91,11 @@ def _store(settings: Settings, problems: list[str]) -> dict[str, Any]:
     if not settings.redis_url:
         path = state_home(settings) / "store.sqlite"
         size = path.stat().st_size if path.is_file() else None
-        return {"kind": "sqlite", "path": str(path), "exists": size is not None, "size_bytes": size}
+        report = {"kind": "sqlite", "path": str(path), "exists": size is not None, "size_bytes": size}
+        problem = unreadable(path) if size is not None else None
+        if problem:
+            problems.append(problem)
+        return report | {"readable": problem is None} if size is not None else report
     from retriever.service.stores.redis import RedisStore
 
     shown = mask_url(settings.redis_url)

@@ -18,6 +18,7 @@ from llm_server import ScriptedLLM, serve
 
 from retriever.adapters.cli import cli
 from retriever.config_files import user_config_path
+from retriever.service.stores.sqlite import SQLiteStore
 
 
 @pytest.fixture
@@ -156,6 +157,24 @@ def test_status_reports_redis_reachable_or_not_with_its_password_masked(
     assert down.exit_code == 1 and dead["store"]["reachable"] is False
     assert dead["store"]["url"].startswith("redis://***@127.0.0.1:")
     assert "hunter2" not in down.stdout + down.stderr
+
+
+def test_status_reads_an_existing_sqlite_store_and_exits_1_naming_one_that_is_not_a_database(
+    runner: CliRunner, root: Path, tmp_path: Path
+) -> None:
+    _, before = _status(runner, "--root", str(root))
+    store = Path(before["store"]["path"])
+    SQLiteStore(store).close()  # as a server's first start makes it
+    good, report = _status(runner, "--root", str(root))
+    store.write_bytes(b"not a database " * 700)
+    bad, broken = _status(runner, "--root", str(root))
+
+    assert good.exit_code == 0 and report["store"]["readable"] is True
+    assert bad.exit_code == 1 and broken["store"]["readable"] is False
+    assert broken["problems"] == [
+        f"the SQLite store at {store} cannot be read (file is not a database); move it aside and a new one is made"
+    ]
+    assert store.read_bytes() == b"not a database " * 700  # status only reads
 
 
 def test_status_of_a_missing_root_exits_1_and_says_how_to_fix_it(runner: CliRunner, tmp_path: Path) -> None:

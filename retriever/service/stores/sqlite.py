@@ -8,6 +8,7 @@ writes (``purge`` does it at once), so the file stays bounded however many clien
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -44,6 +45,17 @@ _DOOMED = (
     "SELECT session_id FROM sessions WHERE last_at < ? UNION "
     "SELECT session_id FROM (SELECT session_id FROM sessions ORDER BY last_at DESC LIMIT -1 OFFSET ?)"
 )
+
+
+def unreadable(path: Path) -> str | None:
+    """Why the store at ``path`` (an existing file) cannot be read, or None; opened read-only, so checking
+    changes nothing (``retriever status``)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)) as db:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except (OSError, ValueError, sqlite3.Error) as exc:
+        return f"the SQLite store at {path} cannot be read ({exc}); move it aside and a new one is made"
+    return None
 
 
 class SQLiteStore:
