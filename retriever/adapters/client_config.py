@@ -16,6 +16,7 @@ Code expands from its own environment.  ``merge_into`` keeps every other server 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -195,17 +196,30 @@ def merge_into(
     return {**document, client.servers_key: {**servers, name: entry}}, change
 
 
+def _claim_backup(path: Path) -> Path:
+    """A backup name beside ``path`` that no file has, created empty (exclusively: two writers never share it)."""
+    stamp = f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}"
+    for number in itertools.count(1):
+        candidate = path.with_name(stamp if number == 1 else f"{stamp}-{number}")
+        try:
+            os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            continue
+        return candidate
+    raise AssertionError("unreachable")  # itertools.count never ends
+
+
 def write_config(path: Path, document: dict[str, Any], private: bool) -> Path | None:
     """Write ``document`` to ``path`` atomically; returns the backup of the previous file, if there was one.
 
-    The backup sits beside the file (``NAME.bak-YYYYMMDD-HHMMSS``) with the same permissions.  A
-    replaced file keeps its permissions, unless ``private`` (secrets inside): then, like a new file,
-    it is readable by its owner only.
+    The backup sits beside the file (``NAME.bak-YYYYMMDD-HHMMSS``, then ``-2``, ``-3``… within one second:
+    a backup is never overwritten) with the same permissions.  A replaced file keeps its permissions,
+    unless ``private`` (secrets inside): then, like a new file, it is readable by its owner only.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     if path.exists():
-        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+        backup = _claim_backup(path)
         shutil.copy2(path, backup)
     text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

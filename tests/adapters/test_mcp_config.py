@@ -185,6 +185,21 @@ def test_write_merges_into_an_existing_file_keeping_other_servers_and_a_backup(
     assert f"The previous file is kept as {backup}." in result.stdout
 
 
+def test_backups_made_within_one_second_never_overwrite_each_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(clients.time, "strftime", lambda fmt: "20261202-031500")  # one second, three writes
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {"precious": {}}}')
+    backups = [clients.write_config(path, {"mcpServers": {name: {}}}, private=False) for name in "abc"]
+    assert [b.name for b in backups if b] == [
+        "mcp.json.bak-20261202-031500",
+        "mcp.json.bak-20261202-031500-2",
+        "mcp.json.bak-20261202-031500-3",
+    ]
+    assert [json.loads(b.read_text())["mcpServers"] for b in backups if b] == [{"precious": {}}, {"a": {}}, {"b": {}}]
+
+
 def test_writing_again_replaces_the_entry_and_an_unchanged_one_is_left_alone(
     home: Path, make_tree: TreeFactory, tmp_path: Path
 ) -> None:
