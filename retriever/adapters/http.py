@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from retriever.adapters.http_guard import MCP_PATHS, Guard, HttpPolicy, parse_json
+from retriever.adapters.http_guard import MCP_PATHS, Guard, HeaderProblem, HttpPolicy, parse_json, user_from_headers
 from retriever.adapters.http_mcp import McpEndpoint
 from retriever.service.access import KeyGrant
 from retriever.service.service import MemoryService
@@ -34,41 +34,7 @@ from retriever.service.stores.base import StoreUnavailable, parse_since
 
 log = logging.getLogger(__name__)
 
-USER_HEADERS = ("X-External-User-Id", "X-On-Behalf-Of")
-MAX_USER_ID_CHARS = 256
 READINESS_ONLY = ("memory_ready", "readiness_state")
-
-
-class HeaderProblem(Exception):
-    """A user header the server cannot use: answered as a 422 ``detail`` entry."""
-
-    def __init__(self, header: str, kind: str, message: str, shown: str) -> None:
-        super().__init__(message)
-        self.entry = {"type": kind, "loc": ["header", header], "msg": message, "input": shown}
-
-
-def user_from_headers(request: Request) -> str | None:
-    """The user id from ``X-External-User-Id`` (else ``X-On-Behalf-Of``), decoded as UTF-8.
-
-    HTTP header bytes reach starlette as latin-1 text; re-encoding gives the bytes back, which
-    clients send as UTF-8.  Raises ``HeaderProblem`` for bytes that are not UTF-8 or an id over
-    ``MAX_USER_ID_CHARS``; the service validates the id's form.
-    """
-    for header in USER_HEADERS:
-        raw = request.headers.get(header)
-        if raw is None or not raw.strip():
-            continue
-        try:
-            value = raw.encode("latin-1").decode("utf-8").strip()
-        except UnicodeDecodeError:
-            raise HeaderProblem(
-                header, "header_not_utf8", f"{header} is not valid UTF-8; send the user id encoded as UTF-8", ""
-            ) from None
-        if len(value) > MAX_USER_ID_CHARS:
-            message = f"{header} is {len(value):,} characters; the limit is {MAX_USER_ID_CHARS}: send a shorter user id"
-            raise HeaderProblem(header, "string_too_long", message, value[:64])
-        return value
-    return None
 
 
 def _grant(request: Request) -> KeyGrant | None:
@@ -94,7 +60,7 @@ class Routes:
             detail = {"type": "json_invalid", "loc": ["body", 0], "msg": message, "input": {}}
             return JSONResponse({"detail": [detail]}, status_code=422)
         try:
-            user = user_from_headers(request)
+            user = user_from_headers(request.headers)
         except HeaderProblem as problem:
             return JSONResponse({"detail": [problem.entry]}, status_code=422)
         status, response = await anyio.to_thread.run_sync(

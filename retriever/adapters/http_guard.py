@@ -82,6 +82,42 @@ class RequestRefused(Exception):
         self.status, self.message, self.headers = status, message, headers or {}
 
 
+USER_HEADERS = ("X-External-User-Id", "X-On-Behalf-Of")
+MAX_USER_ID_CHARS = 256
+
+
+class HeaderProblem(Exception):
+    """A user header the server cannot use: answered as a 422 ``detail`` entry."""
+
+    def __init__(self, header: str, kind: str, message: str, shown: str) -> None:
+        super().__init__(message)
+        self.entry = {"type": kind, "loc": ["header", header], "msg": message, "input": shown}
+
+
+def user_from_headers(headers: Headers) -> str | None:
+    """The user id from ``X-External-User-Id`` (else ``X-On-Behalf-Of``), decoded as UTF-8.
+
+    HTTP header bytes reach starlette as latin-1 text; re-encoding gives the bytes back, which
+    clients send as UTF-8.  Raises ``HeaderProblem`` for bytes that are not UTF-8 or an id over
+    ``MAX_USER_ID_CHARS``; the service validates the id's form.
+    """
+    for header in USER_HEADERS:
+        raw = headers.get(header)
+        if raw is None or not raw.strip():
+            continue
+        try:
+            value = raw.encode("latin-1").decode("utf-8").strip()
+        except UnicodeDecodeError:
+            raise HeaderProblem(
+                header, "header_not_utf8", f"{header} is not valid UTF-8; send the user id encoded as UTF-8", ""
+            ) from None
+        if len(value) > MAX_USER_ID_CHARS:
+            message = f"{header} is {len(value):,} characters; the limit is {MAX_USER_ID_CHARS}: send a shorter user id"
+            raise HeaderProblem(header, "string_too_long", message, value[:64])
+        return value
+    return None
+
+
 def clip(value: str, limit: int = ECHO_CHARS) -> str:
     """``value`` as ``repr``, cut to a bounded prefix: what error messages may echo of client input."""
     return repr(value) if len(value) <= limit else repr(value[:limit]) + f"… ({len(value):,} characters)"

@@ -49,7 +49,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from retriever.adapters.http_guard import HttpPolicy, clip, parse_json, replay
+from retriever.adapters.http_guard import HeaderProblem, HttpPolicy, clip, parse_json, replay, user_from_headers
 from retriever.adapters.mcp_stdio import build_server, internal_error
 from retriever.errors import RetrieverError
 from retriever.service.access import OPEN, KeyGrant
@@ -174,6 +174,7 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         try:
+            _check_user(scope, headers)
             app, scope, receive = await self._route(scope, headers, receive)
         except RpcRefusal as refusal:
             await refusal.response()(scope, receive, send)
@@ -238,6 +239,22 @@ def _accepting_json(scope: Scope, headers: Headers) -> Scope:
     if "accept" in headers:
         return scope
     return {**scope, "headers": [*scope["headers"], (b"accept", b"application/json")]}
+
+
+def _check_user(scope: Scope, headers: Headers) -> None:
+    """A user header must name a user the request's key may act for, as on ``/memories/retrieve`` (403).
+
+    The MCP routes read the server's own memory, no user's tree, so a key bound to users may also send
+    no user header here: its sessions are its own (``_principal``)."""
+    grant = scope.get("state", {}).get("grant")
+    try:
+        user = user_from_headers(headers)
+    except HeaderProblem as problem:
+        raise RpcRefusal(INVALID_REQUEST, str(problem), status=422) from None
+    if user is not None and isinstance(grant, KeyGrant) and not grant.allows(user):
+        raise RpcRefusal(
+            INVALID_REQUEST, f"this key may not act for the user {clip(user)}; name one of its users", status=403
+        )
 
 
 def _principal(scope: Scope) -> str | None:

@@ -206,3 +206,16 @@ def test_a_key_bound_to_users_has_its_own_sessions_even_under_a_shared_session_i
         assert other["triage"]["rewritten_query"] == "and who owns it?"  # tenant A's question never reaches B
         own = ask(mcp, "tenant-a-key", "and who owns it?")
         assert own["triage"]["rewritten_query"] == "and who owns it? (context: billing migration project)"
+
+
+def test_a_user_header_on_the_mcp_routes_must_name_a_user_the_key_may_act_for(service: MemoryService) -> None:
+    with serving(service, api_keys="tenant-a-key=alice,admin-key-0=*") as url:
+        mcp = f"{url}/v1/mcp/memory"
+        tenant, admin = {"Authorization": "Bearer tenant-a-key"}, {"Authorization": "Bearer admin-key-0"}
+        refused = _post(mcp, CALL, {**tenant, "X-External-User-Id": "bob"})
+        assert refused.status_code == 403
+        assert refused.json()["error"]["message"] == "this key may not act for the user 'bob'; name one of its users"
+        assert _post(mcp, CALL, {**tenant, "X-On-Behalf-Of": "bob"}).status_code == 403
+        assert _post(mcp, CALL, {**tenant, "X-External-User-Id": "alice"}).status_code == 200
+        assert _post(mcp, CALL, tenant).status_code == 200  # no user named: the server's own memory, its own sessions
+        assert _post(mcp, CALL, {**admin, "X-External-User-Id": "bob"}).status_code == 200
