@@ -63,7 +63,7 @@ class GuardedHttpTools(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self.reading_headers, self.header_bytes = True, 0
+        self.reading_headers, self.header_bytes, self.refused = True, 0, False
         self.active_at = self.loop.time()
         self.deadline: asyncio.TimerHandle | None = None
         self._arm_deadline()
@@ -91,9 +91,22 @@ class GuardedHttpTools(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self.reading_headers, self.header_bytes = False, 0
         self._disarm_deadline()
+        # Headers that arrive whole in one read are parsed before data_received can count them: measured
+        # here, before the request reaches the app (uvicorn holds the URL and the header pairs).
+        size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+        if size > self.limits.max_header_bytes:
+            self.refused = True
+            self.refuse(431, f"request headers over {self.limits.max_header_bytes:,} bytes")
+            return
         super().on_headers_complete()
 
+    def on_body(self, body: bytes) -> None:
+        if not self.refused:
+            super().on_body(body)
+
     def on_message_complete(self) -> None:
+        if self.refused:
+            return
         super().on_message_complete()
         # What arrives next starts the next request's headers; until its first byte, idling is
         # uvicorn's keep-alive timeout's business, so the deadline is armed in on_message_begin.

@@ -94,6 +94,20 @@ def test_oversized_headers_are_refused_with_431(service: MemoryService) -> None:
         assert _healthz_within(url, 5.0) < 5.0
 
 
+def test_oversized_headers_sent_whole_with_a_body_are_refused_with_431_before_the_app(service: MemoryService) -> None:
+    body = b'{"query": "Who owns billing?", "agent_id": "a"}'
+    request = (
+        b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        + b"X-Padding: " + b"a" * 100_000 + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+    with serving(service) as url:
+        sock = raw_connection(url, request)
+        answer = read_until_closed(sock)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:60]
+        assert _healthz_within(url, 5.0) < 5.0
+
+
 def test_keep_alive_connections_serve_many_requests(service: MemoryService) -> None:
     with serving(service, header_timeout_seconds=0.5) as url, httpx.Client() as client:
         for _ in range(3):
