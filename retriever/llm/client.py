@@ -57,6 +57,7 @@ class LLMFailure(Exception):
         format_rejected: bool = False,
         calls: int = 1,
         timed_out: bool = False,
+        unreachable: bool = False,
         tokens_in: int = 0,
         tokens_out: int = 0,
     ) -> None:
@@ -65,6 +66,7 @@ class LLMFailure(Exception):
         self.format_rejected = format_rejected
         self.calls = calls  # HTTP calls made before giving up
         self.timed_out = timed_out  # the client gave up waiting; the server may still be at work
+        self.unreachable = unreachable  # no connection at all: the next call would fail the same way
         self.tokens_in = tokens_in  # what the server reported for an answer it gave but that was unusable
         self.tokens_out = tokens_out
 
@@ -75,6 +77,7 @@ class LLMFailure(Exception):
             self.reason,
             calls=calls,
             timed_out=self.timed_out,
+            unreachable=self.unreachable,
             tokens_in=self.tokens_in + tokens_in,
             tokens_out=self.tokens_out + tokens_out,
         )
@@ -208,7 +211,7 @@ class LLMClient:
             rejected = mode == "json_schema" and exc.status_code in (400, 422, 500, 501)
             raise LLMFailure(f"server error (HTTP {exc.status_code})", format_rejected=rejected) from exc
         except openai.APIConnectionError as exc:
-            raise LLMFailure(f"cannot reach the LLM endpoint ({exc.__class__.__name__})") from exc
+            raise LLMFailure(f"cannot reach the LLM endpoint ({exc.__class__.__name__})", unreachable=True) from exc
         except openai.OpenAIError as exc:
             raise LLMFailure(f"LLM call failed ({exc.__class__.__name__})") from exc
         except ValueError as exc:  # a 200 whose JSON body is empty or cut off: the openai client lets it through

@@ -61,6 +61,7 @@ class LLMRun:
     fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (stage, reason)
     ungrounded: int = 0
     busy: str = ""  # what the endpoint is still busy with; no more calls in this retrieval once set
+    unreachable: str = ""  # the stage whose call found no endpoint; no more calls in this retrieval once set
 
     def enabled(self, stage: str) -> bool:
         return stage in self.settings.llm_stages
@@ -80,6 +81,9 @@ class LLMRun:
             self.busy = "an earlier call that timed out"
         if self.busy:
             self.fall_back(stage, f"skipped: the endpoint is still busy with {self.busy}")
+            return None
+        if self.unreachable:
+            self.fall_back(stage, f"skipped: the endpoint could not be reached by the {self.unreachable} call")
             return None
         pace = self.client.pace
         call = size_call(pace, min(self.settings.llm_timeout_seconds, remaining - 0.5), max_tokens)
@@ -139,6 +143,8 @@ class LLMRun:
         self.prompt_tokens_used += needed
         if failure.timed_out and self.client.pace.serial:
             self.busy = f"the {stage} call that timed out"
+        if failure.unreachable:
+            self.unreachable = stage
         self.fall_back(stage, failure.reason)
 
     def remaining_prompt_tokens(self) -> int:
