@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from retriever.adapters.cli_common import EXIT_FAILURE, config_option, fail, load_settings, open_memory, root_option
+from retriever.text.safe import one_line
 
 
 @click.command()
@@ -63,7 +64,7 @@ def check(root: Path | None, output: str) -> None:
             click.echo(line)
     else:
         for line in check_report.format_text(findings, files):
-            click.echo(line)
+            click.echo(one_line(line))  # a file name may hold a newline (github's format escapes its own way)
     sys.exit(EXIT_FAILURE if findings else 0)
 
 

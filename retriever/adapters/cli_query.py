@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retriever.adapters.cli_common import config_option, fail, load_settings, open_memory, root_option
+from retriever.text.safe import one_line
 
 if TYPE_CHECKING:
     from retriever.memory.memory import Memory
@@ -102,7 +103,7 @@ def tree(root: Path | None, as_json: bool) -> None:
         click.echo(json.dumps(_outline(memory), ensure_ascii=False, indent=2))
         return
     for line in _outline_lines(memory):
-        click.echo(line)
+        click.echo(one_line(line))  # a file name may hold a newline: it must not start a line of its own
 
 
 def _outline(memory: Memory) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from retriever.adapters.cli_common import (
     root_option,
     warn_if_not_ready,
 )
+from retriever.text.safe import one_line
 
 
 @click.command()
@@ -105,6 +106,9 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
     from retriever.service.stores import open_store
     from retriever.service.stores.base import parse_since
 
+    if session_id is not None and not session_id.strip():
+        message = "is empty; name a session, or leave the option out for every session"
+        raise click.BadParameter(message, param_hint="--session-id")
     try:
         since_value = parse_since(since) if since else None
     except ValueError:
@@ -128,10 +132,11 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
     for r in records:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["received_at"]))
         prompt = " ".join(str(r.get("prompt") or "").split())[:80]
-        click.echo(
+        line = (
             f"{when}  {r['request_id']}  {r['status']:5}  {r['duration_ms']:8.1f} ms  "
             f"session={r['session_id'] or '-'}  {prompt}"
         )
+        click.echo(one_line(line))  # a client's session id may hold control characters
 
 
 def _nothing_logged(store: Any, session_id: str | None, since: str | None) -> str:

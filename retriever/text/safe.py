@@ -8,12 +8,13 @@ Contract:
 - ``json_safe(value)`` is the same with generous caps: for our own responses, which are bounded by
   construction, so that a rare bad value cannot stop a record from being stored.
 - ``lone_surrogate(text)`` finds what UTF-8 cannot encode; ``preview(text)`` quotes a bounded prefix
-  for error messages.
+  for error messages; ``one_line(text)`` escapes what would break a line of terminal or log output.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,24 @@ def clean_text(text: str) -> str:
     if lone_surrogate(text) is None:
         return text
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")  # embeddings, overrides, isolates
+
+
+def one_line(text: str) -> str:
+    """``text`` for one line of a terminal or a log: control characters, line and paragraph separators and
+    bidirectional overrides written as escapes (``\\n``, ``\\x00``, ``\\u202e``), so a file name or a session id
+    holding them can neither start a line of its own (a CI annotation) nor reorder what is shown."""
+    if text.isprintable():
+        return text
+    return "".join(_escaped(ch) for ch in text)
+
+
+def _escaped(ch: str) -> str:
+    if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+        return ch.encode("unicode_escape").decode("ascii")
+    return ch
 
 
 def cut(text: str, limit: int) -> str:

@@ -119,6 +119,17 @@ def test_tree_prints_outline_with_section_counts_and_skipped_files(runner: CliRu
     assert lines[-1].startswith("  memory/broken.md: invalid YAML front matter")
 
 
+def test_tree_and_check_print_a_file_name_holding_a_newline_on_one_line(
+    runner: CliRunner, make_tree: TreeFactory
+) -> None:
+    root = make_tree({"a\n::warning file=x::pwned.md": "# A\n\n[gone](missing.md)\n", "b.md": "# B\n\nBeta.\n"})
+    tree = runner.invoke(cli, ["tree", "--root", str(root)]).stdout.splitlines()
+    check = runner.invoke(cli, ["check", "--root", str(root)]).stdout.splitlines()
+    assert tree[1:] == ["  a\\n::warning file=x::pwned.md  A · 1 section", "  b.md  B · 1 section"]
+    assert not any(line.startswith("::warning") for line in tree + check)
+    assert any("a\\n::warning file=x::pwned.md" in line for line in check)
+
+
 def test_tree_json_lists_documents_and_skipped(runner: CliRunner, root: Path) -> None:
     result = runner.invoke(cli, ["tree", "--root", str(root), "--json"])
     outline = json.loads(result.stdout)
@@ -132,6 +143,22 @@ def test_tree_json_lists_documents_and_skipped(runner: CliRunner, root: Path) ->
         "type": "policy",
         "sections": 3,
     }
+
+
+def test_requests_escapes_a_session_id_with_control_characters_and_refuses_an_empty_one(
+    runner: CliRunner, root: Path
+) -> None:
+    from retriever import Retriever, Settings
+    from retriever.service.service import MemoryService
+    from retriever.service.stores import open_store
+
+    service = MemoryService(Retriever(root, Settings.from_env()), open_store(Settings.from_env()), watch=False)
+    service.call_tool("retrieve_memory", {"prompt": "How many sick days?"}, handshake_session="s\n::error::x")
+    service.close()
+    lines = runner.invoke(cli, ["requests"]).stdout.splitlines()
+    assert len(lines) == 1 and "session=s\\n::error::x" in lines[0]
+    empty = runner.invoke(cli, ["requests", "--session-id", ""])
+    assert empty.exit_code == 2 and "--session-id: is empty; name a session" in empty.stderr
 
 
 def test_version_and_help_need_no_memory(runner: CliRunner) -> None:

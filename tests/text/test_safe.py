@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.text.safe import MAX_CHARS, MAX_DEPTH, MAX_ITEMS, bounded, clean_text, json_safe, lone_surrogate, preview
+from retriever.text.safe import (
+    MAX_CHARS,
+    MAX_DEPTH,
+    MAX_ITEMS,
+    bounded,
+    clean_text,
+    json_safe,
+    lone_surrogate,
+    one_line,
+    preview,
+)
 
 ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=50)  # surrogates included
 LEAVES = st.none() | st.booleans() | st.integers() | st.floats() | ANY_TEXT
@@ -76,3 +87,17 @@ def test_any_value_comes_out_json_encodable_and_within_bounds(value: Any) -> Non
     assert _encodes(out)
     assert _encodes(json_safe(value))
     assert bounded(out, chars=10_000, items=10_000, depth=100) == out  # already bounded: a fixed point
+
+
+def test_one_line_escapes_what_would_break_or_reorder_a_line_and_keeps_the_rest() -> None:
+    assert one_line("a\n::warning file=x::pwned.md") == "a\\n::warning file=x::pwned.md"
+    assert one_line("x\x00y\u202ez\u2028\r") == "x\\x00y\\u202ez\\u2028\\r"
+    assert one_line("café · 中文 a\u00a0b 👍") == "café · 中文 a\u00a0b 👍"
+
+
+@given(st.text())
+def test_one_line_never_holds_a_line_break_control_character_or_bidi_override(text: str) -> None:
+    shown = one_line(text)
+    assert len(shown.splitlines()) <= 1 and "\n" not in shown and "\r" not in shown
+    assert not any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") or "\u202a" <= ch <= "\u202e" for ch in shown)
+
