@@ -49,7 +49,11 @@ def query(
     from retriever.errors import MemoryEmpty, RetrieverError
     from retriever.retriever import Retriever
 
-    prompt = _prompt(words)
+    try:
+        prompt = _prompt(words)
+    except RetrieverError as exc:
+        fail(exc, as_json)
+        return
     loaded = load_settings(root, as_json, top_k=top_k, llm_model=llm_model)
     settings = loaded.settings.model_copy(update={"llm_model": None}) if no_llm else loaded.settings
     progress = Reporter()  # loading, building the index, reading a revision: on stderr when slow
@@ -81,8 +85,12 @@ def _prompt(words: tuple[str, ...]) -> str:
     if words != ("-",):
         return " ".join(words)
     from retriever.config import MAX_PROMPT_CHARS
+    from retriever.errors import InvalidArguments
 
-    return sys.stdin.read(MAX_PROMPT_CHARS + 1).strip()
+    text = sys.stdin.read(MAX_PROMPT_CHARS + 2).removeprefix("\ufeff")  # a byte-order mark does not count
+    if len(text) > MAX_PROMPT_CHARS and len(text.strip()) > MAX_PROMPT_CHARS:  # the rest of the pipe is not read
+        raise InvalidArguments(f"'prompt' read from stdin is over {MAX_PROMPT_CHARS:,} characters: shorten it")
+    return text.strip()
 
 
 @click.command()

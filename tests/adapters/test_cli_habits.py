@@ -54,7 +54,13 @@ def test_an_empty_stdin_is_an_empty_prompt(root: Path) -> None:
 def test_an_endless_stdin_is_read_only_past_the_limit_and_named_too_long(root: Path) -> None:
     result = CliRunner().invoke(cli, ["query", "-", "--root", str(root)], input="word " * 100_000)
     assert result.exit_code == 2
-    assert "'prompt' is 8,001 characters; the limit is 8,000: shorten it" in result.stderr
+    assert result.stderr == "Error (invalid_arguments): 'prompt' read from stdin is over 8,000 characters: shorten it\n"
+
+
+def test_a_byte_order_mark_on_stdin_is_not_part_of_the_prompt(root: Path) -> None:
+    result = CliRunner().invoke(cli, ["query", "-", "--root", str(root)], input="\ufeffWho owns billing?\n")
+    assert result.exit_code == 0, result.stderr
+    assert "**Query:** Who owns billing?\n" in result.stdout
 
 
 def test_no_prompt_at_all_is_a_usage_error(root: Path) -> None:
