@@ -49,11 +49,7 @@ def query(
     from retriever.errors import MemoryEmpty, RetrieverError
     from retriever.retriever import Retriever
 
-    try:
-        prompt = _prompt(words)
-    except RetrieverError as exc:
-        fail(exc, as_json)
-        return
+    prompt = _prompt(words, as_json)
     loaded = load_settings(root, as_json, top_k=top_k, llm_model=llm_model)
     settings = loaded.settings.model_copy(update={"llm_model": None}) if no_llm else loaded.settings
     progress = Reporter()  # loading, building the index, reading a revision: on stderr when slow
@@ -79,7 +75,7 @@ def query(
         click.echo(result.text)
 
 
-def _prompt(words: tuple[str, ...]) -> str:
+def _prompt(words: tuple[str, ...], as_json: bool) -> str:
     """The prompt: the words joined by spaces, or stdin for a lone "-" (read up to just past the
     limit, so that an endless pipe cannot fill memory and an over-long prompt is still named)."""
     if words != ("-",):
@@ -89,7 +85,7 @@ def _prompt(words: tuple[str, ...]) -> str:
 
     text = sys.stdin.read(MAX_PROMPT_CHARS + 2).removeprefix("\ufeff")  # a byte-order mark does not count
     if len(text) > MAX_PROMPT_CHARS and len(text.strip()) > MAX_PROMPT_CHARS:  # the rest of the pipe is not read
-        raise InvalidArguments(f"'prompt' read from stdin is over {MAX_PROMPT_CHARS:,} characters: shorten it")
+        fail(InvalidArguments(f"'prompt' read from stdin is over {MAX_PROMPT_CHARS:,} characters: shorten it"), as_json)
     return text.strip()
 
 

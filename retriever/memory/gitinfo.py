@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retriever.errors import RetrieverError
+from retriever.text.safe import preview
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:]+.*)?$")
 _RECORD, _FIELD = "\x1e", "\x1f"
@@ -187,7 +188,7 @@ def resolve(repo: Path, rev: str) -> Revision:
         sha = _git(repo, "rev-parse", "--verify", "-q", f"{target}^{{commit}}").decode().strip()
     except GitError as exc:
         raise GitError(
-            f"revision {rev!r} not found in the git repository at {repo}; try a commit, tag or YYYY-MM-DD date"
+            f"revision {preview(rev)} not found in the git repository at {repo}; try a commit, tag or YYYY-MM-DD date"
         ) from exc
     at = _git(repo, "show", "-s", "--format=%cI", sha).decode().strip()
     return Revision(rev, sha, at)
