@@ -44,8 +44,7 @@ thank you for helping|appreciate the help|appreciate your help|thanks heaps|than
 thank you kindly|great job|nice work|great work|amazing work|awesome work|excellent work|top notch|bang on
 good call|fair point|crystal clear|sounds like a plan|that's everything|that is everything|nothing else
 appreciate your patience|that settles it|much love|love this|great news|good news|see you tomorrow|cya tomorrow
-enjoy your weekend
-enjoy the weekend|take it easy|danke dir|щиро вдячний|щиро вдячна
+enjoy your weekend|enjoy the weekend|take it easy|danke dir|щиро вдячний|щиро вдячна
 this is gold|that'll do|that will do|that's all i needed|that's all i wanted|all i needed|all i wanted|cool beans
 works for me|copy that|makes total sense
 makes perfect sense|talk tomorrow|talk to you tomorrow|talk to you later|later gator|my mistake|found it
@@ -62,13 +61,13 @@ back in 5|back in a bit|afk for a bit|for a bit|gotta run|gotta go|i have to go|
 good luck|best of luck|fingers crossed|schönes wochenende|até amanhã|buona giornata|buona serata|appreciate the summary
 stay safe|how are things|hope you're well|hope you are well|hope all is well|long time no see|welcome aboard
 great meeting|good meeting|good chat|great chat|that's funny|that is funny|ta muchly|grazie tante|muy amable
-for today|for now|ajudou muito|дуже допомогло|допомогло|für die hilfe|happy tuesday|happy wednesday|happy thursday
-happy weekend all
+for today|for now|ajudou muito|дуже допомогло|допомогло|für die hilfe|happy tuesday|happy wednesday
+happy thursday|happy weekend all
 good to hear|glad to hear|nice to hear|great to hear|happy to hear|happy to hear that|that's a relief|what a relief
 no rush|no hurry|take your time|whenever you can|when you get a chance|at your convenience
 thanks for checking|thanks for looking into it|thanks for looking|thanks for the quick reply
-thanks for the quick response
-thanks for the reply|thanks for replying|thanks for getting back|thanks for the info|thanks for the information
+thanks for the quick response|thanks for the reply|thanks for replying|thanks for getting back
+thanks for the info|thanks for the information
 thanks for the update|thanks for sharing|thanks for the heads up|appreciate the quick answer|appreciate the quick reply
 appreciate it|appreciate that|quick question|quick one|one sec|one second|one moment|just a sec|just a moment
 give me a sec|give me a minute|hang on|hold on|i'm back|i am back|we're back|back again
