@@ -82,10 +82,13 @@ def _prompt(words: tuple[str, ...], as_json: bool) -> str:
         return " ".join(words)
     from retriever.config import MAX_PROMPT_CHARS
     from retriever.errors import InvalidArguments
+    from retriever.text.safe import lone_surrogate
 
     text = sys.stdin.read(MAX_PROMPT_CHARS + 2).removeprefix("\ufeff")  # a byte-order mark does not count
     if len(text) > MAX_PROMPT_CHARS and len(text.strip()) > MAX_PROMPT_CHARS:  # the rest of the pipe is not read
         fail(InvalidArguments(f"'prompt' read from stdin is over {MAX_PROMPT_CHARS:,} characters: shorten it"), as_json)
+    if lone_surrogate(text) is not None:  # how Python's stdin passes on bytes that are not UTF-8
+        fail(InvalidArguments("'prompt' read from stdin is not valid UTF-8: send the prompt as UTF-8 text"), as_json)
     return text.strip()
 
 

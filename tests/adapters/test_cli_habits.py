@@ -63,6 +63,20 @@ def test_a_byte_order_mark_on_stdin_is_not_part_of_the_prompt(root: Path) -> Non
     assert "**Query:** Who owns billing?\n" in result.stdout
 
 
+def test_a_stdin_that_is_not_utf8_is_named_as_such(root: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "retriever", "query", "-", "--root", str(root)],
+        input=b"caf\xe9 policy",
+        capture_output=True,
+        env=child_env(),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    expected = "Error (invalid_arguments): 'prompt' read from stdin is not valid UTF-8: send the prompt as UTF-8 text\n"
+    assert done.stderr.decode() == expected
+
+
 def test_no_prompt_at_all_is_a_usage_error(root: Path) -> None:
     result = CliRunner().invoke(cli, ["query", "--root", str(root)])
     assert result.exit_code == 2
