@@ -32,6 +32,20 @@ class ParseError(ValueError):
 _TOO_DEEP = f"front matter is nested too deeply (more than {MAX_NESTING} levels); flatten it"
 
 
+_DATE_LIKE = re.compile(r"(?<![\w.-])(\d{4})-(\d{1,2})-(\d{1,2})(?![\w.-])")
+
+
+def _impossible_date_line(block: str) -> int | None:
+    """The file line of the first date-like value that is no date (YAML's loader names none), if any."""
+    for number, text in enumerate(block.splitlines(), start=2):  # the block starts on the file's line 2
+        for match in _DATE_LIKE.finditer(text):
+            try:
+                dt.date(*map(int, match.groups()))
+            except ValueError:
+                return number
+    return None
+
+
 def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
     """(metadata, body, number of lines the front matter block occupies)."""
     match = _YAML_FENCE.match(text)
@@ -58,7 +72,9 @@ def _load_yaml(block: str) -> dict[str, Any]:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ParseError(f"invalid YAML front matter{where}: {problem}") from exc
     except (ValueError, OverflowError, TypeError) as exc:  # well-formed YAML, impossible value (2023-13-45)
-        raise ParseError(f"invalid YAML front matter: {exc}") from exc
+        line = _impossible_date_line(block)
+        where = f" at line {line}" if line is not None else ""
+        raise ParseError(f"invalid YAML front matter{where}: {exc}") from exc
     except RecursionError as exc:  # the pure-Python loader (no libyaml) recurses per level
         raise ParseError(_TOO_DEEP) from exc
     return _as_mapping(data)

@@ -316,9 +316,12 @@ def test_web_anchor_absolute_escaping_and_non_markdown_links_are_ignored() -> No
     assert parse_document("docs/guide/setup.md", text).links == ()
 
 
-def test_impossible_date_in_front_matter_is_a_parse_error_not_a_crash() -> None:
-    with pytest.raises(ParseError, match=r"invalid YAML front matter: month must be in 1\.\.12"):
+def test_impossible_date_in_front_matter_is_a_parse_error_naming_its_line() -> None:
+    with pytest.raises(ParseError, match=r"^invalid YAML front matter at line 2: month must be in 1\.\.12$"):
         parse_document("a.md", "---\nupdated: 2026-13-45\n---\n# A\n")
+    text = "---\ntitle: Plan\nversion: 1.2026-13-45\nupdated: 2026-02-30\n---\n# A\n"  # not a date; then one
+    with pytest.raises(ParseError, match=r"^invalid YAML front matter at line 4: day is out of range for month$"):
+        parse_document("a.md", text)
 
 
 def test_an_h1_repeating_the_title_with_other_punctuation_is_left_out_of_paths() -> None:
