@@ -23,6 +23,7 @@ from retriever.memory.index import Params, SectionIndex
 from retriever.memory.provenance import Provenance, When
 from retriever.memory.refresh import Progress, Refresher, RefreshStats, open_cache, snapshot_changes
 from retriever.text.models import Document, Section, Skipped
+from retriever.text.safe import preview
 
 __all__ = ["Memory", "Progress", "RefreshStats"]
 
@@ -73,6 +74,11 @@ class Memory:
         prefix = gitinfo.prefix_of(repo, root)
         tree = Refresher(root.resolve(), settings, params or Params(), None, [])
         snapshot = gitinfo.GitSnapshot(repo, prefix, revision.commit)
+        if prefix and not snapshot.files():  # the folder was added later: say so, not "add .md files"
+            raise gitinfo.GitError(
+                f"{prefix!r} did not exist at {preview(rev)} (commit {revision.commit[:12]}, {revision.committed_at}); "
+                "try a later revision"
+            )
         tree.apply(snapshot_changes(snapshot, settings, progress))  # no cache: every document stays in memory
         history = gitinfo.history(repo, prefix, revision.commit)
         return cls(settings, tree, Provenance(tree.root, None, tree.warnings, repo, history), revision)

@@ -189,6 +189,10 @@ def test_the_cli_answers_at_a_revision_and_explains_bad_ones(repo: Path, tmp_pat
     assert bad.stderr.startswith("Error (git_error): revision 'v9' not found in the git repository at ")
     long = runner.invoke(cli, ["query", "sick days", "--root", str(repo / "memory"), "--at", "v" * 100_000])
     assert long.exit_code == 2 and len(long.stderr) < 1_000  # the revision is echoed cut short
+    later = runner.invoke(cli, ["query", "platform", "--root", str(repo / "memory" / "teams"), "--at", "v1"])
+    assert later.exit_code == 2
+    assert later.stderr.startswith("Error (git_error): 'memory/teams' did not exist at 'v1' (commit ")
+    assert later.stderr.rstrip().endswith("; try a later revision")
     early = runner.invoke(cli, ["query", "sick days", "--root", str(repo / "memory"), "--at", "2020-01-01"])
     assert early.exit_code == 2 and "no commit on or before 2020-01-01" in early.stderr
     plain = tmp_path / "plain"
