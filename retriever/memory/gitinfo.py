@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,10 +176,17 @@ class Revision:
     committed_at: str
 
 
+def _after_today(date: str) -> bool:
+    """Whether the date ``YYYY-MM-DD…`` is later than today (its first ten characters, compared as text)."""
+    return date[:10] > time.strftime("%Y-%m-%d")
+
+
 def resolve(repo: Path, rev: str) -> Revision:
     """A commit, tag, branch, or a date (the last commit before the end of that day)."""
     target = rev
-    if _DATE.match(rev):
+    if _DATE.match(rev) and _after_today(rev):  # git reads no date past 2099; a later one means now anyway
+        target = "HEAD"
+    elif _DATE.match(rev):
         moment = rev if "T" in rev or " " in rev else f"{rev} 23:59:59"
         found = _git(repo, "rev-list", "-1", f"--before={moment}", "HEAD").decode().strip()
         if not found:

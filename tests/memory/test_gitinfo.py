@@ -172,6 +172,13 @@ def test_answers_as_of_a_tag_a_date_and_a_commit_come_from_git_objects(repo: Pat
     assert now.structured["diagnostics"]["revision"] is None
 
 
+@pytest.mark.parametrize("date", ["2100-01-01", "2999-12-31T10:00:00"])
+def test_a_date_later_than_today_answers_from_the_latest_commit(repo: Path, date: str) -> None:
+    result = Retriever(repo / "memory", at=date).retrieve("How many sick days do employees earn?")
+    assert result.facts[0].statement == "Employees earn 12 sick days per year."
+    assert result.structured["diagnostics"]["revision"]["committed_at"] == "2026-02-20T15:30:00+00:00"
+
+
 def test_reading_a_revision_reports_its_progress(repo: Path) -> None:
     calls: list[tuple[str, int, int]] = []
     retriever = Retriever(repo / "memory", at="v1", progress=lambda *call: calls.append(call))
