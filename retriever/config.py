@@ -229,13 +229,19 @@ def index_cache_dir(settings: Settings, root: Path) -> Path:
 _CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:@/\s]*)(?P<password>:[^/\s]*)?@")
 
 
+# A secret passed as a URL's query parameter: redis-py reads ``?password=`` as the password.
+_SECRET_PARAMETER = re.compile(
+    r"(?P<key>[?&](?:password|passwd|pass|pwd|secret|token|access_token|api_key|key)=)[^&#\s]*", re.I
+)
+
+
 def mask_url(text: str) -> str:
-    """``text`` with the password of every URL in it masked: ``redis://user:***@host``.
+    """``text`` with the password of every URL in it masked: ``redis://user:***@host``, ``…?password=***``.
 
     For messages and logs that name a store's URL: the user name stays (it helps to
     diagnose) when a password follows it; a password, or a bare token with no user, becomes ``***``.
     """
-    return _CREDENTIALS.sub(_masked, text)
+    return _SECRET_PARAMETER.sub(r"\g<key>***", _CREDENTIALS.sub(_masked, text))
 
 
 def _masked(match: re.Match[str]) -> str:

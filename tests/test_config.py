@@ -19,6 +19,9 @@ from retriever.config import Settings, mask_url
         ("redis://u:p@ss:w@rd@host/0 and a@b", "redis://u:***@host/0 and a@b"),
         ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
         ("no url here: a@b.c", "no url here: a@b.c"),
+        ("redis://127.0.0.1:6379/0?password=s3cret", "redis://127.0.0.1:6379/0?password=***"),  # redis-py reads it
+        ("unix:///run/redis.sock?db=1&Password=s3cret&x=1", "unix:///run/redis.sock?db=1&Password=***&x=1"),
+        ("redis://cache/0?db=2", "redis://cache/0?db=2"),
     ],
 )
 def test_mask_url_hides_passwords_and_keeps_the_rest(text: str, masked: str) -> None:

@@ -153,6 +153,14 @@ def test_secrets_are_included_only_when_set_and_stderr_says_so(
     assert "holds secrets from your environment (OPENAI_API_KEY, RETRIEVER_REDIS_URL)" in loud.stderr
 
 
+def test_a_redis_password_given_as_a_query_parameter_counts_as_a_secret(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVER_REDIS_URL", "redis://127.0.0.1:6379/0?password=hunter2")
+    loud = _invoke("cursor", "--root", str(make_tree(ACME)))
+    assert "holds secrets from your environment (RETRIEVER_REDIS_URL)" in loud.stderr
+
+
 def test_write_creates_the_file_private_when_it_holds_secrets(
     home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
