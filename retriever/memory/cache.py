@@ -95,6 +95,15 @@ class IndexCache:
         self._files = FileView(self._read_rows)  # the rows this instance's index was built from, and its writes
         self._tidied = 0.0
         self._db = sqlite3.connect(folder / "records.sqlite", check_same_thread=False)
+        try:
+            self._open_tables()
+        except sqlite3.Error:
+            self.close()  # the caller (``refresh.open_cache``) indexes in memory instead, and says why
+            raise
+
+    def _open_tables(self) -> None:
+        """Create or check the tables, and write once: a database that reads but cannot be written (a file
+        made read-only) fails here, at open, not at the first refresh's write."""
         self._sql("PRAGMA journal_mode=WAL")
         self._sql(
             "CREATE TABLE IF NOT EXISTS files (rel_path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
@@ -108,8 +117,8 @@ class IndexCache:
         if self._meta("format") != str(FORMAT):
             self._sql("DELETE FROM files")
             self._sql("DELETE FROM superseded")
-            self._sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("format", str(FORMAT)))
             self._drop_index()
+        self._sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("format", str(FORMAT)))
         self._db.commit()
 
     def _sql(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:

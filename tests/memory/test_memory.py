@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -440,6 +444,32 @@ def test_without_a_usable_cache_memory_still_loads_and_refreshes(
     assert _hits(memory, "employees earn") == []
     assert _hits(memory, "staff accrue") == [("policies/leave.md", 1)]
     assert blocker.read_text(encoding="utf-8") == "not a folder"
+
+
+@contextlib.contextmanager
+def _immutable(path: Path) -> Iterator[None]:
+    """``path`` made unwritable even for root (``chattr +i``); the test skips where the file system or the
+    user cannot do that."""
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", str(path)], capture_output=True, check=False).returncode:
+        pytest.skip("chattr +i is not available here")
+    try:
+        yield
+    finally:
+        subprocess.run([chattr, "-i", str(path)], capture_output=True, check=False)
+
+
+def test_a_cache_database_that_reads_but_cannot_be_written_is_set_aside_not_a_crash(
+    acme: Path, settings: Settings
+) -> None:
+    built = Memory.open(acme, settings).cache
+    assert built is not None
+    built.close()
+    database = index_cache_dir(settings, acme) / "records.sqlite"
+    with _immutable(database):
+        memory = Memory.open(acme, settings)
+        assert memory.cache is None and "; indexing in memory" in memory.warnings[0]
+        assert _files(memory, "sick days") == ["policies/leave.md"]
 
 
 def test_a_corrupt_state_file_is_treated_as_absent_and_rebuilt(acme: Path, settings: Settings) -> None:
