@@ -133,6 +133,8 @@ def history(repo: Path, prefix: str, rev: str | None = None) -> History:
         current,
         "--no-renames",
         "--name-only",
+        "-z",  # names as they are: without it git quotes names holding '"', tabs or newlines
+        "--diff-merges=dense-combined",  # a merge names the files its conflict resolution changed
         f"--format={_RECORD}%H{_FIELD}%aI{_FIELD}%an",
         "--",
         prefix or ".",
@@ -140,11 +142,11 @@ def history(repo: Path, prefix: str, rev: str | None = None) -> History:
     first: dict[str, Commit] = {}
     last: dict[str, Commit] = {}
     for record in output.split(_RECORD)[1:]:
-        header, _, names = record.partition("\n")
+        header, _, names = record.partition("\0")
         sha, at, author = header.split(_FIELD)
         commit = Commit(sha, at, author)
-        for name in names.splitlines():
-            rel = _strip(name.strip(), prefix)
+        for name in names.split("\0"):
+            rel = _strip(name.lstrip("\n"), prefix)
             if rel:
                 last.setdefault(rel, commit)  # newest first: the first sighting is the last commit
                 first[rel] = commit  # ...and the final sighting the first commit
@@ -188,7 +190,8 @@ def resolve(repo: Path, rev: str) -> Revision:
         target = "HEAD"
     elif _DATE.match(rev):
         moment = rev if "T" in rev or " " in rev else f"{rev} 23:59:59"
-        found = _git(repo, "rev-list", "-1", f"--before={moment}", "HEAD").decode().strip()
+        # The branch as it was then: a commit made on another branch and merged later was not on it yet.
+        found = _git(repo, "rev-list", "-1", "--first-parent", f"--before={moment}", "HEAD").decode().strip()
         if not found:
             raise GitError(f"no commit on or before {rev} in {repo}")
         target = found

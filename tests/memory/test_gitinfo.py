@@ -77,6 +77,33 @@ def test_provenance_gives_first_and_last_commit_and_author(repo: Path) -> None:
     assert set(history.last) == {"policies/leave.md", "teams/platform.md"}  # README.md is outside the prefix
 
 
+def test_a_file_name_git_would_quote_keeps_its_provenance(repo: Path) -> None:
+    write(repo / "memory" / 'q"uo\'te\tname.md', "# Quote\n\nThe thingamajig lives here.\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "quote", author="Cy Example", date="2026-03-01T10:00:00+00:00")
+    quoted = Memory.open(repo / "memory", Settings.from_env()).provenance('q"uo\'te\tname.md')
+    assert quoted is not None
+    assert (quoted.created_at, quoted.author, quoted.uncommitted) == ("2026-03-01T10:00:00+00:00", "Cy Example", False)
+
+
+def test_a_merge_credits_its_conflict_resolution_and_a_date_reads_the_branch_as_it_was(repo: Path) -> None:
+    leave = repo / "memory" / "policies" / "leave.md"
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(leave, LEAVE.format(n=14))
+    git(repo, "commit", "-q", "-am", "feature: 14", author="Dave Example", date="2026-03-01T10:00:00+00:00")
+    git(repo, "checkout", "-q", "main")
+    write(leave, LEAVE.format(n=15))
+    git(repo, "commit", "-q", "-am", "main: 15", author="Erin Example", date="2026-03-05T10:00:00+00:00")
+    subprocess.run(["git", "-C", str(repo), "merge", "-q", "feature"], capture_output=True, check=False)  # conflicts
+    write(leave, LEAVE.format(n=16))
+    git(repo, "commit", "-q", "-am", "merge, resolved", author="Res Olver", date="2026-03-10T10:00:00+00:00")
+
+    resolved = gitinfo.history(repo, "memory").provenance("policies/leave.md", frozenset())
+    assert (resolved.valid_at, resolved.author) == ("2026-03-10T10:00:00+00:00", "Res Olver")
+    on_main = Retriever(repo / "memory", at="2026-03-02").retrieve("How many sick days do employees earn?")
+    assert on_main.facts[0].statement == "Employees earn 12 sick days per year."  # not the feature branch's 14
+
+
 def test_uncommitted_and_untracked_files_are_marked(repo: Path) -> None:
     write(repo / "memory" / "teams" / "platform.md", "# Platform\n\nThe platform team runs CI and CD.\n")
     write(repo / "memory" / "new.md", "# New\n\nNot committed yet.\n")
