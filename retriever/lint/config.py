@@ -58,16 +58,19 @@ def load_config(root: Path) -> CheckConfig:
 
 
 def _nearest_pyproject(start: Path) -> tuple[Path, str, dict[str, Any]] | None:
-    """The closest ``pyproject.toml`` at or above ``start`` that has a ``[tool.retriever.check]`` table."""
+    """The closest ``pyproject.toml`` at or above ``start`` that has a ``[tool.retriever.check]`` table, looking
+    no higher than the repository's root (the folder holding ``.git``): a file above it belongs to another
+    project, broken or not, and is none of this tree's business."""
     for folder in (start, *start.parents):
         path = folder / PYPROJECT
-        if not path.is_file():
-            continue
-        data = _read_toml(path)
-        tool = data.get("tool")
-        retriever = tool.get("retriever") if isinstance(tool, dict) else None
-        if isinstance(retriever, dict) and "check" in retriever:
-            return _section(path, data, ("tool", "retriever", "check"))
+        if path.is_file():
+            data = _read_toml(path)
+            tool = data.get("tool")
+            retriever = tool.get("retriever") if isinstance(tool, dict) else None
+            if isinstance(retriever, dict) and "check" in retriever:
+                return _section(path, data, ("tool", "retriever", "check"))
+        if (folder / ".git").exists():
+            return None
     return None
 
 

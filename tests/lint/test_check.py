@@ -385,6 +385,17 @@ def test_a_pyproject_without_a_check_table_is_passed_over(make_tree: TreeFactory
     assert load_config(root).disable == frozenset({"empty-section"})
 
 
+def test_no_pyproject_above_the_repository_is_read_broken_or_not(tmp_path: Path) -> None:
+    repo = tmp_path / "outer" / "repo"
+    (repo / ".git").mkdir(parents=True)  # the repository holding the tree; its parent is another project's
+    (repo / "mem").mkdir()
+    (repo / "mem" / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
+    (tmp_path / "outer" / "pyproject.toml").write_text("this is not toml [", encoding="utf-8")
+    assert load_config(repo / "mem") == CheckConfig(frozenset(), frozenset(), ())
+    (repo / "pyproject.toml").write_text('[tool.retriever.check]\ndisable = ["empty-section"]\n', encoding="utf-8")
+    assert load_config(repo / "mem").disable == frozenset({"empty-section"})  # the repository's own is read
+
+
 def test_the_trees_retriever_toml_merges_with_pyproject(make_tree: TreeFactory, tmp_path: Path) -> None:
     root = make_tree({**MESSY, ".retriever.toml": '[check]\ndisable = ["unknown-relation"]\ntypes = ["Story"]\n'})
     (tmp_path / "pyproject.toml").write_text('[tool.retriever.check]\ndisable = ["empty-section"]\n', encoding="utf-8")
