@@ -51,14 +51,31 @@ class Entry:
     heading: str  # profile section, recap title, or decision status
     text: str
     source: str  # source path
+    business: str | None = None  # a profile fact's business
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    business: str
+    date: str  # when it was confirmed, "" when unknown
 
 
 @dataclass(frozen=True, slots=True)
 class AssistantMemory:
-    business: str | None
-    profile_date: str
+    profiles: tuple[Profile, ...]  # one per business_profile document, in path order
     agents: tuple[Agent, ...]
     entries: tuple[Entry, ...]
+
+    @property
+    def business(self) -> str | None:
+        """The business, when the memory holds one profile (with several, each agent's own: ``profile_of``)."""
+        return self.profiles[0].business if len(self.profiles) == 1 else None
+
+    def profile_of(self, business: str | None) -> Profile | None:
+        """The profile of ``business`` (any case); with no business named, the one profile if there is one."""
+        if business is None:
+            return self.profiles[0] if len(self.profiles) == 1 else None
+        return next((p for p in self.profiles if p.business.casefold() == business.casefold()), None)
 
 
 def _date(doc: Document, *keys: str) -> str:
@@ -79,11 +96,12 @@ def load(memory: Memory) -> AssistantMemory:
     """The assistant memory as the tree holds it now."""
     agents = tuple(_agent(doc) for doc in _documents(memory, "agent"))
     entries: list[Entry] = []
-    business, profile_date = None, ""
+    profiles: list[Profile] = []
     for doc in _documents(memory, "business_profile"):
-        business = str(doc.front_matter.get("business") or doc.title)
-        profile_date = _date(doc, "confirmed", "updated", "date")
-        entries += _profile_facts(doc, memory, profile_date)
+        profiles.append(
+            Profile(str(doc.front_matter.get("business") or doc.title), _date(doc, "confirmed", "updated", "date"))
+        )
+        entries += _profile_facts(doc, memory, profiles[-1])
     for doc in _documents(memory, "episode"):
         text = " ".join(s.text for s in doc.sections if s.text).strip()
         entries.append(
@@ -98,7 +116,7 @@ def load(memory: Memory) -> AssistantMemory:
         )
     for doc in _documents(memory, "decision_ledger"):
         entries += _decisions(doc, memory)
-    return AssistantMemory(business, profile_date, agents, tuple(entries))
+    return AssistantMemory(tuple(profiles), agents, tuple(entries))
 
 
 def _str(doc: Document, key: str) -> str | None:
@@ -112,11 +130,12 @@ def _agent(doc: Document) -> Agent:
     return Agent(doc.title, agent_id, _str(doc, "business"), names)
 
 
-def _profile_facts(doc: Document, memory: Memory, date: str) -> Iterator[Entry]:
+def _profile_facts(doc: Document, memory: Memory, profile: Profile) -> Iterator[Entry]:
     for section in doc.sections:
         for unit in section.units:
             if unit.kind == "item":
-                yield Entry("fact", None, date, section.title, unit.text, memory.source_path(doc.rel_path))
+                source = memory.source_path(doc.rel_path)
+                yield Entry("fact", None, profile.date, section.title, unit.text, source, profile.business)
 
 
 def _decisions(doc: Document, memory: Memory) -> Iterator[Entry]:
@@ -144,16 +163,14 @@ def find_agent(assistant: AssistantMemory, name: str) -> Agent | None:
 def _for_agent(assistant: AssistantMemory, agent: Agent | None) -> list[Entry]:
     if agent is None:
         return list(assistant.entries)
-    # The profile describes one business: it applies to an agent of that business (or of none named).
-    shares_profile = (
-        agent.business is None
-        or assistant.business is None
-        or (agent.business.casefold() == assistant.business.casefold())
-    )
+    # A profile describes one business: it applies to an agent of that business, or to an agent of none
+    # named when the memory holds that one profile only (with several, whose would it be?).
+    profile = assistant.profile_of(agent.business)
     return [
         e
         for e in assistant.entries
-        if (e.agent is None and shares_profile) or (e.agent or "").casefold() in agent.names
+        if (e.agent is None and profile is not None and e.business == profile.business)
+        or (e.agent or "").casefold() in agent.names
     ]
 
 
@@ -200,11 +217,21 @@ def get_memory(memory: Memory, agent: str | None = None, query: str | None = Non
     found, floor = (_matching(pool, query), False) if query and query.strip() else (_recent(pool), False)
     if query and query.strip() and not found and pool:
         found, floor = _recent(pool), True
-    return _output(assistant, found, floor=floor, agent=chosen.name if chosen else None, matched_agent=True)
+    # The result names the profile that applies, else the memory's one profile (so a caller sees whose it is).
+    business = (assistant.profile_of(chosen.business) if chosen else None) or assistant.profile_of(None)
+    return _output(
+        assistant, found, floor=floor, agent=chosen.name if chosen else None, matched_agent=True, profile=business
+    )
 
 
 def _output(
-    assistant: AssistantMemory, found: list[Entry], *, floor: bool, agent: str | None, matched_agent: bool
+    assistant: AssistantMemory,
+    found: list[Entry],
+    *,
+    floor: bool,
+    agent: str | None,
+    matched_agent: bool,
+    profile: Profile | None = None,
 ) -> dict[str, Any]:
     return {
         "text": render(assistant, found),
@@ -212,7 +239,7 @@ def _output(
         "episodes": sum(e.kind == "episode" for e in found),
         "decisions": sum(e.kind == "decision" for e in found),
         "floor": floor,
-        "business": assistant.business,
+        "business": profile.business if profile else None,
         "agent": agent,
         "agent_found": matched_agent,
     }
@@ -221,13 +248,14 @@ def _output(
 def render(assistant: AssistantMemory, found: list[Entry]) -> str:
     """Entries grouped by source and agent, groups in the order of their best entry."""
     groups: dict[tuple[str, str | None], list[Entry]] = {}
-    for entry in found:
-        groups.setdefault((entry.kind, entry.agent), []).append(entry)
+    for entry in found:  # a profile's facts group by business, the rest by agent
+        groups.setdefault((entry.kind, entry.business if entry.kind == "fact" else entry.agent), []).append(entry)
     blocks = []
     for (kind, agent), entries in groups.items():
         if kind == "fact":
-            head = f"BUSINESS PROFILE: {assistant.business or 'unnamed business'}"
-            head += f" (confirmed {assistant.profile_date})" if assistant.profile_date else ""
+            profile = assistant.profile_of(agent)
+            head = f"BUSINESS PROFILE: {agent or 'unnamed business'}"
+            head += f" (confirmed {profile.date})" if profile and profile.date else ""
             lines = [f"- {e.heading}: {e.text}" for e in entries]
         elif kind == "episode":
             head = f"RECAPS: {agent or 'unknown agent'}"

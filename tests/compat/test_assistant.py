@@ -59,9 +59,33 @@ def test_agent_matches_by_name_or_id_and_narrows_to_that_agent(memory: Memory) -
 
 def test_the_profile_is_never_applied_to_an_agent_of_another_business(memory: Memory) -> None:
     out = get_memory(memory, agent="Rex")
-    assert _counts(out) == (0, 1, 0, False)
+    assert _counts(out) == (0, 1, 0, False) and out["business"] == "Acme Analytics"  # named, not applied
     assert "BUSINESS PROFILE" not in out["text"]
     assert out["text"] == "RECAPS: Rex\n- 2026-09-01 · Greeting change: Rex greets callers by store name."
+
+
+def test_with_two_business_profiles_each_agent_gets_its_own_business_facts_only(make_tree: TreeFactory) -> None:
+    def profile(business: str, fact: str) -> str:
+        head = f"---\ntype: business_profile\nbusiness: {business}\nconfirmed: 2026-10-02\n---\n"
+        return f"{head}# Profile\n\n## Company\n\n- {fact}\n"
+
+    def agent(name: str, business: str) -> str:
+        return f"---\ntype: agent\ntitle: {name}\nbusiness: {business}\n---\n# {name}\n\nAn agent.\n"
+
+    root = make_tree(
+        {
+            "assistant/business_profile.md": profile("Acme", "Acme sells anvils to coyotes."),
+            "assistant/profile_b.md": profile("Zeta", "Zeta sells zithers."),
+            "assistant/agents/andy.md": agent("Andy", "Acme"),
+            "assistant/agents/zed.md": agent("Zed", "Zeta"),
+        }
+    )
+    memory = Memory.open(root, Settings.from_env())
+    zed, andy = get_memory(memory, agent="Zed"), get_memory(memory, agent="Andy")
+    assert (zed["business"], zed["facts"], andy["business"], andy["facts"]) == ("Zeta", 1, "Acme", 1)
+    assert "anvils" not in zed["text"] and "zithers" not in andy["text"]
+    assert zed["text"] == "BUSINESS PROFILE: Zeta (confirmed 2026-10-02)\n- Company: Zeta sells zithers."
+    assert load(memory).business is None  # two profiles: none is the memory's
 
 
 def test_nothing_matching_the_query_returns_the_most_recent_entries_with_floor(memory: Memory) -> None:
