@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from retriever.adapters.cli_common import EXIT_FAILURE, EXIT_USAGE, config_option, load_settings, root_option
+from retriever.text.safe import one_line
 
 
 @click.command()
@@ -40,7 +41,7 @@ def status(root: Path | None, as_json: bool) -> None:
         click.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         for line in _status_lines(report):
-            click.echo(line)
+            click.echo(one_line(line))
     sys.exit(EXIT_FAILURE if report["problems"] else 0)
 
 
@@ -140,7 +141,7 @@ def list_command(as_json: bool) -> None:
         click.echo(f"No index caches in {index_home(settings)}.", err=True)
         return
     for e in entries:
-        click.echo(_entry_line(e))
+        click.echo(one_line(_entry_line(e)))  # a root's path may hold a newline
     total = sum(e.size for e in entries)
     click.echo(f"{len(entries)} caches, {_size(total)} in {index_home(settings)}", err=True)
 
@@ -175,7 +176,8 @@ def prune_command(missing: bool, older_than: str | None, everything: bool, dry_r
     results = caches.prune(settings, chosen, dry_run=dry_run)
     for result in results:
         detail = f" ({result.detail})" if result.detail else ""
-        click.echo(f"{result.outcome}: {result.entry.root or result.entry.folder}{detail}  {_size(result.entry.size)}")
+        line = f"{result.outcome}: {result.entry.root or result.entry.folder}{detail}  {_size(result.entry.size)}"
+        click.echo(one_line(line))  # a root's path may hold a newline
     freed = sum(r.entry.size for r in results if r.outcome in ("removed", "would remove"))
     verb = "would free" if dry_run else "freed"
     click.echo(f"{len(results)} matching caches; {verb} {_size(freed)}.", err=True)

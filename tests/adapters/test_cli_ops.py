@@ -238,6 +238,15 @@ def test_cache_list_shows_each_root_its_size_last_use_and_whether_it_still_exist
     assert text.stderr.startswith("2 caches, ")
 
 
+def test_cache_list_prints_a_root_whose_path_holds_a_newline_on_one_line(runner: CliRunner, tmp_path: Path) -> None:
+    odd = tmp_path / "mem\n::warning::x"
+    odd.mkdir()
+    (odd / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
+    _cache_of(runner, odd)
+    lines = runner.invoke(cli, ["cache", "list"]).stdout.splitlines()
+    assert len(lines) == 1 and "mem\\n::warning::x" in lines[0]
+
+
 def test_cache_prune_missing_removes_only_the_caches_of_roots_that_are_gone(
     runner: CliRunner, make_tree: TreeFactory, tmp_path: Path
 ) -> None:
