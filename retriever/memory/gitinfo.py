@@ -14,6 +14,7 @@ Failures raise ``GitError`` with a message a user can act on.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import shutil
@@ -178,6 +179,14 @@ class Revision:
     committed_at: str
 
 
+def _is_date(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _after_today(date: str) -> bool:
     """Whether the date ``YYYY-MM-DD…`` is later than today (its first ten characters, compared as text)."""
     return date[:10] > time.strftime("%Y-%m-%d")
@@ -186,6 +195,8 @@ def _after_today(date: str) -> bool:
 def resolve(repo: Path, rev: str) -> Revision:
     """A commit, tag, branch, or a date (the last commit before the end of that day)."""
     target = rev
+    if _DATE.match(rev) and not _is_date(rev[:10]):
+        raise GitError(f"{preview(rev)} is not a date; give YYYY-MM-DD (a day that exists), a commit or a tag")
     if _DATE.match(rev) and _after_today(rev):  # git reads no date past 2099; a later one means now anyway
         target = "HEAD"
     elif _DATE.match(rev):

@@ -227,6 +227,9 @@ def test_the_cli_answers_at_a_revision_and_explains_bad_ones(repo: Path, tmp_pat
     assert later.exit_code == 2
     assert later.stderr.startswith("Error (git_error): 'memory/teams' did not exist at 'v1' (commit ")
     assert later.stderr.rstrip().endswith("; try a later revision")
+    for impossible in ("2026-13-45", "2026-02-30"):
+        wrong = runner.invoke(cli, ["query", "sick days", "--root", str(repo / "memory"), "--at", impossible])
+        assert wrong.exit_code == 2 and f"'{impossible}' is not a date; give YYYY-MM-DD" in wrong.stderr
     early = runner.invoke(cli, ["query", "sick days", "--root", str(repo / "memory"), "--at", "2020-01-01"])
     assert early.exit_code == 2 and "no commit on or before 2020-01-01" in early.stderr
     plain = tmp_path / "plain"
