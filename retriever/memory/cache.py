@@ -94,16 +94,22 @@ class IndexCache:
         self._lock = threading.Lock()
         self._files = FileView(self._read_rows)  # the rows this instance's index was built from, and its writes
         self._tidied = 0.0
-        self._db = sqlite3.connect(folder / "records.sqlite", check_same_thread=False)
+        database = folder / "records.sqlite"
+        # A database that reads but cannot be written (a file made read-only or immutable) would fail at the
+        # first refresh's write: refused here, so the caller (``refresh.open_cache``) indexes in memory and
+        # says why. Asked of the file system, not by writing: a write would wait on another process's.
+        if database.exists() and not os.access(database, os.W_OK):
+            self.close_lock()
+            raise PermissionError(f"{database} cannot be written")
+        self._db = sqlite3.connect(database, check_same_thread=False)
         try:
             self._open_tables()
         except sqlite3.Error:
-            self.close()  # the caller (``refresh.open_cache``) indexes in memory instead, and says why
+            self.close()
             raise
 
     def _open_tables(self) -> None:
-        """Create or check the tables, and write once: a database that reads but cannot be written (a file
-        made read-only) fails here, at open, not at the first refresh's write."""
+        """Create or check the tables (a format change empties them)."""
         self._sql("PRAGMA journal_mode=WAL")
         self._sql(
             "CREATE TABLE IF NOT EXISTS files (rel_path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
@@ -117,8 +123,8 @@ class IndexCache:
         if self._meta("format") != str(FORMAT):
             self._sql("DELETE FROM files")
             self._sql("DELETE FROM superseded")
+            self._sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("format", str(FORMAT)))
             self._drop_index()
-        self._sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("format", str(FORMAT)))
         self._db.commit()
 
     def _sql(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
@@ -128,6 +134,10 @@ class IndexCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        self.close_lock()
+
+    def close_lock(self) -> None:
+        """Release the shared ``in-use`` lock (``close`` does, after the database)."""
         if self._in_use is not None:
             self._in_use.close()  # releases the shared lock
             self._in_use = None
