@@ -60,8 +60,7 @@ class LLMRun:
     guided: list[str] = field(default_factory=list)  # stages the LLM answered
     fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (stage, reason)
     ungrounded: int = 0
-    busy: str = ""  # what the endpoint is still busy with; no more calls in this retrieval once set
-    unreachable: str = ""  # the stage whose call found no endpoint; no more calls in this retrieval once set
+    stopped: str = ""  # why the endpoint gets no more calls in this retrieval (busy, unreachable), once set
 
     def enabled(self, stage: str) -> bool:
         return stage in self.settings.llm_stages
@@ -77,13 +76,10 @@ class LLMRun:
         if remaining < MIN_CALL_SECONDS:
             self.fall_back(stage, "too little time left before the deadline")
             return None
-        if not self.busy and not self.client.ready():
-            self.busy = "an earlier call that timed out"
-        if self.busy:
-            self.fall_back(stage, f"skipped: the endpoint is still busy with {self.busy}")
-            return None
-        if self.unreachable:
-            self.fall_back(stage, f"skipped: the endpoint could not be reached by the {self.unreachable} call")
+        if not self.stopped and not self.client.ready():
+            self.stopped = "the endpoint is still busy with an earlier call that timed out"
+        if self.stopped:
+            self.fall_back(stage, f"skipped: {self.stopped}")
             return None
         pace = self.client.pace
         call = size_call(pace, min(self.settings.llm_timeout_seconds, remaining - 0.5), max_tokens)
@@ -142,9 +138,9 @@ class LLMRun:
         self.tokens_out += failure.tokens_out
         self.prompt_tokens_used += needed
         if failure.timed_out and self.client.pace.serial:
-            self.busy = f"the {stage} call that timed out"
+            self.stopped = f"the endpoint is still busy with the {stage} call that timed out"
         if failure.unreachable:
-            self.unreachable = stage
+            self.stopped = f"the endpoint could not be reached by the {stage} call"
         self.fall_back(stage, failure.reason)
 
     def remaining_prompt_tokens(self) -> int:
