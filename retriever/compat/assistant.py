@@ -69,7 +69,8 @@ class AssistantMemory:
     @property
     def business(self) -> str | None:
         """The business, when the memory holds one profile (with several, each agent's own: ``profile_of``)."""
-        return self.profiles[0].business if len(self.profiles) == 1 else None
+        profile = self.profile_of(None)
+        return profile.business if profile else None
 
     def profile_of(self, business: str | None) -> Profile | None:
         """The profile of ``business`` (any case); with no business named, the one profile if there is one."""
