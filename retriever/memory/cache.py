@@ -99,7 +99,7 @@ class IndexCache:
         # first refresh's write: refused here, so the caller (``refresh.open_cache``) indexes in memory and
         # says why. Asked of the file system, not by writing: a write would wait on another process's.
         if database.exists() and not os.access(database, os.W_OK):
-            self.close_lock()
+            self._release_lock()
             raise PermissionError(f"{database} cannot be written")
         self._db = sqlite3.connect(database, check_same_thread=False)
         try:
@@ -134,9 +134,9 @@ class IndexCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
-        self.close_lock()
+        self._release_lock()
 
-    def close_lock(self) -> None:
+    def _release_lock(self) -> None:
         """Release the shared ``in-use`` lock (``close`` does, after the database)."""
         if self._in_use is not None:
             self._in_use.close()  # releases the shared lock
