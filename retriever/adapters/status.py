@@ -89,13 +89,7 @@ def _index_cache(root: Path, settings: Settings) -> dict[str, Any]:
 
 def _store(settings: Settings, problems: list[str]) -> dict[str, Any]:
     if not settings.redis_url:
-        path = state_home(settings) / "store.sqlite"
-        size = path.stat().st_size if path.is_file() else None
-        report = {"kind": "sqlite", "path": str(path), "exists": size is not None, "size_bytes": size}
-        problem = unreadable(path) if size is not None else None
-        if problem:
-            problems.append(problem)
-        return report | {"readable": problem is None} if size is not None else report
+        return _sqlite_store(state_home(settings) / "store.sqlite", problems)
     from retriever.service.stores.redis import RedisStore
 
     shown = mask_url(settings.redis_url)
@@ -105,6 +99,17 @@ def _store(settings: Settings, problems: list[str]) -> dict[str, Any]:
         problems.append(exc.message)
         return {"kind": "redis", "url": shown, "reachable": False, "error": exc.message}
     return {"kind": "redis", "url": shown, "reachable": True}
+
+
+def _sqlite_store(path: Path, problems: list[str]) -> dict[str, Any]:
+    """The SQLite store's file and, when it exists, whether it reads as a database (checked read-only)."""
+    if not path.is_file():
+        return {"kind": "sqlite", "path": str(path), "exists": False, "size_bytes": None}
+    problem = unreadable(path)
+    if problem:
+        problems.append(problem)
+    report = {"kind": "sqlite", "path": str(path), "exists": True, "size_bytes": path.stat().st_size}
+    return report | {"readable": problem is None}
 
 
 def _llm(loaded: Loaded, problems: list[str]) -> dict[str, Any]:
