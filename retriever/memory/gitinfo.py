@@ -192,20 +192,23 @@ def _after_today(date: str) -> bool:
     return date[:10] > time.strftime("%Y-%m-%d")
 
 
+def _commit_at(repo: Path, date: str) -> str:
+    """The branch's last commit on or before ``date`` (YYYY-MM-DD…; ``GitError`` for a day that does not exist)."""
+    if not _is_date(date[:10]):
+        raise GitError(f"{preview(date)} is not a date; give YYYY-MM-DD (a day that exists), a commit or a tag")
+    if _after_today(date):  # git reads no date past 2099; a later one means now anyway
+        return "HEAD"
+    moment = date if "T" in date or " " in date else f"{date} 23:59:59"
+    # The branch as it was then: a commit made on another branch and merged later was not on it yet.
+    found = _git(repo, "rev-list", "-1", "--first-parent", f"--before={moment}", "HEAD").decode().strip()
+    if not found:
+        raise GitError(f"no commit on or before {date} in {repo}")
+    return found
+
+
 def resolve(repo: Path, rev: str) -> Revision:
     """A commit, tag, branch, or a date (the last commit before the end of that day)."""
-    target = rev
-    if _DATE.match(rev) and not _is_date(rev[:10]):
-        raise GitError(f"{preview(rev)} is not a date; give YYYY-MM-DD (a day that exists), a commit or a tag")
-    if _DATE.match(rev) and _after_today(rev):  # git reads no date past 2099; a later one means now anyway
-        target = "HEAD"
-    elif _DATE.match(rev):
-        moment = rev if "T" in rev or " " in rev else f"{rev} 23:59:59"
-        # The branch as it was then: a commit made on another branch and merged later was not on it yet.
-        found = _git(repo, "rev-list", "-1", "--first-parent", f"--before={moment}", "HEAD").decode().strip()
-        if not found:
-            raise GitError(f"no commit on or before {rev} in {repo}")
-        target = found
+    target = _commit_at(repo, rev) if _DATE.match(rev) else rev
     try:
         sha = _git(repo, "rev-parse", "--verify", "-q", f"{target}^{{commit}}").decode().strip()
     except GitError as exc:
