@@ -5,7 +5,8 @@ Contract:
   ``remote_url(repo)`` → its ``origin`` URL, or None.
 - ``history(repo, prefix)`` reads every file's first and last commit (time, author, commit) under
   ``prefix`` in ONE ``git log`` pass; ``dirty(repo, prefix)`` lists files with uncommitted edits.
-  ``Provenance`` joins the two for a file.
+  ``Provenance`` joins the two for a file.  ``is_shallow(repo)`` says whether the repository is a
+  shallow clone, whose oldest fetched commits stand in for the true first ones (``History.shallow``).
 - ``resolve(repo, rev)`` turns a commit, tag, branch or date ("2026-10-01") into a commit;
   ``GitSnapshot`` lists and reads markdown files from that commit's objects (``git ls-tree``,
   one ``git cat-file --batch``), never touching the working tree.
@@ -60,6 +61,8 @@ class History:
     head: str
     first: dict[str, Commit]  # path (relative to the prefix) → oldest commit
     last: dict[str, Commit]  # path → newest commit
+    # A shallow clone: ``first`` holds the oldest commits fetched, not the ones that created the files.
+    shallow: bool = False
 
     def provenance(self, rel_path: str, dirty: frozenset[str]) -> Provenance:
         first, last = self.first.get(rel_path), self.last.get(rel_path)
@@ -123,8 +126,16 @@ def head(repo: Path) -> str | None:
         return None  # a repository without commits yet
 
 
-def history(repo: Path, prefix: str, rev: str | None = None) -> History:
-    """First and last commit of every file under ``prefix`` (up to ``rev``, else HEAD), from one ``git log``."""
+def is_shallow(repo: Path) -> bool:
+    """Whether ``repo`` is a shallow clone (``git clone --depth N``): its history stops short of the first commits."""
+    return _git(repo, "rev-parse", "--is-shallow-repository").decode().strip() == "true"
+
+
+def history(repo: Path, prefix: str, rev: str | None = None, shallow: bool | None = None) -> History:
+    """First and last commit of every file under ``prefix`` (up to ``rev``, else HEAD), from one ``git log``.
+
+    ``shallow`` is ``is_shallow(repo)`` when the caller has already asked (else it is asked here).
+    """
     current = rev or head(repo)
     if current is None:
         return History("", {}, {})
@@ -151,7 +162,7 @@ def history(repo: Path, prefix: str, rev: str | None = None) -> History:
             if rel:
                 last.setdefault(rel, commit)  # newest first: the first sighting is the last commit
                 first[rel] = commit  # ...and the final sighting the first commit
-    return History(current, first, last)
+    return History(current, first, last, is_shallow(repo) if shallow is None else shallow)
 
 
 def dirty(repo: Path, prefix: str) -> frozenset[str]:

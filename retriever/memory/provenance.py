@@ -5,7 +5,9 @@ commit's author) when the tree is in a repository, else the front-matter dates (
 ``updated``, ``date``); ``uncommitted`` says the file changed since its last commit.  ``update()``
 re-reads the history only when HEAD moved (one batched ``git log``, cached per commit in the index
 cache) and the list of edited files every time; when git fails, provenance is turned off and a
-warning says why.  A tree read at a revision has a fixed history and is never updated.
+warning says why.  A shallow clone is named in the warnings (its created dates are those of its oldest
+fetched commit) for as long as it stays shallow; ``git fetch --unshallow`` re-reads the history even
+though HEAD did not move.  A tree read at a revision has a fixed history and is never updated.
 """
 
 from __future__ import annotations
@@ -49,27 +51,40 @@ class Provenance:
         self._repo = repo
         self._history = history
         self._dirty: frozenset[str] = frozenset()
+        if repo is not None and history is not None:
+            self._note_shallow(repo, history.shallow)
 
     def update(self) -> None:
-        """Git history (re-read only when HEAD moved) and the files edited since the last commit."""
+        """Git history (re-read only when HEAD moved or the clone was unshallowed) and the files edited since."""
         if self._repo is None:
             return
         try:
             prefix = gitinfo.prefix_of(self._repo, self._root)
             current = gitinfo.head(self._repo) or ""
-            if self._history is None or self._history.head != current:
-                self._history = self._load_history(self._repo, current, prefix)
+            shallow = gitinfo.is_shallow(self._repo)  # asked every time: fetching the rest does not move HEAD
+            if self._history is None or (self._history.head, self._history.shallow) != (current, shallow):
+                self._history = self._load_history(self._repo, current, prefix, shallow)
             self._dirty = gitinfo.dirty(self._repo, prefix)
+            self._note_shallow(self._repo, shallow)
         except gitinfo.GitError as exc:
             self._repo = None
             self._warnings.append(f"git provenance unavailable: {exc.message}")
 
-    def _load_history(self, repo: Path, head: str, prefix: str) -> gitinfo.History:
+    def _note_shallow(self, repo: Path, shallow: bool) -> None:
+        """Name a shallow clone in the warnings once, and take the warning back once it is unshallowed."""
+        warning = shallow_warning(repo)
+        if shallow and warning not in self._warnings:
+            self._warnings.append(warning)
+        elif not shallow and warning in self._warnings:
+            self._warnings.remove(warning)
+
+    def _load_history(self, repo: Path, head: str, prefix: str, shallow: bool) -> gitinfo.History:
         """The history for ``head``: from the cache when this commit was read before, else one ``git log``."""
         cached = self._cache.load_history(head) if self._cache and head else None
-        if isinstance(cached, gitinfo.History) and cached.head == head:
+        # A history cached before ``shallow`` existed lacks the field: getattr's None sends it back to git.
+        if isinstance(cached, gitinfo.History) and (cached.head, getattr(cached, "shallow", None)) == (head, shallow):
             return cached
-        found = gitinfo.history(repo, prefix)
+        found = gitinfo.history(repo, prefix, shallow=shallow)
         if self._cache and head:
             try:
                 self._cache.save_history(head, found)
@@ -87,6 +102,14 @@ class Provenance:
         """The document's dates and author: git's first and last commit, else its front-matter dates."""
         found = self.of(doc.rel_path)
         return when(doc.front_matter, found)
+
+
+def shallow_warning(repo: Path) -> str:
+    """The warning for a shallow clone: which dates are wrong, and how to get the true ones."""
+    return (
+        f"the git repository at {repo} is a shallow clone: created dates are those of its oldest fetched commit; "
+        "run `git fetch --unshallow` for true dates"
+    )
 
 
 def when(front_matter: Mapping[str, Any], found: gitinfo.Provenance | None) -> When:

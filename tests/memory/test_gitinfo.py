@@ -251,3 +251,33 @@ def test_reading_the_status_never_writes_the_index_so_the_users_git_commands_nev
     assert (index.stat().st_mtime_ns, index.read_bytes()) == before
     git(repo, "status", "--porcelain")  # the plain command does write it: the check above can fail
     assert index.read_bytes() != before[1]
+
+
+def test_a_shallow_clone_is_named_in_the_warnings_until_it_is_unshallowed(repo: Path, tmp_path: Path) -> None:
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
+    leave = "policies/leave.md"
+    memory = Memory.open(shallow / "memory", Settings.from_env())
+    assert [w for w in memory.warnings if "shallow clone" in w] == [
+        f"the git repository at {shallow} is a shallow clone: created dates are those of its oldest fetched "
+        "commit; run `git fetch --unshallow` for true dates"
+    ]
+    assert memory.provenance(leave).created_at == "2026-02-20T15:30:00+00:00"  # type: ignore[union-attr]
+    result = Retriever(shallow / "memory").retrieve("How many sick days do employees earn?")
+    assert any("shallow clone" in w for w in result.structured["diagnostics"]["warnings"])
+    memory.refresh()
+    assert sum("shallow clone" in w for w in memory.warnings) == 1  # named once, not once per refresh
+    git(shallow, "fetch", "-q", "--unshallow")  # HEAD does not move, yet the cached history is stale
+    memory.refresh()
+    assert not any("shallow clone" in w for w in memory.warnings)
+    assert memory.provenance(leave).created_at == "2026-01-10T09:00:00+00:00"  # type: ignore[union-attr]
+    reopened = Memory.open(shallow / "memory", Settings.from_env())
+    assert not any("shallow clone" in w for w in reopened.warnings)
+    assert not any("shallow clone" in w for w in Memory.open(repo / "memory", Settings.from_env()).warnings)
+
+
+def test_a_shallow_clone_read_at_a_revision_is_named_in_the_warnings(repo: Path, tmp_path: Path) -> None:
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
+    memory = Memory.at_revision(shallow / "memory", Settings.from_env(), "HEAD")
+    assert any("is a shallow clone" in w for w in memory.warnings)
