@@ -18,7 +18,9 @@ writes it: it may hold only settings about how the memory is answered (``TREE_KE
 and settings that decide where data goes, who may call, or how much a machine spends, are refused
 there (``ConfigError`` naming the file, the key and where to put it instead).  Its ``[check]`` table
 belongs to ``retriever check``.  An unknown key is a ``ConfigError`` naming the file and the key,
-with the closest known key.  Invalid values name their source.
+with the closest known key.  Invalid values name their source.  ``Loaded.warnings`` lists what works
+but needs fixing, each naming its source: a file holding a secret that other users can read, and a
+graph (``graphs``) whose folder does not exist; every command prints them on stderr.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pydantic import ValidationError
 
 from retriever.config import APP_DIR, ENV_VARIABLES, Settings, mask_url
 from retriever.errors import ConfigError
+from retriever.text.safe import one_line
 
 TREE_CONFIG = ".retriever.toml"
 USER_CONFIG = "config.toml"
@@ -99,7 +102,7 @@ class Loaded:
     root: Path
     sources: Mapping[str, Source]
     files: Mapping[Kind, Path | None] = field(default_factory=dict)  # None: looked for, absent
-    warnings: tuple[str, ...] = ()  # e.g. a file holding a secret that others can read
+    warnings: tuple[str, ...] = ()  # e.g. a file holding a secret that others can read, a graph with no folder
 
     def source(self, key: str) -> Source:
         return self.sources.get(key, DEFAULT)
@@ -135,8 +138,9 @@ def load(
     tree = _file_layer("tree config", root / TREE_CONFIG if root.is_dir() else None, files, required=False)
     values, sources = _merge([layer for layer in (user, tree, chosen, *above) if layer])
     values.pop("root", None)
-    warnings = tuple(w for layer in (user, chosen) if layer and (w := _exposed(layer)))
-    return Loaded(_settings(values, sources), root, sources, files, warnings)
+    settings = _settings(values, sources)
+    exposed = tuple(w for layer in (user, chosen) if layer and (w := _exposed(layer)))
+    return Loaded(settings, root, sources, files, exposed + _missing_graphs(settings, sources))
 
 
 def _exposed(layer: Layer) -> str | None:
@@ -146,6 +150,26 @@ def _exposed(layer: Layer) -> str | None:
     if path is None or os.name != "posix" or not path.stat().st_mode & 0o077:
         return None
     return f"{path} holds {', '.join(secrets)} and other users can read it: chmod 600 {path}"
+
+
+def _missing_graphs(settings: Settings, sources: Mapping[str, Source]) -> tuple[str, ...]:
+    """A warning per graph whose folder is not a folder (yet): not an error, since a server keeps running
+    and the folder may appear later, but ``/memories/retrieve`` reads nothing from that graph until then."""
+    source = sources.get("graphs", DEFAULT)
+    where = source.where or source.kind
+    return tuple(
+        f"{one_line(where)}: graph {one_line(repr(graph))} names {one_line(str(path))}, which is not a folder; "
+        "/memories/retrieve reads nothing from that graph until it is: create the folder or fix the path"
+        for graph, path in settings.graphs.items()
+        if not _is_folder(path)
+    )
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # unreadable on the way there: not a folder this process can read
+        return False
 
 
 def _merge(layers: list[Layer]) -> tuple[dict[str, Any], dict[str, Source]]:

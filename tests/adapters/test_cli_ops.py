@@ -177,6 +177,23 @@ def test_status_reads_an_existing_sqlite_store_and_exits_1_naming_one_that_is_no
     assert store.read_bytes() == b"not a database " * 700  # status only reads
 
 
+def test_status_warns_of_a_graph_whose_folder_does_not_exist_and_still_reports(
+    runner: CliRunner, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    team, missing = tmp_path / "team", tmp_path / "no-such-folder"
+    team.mkdir()
+    monkeypatch.setenv("RETRIEVER_GRAPHS", f"team={team},eng={missing}")
+
+    result, report = _status(runner, "--root", str(root))
+
+    assert result.exit_code == 0, result.stderr
+    assert report["settings"]["graphs"]["value"] == {"team": str(team), "eng": str(missing)}
+    assert result.stderr.splitlines() == [
+        f"Warning: RETRIEVER_GRAPHS: graph 'eng' names {missing}, which is not a folder; /memories/retrieve "
+        "reads nothing from that graph until it is: create the folder or fix the path"
+    ]
+
+
 def test_status_of_a_missing_root_exits_1_and_says_how_to_fix_it(runner: CliRunner, tmp_path: Path) -> None:
     result, report = _status(runner, "--root", str(tmp_path / "nope"))
     assert result.exit_code == 1

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from conftest import TreeFactory, serving, validate_shared
+from conftest import TreeFactory, serve_process, serving, validate_shared
 from fixtures import ACME, ASSISTANT
 from mcp import Client
 
@@ -383,6 +383,23 @@ def test_a_graph_listed_twice_is_read_once(service: MemoryService) -> None:
     assert status == 200
     ids = [r["id"] for r in answer["retrieval"]["results"]]
     assert len(ids) == len(set(ids)) >= 1
+
+
+def test_serve_start_up_warns_of_a_graph_whose_folder_does_not_exist_and_serves(
+    trees: dict[str, Path], tmp_path: Path
+) -> None:
+    gone = tmp_path / "gone"
+    env = {"RETRIEVER_GRAPHS": f"team-eng={trees['team']},old\n::warning::x={gone}"}
+    with serve_process(trees["root"], env=env) as server:
+        body = {"query": "on-call pages", "agent_id": "a", "graph_ids": ["team-eng"]}
+        response = httpx.post(server.route("/memories/retrieve"), json=body, timeout=30)
+
+    warnings = [line for line in server.lines if line.startswith("Warning:")]
+    assert warnings == [
+        f"Warning: RETRIEVER_GRAPHS: graph 'old\\n::warning::x' names {gone}, which is not a folder; "
+        "/memories/retrieve reads nothing from that graph until it is: create the folder or fix the path\n"
+    ]
+    assert response.status_code == 200 and response.json()["retrieval"]["result_count"] >= 1
 
 
 def _users_root(service: MemoryService) -> Path:
