@@ -4,7 +4,8 @@ Contract:
 - ``find_repo(path)`` → the repository's top folder, or None (not a repository, or no ``git``);
   ``remote_url(repo)`` → its ``origin`` URL, or None.
 - ``history(repo, prefix)`` reads every file's first and last commit (time, author, commit) under
-  ``prefix`` in ONE ``git log`` pass; ``dirty(repo, prefix)`` lists files with uncommitted edits.
+  ``prefix`` in ONE ``git log`` pass, following renames; ``dirty(repo, prefix)`` lists files with
+  uncommitted edits.
   ``Provenance`` joins the two for a file.  ``is_shallow(repo)`` says whether the repository is a
   shallow clone, whose oldest fetched commits stand in for the true first ones (``History.shallow``).
 - ``resolve(repo, rev)`` turns a commit, tag, branch or date ("2026-10-01") into a commit;
@@ -21,6 +22,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from retriever.text.safe import preview
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:]+.*)?$")
 _RECORD, _FIELD = "\x1e", "\x1f"
+_TWO_NAMES = re.compile(r"[RC]\d+")  # a commit's rename or copy in --name-status: its score, then two names
 _TIMEOUT = 60
 
 
@@ -134,7 +137,12 @@ def is_shallow(repo: Path) -> bool:
 def history(repo: Path, prefix: str, rev: str | None = None, shallow: bool | None = None) -> History:
     """First and last commit of every file under ``prefix`` (up to ``rev``, else HEAD), from one ``git log``.
 
-    ``shallow`` is ``is_shallow(repo)`` when the caller has already asked (else it is asked here).
+    Renames are followed in that same pass (git's rename detection): a file's first commit is that of
+    the file it was renamed from, back through every rename, while its last commit is the newest one
+    touching its current path, so a rename, pure or with edits, counts as an update.  A name reused
+    after a rename starts a history of its own.  A file moved in from outside ``prefix`` counts as
+    created by the move (git compares only paths under the prefix).  ``shallow`` is
+    ``is_shallow(repo)`` when the caller has already asked (else it is asked here).
     """
     current = rev or head(repo)
     if current is None:
@@ -143,8 +151,8 @@ def history(repo: Path, prefix: str, rev: str | None = None, shallow: bool | Non
         repo,
         "log",
         current,
-        "--no-renames",
-        "--name-only",
+        "--find-renames",  # explicit: a user's diff.renames setting must not change the dates
+        "--name-status",  # a rename names both the old and the new path
         "-z",  # names as they are: without it git quotes names holding '"', tabs or newlines
         "--diff-merges=dense-combined",  # a merge names the files its conflict resolution changed
         f"--format={_RECORD}%H{_FIELD}%aI{_FIELD}%an",
@@ -153,16 +161,46 @@ def history(repo: Path, prefix: str, rev: str | None = None, shallow: bool | Non
     ).decode(errors="replace")
     first: dict[str, Commit] = {}
     last: dict[str, Commit] = {}
-    for record in output.split(_RECORD)[1:]:
-        header, _, names = record.partition("\0")
-        sha, at, author = header.split(_FIELD)
-        commit = Commit(sha, at, author)
-        for name in names.split("\0"):
-            rel = _strip(name.lstrip("\n"), prefix)
-            if rel:
-                last.setdefault(rel, commit)  # newest first: the first sighting is the last commit
-                first[rel] = commit  # ...and the final sighting the first commit
+    renamed_to: dict[str, str] = {}  # an older name → the path it has now, learnt walking back past the rename
+    for commit, changes in _log_records(output):
+        for old, name in changes:
+            rel = _strip(name, prefix)
+            if not rel:
+                continue
+            now = renamed_to.get(rel, rel)
+            last.setdefault(now, commit)  # newest first: the first sighting is the last commit
+            first[now] = commit  # ...and the final sighting the first commit
+            if old is not None and (was := _strip(old, prefix)):
+                renamed_to[was] = now  # older commits touching ``was`` touched this file
     return History(current, first, last, is_shallow(repo) if shallow is None else shallow)
+
+
+def _log_records(output: str) -> Iterator[tuple[Commit, list[tuple[str | None, str]]]]:
+    """Each commit of ``history``'s ``git log`` output, newest first, with its changes (see ``_changes``)."""
+    for record in output.split(_RECORD)[1:]:
+        header, _, body = record.partition("\0")
+        sha, at, author = header.split(_FIELD)
+        # The names follow the header after a newline (a merge's after a NUL); a status never starts with either.
+        yield Commit(sha, at, author), _changes(body.lstrip("\0\n").split("\0"))
+
+
+def _changes(fields: list[str]) -> list[tuple[str | None, str]]:
+    """``--name-status -z`` fields as (old name, name): the old name for a rename, else None.
+
+    A merge's combined statuses (``MM``, ``RM``: one letter per parent) carry one name only.  A copy
+    carries two, but its source lives on, so its history is not carried back.
+    """
+    changes: list[tuple[str | None, str]] = []
+    at = 0
+    while at + 1 < len(fields):
+        status = fields[at]
+        if _TWO_NAMES.fullmatch(status) and at + 2 < len(fields):
+            changes.append((fields[at + 1] if status[0] == "R" else None, fields[at + 2]))
+            at += 3
+        else:
+            changes.append((None, fields[at + 1]))
+            at += 2
+    return changes
 
 
 def dirty(repo: Path, prefix: str) -> frozenset[str]:

@@ -81,7 +81,8 @@ class Provenance:
     def _load_history(self, repo: Path, head: str, prefix: str, shallow: bool) -> gitinfo.History:
         """The history for ``head``: from the cache when this commit was read before, else one ``git log``."""
         cached = self._cache.load_history(head) if self._cache and head else None
-        # A history cached before ``shallow`` existed lacks the field: getattr's None sends it back to git.
+        # A history cached before ``shallow`` existed lacks the field: getattr's None sends it back to git
+        # (such a history also predates following renames).
         if isinstance(cached, gitinfo.History) and (cached.head, getattr(cached, "shallow", None)) == (head, shallow):
             return cached
         found = gitinfo.history(repo, prefix, shallow=shallow)

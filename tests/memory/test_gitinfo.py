@@ -281,3 +281,45 @@ def test_a_shallow_clone_read_at_a_revision_is_named_in_the_warnings(repo: Path,
     git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
     memory = Memory.at_revision(shallow / "memory", Settings.from_env(), "HEAD")
     assert any("is a shallow clone" in w for w in memory.warnings)
+
+
+def test_a_renamed_file_keeps_its_original_created_date(repo: Path) -> None:
+    git(repo, "mv", "memory/policies/leave.md", "memory/policies/time-off.md")
+    git(repo, "commit", "-q", "-m", "rename", author="Cy Example", date="2026-03-01T10:00:00+00:00")
+    git(repo, "mv", "memory/policies/time-off.md", "memory/time off \"policy\".md")  # a name git would quote
+    write(repo / "memory" / "time off \"policy\".md", LEAVE.format(n=13))  # a rename with an edit
+    git(repo, "commit", "-q", "-am", "move and edit", author="Di Example", date="2026-03-05T10:00:00+00:00")
+    history = gitinfo.history(repo, "memory")
+    moved = history.provenance('time off "policy".md', frozenset())
+    assert (moved.created_at, moved.valid_at, moved.author) == (
+        "2026-01-10T09:00:00+00:00",  # the original file's first commit, through both renames
+        "2026-03-05T10:00:00+00:00",  # the last commit touching the current path
+        "Di Example",
+    )
+    memory = Memory.open(repo / "memory", Settings.from_env())
+    assert memory.provenance('time off "policy".md').created_at == "2026-01-10T09:00:00+00:00"  # type: ignore[union-attr]
+
+
+def test_a_name_reused_after_a_rename_dates_the_new_file_from_its_own_first_commit(repo: Path) -> None:
+    git(repo, "mv", "memory/policies/leave.md", "memory/policies/time-off.md")
+    git(repo, "commit", "-q", "-m", "rename", date="2026-03-01T10:00:00+00:00")
+    write(repo / "memory" / "policies" / "leave.md", "# Leave\n\nSee the time-off policy.\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "a new leave.md", date="2026-03-05T10:00:00+00:00")
+    history = gitinfo.history(repo, "memory")
+    assert history.provenance("policies/time-off.md", frozenset()).created_at == "2026-01-10T09:00:00+00:00"
+    reused = history.provenance("policies/leave.md", frozenset())
+    assert (reused.created_at, reused.valid_at) == ("2026-03-05T10:00:00+00:00", "2026-03-05T10:00:00+00:00")
+
+
+def test_a_rename_on_a_merged_branch_keeps_the_original_created_date(repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "mv", "memory/teams/platform.md", "memory/teams/platform-team.md")
+    git(repo, "commit", "-q", "-m", "rename on a branch", date="2026-03-01T10:00:00+00:00")
+    git(repo, "checkout", "-q", "main")
+    write(repo / "memory" / "policies" / "leave.md", LEAVE.format(n=15))
+    git(repo, "commit", "-q", "-am", "main moves on", date="2026-03-02T10:00:00+00:00")
+    git(repo, "merge", "-q", "--no-edit", "feature", date="2026-03-03T10:00:00+00:00")
+    moved = gitinfo.history(repo, "memory").provenance("teams/platform-team.md", frozenset())
+    assert (moved.created_at, moved.valid_at) == ("2026-02-20T15:30:00+00:00", "2026-03-01T10:00:00+00:00")
+
