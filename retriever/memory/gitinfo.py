@@ -249,19 +249,41 @@ def _commit_at(repo: Path, date: str) -> str:
         return "HEAD"
     moment = date if "T" in date or " " in date else f"{date} 23:59:59"
     # The branch as it was then: a commit made on another branch and merged later was not on it yet.
-    found = _git(repo, "rev-list", "-1", "--first-parent", f"--before={moment}", "HEAD").decode().strip()
+    try:
+        found = _git(repo, "rev-list", "-1", "--first-parent", f"--before={moment}", "HEAD").decode().strip()
+    except GitError as exc:
+        unborn = _no_commits_yet(repo, date)  # without a commit at HEAD, git answers with its usage text
+        if unborn is None:
+            raise
+        raise unborn from exc
     if not found:
         raise GitError(f"no commit on or before {date} in {repo}")
     return found
 
 
+def _no_commits_yet(repo: Path, rev: str) -> GitError | None:
+    """The error for a revision asked of a repository whose HEAD has no commit yet; None when it has one.
+
+    Asked only once resolving failed: a tag or branch can exist while HEAD is an unborn (orphan) branch.
+    """
+    if head(repo) is not None:
+        return None
+    return GitError(
+        f"the git repository at {repo} has no commits yet, so it has no revision {preview(rev)} to read; "
+        "commit the files first (`git add` then `git commit`), or drop --at to answer from the files on disk"
+    )
+
+
 def resolve(repo: Path, rev: str) -> Revision:
-    """A commit, tag, branch, or a date (the last commit before the end of that day)."""
+    """A commit, tag, branch, or a date (the last commit before the end of that day).
+
+    ``GitError`` names a revision that does not exist, and a repository with no commits yet as such.
+    """
     target = _commit_at(repo, rev) if _DATE.match(rev) else rev
     try:
         sha = _git(repo, "rev-parse", "--verify", "-q", f"{target}^{{commit}}").decode().strip()
     except GitError as exc:
-        raise GitError(
+        raise _no_commits_yet(repo, rev) or GitError(
             f"revision {preview(rev)} not found in the git repository at {repo}; try a commit, tag or YYYY-MM-DD date"
         ) from exc
     at = _git(repo, "show", "-s", "--format=%cI", sha).decode().strip()

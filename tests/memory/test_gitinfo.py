@@ -323,3 +323,15 @@ def test_a_rename_on_a_merged_branch_keeps_the_original_created_date(repo: Path)
     moved = gitinfo.history(repo, "memory").provenance("teams/platform-team.md", frozenset())
     assert (moved.created_at, moved.valid_at) == ("2026-02-20T15:30:00+00:00", "2026-03-01T10:00:00+00:00")
 
+@pytest.mark.parametrize("rev", ["HEAD", "v1", "main", "2026-01-01", "2999-01-01"])
+def test_a_revision_in_a_repository_without_commits_says_to_commit_first(tmp_path: Path, rev: str) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q", "-b", "main")
+    write(empty / "memory" / "a.md", "# A\n\nText.\n")
+    git(empty, "add", ".")  # added, never committed
+    result = CliRunner().invoke(cli, ["query", "text", "--root", str(empty / "memory"), "--at", rev])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error (git_error): the git repository at {empty} has no commits yet")
+    assert "commit the files first" in result.stderr and "drop --at" in result.stderr
+    assert "usage" not in result.stderr.lower()
