@@ -10,6 +10,8 @@ every valid message.  The line transport around it is ours, for three guarantees
   waiting at most the retrieval deadline plus ``DRAIN_GRACE_SECONDS``;
 - only JSON-RPC reaches stdout: while serving, fd 1 points at stderr and fd 0 at the null
   device (as the SDK's transport does), and the client's pipes are served from private duplicates.
+A request sent before the ``initialize`` handshake (any but ``ping``) is answered -32602, the SDK's
+code, with a message saying to send ``initialize`` first (``InitializeFirst``).
 Logs go to stderr.  The tool itself is ``MemoryService.call_tool``, shared with HTTP.
 """
 
@@ -27,6 +29,7 @@ from typing import Any, BinaryIO
 import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.exceptions import MCPError
@@ -37,9 +40,11 @@ from retriever import __version__
 from retriever.adapters.jsonrpc_lines import MAX_LINE_BYTES, Rejection, classify, too_long
 from retriever.service.service import MemoryService
 from retriever.service.tools import SERVER_INSTRUCTIONS, SERVER_NAME, UnknownTool, tool_definitions
+from retriever.text.safe import one_line
 
 log = logging.getLogger(__name__)
 DRAIN_GRACE_SECONDS = 5.0  # past the retrieval deadline: time to log the request and write the answer
+_SDK_GATE_MESSAGE = "Invalid request parameters"  # what the SDK answers a request sent before initialize
 
 
 def _tool(definition: dict[str, Any]) -> types.Tool:
@@ -64,6 +69,36 @@ def internal_error(exc: BaseException) -> MCPError:
     answered without it (the SDK would send the exception's own text under code 0)."""
     log.error("tools/call failed", exc_info=exc)
     return MCPError(types.INTERNAL_ERROR, "internal error while answering; the server's log names the fault")
+
+
+class InitializeFirst(ServerMiddleware[Any]):
+    """Names what to do about a request sent before the ``initialize`` handshake.
+
+    The SDK refuses such a request (every method but ``ping``) with -32602 and the bare message
+    "Invalid request parameters", the one it gives malformed params.  This keeps the SDK's code
+    (the MCP spec sets none for it; -32002 is its "resource not found") and says instead which
+    request came too early and what to send first.  Any other error passes through unchanged.
+    """
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        try:
+            return await call_next(ctx)
+        except MCPError as exc:
+            if not _refused_before_initialize(exc, ctx):
+                raise
+            method = one_line(ctx.method)  # a method the server serves: the gate runs after the handler lookup
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"send initialize first: {method} is answered only after the initialize handshake "
+                "(initialize, then notifications/initialized)",
+            ) from None
+
+
+def _refused_before_initialize(exc: MCPError, ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether ``exc`` is the SDK's initialization gate: its error shape, on a connection with no handshake."""
+    error = exc.error
+    gate = (error.code, error.message, error.data) == (types.INVALID_PARAMS, _SDK_GATE_MESSAGE, "")
+    return gate and ctx.session.client_params is None
 
 
 def build_server(service: MemoryService) -> Server[Any]:
@@ -95,13 +130,15 @@ def build_server(service: MemoryService) -> Server[Any]:
             is_error=result["isError"],
         )
 
-    return Server(
+    server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
         instructions=SERVER_INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    server.middleware.append(InitializeFirst())  # inside the SDK's tracing middleware: spans see our message
+    return server
 
 
 class _EndOfInput:

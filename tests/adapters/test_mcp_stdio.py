@@ -249,6 +249,25 @@ def test_lines_that_are_not_messages_get_one_error_each_and_the_server_keeps_ser
     assert b"rejected a message line: Parse error: not JSON" in wire.stderr
 
 
+def test_a_request_before_initialize_is_refused_saying_to_send_initialize_first(wire: Wire) -> None:
+    call = {"name": "retrieve_memory", "arguments": {"prompt": "Who owns the billing migration?"}}
+    wire.send(_line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}))
+    wire.send(_line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + _ping(3))
+    early = sorted((wire.reply() for _ in range(3)), key=lambda reply: reply["id"])  # answered concurrently
+    wire.initialize()
+    wire.send(_line({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": call}))
+    late = wire.reply()
+
+    for reply, method in zip(early[:2], ("tools/call", "tools/list"), strict=True):
+        assert reply["error"]["code"] == -32602  # the SDK's code for it, kept: clients may key on it
+        assert reply["error"]["message"] == (
+            f"send initialize first: {method} is answered only after the initialize handshake "
+            "(initialize, then notifications/initialized)"
+        )
+    assert [r["id"] for r in early] == [1, 2, 3] and early[2]["result"] == {}  # ping needs no handshake
+    assert late["id"] == 4 and late["result"]["isError"] is False
+
+
 def test_an_over_long_line_is_refused_without_being_held_and_the_next_line_is_served(wire: Wire) -> None:
     wire.initialize()
     wire.send(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * MAX_LINE_BYTES + b'"}}\n')
