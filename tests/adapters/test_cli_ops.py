@@ -311,6 +311,25 @@ def test_cache_prune_leaves_a_cache_a_running_server_has_open(runner: CliRunner,
     assert json.loads(runner.invoke(cli, ["cache", "list", "--json"]).stdout) == []
 
 
+def test_cache_prune_dry_run_reports_a_cache_in_use_as_a_real_prune_does(runner: CliRunner, root: Path) -> None:
+    from retriever import Settings
+    from retriever.memory.memory import Memory
+
+    cache = Memory.open(root, Settings.from_env()).cache  # holds its in-use lock, as a running server does
+    assert cache is not None
+    try:
+        dry = runner.invoke(cli, ["cache", "prune", "--older-than", "0", "--dry-run"])
+        real = runner.invoke(cli, ["cache", "prune", "--older-than", "0"])
+    finally:
+        cache.close()
+
+    in_use = f"in use: {root.resolve()} (a process has it open; stop it first, or prune later)"
+    assert dry.exit_code == real.exit_code == 0
+    assert dry.stdout.startswith(in_use) and real.stdout.startswith(in_use)
+    assert "would free 0 B." in dry.stderr and "freed 0 B." in real.stderr
+    assert [e["in_use"] for e in json.loads(runner.invoke(cli, ["cache", "list", "--json"]).stdout)] == [False]
+
+
 def test_cache_prune_never_touches_anything_outside_the_cache_home(
     runner: CliRunner, root: Path, tmp_path: Path, isolated_state: Path
 ) -> None:

@@ -21,7 +21,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from llm_server import Reply, serve
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from retriever.adapters.jsonrpc_lines import MAX_DEPTH, MAX_LINE_BYTES, classify
 from retriever.adapters.mcp_stdio import _Outstanding
@@ -202,6 +202,30 @@ def test_only_json_rpc_reaches_stdout_and_the_server_exits_when_stdin_closes(mak
     assert answers[1]["result"]["serverInfo"]["name"] == "company-memory-retriever"
     facts = answers[2]["result"]["structuredContent"]["retrieval"]["facts"]
     assert facts[0]["statement"] == "Employees earn 10 sick days per year."
+
+
+def test_an_unusable_cache_folder_indexes_in_memory_with_the_warning_on_stderr_only(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "cache").write_text("a file where the cache folder should be")  # the store, under state/, still opens
+    env = {**child_env(), "RETRIEVER_STATE_DIR": str(state)}
+    params = StdioServerParameters(command=sys.executable, args=_command(make_tree(ACME))[1:], env=env)
+
+    async def session(errlog: Any) -> Any:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            return await client.call_tool("retrieve_memory", {"prompt": "How many sick days do employees earn?"})
+
+    with (tmp_path / "stderr.txt").open("w+") as errlog:
+        result = anyio.run(session, errlog)
+        errlog.seek(0)
+        stderr = errlog.read()
+
+    assert result.is_error is False  # every reply on stdout parsed as JSON-RPC: nothing else was written there
+    warning = f"index cache unavailable at {state / 'cache' / 'index'}"
+    assert warning in stderr
+    assert any(w.startswith(warning) for w in result.structured_content["diagnostics"]["warnings"])
 
 
 def test_a_store_that_cannot_open_stops_start_up_with_a_clear_error(make_tree: TreeFactory) -> None:
