@@ -3,24 +3,32 @@
 The memory lives in the tree by convention (see ``company_context/assistant/README.md``):
 - ``type: business_profile``: the one confirmed profile (``business:`` names it); each list
   item under its headings (Company, Customers, Brand voice, Rules) is one profile fact;
-- ``type: agent``: an agent, found by ``title``, ``aliases`` or ``agent_id``;
+- ``type: agent``: an agent, found by ``agent_id``, else ``title``, else one of its ``aliases`` (any
+  case); a name two agents answer to at the same rank names neither;
 - ``type: episode``: a recap of an earlier assistant conversation, with ``agent`` and ``date``;
 - ``type: decision_ledger``: a table ``Date | Proposal | Status | Reason`` of one ``agent``'s
   accepted and rejected proposals; each row is a decision.
 
+Dates are ``YYYY-MM-DD`` or unknown (""): a ledger's "yesterday" or "TBD" would otherwise sort above every
+real date, as the most recent entry.
+
 Contract: ``get_memory(memory, agent, query)`` returns seed 002's output: ``text`` (what was
 found, grouped by source and agent, most relevant first; empty when the memory holds nothing
 for the agent), the counts ``facts``, ``episodes`` and ``decisions``, and ``floor`` (nothing
-matched the query, so the most recent entries came back instead).
+matched the query, so the most recent entries came back instead); ``InvalidArguments`` when ``agent``
+names several agents.
 """
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from retriever.errors import InvalidArguments
 from retriever.memory.build import SegmentBuilder
 from retriever.memory.index import Params, SectionIndex
 from retriever.memory.memory import Memory
@@ -40,7 +48,19 @@ class Agent:
     name: str
     agent_id: str | None
     business: str | None
-    names: frozenset[str]  # lower-case name, aliases and id
+    aliases: frozenset[str]  # case-folded
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.agent_id})" if self.agent_id else self.name
+
+
+# How a name finds its agent, strongest first: an agent's own id or title wins over another's alias.
+_RANKS: tuple[Callable[[Agent], frozenset[str]], ...] = (
+    lambda a: frozenset([a.agent_id.casefold()] if a.agent_id else []),
+    lambda a: frozenset([a.name.casefold()]),
+    lambda a: a.aliases,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +99,26 @@ class AssistantMemory:
         return next((p for p in self.profiles if p.business.casefold() == business.casefold()), None)
 
 
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def iso_date(value: object) -> str:
+    """``value`` as ``YYYY-MM-DD`` when it is a date or text that starts with a real one (a time after it
+    is dropped); else "" (unknown)."""
+    if isinstance(value, datetime.date):  # a datetime is a date too
+        return value.isoformat()[:10]
+    text = str(value).strip()[:10] if isinstance(value, str) else ""
+    if not _ISO_DATE.fullmatch(text):
+        return ""
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:  # 2026-02-30
+        return ""
+
+
 def _date(doc: Document, *keys: str) -> str:
-    for key in keys:
-        value = doc.front_matter.get(key)
-        if value:
-            return str(value)[:10]
-    return ""
+    """The first of ``keys`` in the front matter that holds a date (``iso_date``), else ""."""
+    return next((found for key in keys if (found := iso_date(doc.front_matter.get(key)))), "")
 
 
 def _documents(memory: Memory, doc_type: str) -> Iterator[Document]:
@@ -126,9 +160,8 @@ def _str(doc: Document, key: str) -> str | None:
 
 
 def _agent(doc: Document) -> Agent:
-    agent_id = _str(doc, "agent_id")
-    names = frozenset(n.casefold() for n in (doc.title, *doc.aliases, agent_id or "") if n)
-    return Agent(doc.title, agent_id, _str(doc, "business"), names)
+    aliases = frozenset(n.casefold() for n in doc.aliases if n)
+    return Agent(doc.title, _str(doc, "agent_id"), _str(doc, "business"), aliases)
 
 
 def _profile_facts(doc: Document, memory: Memory, profile: Profile) -> Iterator[Entry]:
@@ -149,7 +182,7 @@ def _decisions(doc: Document, memory: Memory) -> Iterator[Entry]:
                 reason = cells.get("reason", "")
                 text = f"{cells['proposal']} ({status})" + (f": {reason}" if reason else "")
                 yield Entry(
-                    "decision", agent, cells.get("date", "")[:10], status, text, memory.source_path(doc.rel_path)
+                    "decision", agent, iso_date(cells.get("date", "")), status, text, memory.source_path(doc.rel_path)
                 )
 
 
@@ -157,8 +190,27 @@ def _decisions(doc: Document, memory: Memory) -> Iterator[Entry]:
 
 
 def find_agent(assistant: AssistantMemory, name: str) -> Agent | None:
+    """The agent ``name`` names (``_RANKS``), None when none does; ``InvalidArguments`` when the strongest
+    rank it matches at holds several agents."""
     key = name.strip().casefold()
-    return next((a for a in assistant.agents if key in a.names), None)
+    for names in _RANKS:
+        found = [a for a in assistant.agents if key in names(a)]
+        if len(found) > 1:
+            labels = ", ".join(a.label for a in found)
+            raise InvalidArguments(
+                f"{name.strip()[:80]!r} names {len(found)} agents: {labels}; pass one's title or agent_id"
+            )
+        if found:
+            return found[0]
+    return None
+
+
+def _owner(assistant: AssistantMemory, name: str | None) -> Agent | None:
+    """The agent an entry's ``agent`` field names; None for none, or for a name several agents share."""
+    try:
+        return find_agent(assistant, name) if name else None
+    except InvalidArguments:
+        return None
 
 
 def _for_agent(assistant: AssistantMemory, agent: Agent | None) -> list[Entry]:
@@ -171,7 +223,7 @@ def _for_agent(assistant: AssistantMemory, agent: Agent | None) -> list[Entry]:
         e
         for e in assistant.entries
         if (e.agent is None and profile is not None and e.business == profile.business)
-        or (e.agent or "").casefold() in agent.names
+        or (e.agent is not None and _owner(assistant, e.agent) is agent)
     ]
 
 
@@ -260,10 +312,10 @@ def render(assistant: AssistantMemory, found: list[Entry]) -> str:
             lines = [f"- {e.heading}: {e.text}" for e in entries]
         elif kind == "episode":
             head = f"RECAPS: {agent or 'unknown agent'}"
-            lines = [f"- {e.date} · {e.heading}: {_short(e.text)}" for e in entries]
+            lines = [f"- {e.date or 'undated'} · {e.heading}: {_short(e.text)}" for e in entries]
         else:
             head = f"DECISIONS: {agent or 'unknown agent'}"
-            lines = [f"- {e.date} · {e.text}" for e in entries]
+            lines = [f"- {e.date or 'undated'} · {e.text}" for e in entries]
         blocks.append("\n".join([head, *lines]))
     return "\n\n".join(blocks)
 

@@ -8,6 +8,7 @@ from fixtures import ASSISTANT
 
 from retriever import Settings
 from retriever.compat.assistant import get_memory, load
+from retriever.errors import InvalidArguments
 from retriever.memory.memory import Memory
 
 
@@ -103,3 +104,85 @@ def test_a_tree_without_assistant_memory_gives_empty_text(make_tree: TreeFactory
     memory = Memory.open(make_tree({"notes.md": "# Notes\n\nNothing assistant-related.\n"}), Settings.from_env())
     out = get_memory(memory, query="pricing")
     assert (out["text"], _counts(out), out["business"]) == ("", (0, 0, 0, False), None)
+
+
+def _agent_doc(name: str, agent_id: str, aliases: list[str]) -> str:
+    return f"---\ntype: agent\ntitle: {name}\nagent_id: {agent_id}\naliases: {aliases}\n---\n# {name}\n\nAn agent.\n"
+
+
+def _recap(agent: str, date: str, text: str) -> str:
+    return f"---\ntype: episode\nagent: {agent}\ndate: {date}\n---\n# Recap\n\n{text}\n"
+
+
+def _shared_alias_tree(make_tree: TreeFactory) -> Memory:
+    root = make_tree(
+        {
+            "assistant/agents/rex.md": _agent_doc("Rex", "agent_rex01", ["bot"]),
+            "assistant/agents/tanya.md": _agent_doc("Tanya", "agent_tanya7k", ["bot", "Rex Junior"]),
+            "assistant/episodes/bot.md": _recap("bot", "2026-11-01", "The bot changed its greeting."),
+            "assistant/episodes/rex.md": _recap("Rex", "2026-11-02", "Rex learned store names."),
+        }
+    )
+    return Memory.open(root, Settings.from_env())
+
+
+def test_an_alias_two_agents_share_is_refused_naming_both(make_tree: TreeFactory) -> None:
+    memory = _shared_alias_tree(make_tree)
+    with pytest.raises(InvalidArguments, match=r"'BOT' names 2 agents: Rex \(agent_rex01\), Tanya \(agent_tanya7k\)"):
+        get_memory(memory, agent="BOT")
+
+
+def test_a_recap_under_a_shared_alias_belongs_to_neither_agent(make_tree: TreeFactory) -> None:
+    memory = _shared_alias_tree(make_tree)
+    rex, tanya = get_memory(memory, agent="Rex"), get_memory(memory, agent="agent_tanya7k")
+    assert (rex["episodes"], tanya["episodes"]) == (1, 0)
+    assert "greeting" not in rex["text"] + tanya["text"]
+    assert get_memory(memory)["episodes"] == 2  # unfiltered, it is still there, under the name it gives
+
+
+def test_an_agents_own_title_or_id_wins_over_another_agents_alias(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            "assistant/agents/rex.md": _agent_doc("Rex", "agent_rex01", []),
+            "assistant/agents/tanya.md": _agent_doc("Tanya", "agent_tanya7k", ["rex", "agent_rex01"]),
+            "assistant/episodes/rex.md": _recap("Rex", "2026-11-02", "Rex learned store names."),
+        }
+    )
+    memory = Memory.open(root, Settings.from_env())
+    assert get_memory(memory, agent="rex")["agent"] == "Rex"
+    assert get_memory(memory, agent="agent_rex01")["agent"] == "Rex"
+    assert get_memory(memory, agent="Tanya")["episodes"] == 0
+
+
+def test_ledger_dates_that_are_not_dates_read_as_unknown_and_sort_last(make_tree: TreeFactory) -> None:
+    ledger = (
+        "---\ntype: decision_ledger\nagent: Rex\n---\n# Ledger\n\n"
+        "| Date | Proposal | Status | Reason |\n|---|---|---|---|\n"
+        "| yesterday | Greet by first name | accepted | warmer |\n"
+        "| 2026-02-30 | Drop the disclaimer | rejected | legal |\n"
+        "| 2026-11-05T10:00 | Shorter hold music | accepted | fewer hang-ups |\n"
+    )
+    root = make_tree(
+        {
+            "assistant/agents/rex.md": _agent_doc("Rex", "agent_rex01", []),
+            "assistant/ledger.md": ledger,
+            "assistant/episodes/rex.md": _recap("Rex", "someday", "Rex learned store names."),
+        }
+    )
+    memory = Memory.open(root, Settings.from_env())
+    dates = {e.text.split(" (")[0]: e.date for e in load(memory).entries}
+    assert dates == {
+        "Greet by first name": "",
+        "Drop the disclaimer": "",
+        "Shorter hold music": "2026-11-05",
+        "Rex learned store names.": "",
+    }
+    lines = get_memory(memory, agent="Rex")["text"].splitlines()
+    assert lines[1] == "- undated · Recap: Rex learned store names."
+    assert lines[2:] == [
+        "",
+        "DECISIONS: Rex",
+        "- 2026-11-05 · Shorter hold music (accepted): fewer hang-ups",
+        "- undated · Greet by first name (accepted): warmer",
+        "- undated · Drop the disclaimer (rejected): legal",
+    ]
