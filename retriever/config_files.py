@@ -15,12 +15,13 @@ file or the user's file; the tree's own file is then read at that root.
 
 The tree's ``.retriever.toml`` is committed with the memory, so whoever can commit to the tree
 writes it: it may hold only settings about how the memory is answered (``TREE_KEYS``).  Secrets,
-and settings that decide where data goes, who may call, or how much a machine spends, are refused
-there (``ConfigError`` naming the file, the key and where to put it instead).  Its ``[check]`` table
-belongs to ``retriever check``.  An unknown key is a ``ConfigError`` naming the file and the key,
-with the closest known key.  Invalid values name their source.  ``Loaded.warnings`` lists what works
-but needs fixing, each naming its source: a file holding a secret that other users can read, and a
-graph (``graphs``) whose folder does not exist; every command prints them on stderr.
+and settings that decide where data goes, who may call, how much a machine spends, or the memory's
+name (``memory_id``, which scopes its sessions), are refused there (``ConfigError`` naming the
+file, the key and where to put it instead).  Its ``[check]`` table belongs to ``retriever check``.
+An unknown key is a ``ConfigError`` naming the file and the key, with the closest known key.
+Invalid values name their source.  ``Loaded.warnings`` lists what works but needs fixing, each
+naming its source: a file holding a secret that other users can read, and a graph (``graphs``)
+whose folder does not exist; every command prints them on stderr.
 """
 
 from __future__ import annotations
@@ -51,10 +52,10 @@ SECRET_KEYS = frozenset({"api_key", "api_keys", "llm_api_key", "redis_url"})  # 
 PATH_KEYS = frozenset({"root", "state_dir", "user_trees"})
 # What a memory tree may decide for itself: how it is answered.  Not limits (a commit could make
 # every reader's machine index a 1 GB file), addresses (a commit could send the reader's key and
-# questions to another endpoint), or who may call.
+# questions to another endpoint), who may call, or the memory's name (``memory_id`` scopes the
+# sessions a server keeps: a commit naming another memory would read that memory's sessions).
 TREE_KEYS = frozenset(
     {
-        "memory_id",
         "top_k",
         "max_sections",
         "excerpt_chars",
@@ -255,10 +256,18 @@ def _allowed_in_tree(path: Path, key: str) -> None:
         )
     if key == "root":
         raise ConfigError(f"{path}: root cannot be set from inside the tree; remove it")
+    why = _WHY_NOT_IN_TREE.get(key, "whoever commits to the tree would decide it for every reader")
     raise ConfigError(
-        f"{path}: {key} cannot be set in a memory tree's {TREE_CONFIG} (whoever commits to the tree would "
-        f"decide it for every reader); {elsewhere}. The tree may set: {', '.join(sorted(TREE_KEYS))}"
+        f"{path}: {key} cannot be set in a memory tree's {TREE_CONFIG} ({why}); {elsewhere}. "
+        f"The tree may set: {', '.join(sorted(TREE_KEYS))}"
     )
+
+
+# Why a key the tree may not set is refused, where the generic reason says too little.
+_WHY_NOT_IN_TREE: Mapping[str, str] = {
+    "memory_id": "it names the sessions a server keeps for this memory: a commit naming another memory "
+    "would read and add to that memory's sessions",
+}
 
 
 def _secret(key: str, value: Any) -> bool:

@@ -114,14 +114,34 @@ def test_the_trees_file_cannot_redirect_calls_open_the_server_or_raise_limits(
 def test_the_trees_file_may_set_how_the_memory_is_answered_beside_its_check_table(
     tmp_path: Path, homes: dict[str, str]
 ) -> None:
-    root = _tree(tmp_path, 'memory_id = "acme-handbook"\ntop_k = 4\nllm_stages = ["target"]\n[check]\ndisable = []\n')
+    root = _tree(tmp_path, 'top_k = 4\nllm_stages = ["target"]\n[check]\ndisable = []\n')
     loaded = load({"root": root}, environ=homes)
-    assert (loaded.settings.memory_id, loaded.settings.top_k, loaded.settings.llm_stages) == (
-        "acme-handbook",
-        4,
-        ("target",),
-    )
-    assert "memory_id" in TREE_KEYS and set(TREE_KEYS) < set(VARIABLES)
+    assert (loaded.settings.top_k, loaded.settings.llm_stages) == (4, ("target",))
+    assert set(TREE_KEYS) < set(VARIABLES)
+
+
+def test_a_tree_cannot_claim_another_memorys_sessions_by_setting_memory_id(
+    tmp_path: Path, homes: dict[str, str]
+) -> None:
+    root = _tree(tmp_path, 'memory_id = "/srv/memory/hr"\n')
+    with pytest.raises(ConfigError) as caught:
+        load({"root": root}, environ=homes)
+    message = caught.value.message
+    assert f"{root / TREE_CONFIG}: memory_id cannot be set in a memory tree's .retriever.toml" in message
+    assert "sessions" in message and "RETRIEVER_MEMORY_ID" in message and "--config" in message
+    assert "memory_id" not in TREE_KEYS
+
+
+def test_the_operator_names_the_memory_in_the_user_file_a_named_file_or_the_environment(
+    tmp_path: Path, homes: dict[str, str]
+) -> None:
+    root = _tree(tmp_path)
+    _write(user_config_path(homes), 'memory_id = "acme-handbook"\n')
+    assert load({"root": root}, environ=homes).settings.memory_id == "acme-handbook"
+    named = _write(tmp_path / "named.toml", 'memory_id = "acme-prod"\n')
+    assert load({"root": root}, config_file=named, environ=homes).settings.memory_id == "acme-prod"
+    environ = {**homes, "RETRIEVER_MEMORY_ID": "acme-env"}
+    assert load({"root": root}, config_file=named, environ=environ).settings.memory_id == "acme-env"
 
 
 def test_a_check_table_outside_a_tree_is_refused(tmp_path: Path, homes: dict[str, str]) -> None:
