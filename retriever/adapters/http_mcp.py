@@ -26,11 +26,15 @@ The front (``McpEndpoint``) keeps only what the SDK does not do, each for a reas
   (SDK clients then fall back to ``initialize``): sessions, which give triage a client's earlier
   prompts, need the handshake's ``Mcp-Session-Id``;
 - with API keys, a session is bound to the key that opened it (the SDK compares
-  ``scope["user"]``): another key gets 404 for it.
+  ``scope["user"]``): another key gets 404 for it;
+- session history is scoped by who asks (``_principal``): a key bound to users has its own, and a
+  user named in ``X-External-User-Id`` / ``X-On-Behalf-Of`` has their own under any key, so that
+  users behind one gateway key never read each other's follow-ups.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -117,8 +121,8 @@ async def run_tool(
 ) -> dict[str, Any]:
     """``tools/call`` over HTTP: the service's MCP result; ``MCPError`` for an unknown tool or a server fault.
 
-    A key bound to users scopes session history to itself, so that a ``session_id`` another
-    tenant uses never feeds this tenant's follow-ups (or the reverse).
+    Session history is scoped by ``_principal`` (the key's scope and the named user), so that a
+    ``session_id`` another tenant or user sends never feeds this caller's follow-ups (or the reverse).
     """
     principal = _principal(scope)
 
@@ -174,7 +178,8 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         try:
-            _check_user(scope, headers)
+            # Kept in the request's state (shared by the copies of ``scope`` made below) for ``_principal``.
+            scope.setdefault("state", {})["user"] = _check_user(scope, headers)
             app, scope, receive = await self._route(scope, headers, receive)
         except RpcRefusal as refusal:
             await refusal.response()(scope, receive, send)
@@ -241,8 +246,9 @@ def _accepting_json(scope: Scope, headers: Headers) -> Scope:
     return {**scope, "headers": [*scope["headers"], (b"accept", b"application/json")]}
 
 
-def _check_user(scope: Scope, headers: Headers) -> None:
-    """A user header must name a user the request's key may act for, as on ``/memories/retrieve`` (403).
+def _check_user(scope: Scope, headers: Headers) -> str | None:
+    """The user the request names (None: none), who must be one the request's key may act for, as on
+    ``/memories/retrieve`` (403); a malformed user header is refused (422).
 
     The MCP routes read the server's own memory, no user's tree, so a key bound to users may also send
     no user header here: its sessions are its own (``_principal``)."""
@@ -255,12 +261,26 @@ def _check_user(scope: Scope, headers: Headers) -> None:
         raise RpcRefusal(
             INVALID_REQUEST, f"this key may not act for the user {clip(user)}; name one of its users", status=403
         )
+    return user
 
 
 def _principal(scope: Scope) -> str | None:
-    """Whose sessions a call reads and writes: a key bound to users has its own; any other shares the server's."""
-    grant = scope.get("state", {}).get("grant")
-    return f"key:{grant.name}" if isinstance(grant, KeyGrant) and not grant.any_user else None
+    """Whose sessions a call reads and writes: None for the server's own, else a name for (key scope, user).
+
+    The key scope is the key's own for a key bound to users, and one shared scope for the keys that
+    may act for any user (and for a server without keys): such a key may name any user anyway, so
+    sharing a user's sessions between them grants nothing.  A named user always gets their own
+    sessions within that scope, so users behind one gateway key never read each other's prompts;
+    with neither a bound key nor a user, calls keep the server's own sessions, apart from every
+    user's.  The name is a JSON array so that no user id can spell another scope's name.
+    """
+    state = scope.get("state", {})
+    grant, user = state.get("grant"), state.get("user")
+    bound = isinstance(grant, KeyGrant) and not grant.any_user
+    if not bound and user is None:
+        return None
+    owner = ["key", grant.name] if bound else ["any-user keys"]
+    return json.dumps([*owner, *([] if user is None else ["user", user])])
 
 
 def _bind_key(scope: Scope) -> Scope:

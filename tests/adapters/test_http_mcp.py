@@ -68,7 +68,6 @@ def _session(url: str, headers: dict[str, str] | None = None) -> str:
     return session
 
 
-
 def test_http_introduces_the_server_with_the_same_name_and_instructions_as_stdio(mcp: str) -> None:
     from retriever.service.tools import SERVER_INSTRUCTIONS, SERVER_NAME
 
@@ -219,3 +218,42 @@ def test_a_user_header_on_the_mcp_routes_must_name_a_user_the_key_may_act_for(se
         assert _post(mcp, CALL, {**tenant, "X-External-User-Id": "alice"}).status_code == 200
         assert _post(mcp, CALL, tenant).status_code == 200  # no user named: the server's own memory, its own sessions
         assert _post(mcp, CALL, {**admin, "X-External-User-Id": "bob"}).status_code == 200
+
+
+def _ask(url: str, prompt: str, headers: dict[str, str], session_id: str = "s2") -> str:
+    """The rewritten query of a ``retrieve_memory`` call under ``session_id``: what triage made of it."""
+    call = {**CALL, "params": {"name": "retrieve_memory", "arguments": {"prompt": prompt, "session_id": session_id}}}
+    reply = _post(url, call, headers)
+    assert reply.status_code == 200, reply.text
+    return str(reply.json()["result"]["structuredContent"]["triage"]["rewritten_query"])
+
+
+@pytest.mark.parametrize(
+    ("api_keys", "key"),
+    [("gw-key-0123456789=*,akey-0123456789=alice,bkey-0123456789=bob", "gw-key-0123456789"), ("", None)],
+)
+def test_users_named_behind_one_any_user_key_never_share_a_session_id(
+    service: MemoryService, api_keys: str, key: str | None
+) -> None:
+    settings = {"api_keys": api_keys} if api_keys else {}
+    gateway = {"Authorization": f"Bearer {key}"} if key else {}
+    alice, bob = {**gateway, "X-External-User-Id": "alice"}, {**gateway, "X-External-User-Id": "bob"}
+    with serving(service, **settings) as url:
+        mcp = f"{url}/v1/mcp/memory"
+        _ask(mcp, "billing migration project", alice)
+        assert _ask(mcp, "and who owns it?", bob) == "and who owns it?"  # before: alice's words reached bob
+        assert _ask(mcp, "and who owns it?", gateway) == "and who owns it?"  # no user: the server's own sessions
+        assert _ask(mcp, "and who owns it?", alice) == "and who owns it? (context: billing migration project)"
+        # The gateway's header spelling does not matter: X-On-Behalf-Of names the same user.
+        on_behalf = {**gateway, "X-On-Behalf-Of": "alice"}
+        assert _ask(mcp, "and who owns it?", on_behalf).startswith("and who owns it? (context:")
+
+
+def test_a_key_bound_to_two_users_keeps_each_users_sessions_apart(service: MemoryService) -> None:
+    with serving(service, api_keys="team-key-0123456789=alice|bob") as url:
+        mcp, team = f"{url}/v1/mcp/memory", {"Authorization": "Bearer team-key-0123456789"}
+        _ask(mcp, "billing migration project", {**team, "X-External-User-Id": "alice"})
+        assert _ask(mcp, "and who owns it?", {**team, "X-External-User-Id": "bob"}) == "and who owns it?"
+        assert _ask(mcp, "and who owns it?", team) == "and who owns it?"  # the key's own, user-less sessions
+        own = _ask(mcp, "and who owns it?", {**team, "X-External-User-Id": "alice"})
+        assert own == "and who owns it? (context: billing migration project)"
