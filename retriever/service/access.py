@@ -5,11 +5,15 @@ tenant's tree: inline ``key1=alice|bob,key2=*`` or, for a value without ``=``, t
 a keys file holding one ``key=users`` per line (``#`` comments and blank lines are
 ignored).  ``*`` means any user.  ``RETRIEVER_API_KEY`` is one more key, for any user.
 
-Contract: no message this module produces contains a key; entries are named by position.
+Contract: no message this module produces contains a key; configuration errors name entries by
+position.  A grant's ``name`` is a fingerprint of its key (``key_name``), never its position: MCP
+sessions of a key bound to users are kept under it for 30 days, so a name that followed the list's
+order would hand a key's sessions to another when keys are reordered or one is added.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +23,15 @@ from retriever.errors import ConfigError
 
 ANY_USER = "*"
 _FORMAT = "expected key=user1|user2 or key=* (a key, '=', then '|'-separated user ids or '*')"
+_NAME_DOMAIN = b"company-memory-retriever api key name\0"  # keeps the fingerprint apart from any other hash of a key
 
 
 @dataclass(frozen=True)
 class KeyGrant:
-    """What a request may do: act for ``users`` (None: any user).  ``name`` (``key-N``) is safe to log."""
+    """What a request may do: act for ``users`` (None: any user).
+
+    ``name`` (``key_name``: ``key-`` and 16 hex digits) names the key for session scoping; it is the
+    same whatever the key's place in the list, and it is not the key."""
 
     name: str
     users: frozenset[str] | None
@@ -58,6 +66,12 @@ class ApiKeys:
             if hmac.compare_digest(offered, key):  # no early exit: timing does not tell which key matched
                 found = grant
         return found
+
+
+def key_name(key: str) -> str:
+    """``key-`` and the first 16 hex digits of a SHA-256 of ``key``: stable across restarts and list
+    orders, distinct per key (64 bits), and not the key.  Not shown to clients: it keys sessions."""
+    return "key-" + hashlib.sha256(_NAME_DOMAIN + key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def load_api_keys(settings: Settings) -> ApiKeys:
@@ -112,10 +126,15 @@ def _parse_entry(raw: str, where: str) -> tuple[str, frozenset[str] | None]:
 
 def _build(entries: list[tuple[str, frozenset[str] | None]]) -> ApiKeys:
     seen: set[str] = set()
+    names: set[str] = set()
     built: list[tuple[bytes, KeyGrant]] = []
     for number, (key, users) in enumerate(entries, start=1):
         if key in seen:
             raise ConfigError(f"API key number {number} repeats an earlier key; give each key once")
+        name = key_name(key)
+        if name in names:  # two keys whose fingerprints meet (about 2**-64 per pair) would share sessions
+            raise ConfigError(f"API key number {number} has the same fingerprint as an earlier key; choose another key")
         seen.add(key)
-        built.append((key.encode(), KeyGrant(f"key-{number}", users)))
+        names.add(name)
+        built.append((key.encode(), KeyGrant(name, users)))
     return ApiKeys(tuple(built))

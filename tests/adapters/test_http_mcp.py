@@ -257,3 +257,16 @@ def test_a_key_bound_to_two_users_keeps_each_users_sessions_apart(service: Memor
         assert _ask(mcp, "and who owns it?", team) == "and who owns it?"  # the key's own, user-less sessions
         own = _ask(mcp, "and who owns it?", {**team, "X-External-User-Id": "alice"})
         assert own == "and who owns it? (context: billing migration project)"
+
+
+def test_reordering_the_keys_never_hands_one_tenants_sessions_to_another(service: MemoryService) -> None:
+    alice, bob = {"Authorization": "Bearer alice-key-0123"}, {"Authorization": "Bearer bob-key-0123"}
+    with serving(service, api_keys="alice-key-0123=alice,bob-key-0123=bob") as url:
+        _ask(f"{url}/v1/mcp/memory", "billing migration project", alice)
+    # The operator lists the keys the other way round and restarts: each key keeps its own sessions.
+    with serving(service, api_keys="bob-key-0123=bob,alice-key-0123=alice") as url:
+        assert _ask(f"{url}/v1/mcp/memory", "and who owns it?", bob) == "and who owns it?"  # before: alice's context
+    # Adding RETRIEVER_API_KEY (listed first) moves no key either.
+    with serving(service, api_keys="alice-key-0123=alice,bob-key-0123=bob", api_key="solo-key-0123") as url:
+        own = _ask(f"{url}/v1/mcp/memory", "and who owns it?", alice)
+        assert own == "and who owns it? (context: billing migration project)"

@@ -54,3 +54,15 @@ def test_malformed_bindings_are_a_config_error_that_never_shows_the_key(value: s
         load_api_keys(Settings(api_keys=value))
     assert expected in caught.value.message
     assert "supersecret" not in caught.value.message and "secret" not in caught.value.message
+
+
+def test_a_keys_name_follows_the_key_not_its_place_in_the_list() -> None:
+    first = load_api_keys(Settings(api_keys="k-alpha-secret=alice,k-beta-secret=bob"))
+    reordered = load_api_keys(Settings(api_key="k-solo-secret", api_keys="k-beta-secret=bob,k-alpha-secret=alice"))
+    for key in ("k-alpha-secret", "k-beta-secret"):
+        before, after = first.check(key), reordered.check(key)
+        assert before is not None and after is not None
+        assert before.name == after.name  # before: key-1 became key-2, and inherited the other key's sessions
+    names = [grant.name for _, grant in reordered.entries]
+    assert len(set(names)) == 3
+    assert all("secret" not in name and "alpha" not in name for name in names)  # the name never shows the key
