@@ -52,22 +52,11 @@ SECRET_KEYS = frozenset({"api_key", "api_keys", "llm_api_key", "redis_url"})  # 
 PATH_KEYS = frozenset({"root", "state_dir", "user_trees"})
 # What a memory tree may decide for itself: how it is answered.  Not limits (a commit could make
 # every reader's machine index a 1 GB file), addresses (a commit could send the reader's key and
-# questions to another endpoint), who may call, or the memory's name (``memory_id`` scopes the
-# sessions a server keeps: a commit naming another memory would read that memory's sessions).
-TREE_KEYS = frozenset(
-    {
-        "top_k",
-        "max_sections",
-        "excerpt_chars",
-        "max_documents",
-        "llm_model",
-        "llm_stages",
-        "llm_max_calls",
-        "llm_token_budget",
-        "llm_timeout_seconds",
-        "llm_json_mode",
-    }
-)
+# questions to another endpoint), who may call, what the reader's LLM key is charged (model, calls,
+# tokens, timeouts) or how the reader's endpoint is spoken to (JSON mode), or the memory's name
+# (``memory_id`` scopes the sessions a server keeps: a commit naming another memory would read them).
+# ``llm_stages`` stays: it picks where the calls go, within the reader's call and token budgets.
+TREE_KEYS = frozenset({"top_k", "max_sections", "excerpt_chars", "max_documents", "llm_stages"})
 CHECK_TABLE = "check"
 
 Kind = Literal["default", "user config", "tree config", "--config", "env", "flag"]
@@ -264,9 +253,12 @@ def _allowed_in_tree(path: Path, key: str) -> None:
 
 
 # Why a key the tree may not set is refused, where the generic reason says too little.
+_CHARGED = "it decides what the reader's LLM key is charged, and the reader pays"
 _WHY_NOT_IN_TREE: Mapping[str, str] = {
     "memory_id": "it names the sessions a server keeps for this memory: a commit naming another memory "
     "would read and add to that memory's sessions",
+    **dict.fromkeys(("llm_model", "llm_max_calls", "llm_token_budget", "llm_timeout_seconds"), _CHARGED),
+    "llm_json_mode": "it describes the reader's LLM endpoint, which the tree cannot know",
 }
 
 

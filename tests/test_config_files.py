@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,7 @@ PLACES = ("user config", "tree config", "--config", "env", "flag")
 
 @settings(max_examples=60, deadline=None)
 @given(st.dictionaries(st.sampled_from(PLACES), st.integers(1, 100), min_size=0, max_size=5))
-def test_the_highest_place_that_sets_a_value_wins(tmp_path_factory: pytest.TempPathFactory, placed: dict) -> None:
+def test_the_highest_place_that_sets_a_value_wins(tmp_path_factory: pytest.TempPathFactory, placed: dict[str, int]) -> None:
     folder = tmp_path_factory.mktemp("precedence")
     environ = {"XDG_CONFIG_HOME": str(folder / "xdg")}
     root = _tree(folder, f"top_k = {placed['tree config']}\n" if "tree config" in placed else "")
@@ -109,6 +110,35 @@ def test_the_trees_file_cannot_redirect_calls_open_the_server_or_raise_limits(
     root = _tree(tmp_path, line + "\n")
     with pytest.raises(ConfigError, match=r"cannot be set in a memory tree's \.retriever\.toml"):
         load({"root": root}, environ=homes)
+
+
+@pytest.mark.parametrize(
+    ("line", "variable"),
+    [
+        ('llm_model = "o1-pro"', "RETRIEVER_LLM_MODEL"),
+        ("llm_max_calls = 10", "RETRIEVER_LLM_MAX_CALLS"),
+        ("llm_token_budget = 1000000000", "RETRIEVER_LLM_TOKEN_BUDGET"),
+        ("llm_timeout_seconds = 1e300", "RETRIEVER_LLM_TIMEOUT_SECONDS"),
+        ('llm_json_mode = "json_schema"', "RETRIEVER_LLM_JSON_MODE"),
+    ],
+)
+def test_the_trees_file_cannot_decide_what_the_readers_llm_key_is_charged(
+    tmp_path: Path, homes: dict[str, str], line: str, variable: str
+) -> None:
+    root = _tree(tmp_path, line + "\n")
+    key = line.split(" = ")[0]
+    with pytest.raises(ConfigError) as caught:
+        load({"root": root}, environ=homes)
+    message = caught.value.message
+    assert f"{root / TREE_CONFIG}: {key} cannot be set in a memory tree's .retriever.toml" in message
+    assert variable in message and "--config" in message and key not in TREE_KEYS
+
+
+def test_the_readmes_list_of_keys_a_tree_may_set_is_the_codes() -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"it may set only how the memory is answered \(([^)]*)\)", " ".join(readme.split()))
+    assert listed is not None
+    assert set(re.findall(r"`(\w+)`", listed[1])) == TREE_KEYS
 
 
 def test_the_trees_file_may_set_how_the_memory_is_answered_beside_its_check_table(
