@@ -71,6 +71,7 @@ _ENV = {
     "llm_api_key": "OPENAI_API_KEY",
 }
 ENV_VARIABLES: Mapping[str, str] = _ENV  # setting → its environment variable
+SECRET_KEYS = frozenset({"api_key", "api_keys", "llm_api_key", "redis_url"})  # redis_url may hold a password
 LLMStage = Literal["triage", "target", "extract", "summary"]
 LLM_STAGES: tuple[LLMStage, ...] = ("triage", "target", "extract", "summary")
 
@@ -174,9 +175,11 @@ class Settings(BaseModel):
             return cls(**values)
         except ValidationError as exc:
             problems = "; ".join(
-                f"{_ENV.get(str(e['loc'][0]), e['loc'][0])}={e.get('input')!r}: {e['msg']}" for e in exc.errors()
+                f"{_ENV.get(key := str(e['loc'][0]), key)}={shown_value(key, e.get('input'))}: {e['msg']}"
+                for e in exc.errors()
             )
-            raise ConfigError(f"invalid setting: {problems}") from exc
+            # Not chained: the pydantic error repeats every input, secrets included.
+            raise ConfigError(f"invalid setting: {problems}") from None
 
     # -- HTTP server hardening (``retriever serve``) ---------------------------------------------
 
@@ -242,6 +245,21 @@ def mask_url(text: str) -> str:
     diagnose) when a password follows it; a password, or a bare token with no user, becomes ``***``.
     """
     return _SECRET_PARAMETER.sub(r"\g<key>***", _CREDENTIALS.sub(_masked, text))
+
+
+def shown_value(key: str, value: Any) -> str:
+    """How an invalid ``value`` of setting ``key`` is shown in a message: its ``repr`` (cut at 200
+    characters, URL passwords masked), or for a secret (``SECRET_KEYS``) only its type, never the value:
+    ``<a list, not shown: api_keys is a secret>``."""
+    if key in SECRET_KEYS:
+        return f"<{_type_name(value)}, not shown: {key} is a secret>"
+    return mask_url(repr(value)[:200])
+
+
+def _type_name(value: Any) -> str:
+    """A value's type in a config file's words: a string, a list, a table, …"""
+    names = {bool: "a boolean", str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a table"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), f"a {type(value).__name__}")
 
 
 def _masked(match: re.Match[str]) -> str:

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from retriever.config import APP_DIR, ENV_VARIABLES, Settings, mask_url
+from retriever.config import APP_DIR, ENV_VARIABLES, SECRET_KEYS, Settings, mask_url, shown_value
 from retriever.errors import ConfigError
 from retriever.text.safe import one_line
 
@@ -48,7 +48,6 @@ DEFAULT_ROOT = "company_context"
 
 # Every key a file may hold, with its variable: the Settings fields and the memory root.
 VARIABLES: Mapping[str, str] = {"root": ROOT_VARIABLE, **ENV_VARIABLES}
-SECRET_KEYS = frozenset({"api_key", "api_keys", "llm_api_key", "redis_url"})  # redis_url may hold a password
 PATH_KEYS = frozenset({"root", "state_dir", "user_trees"})
 # What a memory tree may decide for itself: how it is answered.  Not limits (a commit could make
 # every reader's machine index a 1 GB file), addresses (a commit could send the reader's key and
@@ -289,13 +288,15 @@ def _settings(values: dict[str, Any], sources: Mapping[str, Source]) -> Settings
         return Settings(**values)
     except ValidationError as exc:
         problems = "; ".join(_problem(error, sources) for error in exc.errors())
-        raise ConfigError(f"invalid setting: {problems}") from exc
+        # Not chained: the pydantic error repeats every input, secrets included.
+        raise ConfigError(f"invalid setting: {problems}") from None
 
 
 def _problem(error: Any, sources: Mapping[str, Source]) -> str:
-    """``RETRIEVER_TOP_K='0': …`` for the environment, ``top_k = 0 in FILE: …`` for a file."""
+    """``RETRIEVER_TOP_K='0': …`` for the environment, ``top_k = 0 in FILE: …`` for a file; a secret's
+    value is never shown, only its type (``config.shown_value``)."""
     key = str(error["loc"][0]) if error.get("loc") else "?"
-    shown = repr(error.get("input"))[:200]
+    shown = shown_value(key, error.get("input"))
     source = sources.get(key, DEFAULT)
     if source.kind == "env":
         return f"{source.where}={shown}: {error['msg']}"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import traceback
+
 import pytest
 
 from retriever.config import Settings, mask_url
+from retriever.errors import ConfigError
 
 
 @pytest.mark.parametrize(
@@ -39,3 +42,12 @@ def test_http_limits_are_read_from_the_environment() -> None:
     )
     assert settings.allowed_hosts == ("a.example", "b.example")
     assert (settings.max_body_bytes, settings.header_timeout_seconds, settings.max_sessions) == (2048, 2.5, 7)
+
+
+def test_a_secret_of_the_wrong_type_passed_to_from_env_is_named_but_never_shown() -> None:
+    keys = ["k1secretABC=alice"]  # a list where a string belongs
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_env({}, api_keys=keys)
+    message = caught.value.message
+    assert "RETRIEVER_API_KEYS=<a list, not shown: api_keys is a secret>: Input should be a valid string" in message
+    assert "k1secretABC" not in "".join(traceback.format_exception(caught.value))

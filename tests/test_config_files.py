@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import traceback
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,9 @@ PLACES = ("user config", "tree config", "--config", "env", "flag")
 
 @settings(max_examples=60, deadline=None)
 @given(st.dictionaries(st.sampled_from(PLACES), st.integers(1, 100), min_size=0, max_size=5))
-def test_the_highest_place_that_sets_a_value_wins(tmp_path_factory: pytest.TempPathFactory, placed: dict[str, int]) -> None:
+def test_the_highest_place_that_sets_a_value_wins(
+    tmp_path_factory: pytest.TempPathFactory, placed: dict[str, int]
+) -> None:
     folder = tmp_path_factory.mktemp("precedence")
     environ = {"XDG_CONFIG_HOME": str(folder / "xdg")}
     root = _tree(folder, f"top_k = {placed['tree config']}\n" if "tree config" in placed else "")
@@ -197,6 +200,28 @@ def test_an_invalid_value_names_its_source(tmp_path: Path, homes: dict[str, str]
         load({}, environ=homes)
     with pytest.raises(ConfigError, match=r"RETRIEVER_TOP_K='x': Input should be a valid integer"):
         load({}, environ={**homes, "RETRIEVER_TOP_K": "x"})
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "secrets"),
+    [
+        ('api_keys = ["k1secretABC=alice", "k2secretDEF=bob"]', "a list", ["k1secretABC", "k2secretDEF"]),
+        ('api_key = ["k1secretABC"]', "a list", ["k1secretABC"]),
+        ('llm_api_key = {key = "sk-live-XYZ"}', "a table", ["sk-live-XYZ"]),
+        ('redis_url = ["redis://:hunter2@cache/0"]', "a list", ["hunter2"]),
+    ],
+)
+def test_a_secret_of_the_wrong_type_names_the_key_file_and_types_but_never_the_value(
+    tmp_path: Path, homes: dict[str, str], line: str, kind: str, secrets: list[str]
+) -> None:
+    named = _write(tmp_path / "named.toml", line + "\n")
+    key = line.split(" = ")[0]
+    with pytest.raises(ConfigError) as caught:
+        load({}, config_file=named, environ=homes)
+    message = caught.value.message
+    assert f"{key} = <{kind}, not shown: {key} is a secret> in {named}: Input should be a valid string" in message
+    printed = "".join(traceback.format_exception(caught.value))  # what a traceback or a log would show
+    assert not [secret for secret in secrets if secret in printed]
 
 
 def test_a_named_config_file_must_exist_and_be_toml(tmp_path: Path, homes: dict[str, str]) -> None:
