@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import unicodedata
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,27 +96,47 @@ class HeaderProblem(Exception):
 
 
 def user_from_headers(headers: Headers) -> str | None:
-    """The user id from ``X-External-User-Id`` (else ``X-On-Behalf-Of``), decoded as UTF-8.
+    """The user id from ``X-External-User-Id`` or ``X-On-Behalf-Of``, decoded as UTF-8 (None: neither).
 
     HTTP header bytes reach starlette as latin-1 text; re-encoding gives the bytes back, which
-    clients send as UTF-8.  Raises ``HeaderProblem`` for bytes that are not UTF-8 or an id over
-    ``MAX_USER_ID_CHARS``; the service validates the id's form.
+    clients send as UTF-8.  Raises ``HeaderProblem`` for bytes that are not UTF-8, an id over
+    ``MAX_USER_ID_CHARS``, a user header sent more than once, and the two headers naming different
+    users; the service validates the id's form.
+
+    A gateway sets the header and the server trusts it; a client that adds its own beside the
+    gateway's must not choose which one counts.  So two headers that disagree are refused, not
+    ranked, and so is a header sent twice, even with equal values: two copies mean the gateway
+    added its header instead of replacing the client's, and the next request's copies may differ.
     """
-    for header in USER_HEADERS:
-        raw = headers.get(header)
-        if raw is None or not raw.strip():
-            continue
-        try:
-            value = raw.encode("latin-1").decode("utf-8").strip()
-        except UnicodeDecodeError:
-            raise HeaderProblem(
-                header, "header_not_utf8", f"{header} is not valid UTF-8; send the user id encoded as UTF-8", ""
-            ) from None
-        if len(value) > MAX_USER_ID_CHARS:
-            message = f"{header} is {len(value):,} characters; the limit is {MAX_USER_ID_CHARS}: send a shorter user id"
-            raise HeaderProblem(header, "string_too_long", message, value[:64])
-        return value
-    return None
+    named = [(header, value) for header in USER_HEADERS if (value := _user_header(headers, header)) is not None]
+    if len(named) == 2 and unicodedata.normalize("NFC", named[0][1]) != unicodedata.normalize("NFC", named[1][1]):
+        (first, mine), (second, theirs) = named
+        message = (
+            f"{first} names {clip(mine, 40)} but {second} names {clip(theirs, 40)}; send one user (a gateway that "
+            "sets one of these headers must remove the other from the client's request)"
+        )
+        raise HeaderProblem(first, "header_conflict", message, mine[:64])
+    return named[0][1] if named else None
+
+
+def _user_header(headers: Headers, header: str) -> str | None:
+    """``header``'s one value as UTF-8 text, None when absent or blank; raises ``HeaderProblem``."""
+    values = headers.getlist(header)
+    if len(values) > 1:
+        message = f"{header} is sent {len(values)} times; send it once (a gateway replaces the client's, never adds)"
+        raise HeaderProblem(header, "header_repeated", message, values[0][:64])
+    if not values or not values[0].strip():
+        return None
+    try:
+        value = values[0].encode("latin-1").decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise HeaderProblem(
+            header, "header_not_utf8", f"{header} is not valid UTF-8; send the user id encoded as UTF-8", ""
+        ) from None
+    if len(value) > MAX_USER_ID_CHARS:
+        message = f"{header} is {len(value):,} characters; the limit is {MAX_USER_ID_CHARS}: send a shorter user id"
+        raise HeaderProblem(header, "string_too_long", message, value[:64])
+    return value
 
 
 def clip(value: str, limit: int = ECHO_CHARS) -> str:

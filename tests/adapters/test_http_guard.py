@@ -184,3 +184,38 @@ def test_a_bad_user_header_is_a_422_naming_the_header(base: str, header: str, va
     assert detail["loc"] == ["header", header] and detail["type"] == kind
     assert header in detail["msg"]
     assert len(json.dumps(detail)) < 400
+
+
+def _retrieve_as(url: str, headers: list[tuple[str, str]]) -> httpx.Response:
+    """``/memories/retrieve`` with headers given as pairs, so that a header may be sent more than once."""
+    return httpx.post(f"{url}/memories/retrieve", json=QUERY, headers=headers, timeout=30)
+
+
+def test_a_client_header_naming_another_user_than_the_gateways_is_refused(service: MemoryService) -> None:
+    with serving(service, api_keys="gateway-key-0123=*") as url:
+        key = ("Authorization", "Bearer gateway-key-0123")
+        # The gateway sets X-On-Behalf-Of; the client slipped in its own X-External-User-Id.
+        response = _retrieve_as(url, [key, ("X-On-Behalf-Of", "u-42"), ("X-External-User-Id", "u-7")])
+        assert response.status_code == 422  # before: 200 with u-7's tree
+        (detail,) = response.json()["detail"]
+        assert detail["loc"] == ["header", "X-External-User-Id"] and detail["type"] == "header_conflict"
+        assert detail["msg"].startswith("X-External-User-Id names 'u-7' but X-On-Behalf-Of names 'u-42'")
+        same = _retrieve_as(url, [key, ("X-On-Behalf-Of", "u-42"), ("X-External-User-Id", "u-42")])
+        assert _own_facts(same) == ["My on-call week starts on Monday (u-42) 7 December."]  # agreeing: served
+
+
+@pytest.mark.parametrize("values", [("u-42", "u-7"), ("u-42", "u-42")])
+def test_a_user_header_sent_twice_is_refused_naming_it(base: str, values: tuple[str, str]) -> None:
+    response = _retrieve_as(base, [("X-On-Behalf-Of", value) for value in values])
+    assert response.status_code == 422  # before: the second one was silently dropped
+    (detail,) = response.json()["detail"]
+    assert detail["loc"] == ["header", "X-On-Behalf-Of"] and detail["type"] == "header_repeated"
+    assert detail["msg"] == "X-On-Behalf-Of is sent 2 times; send it once (a gateway replaces the client's, never adds)"
+
+
+def test_a_long_conflicting_user_is_echoed_only_in_part(base: str) -> None:
+    response = _retrieve_as(base, [("X-External-User-Id", "u" * 250), ("X-On-Behalf-Of", "u-42")])
+    assert response.status_code == 422
+    (detail,) = response.json()["detail"]
+    assert detail["type"] == "header_conflict"
+    assert len(response.text) < 400

@@ -270,3 +270,18 @@ def test_reordering_the_keys_never_hands_one_tenants_sessions_to_another(service
     with serving(service, api_keys="alice-key-0123=alice,bob-key-0123=bob", api_key="solo-key-0123") as url:
         own = _ask(f"{url}/v1/mcp/memory", "and who owns it?", alice)
         assert own == "and who owns it? (context: billing migration project)"
+
+
+def test_on_the_mcp_routes_conflicting_or_repeated_user_headers_are_a_json_rpc_422(service: MemoryService) -> None:
+    with serving(service, api_keys="gateway-key-0123=*") as url:
+        mcp, key = f"{url}/v1/mcp/memory", ("Authorization", "Bearer gateway-key-0123")
+        content = json.dumps(CALL).encode()
+        for headers, message in [
+            ([("X-On-Behalf-Of", "alice"), ("X-External-User-Id", "bob")], "X-External-User-Id names 'bob' but"),
+            ([("X-External-User-Id", "alice"), ("X-External-User-Id", "bob")], "X-External-User-Id is sent 2 times"),
+        ]:
+            sent = [key, ("Content-Type", "application/json"), *headers]
+            refused = httpx.post(mcp, content=content, headers=sent, timeout=30)
+            assert refused.status_code == 422, refused.text  # before: 200, answered for bob
+            error = refused.json()["error"]
+            assert error["code"] == -32600 and error["message"].startswith(message)
