@@ -36,7 +36,8 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from retriever.config import APP_DIR, ENV_VARIABLES, SECRET_KEYS, Settings, mask_url, shown_value
+from retriever.config import APP_DIR, ENV_VARIABLES, Settings, mask_url, shown_value
+from retriever.config import SECRET_KEYS as SECRET_KEYS  # re-exported: status and callers read it here
 from retriever.errors import ConfigError
 from retriever.text.safe import one_line
 
