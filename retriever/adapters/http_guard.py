@@ -11,7 +11,8 @@
 4. The body is read here, as a stream: a ``Content-Length`` over ``max_body_bytes`` is refused
    before reading, a body that grows past it is refused at that point (413), a body not sent
    within ``body_timeout`` seconds answers 408, and bodies being read at once may hold at most
-   ``BODY_BUDGET_FACTOR`` times the limit (503 past it).  Routes then get the body in one message.
+   ``BODY_BUDGET_FACTOR`` times the limit (503 past it).  Routes then get the body in one message;
+   a body cut off by the client going away (or by the connection cap evicting it) reaches no route.
 
 Errors are JSON: the JSON-RPC error shape on MCP paths, ``{"detail": ...}`` elsewhere.  Nothing
 a client sent is echoed beyond a short prefix.
@@ -73,6 +74,10 @@ class HttpPolicy:
             session_idle=settings.session_idle_seconds,
             max_sessions=settings.max_sessions,
         )
+
+
+class ClientGone(Exception):
+    """The client went away before its body was complete: nothing to answer, and no route may see half a body."""
 
 
 class RequestRefused(Exception):
@@ -198,6 +203,8 @@ class Guard:
         try:
             scope.setdefault("state", {})["grant"] = self._admit(scope["path"], headers)
             body = await self._read_body(headers, receive)
+        except ClientGone:
+            return
         except RequestRefused as refused:
             await error_response(scope["path"], refused.status, refused.message, refused.headers)(scope, receive, send)
             return
@@ -309,11 +316,11 @@ def _too_large(limit: int) -> RequestRefused:
 
 
 async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
-    """The body's chunks as they arrive; stops at the last one or when the client goes away."""
+    """The body's chunks as they arrive; stops at the last one; raises ``ClientGone`` when the client goes away."""
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return
+            raise ClientGone
         yield bytes(message.get("body", b""))
         if not message.get("more_body", False):
             return
@@ -322,10 +329,13 @@ async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
 async def _linger(receive: Receive, already: int) -> None:
     """Read and drop what the client is still sending, briefly, so that the refusal reaches it."""
     with anyio.move_on_after(_LINGER_SECONDS):
-        async for chunk in _chunks(receive):
-            already += len(chunk)
-            if already > _LINGER_BYTES:
-                return
+        try:
+            async for chunk in _chunks(receive):
+                already += len(chunk)
+                if already > _LINGER_BYTES:
+                    return
+        except ClientGone:  # gone already: the refusal is sent into the void, which is harmless
+            return
 
 
 def replay(body: bytes, receive: Receive) -> Receive:

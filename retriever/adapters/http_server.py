@@ -10,8 +10,10 @@ those three limits to uvicorn's httptools protocol:
   seconds of connecting (or of the request's first byte) gets 408 and is closed;
 - header size: more than ``max_header_bytes`` of headers gets 431 and is closed;
 - connection cap: past ``max_connections`` open connections, a new one evicts the one idle the
-  longest among those not being answered (half-sent headers, idle keep-alive); when every one is
-  being answered, the new one gets 503 and is closed.  The cap stays below the fd limit.
+  longest among those not being answered (half-sent headers, a body still arriving, idle
+  keep-alive); when every one is being answered, the new one gets 503 and is closed.  The cap
+  stays below the fd limit.  A request is being answered once its body is complete (or its
+  response has begun): such a one is never evicted, however long the answer takes.
 
 The body deadline and size limit are the guard's (``http_guard.py``), at the ASGI level.
 ``make_server`` builds the uvicorn server ``retriever serve`` and the tests run.
@@ -129,9 +131,25 @@ class GuardedHttpTools(HttpToolsProtocol):
             self.refuse(408, f"request headers not received within {self.limits.header_timeout:g} s")
 
     def evictable(self) -> bool:
-        """Open, and not being answered: waiting for headers, or idle between requests."""
+        """Open, and not being answered: waiting for headers, idle between requests, or still receiving a body.
+
+        A body still arriving counts too: connections that send a ``Content-Length`` and then a byte at a
+        time would otherwise hold every slot until the body timeout (30 s), and even ``/healthz`` got 503.
+        Whichever candidate was silent the longest goes (``_enforce_cap``), so a body arriving at speed is
+        the last one chosen, and a request whose body is complete is never one.
+        """
+        if self.transport.is_closing():
+            return False
         busy = self.cycle is not None and not self.cycle.response_complete
-        return self.reading_headers and not busy and not self.transport.is_closing()
+        return (self.reading_headers and not busy) or self._receiving_body()
+
+    def _receiving_body(self) -> bool:
+        """The one request on this connection is still sending its body and nothing has been answered yet.
+
+        (With a pipelined request queued, ``cycle`` is the queued one and an earlier one is being answered.)
+        """
+        cycle = self.cycle
+        return cycle is not None and cycle.more_body and not cycle.response_started and not self.pipeline
 
     def _enforce_cap(self) -> None:
         open_ones = [c for c in self.connections if isinstance(c, GuardedHttpTools) and not c.transport.is_closing()]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import TreeFactory, raw_connection, read_until_closed, serving
+from conftest import TreeFactory, raw_connection, read_until_closed, serving, wait_until
 from fixtures import ACME
 
 from retriever import Retriever, Settings
@@ -219,3 +219,13 @@ def test_a_long_conflicting_user_is_echoed_only_in_part(base: str) -> None:
     (detail,) = response.json()["detail"]
     assert detail["type"] == "header_conflict"
     assert len(response.text) < 400
+
+
+def test_a_body_cut_off_by_the_client_going_away_never_reaches_the_route(base: str) -> None:
+    cut = b'{"query": "cut off", "agent_id": "a"}'  # valid JSON already: only the missing padding is unsent
+    head = f"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(cut) + 500}\r\n\r\n"
+    raw_connection(base, head.encode() + cut).close()
+    assert _retrieve(base, body={"query": "marker", "agent_id": "a"}).status_code == 200
+    logged = lambda: httpx.get(f"{base}/v1/dev/mcp-requests").json()["requests"]  # noqa: E731
+    assert wait_until(lambda: any("marker" in json.dumps(r) for r in logged()))
+    assert not any("cut off" in json.dumps(r) for r in logged())  # before: the half body was answered and logged

@@ -121,3 +121,20 @@ def test_the_connection_cap_stays_under_the_file_descriptor_limit() -> None:
     assert fit_to_fd_limit(10) == 10
     if soft != resource.RLIM_INFINITY:
         assert fit_to_fd_limit(10**9) == soft - FD_RESERVE
+
+
+SLOW_BODY = b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{"
+
+
+def test_past_the_connection_cap_a_stalled_body_makes_room_and_healthz_answers(service: MemoryService) -> None:
+    with serving(service, max_connections=20, header_timeout_seconds=60, body_timeout_seconds=60) as url:
+        held = [raw_connection(url, SLOW_BODY) for _ in range(25)]  # one byte of a 1,000-byte body each
+        try:
+            assert _healthz_within(url, 5.0) < 5.0  # before: 503 until the body timeout let them go
+            full = httpx.post(f"{url}/memories/retrieve", json={"query": "billing", "agent_id": "a"}, timeout=5)
+            assert full.status_code == 200  # a whole request, sent at once, is served too
+            # 25 held + /healthz's connection, 20 kept (the POST came after /healthz's connection had closed).
+            assert wait_until(lambda: sum(_closed(s) for s in held) >= 6, timeout=10)
+        finally:
+            for sock in held:
+                sock.close()
