@@ -2,7 +2,7 @@
 
     retriever mcp [--root DIR]                                      # MCP over stdio
     retriever serve [--host H] [--port N] [--insecure] [--root DIR]   # MCP over HTTP, /memories/retrieve, /healthz
-    retriever requests [--limit N] [--session-id S] [--since T] [--json]
+    retriever requests [--limit N] [--session-id S] [--since T] [--json] [--root DIR]   # that memory's log
 """
 
 from __future__ import annotations
@@ -99,10 +99,12 @@ def serve(root: Path | None, host: str | None, port: int | None, insecure: bool)
 @click.option("--session-id", default=None, help="Only this session's requests.")
 @click.option("--since", default=None, help="Unix seconds or ISO 8601 time.")
 @click.option("--json", "as_json", is_flag=True, help="Full records (prompt and response) as JSON.")
+@root_option
 @config_option
-def requests(limit: int, session_id: str | None, since: str | None, as_json: bool) -> None:
-    """Print the request log: every counted tool call, newest first."""
+def requests(limit: int, session_id: str | None, since: str | None, as_json: bool, root: Path | None) -> None:
+    """Print the request log of the memory at --root: every counted tool call, newest first."""
     from retriever.errors import RetrieverError
+    from retriever.service.service import memory_scope
     from retriever.service.stores import open_store
     from retriever.service.stores.base import parse_since
 
@@ -115,10 +117,11 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         raise click.BadParameter(
             f"{since!r} is neither Unix seconds nor an ISO 8601 time", param_hint="--since"
         ) from None
-    settings = load_settings(as_json=as_json).settings
+    loaded = load_settings(root, as_json=as_json)
     try:
-        store = open_store(settings)
-        records = [r.to_dict() for r in store.requests(limit, session_id, since_value)]
+        store = open_store(loaded.settings)
+        scope = memory_scope(loaded.root, loaded.settings)  # the log is kept per memory
+        records = [r.to_dict() for r in store.requests(limit, session_id, since_value, scope=scope)]
         store.close()
     except RetrieverError as exc:
         fail(exc, as_json)
@@ -127,7 +130,7 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
         return
     if not records:
-        click.echo(_nothing_logged(store, session_id, since), err=True)
+        click.echo(_nothing_logged(store, session_id, since, loaded.root), err=True)
         return
     for r in records:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["received_at"]))
@@ -139,16 +142,18 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         click.echo(one_line(line))  # a client's session id may hold control characters
 
 
-def _nothing_logged(store: Any, session_id: str | None, since: str | None) -> str:
-    """The line an empty answer gets: which store was read, and why it may hold nothing."""
+def _nothing_logged(store: Any, session_id: str | None, since: str | None, root: Path) -> str:
+    """The line an empty answer gets: which store and memory were read, and why they may hold nothing."""
     place = getattr(store, "shown_url", None) or getattr(store, "path", None) or "?"
     where = f"the {store.kind} store ({place})"
+    memory = f"the memory at {one_line(str(root))}"
     filters = [f"{name} {value}" for name, value in (("--session-id", session_id), ("--since", since)) if value]
     if filters:
-        return f"No requests match {' and '.join(filters)} in {where}."
+        return f"No requests match {' and '.join(filters)} in {where} for {memory}."
     return (
         f"No requests logged yet in {where}. `retriever mcp` and `retriever serve` log every tool call; "
-        "a server with another RETRIEVER_STATE_DIR or RETRIEVER_REDIS_URL logs elsewhere."
+        "a server with another RETRIEVER_STATE_DIR or RETRIEVER_REDIS_URL logs elsewhere, and each memory "
+        f"has a log of its own (this is {memory}; pass --root for another)."
     )
 
 

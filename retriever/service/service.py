@@ -11,7 +11,9 @@ gives triage that session's last 3 prompts, stores the prompt (last 5, 30-day TT
 the request and response.  Session history is scoped by memory (and user): the same
 ``session_id`` sent to two memories is two sessions, while replicas serving one memory (the same
 ``RETRIEVER_MEMORY_ID``, else the same git remote and folder, see ``identity``) share it through a
-shared store; the log keeps the client's session id.
+shared store; the log keeps the client's session id.  The request log is kept per memory too (the same
+hash, ``memory_scope``): ``requests`` lists only this memory's calls, never those of another memory's
+server sharing the store.
 Logged arguments are a bounded, JSON-safe copy (``safe.bounded``), so the log always reads back.
 Store I/O never holds up a call (``QueuedStore``): writes are queued, history waits at most
 ``RETRIEVER_STORE_TIMEOUT_SECONDS``, and a failing store is a warning in the response's
@@ -27,10 +29,12 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from retriever.compat import assistant
 from retriever.compat.graphs import GraphRetrieval
+from retriever.config import Settings
 from retriever.errors import InvalidArguments, MemoryEmpty, MemoryNotFound, RetrievalTimeout, RetrieverError
 from retriever.pipeline.results import Request
 from retriever.pipeline.triage import HISTORY_FOR_TRIAGE
@@ -67,7 +71,7 @@ class MemoryService:
         )
         self.graphs = GraphRetrieval(retriever, settings)
         self.identity = memory_identity(retriever.root, settings)
-        self._scope = _scope(self.identity.value, None)
+        self._scope = _scope(self.identity.value, None)  # the memory's sessions and its request log
         retriever.refresh_interval = float("inf")  # the watcher refreshes; queries never wait for a scan
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
@@ -217,7 +221,7 @@ class MemoryService:
 
     def _log(self, record: RequestRecord) -> bool:
         """Queue the record; False (and a log line) when the queue was full and it was dropped."""
-        if self.store.log(record):
+        if self.store.log(record, scope=self._scope):
             return True
         log.debug("request %s not logged: the store's write queue is full", record.request_id)  # counted there
         return False
@@ -235,8 +239,8 @@ class MemoryService:
     def requests(
         self, limit: int = 50, session_id: str | None = None, since: float | None = None
     ) -> list[dict[str, Any]]:
-        """The request log, newest first (raises ``StoreUnavailable``)."""
-        return [r.to_dict() for r in self.store.requests(limit, session_id, since)]
+        """This memory's request log, newest first: never another memory's rows (raises ``StoreUnavailable``)."""
+        return [r.to_dict() for r in self.store.requests(limit, session_id, since, scope=self._scope)]
 
     def health(self) -> dict[str, Any]:
         """Readiness for ``/healthz``: memory state, counts, skipped files, store kind; ``error`` (and the
@@ -371,6 +375,12 @@ def _clean_session(session: str | None) -> str | None:
     if session is None:
         return None
     return cut(clean_text(session), MAX_SESSION_ID_CHARS).strip() or None
+
+
+def memory_scope(root: Path, settings: Settings) -> str:
+    """The scope the request log of the memory at ``root`` is kept under (``memory_identity``, hashed): what
+    ``MemoryService`` writes with and what ``retriever requests --root`` reads with."""
+    return _scope(memory_identity(root, settings).value, None)
 
 
 def _scope(memory: str, user_id: str | None) -> str:

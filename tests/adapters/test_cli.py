@@ -155,7 +155,7 @@ def test_requests_escapes_a_session_id_with_control_characters_and_refuses_an_em
     service = MemoryService(Retriever(root, Settings.from_env()), open_store(Settings.from_env()), watch=False)
     service.call_tool("retrieve_memory", {"prompt": "How many sick days?"}, handshake_session="s\n::error::x")
     service.close()
-    lines = runner.invoke(cli, ["requests"]).stdout.splitlines()
+    lines = runner.invoke(cli, ["requests", "--root", str(root)]).stdout.splitlines()
     assert len(lines) == 1 and "session=s\\n::error::x" in lines[0]
     empty = runner.invoke(cli, ["requests", "--session-id", ""])
     assert empty.exit_code == 2 and "--session-id: is empty; name a session" in empty.stderr
@@ -176,13 +176,13 @@ def test_requests_prints_the_request_log_newest_first(runner: CliRunner, root: P
     service.call_tool("retrieve_memory", {"prompt": "How many sick days?", "session_id": "cli"})
     service.call_tool("retrieve_memory", {"prompt": ""}, handshake_session="other")
     service.close()
-    text = runner.invoke(cli, ["requests"])
+    text = runner.invoke(cli, ["requests", "--root", str(root)])
     assert text.exit_code == 0
     lines = text.stdout.splitlines()
     assert len(lines) == 2
     assert " error " in lines[0] and "session=other" in lines[0]
     assert " ok " in lines[1] and "session=cli" in lines[1] and lines[1].endswith("How many sick days?")
-    records = json.loads(runner.invoke(cli, ["requests", "--json", "--session-id", "cli"]).stdout)
+    records = json.loads(runner.invoke(cli, ["requests", "--json", "--session-id", "cli", "--root", str(root)]).stdout)
     assert [r["prompt"] for r in records] == ["How many sick days?"]
     assert records[0]["response"]["isError"] is False
     assert runner.invoke(cli, ["requests", "--since", "whenever"]).exit_code == 2

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
-from retriever.service.service import MemoryService
+from retriever.service.service import MemoryService, memory_scope
 from retriever.service.stores.base import Store
 from retriever.service.stores.redis import RedisStore
 from retriever.service.stores.sqlite import SQLiteStore
@@ -288,12 +288,12 @@ def test_the_same_session_id_sent_to_two_memories_is_two_sessions(
     assert follow["structuredContent"]["diagnostics"]["session_id"] == "leak-1"
     same = first.call_tool(TOOL_NAME, {"prompt": "and who owns it?", "session_id": "leak-1"})
     assert "billing migration" in same["structuredContent"]["triage"]["rewritten_query"]
-    # The log still files every call under the client's own session id.
+    # The log files every call under the client's own session id, in its own memory's log.
     assert [r["prompt"] for r in first.requests(session_id="leak-1")] == [
-        "and who owns it?",
         "and who owns it?",
         "Tell me about the billing migration project",
     ]
+    assert [r["prompt"] for r in second.requests(session_id="leak-1")] == ["and who owns it?"]
     first.close()
 
 
@@ -352,7 +352,8 @@ def test_the_request_log_route_and_the_requests_command_read_back_odd_arguments(
 
     env = {"RETRIEVER_REDIS_URL": request.getfixturevalue("redis_url")} if kind == "redis" else {}
     settings = Settings.from_env(redis_url=env.get("RETRIEVER_REDIS_URL"))
-    service = MemoryService(Retriever(make_tree(ACME), settings), open_store(settings), watch=False)
+    root = make_tree(ACME)
+    service = MemoryService(Retriever(root, settings), open_store(settings), watch=False)
     service.call_tool(TOOL_NAME, {"prompt": "hi", "x": "\ud800", "n": math.nan}, handshake_session="odd")
     service.memories_retrieve({"query": "sick days", "agent_id": "a", "x": math.inf, "y": "\udfff"}, None)
     with serving(service) as url:
@@ -361,7 +362,7 @@ def test_the_request_log_route_and_the_requests_command_read_back_odd_arguments(
 
     assert response.status_code == 200
     assert response.json()["count"] == 2
-    printed = CliRunner().invoke(cli, ["requests", "--json"], env=env)
+    printed = CliRunner().invoke(cli, ["requests", "--json", "--root", str(root)], env=env)
     assert printed.exit_code == 0, printed.output
     rows = json.loads(printed.stdout)
     assert [r["tool"] for r in rows] == ["memories/retrieve", "retrieve_memory"]
@@ -409,7 +410,8 @@ def test_calls_keep_answering_while_redis_is_stopped(make_tree: TreeFactory, tmp
         last = service.call_tool(TOOL_NAME, ask)
         service.close()  # flushes what waited in the queue
         reopened = RedisStore(url)
-        logged = [r.request_id for r in reopened.requests(limit=100, session_id="stall")]
+        scope = memory_scope(service.retriever.root, service.retriever.settings)
+        logged = [r.request_id for r in reopened.requests(limit=100, session_id="stall", scope=scope)]
         reopened.close()
         assert logged[0] == last["structuredContent"]["diagnostics"]["request_id"]
 

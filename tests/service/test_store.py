@@ -29,6 +29,7 @@ from retriever.service.stores.sqlite import SQLiteStore
 
 START = 1_796_000_000.0
 DAY = 24 * 3600
+SCOPE = "0123456789abcdef"  # a memory's scope, as ``service.memory_scope`` makes them
 
 
 class FakeClock:
@@ -258,9 +259,9 @@ def test_requests_come_back_newest_first_with_every_field_intact(store: Store, c
         record(3, clock, session_id="session-b"),
     ]
     for item in logged:
-        store.log(item)
+        store.log(item, scope=SCOPE)
 
-    got = store.requests()
+    got = store.requests(scope=SCOPE)
 
     assert [r.to_dict() for r in got] == [r.to_dict() for r in reversed(logged)]
     assert got == list(reversed(logged))
@@ -280,46 +281,46 @@ def test_requests_come_back_newest_first_with_every_field_intact(store: Store, c
 
 
 def test_an_empty_request_log_has_no_requests(store: Store) -> None:
-    assert store.requests() == []
+    assert store.requests(scope=SCOPE) == []
 
 
 def test_the_limit_caps_how_many_requests_come_back(store: Store, clock: FakeClock) -> None:
     for number in range(1, 6):
-        store.log(record(number, clock))
+        store.log(record(number, clock), scope=SCOPE)
 
-    assert [r.request_id for r in store.requests(limit=2)] == ["req-5", "req-4"]
-    assert [r.request_id for r in store.requests(limit=1)] == ["req-5"]
+    assert [r.request_id for r in store.requests(scope=SCOPE, limit=2)] == ["req-5", "req-4"]
+    assert [r.request_id for r in store.requests(scope=SCOPE, limit=1)] == ["req-5"]
 
 
 def test_the_session_filter_returns_only_that_sessions_requests(store: Store, clock: FakeClock) -> None:
-    store.log(record(1, clock, session_id="a"))
-    store.log(record(2, clock, session_id="b"))
-    store.log(record(3, clock, session_id=None))
-    store.log(record(4, clock, session_id="a"))
+    store.log(record(1, clock, session_id="a"), scope=SCOPE)
+    store.log(record(2, clock, session_id="b"), scope=SCOPE)
+    store.log(record(3, clock, session_id=None), scope=SCOPE)
+    store.log(record(4, clock, session_id="a"), scope=SCOPE)
 
-    assert [r.request_id for r in store.requests(session_id="a")] == ["req-4", "req-1"]
-    assert [r.request_id for r in store.requests(session_id="b")] == ["req-2"]
-    assert store.requests(session_id="nobody") == []
-    assert [r.request_id for r in store.requests(session_id="a", limit=1)] == ["req-4"]
+    assert [r.request_id for r in store.requests(scope=SCOPE, session_id="a")] == ["req-4", "req-1"]
+    assert [r.request_id for r in store.requests(scope=SCOPE, session_id="b")] == ["req-2"]
+    assert store.requests(scope=SCOPE, session_id="nobody") == []
+    assert [r.request_id for r in store.requests(scope=SCOPE, session_id="a", limit=1)] == ["req-4"]
 
 
 def test_since_keeps_requests_received_at_or_after_it(store: Store, clock: FakeClock) -> None:
     for number in range(1, 6):
-        store.log(record(number, clock))  # received at START, START + 1, ... START + 4
+        store.log(record(number, clock), scope=SCOPE)  # received at START, START + 1, ... START + 4
 
-    assert [r.request_id for r in store.requests(since=START + 2)] == ["req-5", "req-4", "req-3"]
-    assert [r.request_id for r in store.requests(since=START + 2.5)] == ["req-5", "req-4"]
-    assert store.requests(since=START + 10) == []
-    assert [r.request_id for r in store.requests(since=START + 2, limit=2)] == ["req-5", "req-4"]
+    assert [r.request_id for r in store.requests(scope=SCOPE, since=START + 2)] == ["req-5", "req-4", "req-3"]
+    assert [r.request_id for r in store.requests(scope=SCOPE, since=START + 2.5)] == ["req-5", "req-4"]
+    assert store.requests(scope=SCOPE, since=START + 10) == []
+    assert [r.request_id for r in store.requests(scope=SCOPE, since=START + 2, limit=2)] == ["req-5", "req-4"]
 
 
 def test_since_and_session_filters_combine(store: Store, clock: FakeClock) -> None:
-    store.log(record(1, clock, session_id="a"))
-    store.log(record(2, clock, session_id="b"))
-    store.log(record(3, clock, session_id="a"))
-    store.log(record(4, clock, session_id="a"))
+    store.log(record(1, clock, session_id="a"), scope=SCOPE)
+    store.log(record(2, clock, session_id="b"), scope=SCOPE)
+    store.log(record(3, clock, session_id="a"), scope=SCOPE)
+    store.log(record(4, clock, session_id="a"), scope=SCOPE)
 
-    assert [r.request_id for r in store.requests(session_id="a", since=START + 2)] == ["req-4", "req-3"]
+    assert [r.request_id for r in store.requests(scope=SCOPE, session_id="a", since=START + 2)] == ["req-4", "req-3"]
 
 
 def test_the_request_log_keeps_only_the_newest_records_past_its_limit(
@@ -327,10 +328,10 @@ def test_the_request_log_keeps_only_the_newest_records_past_its_limit(
 ) -> None:
     store = make_store(log_limit=3)
     for number in range(1, 6):
-        store.log(record(number, clock, session_id="a"))
+        store.log(record(number, clock, session_id="a"), scope=SCOPE)
 
-    assert [r.request_id for r in store.requests()] == ["req-5", "req-4", "req-3"]
-    assert [r.request_id for r in store.requests(session_id="a")] == ["req-5", "req-4", "req-3"]
+    assert [r.request_id for r in store.requests(scope=SCOPE)] == ["req-5", "req-4", "req-3"]
+    assert [r.request_id for r in store.requests(scope=SCOPE, session_id="a")] == ["req-5", "req-4", "req-3"]
 
 
 def test_the_store_is_safe_from_several_threads(store: Store, clock: FakeClock) -> None:
@@ -348,7 +349,8 @@ def test_the_store_is_safe_from_several_threads(store: Store, clock: FakeClock) 
                         transport="http",
                         status="ok",
                         duration_ms=1.0,
-                    )
+                    ),
+                    scope=SCOPE,
                 )
                 store.add_prompt(f"worker-{worker}", f"prompt {number}")
         except BaseException as exc:  # noqa: BLE001 - surfaced by the assertion below
@@ -361,7 +363,7 @@ def test_the_store_is_safe_from_several_threads(store: Store, clock: FakeClock) 
         thread.join()
 
     assert errors == []
-    got = store.requests(limit=1000)
+    got = store.requests(scope=SCOPE, limit=1000)
     assert len(got) == 200
     assert len({r.request_id for r in got}) == 200
     assert store.prompts("worker-3") == [f"prompt {n}" for n in range(20, 25)]
@@ -439,8 +441,8 @@ def test_open_store_with_a_redis_url_uses_redis(redis_url: str, clock: FakeClock
         assert isinstance(store, RedisStore)
         assert store.kind == "redis"
         for number in range(1, 4):
-            store.log(record(number, clock))
-        assert [r.request_id for r in store.requests()] == ["req-3", "req-2"]
+            store.log(record(number, clock), scope=SCOPE)
+        assert [r.request_id for r in store.requests(scope=SCOPE)] == ["req-3", "req-2"]
     finally:
         store.close()
 
@@ -464,8 +466,8 @@ def test_open_store_with_an_unreachable_redis_says_what_to_do() -> None:
 STORE_CALLS: dict[str, Callable[[Store], object]] = {
     "add_prompt": lambda store: store.add_prompt("s1", "hello"),
     "prompts": lambda store: store.prompts("s1"),
-    "log": lambda store: store.log(record(1, FakeClock())),
-    "requests": lambda store: store.requests(),
+    "log": lambda store: store.log(record(1, FakeClock()), scope=SCOPE),
+    "requests": lambda store: store.requests(scope=SCOPE),
 }
 
 
@@ -475,7 +477,7 @@ def test_redis_going_away_raises_store_unavailable(call: str, tmp_path: Path, cl
         store = RedisStore(url, 10_000, clock, timeout=1.0)
         try:
             store.add_prompt("s1", "before")
-            store.log(record(0, clock))
+            store.log(record(0, clock), scope=SCOPE)
             process.terminate()
             process.wait(timeout=10)
 
@@ -547,19 +549,19 @@ def test_a_record_holding_nan_and_lone_surrogates_reads_back_as_strict_json(stor
         response={"score": math.nan},
         error_code="invalid_arguments",
     )
-    store.log(odd)
+    store.log(odd, scope=SCOPE)
 
-    (got,) = store.requests()
+    (got,) = store.requests(scope=SCOPE)
 
     assert got.arguments == {"prompt": "hi", "x": "\ufffd", "n": None, "i": None}
     assert got.response == {"score": None}
-    json.dumps([r.to_dict() for r in store.requests()], ensure_ascii=False, allow_nan=False).encode("utf-8")
+    json.dumps([r.to_dict() for r in store.requests(scope=SCOPE)], ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
 def test_sqlite_rows_written_with_nan_or_escaped_surrogates_or_damaged_still_read(
     sqlite_store: SQLiteStore, clock: FakeClock
 ) -> None:
-    sqlite_store.log(record(1, clock))
+    sqlite_store.log(record(1, clock), scope=SCOPE)
     rows = [
         (
             "old-nan",
@@ -570,10 +572,10 @@ def test_sqlite_rows_written_with_nan_or_escaped_surrogates_or_damaged_still_rea
     ]
     db = sqlite3.connect(sqlite_store.path)
     with db:
-        db.executemany("INSERT INTO requests VALUES (?, 1796000001.0, NULL, ?)", rows)
+        db.executemany("INSERT INTO requests VALUES (?, 1796000001.0, NULL, ?, ?)", [(*r, SCOPE) for r in rows])
     db.close()
 
-    got = sqlite_store.requests()
+    got = sqlite_store.requests(scope=SCOPE)
 
     assert [r.request_id for r in got] == ["old-nan", "req-1"]
     assert (got[0].duration_ms, got[0].arguments) == (None, {"x": "\ufffd"})
@@ -589,10 +591,11 @@ def test_every_redis_key_has_a_ttl(redis_url: str, clock: FakeClock) -> None:
     try:
         for number in range(6):
             store.add_prompt(f"root:s{number}", "hello")
-            store.log(record(number, clock, session_id=f"s{number % 2}"))
+            store.log(record(number, clock, session_id=f"s{number % 2}"), scope=SCOPE)
 
         keys = list(raw.scan_iter("retriever:*"))
-        assert {k.split(":")[1] for k in keys} == {"session", "request", "requests", "session-requests"}
+        assert {k.split(":")[1] for k in keys} == {"session", "log"}
+        assert {k.split(":")[3] for k in keys if k.startswith("retriever:log:")} == {"request", "requests", "session"}
         assert {k: raw.ttl(k) for k in keys if not 0 < raw.ttl(k) <= REQUEST_TTL} == {}
     finally:
         raw.close()
@@ -604,14 +607,14 @@ def test_redis_session_request_indexes_are_trimmed_with_the_log(redis_url: str, 
     raw = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
         for number in range(1, 7):
-            store.log(record(number, clock, session_id=f"client-{number}"))
+            store.log(record(number, clock, session_id=f"client-{number}"), scope=SCOPE)
 
-        assert [r.request_id for r in store.requests()] == ["req-6", "req-5", "req-4"]
-        indexed = {k: raw.zrange(k, 0, -1) for k in raw.scan_iter("retriever:session-requests:*")}
+        assert [r.request_id for r in store.requests(scope=SCOPE)] == ["req-6", "req-5", "req-4"]
+        indexed = {k: raw.zrange(k, 0, -1) for k in raw.scan_iter(f"retriever:log:{SCOPE}:session:*")}
         assert {k: v for k, v in indexed.items() if v} == {
-            f"retriever:session-requests:client-{n}": [f"req-{n}"] for n in (4, 5, 6)
+            f"retriever:log:{SCOPE}:session:client-{n}": [f"req-{n}"] for n in (4, 5, 6)
         }
-        assert len(list(raw.scan_iter("retriever:request:*"))) == 3
+        assert len(list(raw.scan_iter(f"retriever:log:{SCOPE}:request:*"))) == 3
     finally:
         raw.close()
         store.close()
@@ -653,12 +656,12 @@ def test_sqlite_purges_sessions_idle_past_the_ttl(tmp_path: Path, clock: FakeClo
 def test_sqlite_forgets_requests_older_than_the_request_ttl(tmp_path: Path, clock: FakeClock) -> None:
     store = SQLiteStore(tmp_path / "s.sqlite", 10_000, clock)
     try:
-        store.log(record(1, clock))
+        store.log(record(1, clock), scope=SCOPE)
         clock.advance(REQUEST_TTL + 1)
-        store.log(record(2, clock))
+        store.log(record(2, clock), scope=SCOPE)
         store.purge()
 
-        assert [r.request_id for r in store.requests()] == ["req-2"]
+        assert [r.request_id for r in store.requests(scope=SCOPE)] == ["req-2"]
     finally:
         store.close()
 

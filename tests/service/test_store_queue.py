@@ -17,6 +17,8 @@ from retriever.service.stores.queue import QueuedStore
 from retriever.service.stores.redis import RedisStore
 from retriever.service.stores.sqlite import SQLiteStore
 
+SCOPE = "0123456789abcdef"  # a memory's scope, as ``service.memory_scope`` makes them
+
 
 def _record(number: int, session: str = "s1") -> RequestRecord:
     return RequestRecord(f"req-{number}", 1_796_000_000.0 + number, session, "retrieve_memory", "http", "ok", 1.0)
@@ -52,10 +54,10 @@ def test_a_read_sees_the_writes_queued_before_it(sqlite_path: Path) -> None:
     try:
         for prompt in ["one", "two", "three"]:
             assert store.add_prompt("s1", prompt) is True
-        store.log(_record(1))
+        store.log(_record(1), scope=SCOPE)
 
         assert store.prompts("s1") == ["one", "two", "three"]
-        assert [r.request_id for r in store.requests()] == ["req-1"]
+        assert [r.request_id for r in store.requests(scope=SCOPE)] == ["req-1"]
         assert store.status().healthy
     finally:
         store.close()
@@ -100,19 +102,19 @@ def test_a_locked_sqlite_store_fills_the_queue_then_drops_writes_and_counts_them
     store = QueuedStore(SQLiteStore(sqlite_path), queue_limit=3, read_timeout=0.1)
     try:
         with _locked(sqlite_path):
-            assert store.log(_record(0)) is True
+            assert store.log(_record(0), scope=SCOPE) is True
             # Wait until the worker has taken it (it now waits for the lock): otherwise when it does so, while
             # the rest are logged, decides which of them still find room (a race the test must not run).
             assert wait_until(lambda: store.status().pending == 0, timeout=10)
             with _timed(0.5):
-                queued = [True] + [store.log(_record(number)) for number in range(1, 10)]
+                queued = [True] + [store.log(_record(number), scope=SCOPE) for number in range(1, 10)]
             # One write is in the worker (waiting for the lock), three wait in the queue, the rest are dropped.
             assert queued == [True] * 4 + [False] * 6
             assert store.status().dropped == queued.count(False)
             with _timed(0.4), pytest.raises(StoreUnavailable):
                 store.prompts("s1")
         assert store.flush(10)
-        assert len(store.requests(limit=100)) == queued.count(True)
+        assert len(store.requests(scope=SCOPE, limit=100)) == queued.count(True)
     finally:
         store.close()
 
@@ -120,12 +122,12 @@ def test_a_locked_sqlite_store_fills_the_queue_then_drops_writes_and_counts_them
 def test_close_writes_everything_still_queued(sqlite_path: Path) -> None:
     store = QueuedStore(SQLiteStore(sqlite_path))
     for number in range(300):
-        store.log(_record(number))
+        store.log(_record(number), scope=SCOPE)
     store.close()
 
     reopened = SQLiteStore(sqlite_path)
     try:
-        assert len(reopened.requests(limit=1000)) == 300
+        assert len(reopened.requests(scope=SCOPE, limit=1000)) == 300
     finally:
         reopened.close()
 
@@ -133,7 +135,7 @@ def test_close_writes_everything_still_queued(sqlite_path: Path) -> None:
 def test_close_gives_up_after_its_timeout_while_the_store_is_stuck(sqlite_path: Path) -> None:
     store = QueuedStore(SQLiteStore(sqlite_path))
     with _locked(sqlite_path):
-        store.log(_record(1))
+        store.log(_record(1), scope=SCOPE)
         with _timed(1.0):
             store.close(timeout=0.3)
 
@@ -149,8 +151,8 @@ def test_an_unexpected_store_error_surfaces_as_store_unavailable(sqlite_path: Pa
         with pytest.raises(StoreUnavailable, match="the sqlite store failed: RuntimeError: a bug in a store"):
             store.prompts("s1")
         assert store.status().last_error == "the sqlite store failed: RuntimeError: a bug in a store"
-        store.log(_record(1))  # the worker survived
-        assert [r.request_id for r in store.requests()] == ["req-1"]
+        store.log(_record(1), scope=SCOPE)  # the worker survived
+        assert [r.request_id for r in store.requests(scope=SCOPE)] == ["req-1"]
     finally:
         store.close()
 
@@ -159,7 +161,7 @@ def test_a_read_fails_at_once_while_the_worker_is_stuck_past_the_read_timeout(sq
     store = QueuedStore(SQLiteStore(sqlite_path), read_timeout=0.1, cooldown=0)  # no cool-down: only this rule
     try:
         with _locked(sqlite_path):
-            store.log(_record(1))  # the worker waits for the lock
+            store.log(_record(1), scope=SCOPE)  # the worker waits for the lock
             with _timed(0.4), pytest.raises(StoreUnavailable, match="did not answer within 100 ms"):
                 store.prompts("s1")
             with _timed(0.05), pytest.raises(StoreUnavailable, match=r"has not answered for \d+ ms"):

@@ -4,10 +4,15 @@ Contract (seed 000, "Session ID behavior" and "Request history"):
 - ``add_prompt(session, prompt)`` keeps the session's last ``SESSION_PROMPTS`` prompts for
   ``SESSION_TTL`` seconds after the last one; ``prompts(session)`` returns them oldest first.
   The caller scopes the session key (``MemoryService`` prefixes a hash of the memory root).
-- ``log(record)`` keeps every counted call (full prompt, full response) up to a retention cap
-  and for at most ``REQUEST_TTL`` seconds; ``requests(limit, session_id, since)`` returns them
-  newest first.  A record is stored as JSON a client can always read back (``encode_record``:
-  no NaN, no lone surrogates); reading never fails on an old or damaged row (``decode_record``).
+- ``log(record, scope=…)`` keeps every counted call (full prompt, full response) up to a retention
+  cap and for at most ``REQUEST_TTL`` seconds; ``requests(limit, session_id, since, scope=…)`` returns
+  them newest first.  The log is kept per ``scope`` (``MemoryService`` passes a hash of the memory's
+  identity, ``service.memory_scope``): a read lists only rows written under its own scope, and the
+  retention cap counts each scope's rows on its own, so servers of two memories sharing one store
+  never see, nor evict, each other's calls.  Rows written before the log had scopes belong to none:
+  no memory lists them (nothing says which memory they came from), and they age out with the TTL.
+  A record is stored as JSON a client can always read back (``encode_record``: no NaN, no lone
+  surrogates); reading never fails on an old or damaged row (``decode_record``).
 - Nothing grows without bound: every Redis key has a TTL, SQLite purges expired sessions and
   keeps at most ``session_limit`` of them.
 - Store failures raise ``StoreUnavailable``; callers decide whether that stops them (start-up)
@@ -109,10 +114,10 @@ class Store(Protocol):
 
     def prompts(self, session_id: str) -> list[str]: ...
 
-    def log(self, record: RequestRecord) -> None: ...
+    def log(self, record: RequestRecord, *, scope: str) -> None: ...
 
     def requests(
-        self, limit: int = 50, session_id: str | None = None, since: float | None = None
+        self, limit: int = 50, session_id: str | None = None, since: float | None = None, *, scope: str
     ) -> list[RequestRecord]: ...
 
     def close(self) -> None: ...

@@ -98,8 +98,8 @@ class QueuedStore:
     def add_prompt(self, session_id: str, prompt: str) -> bool:
         return self._write(partial(self.inner.add_prompt, session_id, prompt))
 
-    def log(self, record: RequestRecord) -> bool:
-        return self._write(partial(self.inner.log, record))
+    def log(self, record: RequestRecord, *, scope: str) -> bool:
+        return self._write(partial(self.inner.log, record, scope=scope))
 
     def prompts(self, session_id: str) -> list[str]:
         self._check_breaker()
@@ -107,9 +107,9 @@ class QueuedStore:
         return result
 
     def requests(
-        self, limit: int = 50, session_id: str | None = None, since: float | None = None
+        self, limit: int = 50, session_id: str | None = None, since: float | None = None, *, scope: str
     ) -> list[RequestRecord]:
-        run = partial(self.inner.requests, limit, session_id, since)
+        run = partial(self.inner.requests, limit, session_id, since, scope=scope)
         result: list[RequestRecord] = self._read(run, self.log_read_timeout, trip=False)
         return result
 

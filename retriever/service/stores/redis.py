@@ -1,11 +1,14 @@
-"""The Redis store: sessions as capped lists with a native TTL, the request log as a sorted set.
+"""The Redis store: sessions as capped lists with a native TTL, the request log as sorted sets.
 
 Keys, every one with a TTL: ``retriever:session:<key>`` (list, newest first, 5 long, expiring 30
 days after the last prompt; ``MemoryService`` makes ``<key>`` from a hash of the memory root and
-the client's session id), ``retriever:requests`` (sorted set of request ids by time, capped at the
-log limit), ``retriever:request:<id>`` (the record as JSON, ``REQUEST_TTL``),
-``retriever:session-requests:<id>`` (a session's request ids by time, by the client's session id;
-trimmed with the log and expiring ``REQUEST_TTL`` after the session's last request).
+the client's session id).  The request log is kept per scope (a memory: ``<scope>`` is 16 hex
+digits, ``service.memory_scope``), all under ``retriever:log:<scope>:``: ``…:requests`` (sorted set
+of request ids by time, capped at the log limit), ``…:request:<id>`` (the record as JSON,
+``REQUEST_TTL``), ``…:session:<id>`` (a session's request ids by time, by the client's session id;
+trimmed with the log and expiring ``REQUEST_TTL`` after the session's last request).  Keys the
+previous version wrote (``retriever:requests``, ``retriever:request:<id>``,
+``retriever:session-requests:<id>``) name no memory: they are never read, and expire on their own.
 """
 
 from __future__ import annotations
@@ -29,15 +32,18 @@ from retriever.service.stores.base import (
 from retriever.text.safe import clean_text
 
 _PREFIX = "retriever"
-_REQUESTS = f"{_PREFIX}:requests"
 
 
-def _record_key(request_id: object) -> str:
-    return f"{_PREFIX}:request:{request_id!s}"
+def _requests_key(scope: str) -> str:
+    return f"{_PREFIX}:log:{scope}:requests"
 
 
-def _session_requests_key(session_id: str) -> str:
-    return f"{_PREFIX}:session-requests:{session_id}"
+def _record_key(scope: str, request_id: object) -> str:
+    return f"{_PREFIX}:log:{scope}:request:{request_id!s}"
+
+
+def _session_requests_key(scope: str, session_id: str) -> str:
+    return f"{_PREFIX}:log:{scope}:session:{session_id}"
 
 
 class RedisStore:
@@ -80,49 +86,53 @@ class RedisStore:
             raise self._fail(exc) from exc
         return [str(v) for v in reversed(values)]
 
-    def log(self, record: RequestRecord) -> None:
+    def log(self, record: RequestRecord, *, scope: str) -> None:
+        """File ``record`` under ``scope``; past ``log_limit`` records of that scope the oldest go."""
         cutoff = f"({self.clock() - REQUEST_TTL}"  # exclusive: older than the TTL
+        log_key = _requests_key(scope)
         try:
             pipe = self._redis.pipeline()
-            pipe.set(_record_key(record.request_id), encode_record(record), ex=REQUEST_TTL)
+            pipe.set(_record_key(scope, record.request_id), encode_record(record), ex=REQUEST_TTL)
             if record.session_id is not None:
-                key = _session_requests_key(record.session_id)
+                key = _session_requests_key(scope, record.session_id)
                 pipe.zadd(key, {record.request_id: record.received_at})
                 pipe.zremrangebyscore(key, "-inf", cutoff)
                 pipe.zremrangebyrank(key, 0, -self.log_limit - 1)
                 pipe.expire(key, REQUEST_TTL)
-            pipe.zadd(_REQUESTS, {record.request_id: record.received_at})
-            pipe.zremrangebyscore(_REQUESTS, "-inf", cutoff)  # their records expire on their own
-            pipe.expire(_REQUESTS, REQUEST_TTL)
-            pipe.zcard(_REQUESTS)
+            pipe.zadd(log_key, {record.request_id: record.received_at})
+            pipe.zremrangebyscore(log_key, "-inf", cutoff)  # their records expire on their own
+            pipe.expire(log_key, REQUEST_TTL)
+            pipe.zcard(log_key)
             excess = int(pipe.execute()[-1]) - self.log_limit
             if excess > 0:
-                self._trim(excess)
+                self._trim(scope, excess)
         except redis.RedisError as exc:
             raise self._fail(exc) from exc
 
-    def _trim(self, excess: int) -> None:
+    def _trim(self, scope: str, excess: int) -> None:
         """Past the retention cap the oldest records go, from the log and from their session's index."""
-        old = [str(i) for i in self._redis.zrange(_REQUESTS, 0, excess - 1)]
+        log_key = _requests_key(scope)
+        old = [str(i) for i in self._redis.zrange(log_key, 0, excess - 1)]
         if not old:
             return
-        blobs = self._redis.mget([_record_key(i) for i in old])
+        blobs = self._redis.mget([_record_key(scope, i) for i in old])
         pipe = self._redis.pipeline()
-        pipe.zrem(_REQUESTS, *old)
-        pipe.delete(*[_record_key(i) for i in old])
+        pipe.zrem(log_key, *old)
+        pipe.delete(*[_record_key(scope, i) for i in old])
         for request_id, blob in zip(old, blobs, strict=True):
             session = _session_of(blob)
             if session is not None:
-                pipe.zrem(_session_requests_key(session), request_id)
+                pipe.zrem(_session_requests_key(scope, session), request_id)
         pipe.execute()
 
     def requests(
-        self, limit: int = 50, session_id: str | None = None, since: float | None = None
+        self, limit: int = 50, session_id: str | None = None, since: float | None = None, *, scope: str
     ) -> list[RequestRecord]:
-        key = _session_requests_key(clean_text(session_id)) if session_id is not None else _REQUESTS
+        """The newest records filed under ``scope``."""
+        key = _session_requests_key(scope, clean_text(session_id)) if session_id is not None else _requests_key(scope)
         try:
             ids = self._redis.zrevrangebyscore(key, "+inf", since or 0, start=0, num=limit)
-            blobs = self._redis.mget([_record_key(i) for i in ids]) if ids else []
+            blobs = self._redis.mget([_record_key(scope, i) for i in ids]) if ids else []
         except redis.RedisError as exc:
             raise self._fail(exc) from exc
         records = (decode_record(b) for b in blobs if b is not None)

@@ -2,7 +2,9 @@
 
 Retention: a session is forgotten ``SESSION_TTL`` after its last prompt, and at most
 ``session_limit`` sessions are kept (the least recently used go first); the request log keeps
-the newest ``log_limit`` records, none older than ``REQUEST_TTL``.  Both are enforced every few
+the newest ``log_limit`` records of each scope (memory), none older than ``REQUEST_TTL``.  Rows
+are filed under their scope (a column); rows of a store written before scopes have none, so no
+read lists them, and the TTL purge removes them.  Both are enforced every few
 writes (``purge`` does it at once), so the file stays bounded however many clients come and go.
 """
 
@@ -36,9 +38,16 @@ CREATE TABLE IF NOT EXISTS prompts (session_id TEXT, at REAL, prompt TEXT);
 CREATE INDEX IF NOT EXISTS prompts_by_session ON prompts (session_id, at);
 CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, last_at REAL);
 CREATE INDEX IF NOT EXISTS sessions_by_time ON sessions (last_at);
-CREATE TABLE IF NOT EXISTS requests (request_id TEXT PRIMARY KEY, received_at REAL, session_id TEXT, record TEXT);
+CREATE TABLE IF NOT EXISTS requests (
+    request_id TEXT PRIMARY KEY, received_at REAL, session_id TEXT, record TEXT, scope TEXT
+);
 CREATE INDEX IF NOT EXISTS requests_by_time ON requests (received_at);
-CREATE INDEX IF NOT EXISTS requests_by_session ON requests (session_id, received_at);
+"""
+# After ``_SCHEMA`` and the ``scope`` column's migration: a memory's log, and a session's requests in it.
+_SCOPE_INDEXES = """
+DROP INDEX IF EXISTS requests_by_session;
+CREATE INDEX IF NOT EXISTS requests_by_scope ON requests (scope, received_at);
+CREATE INDEX IF NOT EXISTS requests_by_scope_session ON requests (scope, session_id, received_at);
 """
 # Sessions past their TTL, and those beyond the newest ``session_limit``.
 _DOOMED = (
@@ -76,6 +85,8 @@ class SQLiteStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            _add_scope_column(self._db)
+            self._db.executescript(_SCOPE_INDEXES)
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailable(f"cannot open the SQLite store at {path}: {exc}; check RETRIEVER_STATE_DIR") from exc
         self._tidy()
@@ -143,15 +154,17 @@ class SQLiteStore:
         (count,) = self._run(("SELECT count(*) FROM sessions", ()))[0]
         return count if isinstance(count, int) else 0
 
-    def log(self, record: RequestRecord) -> None:
+    def log(self, record: RequestRecord, *, scope: str) -> None:
+        """File ``record`` under ``scope``; past ``log_limit`` rows of that scope the oldest go."""
         insert = (
-            "INSERT OR REPLACE INTO requests (request_id, received_at, session_id, record) VALUES (?, ?, ?, ?)",
-            (record.request_id, record.received_at, record.session_id, encode_record(record)),
+            "INSERT OR REPLACE INTO requests (request_id, received_at, session_id, record, scope) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (record.request_id, record.received_at, record.session_id, encode_record(record), scope),
         )
         trim = (
-            "DELETE FROM requests WHERE request_id IN (SELECT request_id FROM requests "
+            "DELETE FROM requests WHERE request_id IN (SELECT request_id FROM requests WHERE scope = ? "
             "ORDER BY received_at DESC LIMIT -1 OFFSET ?) OR received_at < ?",
-            (self.log_limit, self.clock() - REQUEST_TTL),
+            (scope, self.log_limit, self.clock() - REQUEST_TTL),
         )
         self._logged += 1
         # The trim scans the index, so retention is enforced every few inserts (always for small caps).
@@ -161,10 +174,11 @@ class SQLiteStore:
             self._run(insert)
 
     def requests(
-        self, limit: int = 50, session_id: str | None = None, since: float | None = None
+        self, limit: int = 50, session_id: str | None = None, since: float | None = None, *, scope: str
     ) -> list[RequestRecord]:
-        sql = "SELECT record FROM requests WHERE received_at >= ?"
-        args: list[object] = [since or 0.0]
+        """The newest records filed under ``scope`` (rows without one are never listed)."""
+        sql = "SELECT record FROM requests WHERE scope = ? AND received_at >= ?"
+        args: list[object] = [scope, since or 0.0]
         if session_id is not None:
             sql += " AND session_id = ?"
             args.append(clean_text(session_id))  # a lone surrogate cannot be bound, nor match
@@ -175,3 +189,14 @@ class SQLiteStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _add_scope_column(db: sqlite3.Connection) -> None:
+    """Give a requests table made before scopes its ``scope`` column (its rows keep NULL: no scope)."""
+    columns = {str(row[1]) for row in db.execute("PRAGMA table_info(requests)")}
+    if "scope" not in columns:
+        try:
+            db.execute("ALTER TABLE requests ADD COLUMN scope TEXT")
+        except sqlite3.OperationalError as exc:  # another process opening the same old store added it first
+            if "duplicate column" not in str(exc):
+                raise
