@@ -12,18 +12,28 @@ memory tree, which teams commit.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
 
 from retriever.errors import ConfigError
 
 APP_DIR = "company-memory-retriever"
 MAX_PROMPT_CHARS = 8000
+# The top of every duration setting (``*_seconds``): well under what their consumers accept
+# (``threading`` waits overflow past ``threading.TIMEOUT_MAX``, about 49 days on Windows; the MCP
+# SDK, asyncio and the OpenAI client take these too).  A week is longer than any sensible wait.
+MAX_SECONDS = 7 * 24 * 3600
+# The top of every count, size and rate with no smaller one of its own: SQLite, Redis and asyncio
+# take them as C integers.
+MAX_COUNT = 2**31 - 1
 
 _ENV = {
     "state_dir": "RETRIEVER_STATE_DIR",
@@ -89,21 +99,25 @@ class Settings(BaseModel):
         le=50,
         description="Sections read in phase 1 (up to 1.5 times as many where the question's words leave it uncovered).",
     )
-    deadline_seconds: float = Field(default=120.0, ge=0, description="Per-retrieval time limit.")
-    max_file_bytes: int = Field(default=2_000_000, ge=1, description="Larger files are skipped.")
-    excerpt_chars: int = Field(default=700, ge=50, description="Document excerpts are cut here.")
+    deadline_seconds: float = Field(default=120.0, ge=0, le=MAX_SECONDS, description="Per-retrieval time limit.")
+    max_file_bytes: int = Field(default=2_000_000, ge=1, le=MAX_COUNT, description="Larger files are skipped.")
+    excerpt_chars: int = Field(default=700, ge=50, le=MAX_COUNT, description="Document excerpts are cut here.")
     max_documents: int = Field(default=4, ge=0, le=20, description="Document excerpts per result.")
     redis_url: str | None = Field(default=None, description="Sessions and request log in Redis, not SQLite.")
     api_key: SecretStr | None = Field(default=None, description="Bearer token the HTTP server requires.")
-    refresh_seconds: float = Field(default=2.0, gt=0, description="How often a server looks for edited files.")
-    request_log_limit: int = Field(default=10_000, ge=1, description="Requests kept in the request log.")
+    refresh_seconds: float = Field(
+        default=2.0, gt=0, le=MAX_SECONDS, description="How often a server looks for edited files."
+    )
+    request_log_limit: int = Field(default=10_000, ge=1, le=MAX_COUNT, description="Requests kept in the request log.")
     allowed_origins: tuple[str, ...] = Field(default=(), description="Browser origins the HTTP server accepts.")
 
     llm_model: str | None = Field(default=None, description="LLM model name; unset means offline.")
     llm_stages: tuple[LLMStage, ...] = Field(default=LLM_STAGES, description="Stages the LLM may guide.")
     llm_max_calls: int = Field(default=3, ge=0, le=10, description="LLM calls per retrieval at most.")
-    llm_token_budget: int = Field(default=8000, ge=500, description="Prompt tokens per retrieval at most.")
-    llm_timeout_seconds: float = Field(default=20.0, gt=0, description="Per LLM call.")
+    llm_token_budget: int = Field(
+        default=8000, ge=500, le=MAX_COUNT, description="Prompt tokens per retrieval at most."
+    )
+    llm_timeout_seconds: float = Field(default=20.0, gt=0, le=MAX_SECONDS, description="Per LLM call.")
     llm_json_mode: Literal["auto", "json_schema", "json_object"] = Field(
         default="auto", description="How structured answers are requested."
     )
@@ -113,10 +127,13 @@ class Settings(BaseModel):
         "no call while it still works on an abandoned one); auto: local when OPENAI_BASE_URL is a loopback address.",
     )
     llm_prompt_tokens_per_second: float | None = Field(
-        default=None, gt=0, description="Prompt tokens the endpoint reads per second (measure: scripts/check_llm.py)."
+        default=None,
+        gt=0,
+        le=MAX_COUNT,
+        description="Prompt tokens the endpoint reads per second (measure: scripts/check_llm.py).",
     )
     llm_output_tokens_per_second: float | None = Field(
-        default=None, gt=0, description="Answer tokens the endpoint writes per second, in JSON mode."
+        default=None, gt=0, le=MAX_COUNT, description="Answer tokens the endpoint writes per second, in JSON mode."
     )
     llm_base_url: str | None = Field(
         default=None, description="OpenAI-compatible endpoint (OPENAI_BASE_URL); unset means OpenAI's."
@@ -135,7 +152,10 @@ class Settings(BaseModel):
     )
     user_trees: Path | None = Field(default=None, description="Folder of per-user trees, one sub-folder per user id.")
     max_files: int = Field(
-        default=100_000, ge=1, description="Markdown files a tree may hold; past it the scan stops with an error."
+        default=100_000,
+        ge=1,
+        le=MAX_COUNT,
+        description="Markdown files a tree may hold; past it the scan stops with an error.",
     )
     index_workers: int = Field(
         default=0, ge=0, le=256, description="Processes that parse files for a large index build; 0: one per core."
@@ -144,11 +164,29 @@ class Settings(BaseModel):
         default=32, ge=1, le=10_000, description="Per-user trees kept open at once (least recently used go first)."
     )
     session_limit: int = Field(
-        default=10_000, ge=1, description="Sessions the SQLite store keeps (least recently used go first)."
+        default=10_000,
+        ge=1,
+        le=MAX_COUNT,
+        description="Sessions the SQLite store keeps (least recently used go first).",
     )
     store_timeout_seconds: float = Field(
         default=0.25, gt=0, le=10, description="How long a call waits for session history before going on without."
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _finite_and_bounded(cls, value: Any, info: ValidationInfo) -> Any:
+        """A number setting given NaN, an infinity, or a value above its top is refused, naming the range it
+        accepts (``must be a number of seconds above 0 and at most 604800 (7 days)``).  Values below the
+        bottom, and text that is no number, are left to the field's own checks."""
+        name = info.field_name or ""
+        field = cls.model_fields.get(name)
+        if field is None or not _numeric(field.annotation):
+            return value
+        number = _number(value)
+        if number is None or _acceptable(number, field):
+            return value
+        raise PydanticCustomError("out_of_range", "must be {accepted}", {"accepted": _accepted(name, field)})
 
     @field_validator("graphs", mode="before")
     @classmethod
@@ -189,13 +227,25 @@ class Settings(BaseModel):
     api_keys: SecretStr | None = Field(
         default=None, description="Bearer keys bound to users: inline 'key=u1|u2,key2=*' or a keys file's path."
     )
-    max_body_bytes: int = Field(default=1_000_000, ge=1, description="Larger request bodies answer 413.")
-    header_timeout_seconds: float = Field(default=10.0, gt=0, description="Time to send a request's headers.")
-    body_timeout_seconds: float = Field(default=30.0, gt=0, description="Time to send a request's body.")
-    keep_alive_seconds: int = Field(default=5, ge=1, description="Idle keep-alive connections close after it.")
-    max_connections: int = Field(default=1000, ge=1, description="Open connections at most (capped by the fd limit).")
-    session_idle_seconds: float = Field(default=1800.0, gt=0, description="MCP sessions idle this long end.")
-    max_sessions: int = Field(default=1000, ge=1, description="Open MCP sessions at most; more answer 503.")
+    max_body_bytes: int = Field(default=1_000_000, ge=1, le=MAX_COUNT, description="Larger request bodies answer 413.")
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0, le=MAX_SECONDS, description="Time to send a request's headers."
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0, gt=0, le=MAX_SECONDS, description="Time to send a request's body."
+    )
+    keep_alive_seconds: int = Field(
+        default=5, ge=1, le=MAX_SECONDS, description="Idle keep-alive connections close after it."
+    )
+    max_connections: int = Field(
+        default=1000, ge=1, le=MAX_COUNT, description="Open connections at most (capped by the fd limit)."
+    )
+    session_idle_seconds: float = Field(
+        default=1800.0, gt=0, le=MAX_SECONDS, description="MCP sessions idle this long end."
+    )
+    max_sessions: int = Field(
+        default=1000, ge=1, le=MAX_COUNT, description="Open MCP sessions at most; more answer 503."
+    )
     host: str = Field(default="127.0.0.1", min_length=1, description="Interface `retriever serve` binds.")
     port: int = Field(default=8765, ge=0, le=65535, description="Port `retriever serve` listens on (0: any free one).")
 
@@ -203,6 +253,48 @@ class Settings(BaseModel):
     @classmethod
     def _split_hosts(cls, value: Any) -> Any:
         return tuple(v.strip() for v in value.split(",") if v.strip()) if isinstance(value, str) else value
+
+
+def _numeric(annotation: Any) -> bool:
+    """True for ``int``, ``float`` and ``float | None`` fields."""
+    kinds = set(get_args(annotation) or (annotation,)) - {type(None)}
+    return bool(kinds) and kinds <= {int, float}
+
+
+def _number(value: Any) -> int | float | None:
+    """``value`` as a number (text included: the environment's), else None; a bool is no number here."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return value
+    if not isinstance(value, str):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(value.strip())
+        except ValueError:
+            continue
+    return None
+
+
+def _acceptable(number: int | float, field: FieldInfo) -> bool:
+    """Finite and not above the field's top (a huge int is compared exactly, never turned into a float)."""
+    top = _limit(field, "le")
+    return (isinstance(number, int) or math.isfinite(number)) and (top is None or number <= top)
+
+
+def _accepted(name: str, field: FieldInfo) -> str:
+    """The range a number field accepts, in words: ``a whole number from 1 to 100``."""
+    what = "a whole number" if field.annotation is int else "a number"
+    what += " of seconds" if name.endswith("_seconds") else ""
+    low, above, top = _limit(field, "ge"), _limit(field, "gt"), _limit(field, "le")
+    span = f"from {low} to {top}" if low is not None else f"above {above} and at most {top}"
+    return f"{what} {span}" + (" (7 days)" if top == MAX_SECONDS else "")
+
+
+def _limit(field: FieldInfo, name: str) -> Any:
+    """The field's ``ge``, ``gt`` or ``le`` bound, else None."""
+    return next((getattr(m, name) for m in field.metadata if hasattr(m, name)), None)
 
 
 def cache_home(settings: Settings, environ: Mapping[str, str] | None = None) -> Path:

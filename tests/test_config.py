@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 import traceback
 
 import pytest
 
-from retriever.config import Settings, mask_url
+from retriever.config import ENV_VARIABLES, MAX_SECONDS, Settings, mask_url
 from retriever.errors import ConfigError
 
 
@@ -51,3 +52,33 @@ def test_a_secret_of_the_wrong_type_passed_to_from_env_is_named_but_never_shown(
     message = caught.value.message
     assert "RETRIEVER_API_KEYS=<a list, not shown: api_keys is a secret>: Input should be a valid string" in message
     assert "k1secretABC" not in "".join(traceback.format_exception(caught.value))
+
+
+NUMBERS = [name for name, field in Settings.model_fields.items() if field.annotation in (int, float, float | None)]
+
+
+@pytest.mark.parametrize("name", NUMBERS)
+@pytest.mark.parametrize("text", ["inf", "-inf", "nan", "1e300", "99999999999999999999999"])
+def test_every_number_setting_refuses_infinity_nan_and_absurd_values_naming_the_accepted_range(
+    name: str, text: str
+) -> None:
+    variable = ENV_VARIABLES[name]
+    with pytest.raises(ConfigError, match=rf"{variable}='{text}': must be a (whole )?number .*\b(to|at most) \d+"):
+        Settings.from_env({variable: text})
+
+
+def test_a_duration_is_refused_past_a_week_and_the_message_says_so() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_env({"RETRIEVER_REFRESH_SECONDS": "inf"})
+    assert caught.value.message == (
+        "invalid setting: RETRIEVER_REFRESH_SECONDS='inf': must be a number of seconds above 0 and at most "
+        f"{MAX_SECONDS} (7 days)"
+    )
+
+
+def test_the_longest_duration_accepted_is_one_every_thread_wait_accepts() -> None:
+    durations = [name for name in NUMBERS if name.endswith("_seconds")]
+    assert durations and MAX_SECONDS <= threading.TIMEOUT_MAX
+    longest = Settings(**{**dict.fromkeys(durations, MAX_SECONDS), "store_timeout_seconds": 10})
+    assert longest.refresh_seconds == MAX_SECONDS
+    assert threading.Lock().acquire(timeout=longest.refresh_seconds)  # what overflowed on inf or 1e300

@@ -224,6 +224,18 @@ def test_a_secret_of_the_wrong_type_names_the_key_file_and_types_but_never_the_v
     assert not [secret for secret in secrets if secret in printed]
 
 
+def test_an_infinite_duration_in_a_file_names_the_file_and_the_accepted_range(
+    tmp_path: Path, homes: dict[str, str]
+) -> None:
+    path = _write(user_config_path(homes), "refresh_seconds = inf\nsession_idle_seconds = 1e300\n")
+    with pytest.raises(ConfigError) as caught:
+        load({}, environ=homes)
+    message = caught.value.message
+    expected = "must be a number of seconds above 0 and at most 604800 (7 days)"
+    assert f"refresh_seconds = inf in {path}: {expected}" in message
+    assert f"session_idle_seconds = 1e+300 in {path}: must be a number of seconds above 0" in message
+
+
 def test_a_named_config_file_must_exist_and_be_toml(tmp_path: Path, homes: dict[str, str]) -> None:
     with pytest.raises(ConfigError, match=r"config file '.*nope.toml' does not exist; check --config"):
         load({}, environ={**homes, "RETRIEVER_CONFIG": str(tmp_path / "nope.toml")})
