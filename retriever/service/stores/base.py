@@ -11,8 +11,10 @@ Contract (seed 000, "Session ID behavior" and "Request history"):
   retention cap counts each scope's rows on its own, so servers of two memories sharing one store
   never see, nor evict, each other's calls.  Rows written before the log had scopes belong to none:
   no memory lists them (nothing says which memory they came from), and they age out with the TTL.
-  A record is stored as JSON a client can always read back (``encode_record``: no NaN, no lone
-  surrogates); reading never fails on an old or damaged row (``decode_record``).
+  A record is stored as UTF-8 JSON a client can always read back (``encode_record``: no NaN, no lone
+  surrogates), its arguments and response each capped (``ARGUMENTS_BYTES``, ``RESPONSE_BYTES``), so the
+  log's size is bounded by its rows times that cap; reading never fails on an old or damaged row
+  (``decode_record``) and one read stays within ``READ_BYTES`` (``read_records``).
 - Nothing grows without bound: every Redis key has a TTL, SQLite purges expired sessions and
   keeps at most ``session_limit`` of them.
 - Store failures raise ``StoreUnavailable``; callers decide whether that stops them (start-up)
@@ -28,19 +30,23 @@ import json
 import logging
 import math
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from retriever.errors import RetrieverError
-from retriever.text.safe import json_safe
+from retriever.service.stores.limits import capped, dumps
+from retriever.text.safe import json_safe, lone_surrogate
 
 log = logging.getLogger(__name__)
 
 SESSION_PROMPTS = 5
 SESSION_TTL = 30 * 24 * 3600  # seconds
 REQUEST_TTL = 30 * 24 * 3600  # seconds a request-log record is kept at most
+ARGUMENTS_BYTES = 64 * 1024  # what a row keeps of a call's arguments (UTF-8 JSON); more is cut
+RESPONSE_BYTES = 128 * 1024  # and of its response: retrieve_memory's are 40-60 kB, kept whole
+READ_BYTES = 32 * 1024 * 1024  # rows one read returns whole; later rows come back without their bodies
 Clock = Callable[[], float]
 # An escaped high surrogate not followed by a low one, or a low one not preceded by a high one.
 _LONE_SURROGATE = re.compile(
@@ -81,16 +87,23 @@ class RequestRecord:
 
 
 def encode_record(record: RequestRecord) -> str:
-    """The record as ASCII JSON that reads back anywhere: NaN becomes null, lone surrogates U+FFFD."""
-    data = record.to_dict()
+    """The record as compact UTF-8 JSON (no ASCII escapes) that reads back anywhere: NaN becomes null, lone
+    surrogates U+FFFD.  Its arguments and response are each cut to ``ARGUMENTS_BYTES`` and ``RESPONSE_BYTES``
+    (``limits.capped``, with markers saying what was cut), so a row holds at most their sum plus its few
+    other fields.  The prompt is not stored beside the arguments: ``to_dict`` lifts it from them."""
+    data = {name: getattr(record, name) for name in record.__dataclass_fields__}
     try:
-        text = json.dumps(data, allow_nan=False)
-        # ASCII JSON escapes every surrogate; only a lone one needs the slow path (pairs are characters).
-        if "\\ud" not in text or not _LONE_SURROGATE.search(text):
-            return text
-    except (TypeError, ValueError, RecursionError):
-        pass  # NaN, a foreign object or deep nesting: the safe copy below has none of them
-    return json.dumps(json_safe(data), allow_nan=False)
+        text = dumps(data)
+        if lone_surrogate(text) is not None:
+            raise ValueError("a lone surrogate")
+    except (TypeError, ValueError, RecursionError):  # NaN, a foreign object or deep nesting: the safe copy has none
+        data = json_safe(data)
+        text = dumps(data)
+    if len(text.encode("utf-8")) <= min(ARGUMENTS_BYTES, RESPONSE_BYTES):
+        return text  # each part is smaller than the whole
+    data["arguments"] = capped(data["arguments"], ARGUMENTS_BYTES)
+    data["response"] = capped(data["response"], RESPONSE_BYTES)
+    return dumps(data)
 
 
 def decode_record(text: str | bytes) -> RequestRecord | None:
@@ -105,6 +118,32 @@ def decode_record(text: str | bytes) -> RequestRecord | None:
     except (TypeError, ValueError, RecursionError) as exc:
         log.warning("skipping a request-log row that cannot be read: %s", str(exc)[:200])
         return None
+
+
+def read_records(rows: Iterable[str | bytes]) -> list[RequestRecord]:
+    """Stored rows, newest first as given, decoded (unreadable ones skipped).  Once the rows read pass
+    ``READ_BYTES``, each further row keeps its fields and prompt but its arguments and response become a
+    marker saying so: one read builds at most about ``READ_BYTES`` plus a few hundred bytes a row."""
+    out: list[RequestRecord] = []
+    total = 0
+    for raw in rows:
+        record = decode_record(raw)
+        if record is None:
+            continue
+        total += len(raw)
+        out.append(record if total <= READ_BYTES else _left_out(record, len(raw)))
+    return out
+
+
+def _left_out(record: RequestRecord, row_size: int) -> RequestRecord:
+    """``record`` without its arguments (but its prompt) and response, which a read had no room for."""
+    marker = (
+        f"[cut: this row's {row_size:,} bytes; the read passed its budget of {READ_BYTES:,} bytes: "
+        "ask for fewer rows (limit), a later since, or one session]"
+    )
+    prompt = record.arguments.get("prompt") if isinstance(record.arguments, Mapping) else None
+    arguments = {"prompt": prompt, "…": marker} if isinstance(prompt, str) else {"…": marker}
+    return replace(record, arguments=arguments, response={"…": marker})
 
 
 class Store(Protocol):

@@ -14,6 +14,7 @@ previous version wrote (``retriever:requests``, ``retriever:request:<id>``,
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import redis
@@ -28,10 +29,12 @@ from retriever.service.stores.base import (
     StoreUnavailable,
     decode_record,
     encode_record,
+    read_records,
 )
 from retriever.text.safe import clean_text
 
 _PREFIX = "retriever"
+_BATCH = 100  # records fetched at once by a read
 
 
 def _requests_key(scope: str) -> str:
@@ -132,11 +135,15 @@ class RedisStore:
         key = _session_requests_key(scope, clean_text(session_id)) if session_id is not None else _requests_key(scope)
         try:
             ids = self._redis.zrevrangebyscore(key, "+inf", since or 0, start=0, num=limit)
-            blobs = self._redis.mget([_record_key(scope, i) for i in ids]) if ids else []
+            return read_records(self._blobs(scope, [str(i) for i in ids]))
         except redis.RedisError as exc:
             raise self._fail(exc) from exc
-        records = (decode_record(b) for b in blobs if b is not None)
-        return [r for r in records if r is not None]
+
+    def _blobs(self, scope: str, ids: list[str]) -> Iterator[str]:
+        """The records' JSON, fetched ``_BATCH`` at a time (expired ones left out)."""
+        for start in range(0, len(ids), _BATCH):
+            batch = self._redis.mget([_record_key(scope, i) for i in ids[start : start + _BATCH]])
+            yield from (str(blob) for blob in batch if blob is not None)
 
     def close(self) -> None:
         self._redis.close()

@@ -24,8 +24,8 @@ from retriever.service.stores.base import (
     Clock,
     RequestRecord,
     StoreUnavailable,
-    decode_record,
     encode_record,
+    read_records,
 )
 from retriever.text.safe import clean_text
 
@@ -182,9 +182,12 @@ class SQLiteStore:
         if session_id is not None:
             sql += " AND session_id = ?"
             args.append(clean_text(session_id))  # a lone surrogate cannot be bound, nor match
-        rows = self._run((sql + " ORDER BY received_at DESC LIMIT ?", (*args, limit)))
-        records = (decode_record(str(row[0])) for row in rows)
-        return [r for r in records if r is not None]
+        try:
+            with self._lock:  # rows are decoded one at a time: one read holds at most READ_BYTES of them
+                cursor = self._db.execute(sql + " ORDER BY received_at DESC LIMIT ?", (*args, limit))
+                return read_records(str(row[0]) for row in cursor)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"SQLite store at {self.path} failed: {exc}") from exc
 
     def close(self) -> None:
         with self._lock:
