@@ -15,11 +15,14 @@ from all trees are merged into one ranking.  Results are per section (ids stable
 plus relationship edges; each says ``scope`` (``user`` or ``graph``) and its ``graph_id``.
 
 A per-user context cache answers a repeated request without retrieving again, until any of the
-trees involved changes (its index version moves on a refresh).
+trees involved changes (its index version moves on a refresh).  It is keyed by the trees read (not
+the ``graph_ids`` as sent: a graph listed twice is read once) and holds at most ``CACHE_ENTRIES``
+answers and ``CACHE_BYTES`` of them (as JSON), the least recently used going first.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import unicodedata
@@ -41,6 +44,7 @@ from retriever.text.safe import cut, preview
 
 DEFAULT_GRAPH = "default"
 CACHE_ENTRIES = 256
+CACHE_BYTES = 8 * 1024 * 1024  # of cached answers and their keys, as UTF-8 JSON; answers are ~5-60 kB
 MAX_USER_ID_CHARS = 128
 MAX_USER_ID_BYTES = 255  # one path component on common filesystems
 USER_ID_PUNCTUATION = frozenset("_.@-")
@@ -88,11 +92,12 @@ class Tree:
     key: str  # for stable ids: "graph:<id>" or "user:<id>"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _Cached:
     created: float
     versions: tuple[Any, ...]
     response: dict[str, Any]
+    size: int  # bytes it holds, as ``_entry_size`` counts them
 
 
 class GraphRetrieval:
@@ -104,6 +109,7 @@ class GraphRetrieval:
         self._retrievers: dict[Path, Retriever] = {}  # shared graphs: as many as configured
         self._users: OrderedDict[str, Retriever] = OrderedDict()  # by canonical id, least recently used first
         self._cache: OrderedDict[tuple[Any, ...], _Cached] = OrderedDict()
+        self._cache_bytes = 0  # the sum of the entries' sizes
         self._lock = threading.Lock()
 
     def known_graphs(self) -> list[str]:
@@ -165,7 +171,7 @@ class GraphRetrieval:
         key = (
             user_id,
             request.agent_id,
-            tuple(request.graph_ids or ()),
+            tuple(tree.key for tree in trees),  # what is read, however often a graph was listed
             request.query,
             request.display_name,
             request.email,
@@ -197,10 +203,18 @@ class GraphRetrieval:
             return cached
 
     def _store(self, key: tuple[Any, ...], versions: tuple[Any, ...], response: dict[str, Any]) -> None:
+        """Cache ``response``; the least recently used go while over ``CACHE_ENTRIES`` or ``CACHE_BYTES``
+        (an answer larger than ``CACHE_BYTES`` alone is not cached)."""
+        size = _entry_size(key, response)
         with self._lock:
-            self._cache[key] = _Cached(time.time(), versions, response)
-            while len(self._cache) > CACHE_ENTRIES:
-                self._cache.popitem(last=False)
+            old = self._cache.pop(key, None)
+            self._cache_bytes -= old.size if old is not None else 0
+            if size > CACHE_BYTES:
+                return
+            self._cache[key] = _Cached(time.time(), versions, response, size)
+            self._cache_bytes += size
+            while len(self._cache) > CACHE_ENTRIES or self._cache_bytes > CACHE_BYTES:
+                self._cache_bytes -= self._cache.popitem(last=False)[1].size
 
     def _fresh(
         self, request: MemoriesRetrieveRequest, user_id: str | None, trees: list[Tree], began: float
@@ -239,6 +253,11 @@ class GraphRetrieval:
                 "result_count": len(results),
             },
         }
+
+
+def _entry_size(key: tuple[Any, ...], response: dict[str, Any]) -> int:
+    """What a cache entry holds, in bytes of UTF-8 JSON: its answer and its key (both echo the request)."""
+    return len(json.dumps([key, response], ensure_ascii=False, default=str).encode("utf-8"))
 
 
 def _version(retriever: Retriever) -> tuple[Any, ...]:

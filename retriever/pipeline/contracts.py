@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from retriever.pipeline.results import Coverage, Decision, Mode, Strategy
 from retriever.text.safe import lone_surrogate
@@ -169,20 +169,24 @@ def _encodable(value: str) -> str:
 
 
 Text = Annotated[str, AfterValidator(_encodable)]
+Name = Annotated[str, StringConstraints(max_length=256), AfterValidator(_encodable)]  # an agent's or a person's
+Email = Annotated[str, StringConstraints(max_length=320), AfterValidator(_encodable)]  # RFC 5321's longest address
 
 
 class MemoriesRetrieveRequest(BaseModel):
     """Seed 003's ``POST /memories/retrieve`` body (unknown fields are ignored, as FastAPI does).
 
-    Every string must be encodable as UTF-8 (no lone surrogates): the answer echoes them.
+    Every string must be encodable as UTF-8 (no lone surrogates): the answer echoes them.  The seed
+    bounds only ``query``; the echoed ``agent_id`` and ``display_name`` (256 characters) and ``email`` (320)
+    are bounded here, so no answer, log row or cache key grows with what a client sends.
     """
 
     model_config = ConfigDict(extra="ignore")
 
     query: Text = Field(min_length=1, max_length=5000, description="The user message to retrieve memories for")
-    agent_id: Text
-    display_name: Text | None = None
-    email: Text | None = None
+    agent_id: Name
+    display_name: Name | None = None
+    email: Email | None = None
     graph_ids: list[Text] | None = None
 
 

@@ -16,6 +16,7 @@ from fixtures import ACME, ASSISTANT
 from mcp import Client
 
 from retriever import Retriever, Settings
+from retriever.compat import graphs
 from retriever.service.service import MemoryService
 from retriever.service.stores.sqlite import SQLiteStore
 
@@ -406,3 +407,45 @@ def _users_root(service: MemoryService) -> Path:
     root = service.retriever.settings.user_trees
     assert root is not None
     return root
+
+
+# -- echoed fields and the context cache are bounded ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("field", "limit"), [("agent_id", 256), ("display_name", 256), ("email", 320)])
+def test_an_echoed_field_over_its_limit_is_a_422_with_a_bounded_input_and_at_its_limit_is_answered(
+    service: MemoryService, field: str, limit: int
+) -> None:
+    body = {"query": "sick days", "agent_id": "a", field: "é" * 1_000_000}
+    status, answer = service.memories_retrieve(body, None)
+
+    assert status == 422
+    (detail,) = answer["detail"]
+    assert (detail["loc"], detail["type"], detail["ctx"]) == (["body", field], "string_too_long", {"max_length": limit})
+    assert len(json.dumps(answer, ensure_ascii=False)) < 8_500
+    assert service.memories_retrieve({**body, field: "é" * (limit + 1)}, None)[0] == 422
+    status, answer = service.memories_retrieve({**body, field: "é" * limit}, None)
+    assert status == 200 and len(json.dumps(answer, ensure_ascii=False)) < 200_000
+
+
+def test_the_context_cache_is_bounded_in_bytes_whatever_clients_send(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(graphs, "CACHE_BYTES", 200_000, raising=False)
+    sizes = []
+    for number in range(60):
+        body = {"query": "How many sick days do employees earn?", "agent_id": f"{number:03}" + "é" * 250}
+        status, answer = service.memories_retrieve({**body, "display_name": "n" * 256, "email": "e" * 320}, None)
+        assert status == 200
+        sizes.append(answer["context"]["cache_size"])
+
+    one_entry = len(json.dumps(answer, ensure_ascii=False))  # about what one cached answer costs
+    assert sizes[-1] >= 1 and sizes[-1] * one_entry <= 220_000
+
+
+def test_graph_ids_repeated_share_one_cache_entry(service: MemoryService) -> None:
+    for copies in (1, 10, 1000):
+        body = {"query": "on-call pages", "agent_id": "a", "graph_ids": ["team-eng"] * copies}
+        status, answer = service.memories_retrieve(body, None)
+        assert status == 200
+    assert answer["context"]["cache_hit"] is True and answer["context"]["cache_size"] == 1
