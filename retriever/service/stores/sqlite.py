@@ -6,12 +6,16 @@ the newest ``log_limit`` records of each scope (memory), none older than ``REQUE
 are filed under their scope (a column); rows of a store written before scopes have none, so no
 read lists them, and the TTL purge removes them.  Both are enforced every few
 writes (``purge`` does it at once), so the file stays bounded however many clients come and go.
+The store holds every prompt and response, so only its owner may read it: folders the store creates
+are 0700, the file and SQLite's -wal and -shm beside it 0600 (an older store is made so when opened);
+folders that already exist keep their mode.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -56,6 +60,35 @@ _DOOMED = (
 )
 
 
+def _private_folder(folder: Path) -> None:
+    """Create ``folder`` and its missing parents 0700 (the store holds every prompt and response); a folder
+    that exists keeps its mode, whoever made it."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir(mode=0o700)
+        except FileExistsError:  # another process made it meanwhile: its mode is its own
+            continue
+        made.chmod(0o700)  # whatever the umask took away
+
+
+def _private_file(path: Path) -> None:
+    """Create the store's file 0600 before SQLite opens it (SQLite would make it 0644 under umask 022)."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
+def _make_private(path: Path) -> None:
+    """Make the store and its -wal and -shm files 0600 where others could read them (ours to change only)."""
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(OSError):  # absent, or another user's file
+            if file.stat().st_mode & 0o077:
+                file.chmod(0o600)
+
+
 def unreadable(path: Path) -> str | None:
     """Why the store at ``path`` (an existing file) cannot be read, or None; opened read-only, so checking
     changes nothing (``retriever status``)."""
@@ -79,10 +112,12 @@ class SQLiteStore:
         self._lock = threading.Lock()
         self._logged = self._prompted = 0
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _private_folder(path.parent)
+            _private_file(path)
             self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
             # WAL with NORMAL sync: a commit per request costs microseconds, not an fsync.
             self._db.execute("PRAGMA journal_mode=WAL")
+            _make_private(path)  # a store an earlier version made 0644; SQLite gives -wal and -shm its mode
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             _add_scope_column(self._db)

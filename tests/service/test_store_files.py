@@ -1,0 +1,81 @@
+"""The SQLite store holds every prompt and response: its folder and files are readable by their owner only."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from retriever.config import Settings, state_home
+from retriever.service.stores import open_store
+from retriever.service.stores.base import RequestRecord
+from retriever.service.stores.sqlite import SQLiteStore
+
+SCOPE = "0123456789abcdef"
+
+
+@pytest.fixture(autouse=True)
+def usual_umask() -> Iterator[None]:
+    """The common umask (022), under which files are created 0644 and folders 0755 unless asked otherwise."""
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _use(store: SQLiteStore) -> None:
+    """A prompt and a logged call: the write that makes SQLite's -wal and -shm files."""
+    store.add_prompt("s", "Who owns Helix?")
+    store.log(RequestRecord("r1", 1_796_000_000.0, "s", "retrieve_memory", "http", "ok", 1.0), scope=SCOPE)
+
+
+def test_the_state_folders_the_store_creates_are_private_and_so_are_its_files(tmp_path: Path) -> None:
+    settings = Settings.from_env(state_dir=tmp_path / "made" / "by-us")
+    store = open_store(settings)
+    assert isinstance(store, SQLiteStore)
+    _use(store)
+
+    folder = state_home(settings)
+    assert [_mode(p) for p in (tmp_path / "made", tmp_path / "made" / "by-us", folder)] == [0o700] * 3
+    files = {p.name: _mode(p) for p in folder.iterdir()}
+    store.close()
+    assert files == {"store.sqlite": 0o600, "store.sqlite-wal": 0o600, "store.sqlite-shm": 0o600}
+
+
+def test_a_folder_the_user_made_keeps_its_mode_and_the_store_in_it_is_private(tmp_path: Path) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir(mode=0o755)
+    store = SQLiteStore(folder / "store.sqlite")
+    _use(store)
+
+    assert _mode(folder) == 0o755
+    assert {p.name: _mode(p) for p in folder.iterdir()} == {
+        "store.sqlite": 0o600,
+        "store.sqlite-wal": 0o600,
+        "store.sqlite-shm": 0o600,
+    }
+    store.close()
+
+
+def test_a_store_an_earlier_version_left_readable_by_others_is_made_private_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    earlier = SQLiteStore(path)
+    _use(earlier)  # left open: its -wal and -shm stay, as a server killed mid-run leaves them
+    for name in ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm"):
+        (tmp_path / name).chmod(0o644)
+
+    store = SQLiteStore(path)
+
+    assert {p.name: _mode(p) for p in tmp_path.iterdir()} == {
+        "store.sqlite": 0o600,
+        "store.sqlite-wal": 0o600,
+        "store.sqlite-shm": 0o600,
+    }
+    store.close()
+    earlier.close()
