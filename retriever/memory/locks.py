@@ -6,6 +6,9 @@
 - ``in_use(folder)``: a shared ``flock`` on ``folder/in-use`` held while a cache is open;
   ``unused(folder)`` takes it exclusively without waiting, so ``retriever cache prune`` removes only
   caches no process has open (and none can open one while it is being removed).
+- ``private_folder(folder)``: create a folder and its missing parents readable by their owner only
+  (a cache holds the memory's text, the store every prompt and response); folders that exist keep
+  their mode.
 """
 
 from __future__ import annotations
@@ -78,6 +81,21 @@ def cross_process(folder: Path | None) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def private_folder(folder: Path) -> None:
+    """Create ``folder`` and its missing parents 0700, whatever the umask; a folder that exists keeps its
+    mode, whoever made it (a user's shared folder is theirs to set)."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir(mode=0o700)
+        except FileExistsError:  # another process made it meanwhile: its mode is its own
+            continue
+        made.chmod(0o700)  # whatever the umask took away
+
+
 def in_use(folder: Path) -> IO[str] | None:
     """Create ``folder`` and hold a shared lock on its ``in-use`` file until the returned handle is closed
     (None where ``fcntl`` does not exist).  A folder removed while we waited for the lock (a prune) is
@@ -85,10 +103,10 @@ def in_use(folder: Path) -> IO[str] | None:
     try:
         import fcntl
     except ImportError:  # Windows: prune cannot tell a cache in use
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         return None
     for _ in range(_OPEN_ATTEMPTS):
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         try:
             handle = open(folder / IN_USE, "a")  # noqa: SIM115 - held open until the cache closes
         except FileNotFoundError:

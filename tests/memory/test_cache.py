@@ -417,3 +417,25 @@ def test_section_documents_number_each_path_once_and_grow_with_the_section_table
     # A changed file's sections are added anew at the end; its path keeps its number.
     state.section_files.extend(["a.md", "c.md"])
     assert state.section_documents().tolist() == [0, 0, 1, 0, 2]
+
+
+def test_a_cache_makes_its_folder_and_missing_parents_readable_by_its_owner_only(tmp_path: Path) -> None:
+    # The cache holds the memory's text; under umask 022 its folders were 0755 (the state folder included).
+    old = os.umask(0o022)
+    try:
+        cache = IndexCache(tmp_path / "state" / "caches" / "abc")
+    finally:
+        os.umask(old)
+    try:
+        modes = [oct((tmp_path / p).stat().st_mode & 0o777) for p in ("state", "state/caches", "state/caches/abc")]
+        assert modes == ["0o700", "0o700", "0o700"]
+    finally:
+        cache.close()
+
+
+def test_a_folder_that_exists_keeps_its_mode_when_a_cache_opens_in_it(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o755)
+    IndexCache(shared / "abc").close()
+    assert (shared.stat().st_mode & 0o777, (shared / "abc").stat().st_mode & 0o777) == (0o755, 0o700)

@@ -21,6 +21,7 @@ import threading
 import time
 from pathlib import Path
 
+from retriever.memory.locks import private_folder
 from retriever.service.stores.base import (
     REQUEST_TTL,
     SESSION_PROMPTS,
@@ -60,21 +61,6 @@ _DOOMED = (
 )
 
 
-def _private_folder(folder: Path) -> None:
-    """Create ``folder`` and its missing parents 0700 (the store holds every prompt and response); a folder
-    that exists keeps its mode, whoever made it."""
-    missing = []
-    while not folder.exists() and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
-    for made in reversed(missing):
-        try:
-            made.mkdir(mode=0o700)
-        except FileExistsError:  # another process made it meanwhile: its mode is its own
-            continue
-        made.chmod(0o700)  # whatever the umask took away
-
-
 def _private_file(path: Path) -> None:
     """Create the store's file 0600 before SQLite opens it (SQLite would make it 0644 under umask 022)."""
     with contextlib.suppress(FileExistsError):
@@ -112,7 +98,7 @@ class SQLiteStore:
         self._lock = threading.Lock()
         self._logged = self._prompted = 0
         try:
-            _private_folder(path.parent)
+            private_folder(path.parent)
             _private_file(path)
             self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
             # WAL with NORMAL sync: a commit per request costs microseconds, not an fsync.
