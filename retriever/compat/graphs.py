@@ -185,14 +185,20 @@ class GraphRetrieval:
                 "cache_hit": True,
                 "source": "cache",
                 "cache_age_seconds": round(time.time() - hit.created, 3),
-                "cache_size": len(self._cache),
+                "cache_size": self._entries_of(user_id),
                 "elapsed_seconds": round(time.perf_counter() - began, 6),
             }
             return {**response, "context": context, "elapsed_seconds": round(time.perf_counter() - began, 6)}
         response = self._fresh(request, user_id, trees, began)
         self._store(key, versions, response)
-        response["context"]["cache_size"] = len(self._cache)
+        response["context"]["cache_size"] = self._entries_of(user_id)
         return response
+
+    def _entries_of(self, user_id: str | None) -> int:
+        """The cache entries held for ``user_id``: ``cache_size`` counts the asker's own, since a count over
+        every user would tell one how much the others ask (at most ``CACHE_ENTRIES`` keys to look at)."""
+        with self._lock:
+            return sum(key[0] == user_id for key in self._cache)
 
     def _lookup(self, key: tuple[Any, ...], versions: tuple[Any, ...]) -> _Cached | None:
         with self._lock:

@@ -449,3 +449,13 @@ def test_graph_ids_repeated_share_one_cache_entry(service: MemoryService) -> Non
         status, answer = service.memories_retrieve(body, None)
         assert status == 200
     assert answer["context"]["cache_hit"] is True and answer["context"]["cache_size"] == 1
+
+
+def test_cache_size_counts_only_the_asking_users_entries(service: MemoryService) -> None:
+    # A shared count would tell one user how much others have asked.
+    for query in ("on-call pages", "How many sick days do employees earn?"):
+        assert service.memories_retrieve({"query": query, "agent_id": "a"}, "u-1")[0] == 200
+    status, answer = service.memories_retrieve({"query": "on-call pages", "agent_id": "a"}, "u-2")
+    assert status == 200 and answer["context"]["cache_size"] == 1
+    status, again = service.memories_retrieve({"query": "on-call pages", "agent_id": "a"}, "u-1")
+    assert again["context"]["cache_hit"] is True and again["context"]["cache_size"] == 2
