@@ -3,7 +3,8 @@
 Contract: ``split_front_matter(text)`` returns (fields, body, lines the block occupies) or raises
 ``ParseError`` with a reason a user can act on: invalid YAML or TOML, not a mapping, longer than
 ``MAX_FRONT_MATTER``, nested deeper than ``MAX_NESTING`` (5,000 TOML "[" once exhausted the stack),
-or more than ``MAX_VALUES`` values once YAML aliases are expanded (a 600-byte alias bomb is 9^9).
+more than ``MAX_VALUES`` values once YAML aliases are expanded (a 600-byte alias bomb is 9^9), or a
+number of more than ``MAX_DIGITS`` digits.
 """
 
 from __future__ import annotations
@@ -30,20 +31,33 @@ class ParseError(ValueError):
 
 
 _TOO_DEEP = f"front matter is nested too deeply (more than {MAX_NESTING} levels); flatten it"
+MAX_DIGITS = 4_000  # Python refuses to turn an int of more than 4,300 digits into text, and no field needs one
+_TOO_LONG_NUMBER = f"front matter holds a number of more than {MAX_DIGITS:,} digits; quote it as text"
+_MAX_BITS = int(MAX_DIGITS * 3.3219)  # log2(10): an int past this many bits has more than MAX_DIGITS digits
 
 
-_DATE_LIKE = re.compile(r"(?<![\w.-])(\d{4})-(\d{1,2})-(\d{1,2})(?![\w.-])")
+_DATE_LIKE = re.compile(
+    r"(?<![\w.-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt ](\d{1,2}):(\d{2})(?::(\d{2}))?)?(?![\w.-])"
+)
 
 
 def _impossible_date_line(block: str) -> int | None:
-    """The file line of the first date-like value that is no date (YAML's loader names none), if any."""
+    """The file line of the first date-like value that is no date or time of day (YAML's loader names
+    none), if any."""
     for number, text in enumerate(block.splitlines(), start=2):  # the block starts on the file's line 2
         for match in _DATE_LIKE.finditer(text):
+            year, month, day, *clock = match.groups()
             try:
-                dt.date(*map(int, match.groups()))
+                dt.date(int(year), int(month), int(day))
+                dt.time(*(int(part) for part in clock if part is not None))
             except ValueError:
                 return number
     return None
+
+
+def _too_long_number(exc: ValueError) -> bool:
+    """Whether ``exc`` is Python's refusal to convert an int of thousands of digits (a loader met one)."""
+    return "int_max_str_digits" in str(exc)
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
@@ -72,6 +86,8 @@ def _load_yaml(block: str) -> dict[str, Any]:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ParseError(f"invalid YAML front matter{where}: {problem}") from exc
     except (ValueError, OverflowError, TypeError) as exc:  # well-formed YAML, impossible value (2023-13-45)
+        if isinstance(exc, ValueError) and _too_long_number(exc):
+            raise ParseError(_TOO_LONG_NUMBER) from exc
         line = _impossible_date_line(block)
         where = f" at line {line}" if line is not None else ""
         raise ParseError(f"invalid YAML front matter{where}: {exc}") from exc
@@ -84,6 +100,10 @@ def _load_toml(block: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(block)
     except tomllib.TOMLDecodeError as exc:
+        raise ParseError(f"invalid TOML front matter: {exc}") from exc
+    except ValueError as exc:  # well-formed TOML, a number Python will not convert
+        if _too_long_number(exc):
+            raise ParseError(_TOO_LONG_NUMBER) from exc
         raise ParseError(f"invalid TOML front matter: {exc}") from exc
     except RecursionError as exc:  # tomllib recurses per nested array or table: 5,000 "[" exhaust the stack
         raise ParseError(_TOO_DEEP) from exc
@@ -115,11 +135,17 @@ class _Budget:
 
 
 def _json_safe(value: Any, depth: int, budget: _Budget) -> Any:
-    """YAML values made JSON-safe: dates become ISO strings, keys strings.  ``ParseError`` past
-    ``MAX_NESTING`` levels (a YAML alias may even contain itself) or ``MAX_VALUES`` values."""
+    """YAML values made JSON-safe: dates become ISO strings, keys strings, ``!!binary`` its UTF-8 text.
+    ``ParseError`` past ``MAX_NESTING`` levels (a YAML alias may even contain itself), ``MAX_VALUES``
+    values, or for an int of more than ``MAX_DIGITS`` digits (YAML reads ``0xfff…`` without a limit,
+    and the first ``str()`` of it would raise)."""
     budget.spend()
     if isinstance(value, dt.date | dt.datetime | dt.time):
         return value.isoformat()
+    if isinstance(value, int) and value.bit_length() > _MAX_BITS:
+        raise ParseError(_TOO_LONG_NUMBER)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if depth >= MAX_NESTING and isinstance(value, Mapping | list | tuple | set):

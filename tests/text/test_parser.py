@@ -496,3 +496,27 @@ def test_a_piece_repeated_to_40_kb_parses_in_linear_time(piece: str) -> None:
     with contextlib.suppress(ParseError):
         parse_document("rep.md", text)
     assert time.perf_counter() - started < 3
+
+
+def test_an_impossible_time_in_front_matter_names_its_line() -> None:
+    text = "---\ntitle: E\ncreated: 2020-01-01T25:00:00\n---\n# E\n"
+    with pytest.raises(ParseError, match=r"^invalid YAML front matter at line 3: hour must be in 0\.\.23$"):
+        parse_document("e.md", text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\ntitle: 0x" + "f" * 5000 + "\n---\n# A\n",  # YAML reads it as an int of ~6,000 digits
+        "---\nbudget: " + "9" * 5000 + "\n---\n# A\n",
+        "+++\ntitle = " + "1" * 5000 + "\n+++\n# A\n",  # TOML's own int conversion refuses it
+    ],
+)
+def test_a_number_of_thousands_of_digits_in_front_matter_says_to_quote_it(text: str) -> None:
+    with pytest.raises(ParseError, match=r"front matter holds a number of more than 4,000 digits; quote it as text"):
+        parse_document("a.md", text)
+
+
+def test_yaml_binary_front_matter_reads_as_its_text_not_a_bytes_repr() -> None:
+    doc = parse_document("d.md", "---\ntitle: !!binary aGVsbG8=\n---\n# D\n\nbody\n")
+    assert doc.title == "hello"
