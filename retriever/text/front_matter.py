@@ -46,10 +46,11 @@ def _impossible_date_line(block: str) -> int | None:
     none), if any."""
     for number, text in enumerate(block.splitlines(), start=2):  # the block starts on the file's line 2
         for match in _DATE_LIKE.finditer(text):
-            year, month, day, *clock = match.groups()
+            year, month, day, hour, minute, second = match.groups()
             try:
                 dt.date(int(year), int(month), int(day))
-                dt.time(*(int(part) for part in clock if part is not None))
+                if hour is not None:
+                    dt.time(int(hour), int(minute), int(second or 0))
             except ValueError:
                 return number
     return None
