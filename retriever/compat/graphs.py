@@ -6,7 +6,7 @@ is a user's own tree, found from ``X-External-User-Id`` or ``X-On-Behalf-Of``.
 
 A user id is a name, never a path (``canonical_user_id``): NFC-normalised, 1-128 characters that
 are letters, marks, digits or ``_ . @ -``, at most 255 bytes of UTF-8, not starting with ``.``
-(so never ``.`` or ``..``).  Its folder must resolve to a strict child of the users root.  At most
+(so never ``.`` or ``..``).  Its folder must be a real folder (not a symlink) directly in the users root.  At most
 ``RETRIEVER_USER_TREES_CACHED`` user trees stay open, the least recently used closing first.
 
 Each tree runs
@@ -122,14 +122,19 @@ class GraphRetrieval:
             return self._retrievers[root]
 
     def user_retriever(self, user: str) -> Retriever | None:
-        """The retriever of ``user``'s own tree (a canonical id), or None when there is no such folder."""
+        """The retriever of ``user``'s own tree (a canonical id), or None when there is no such folder.
+
+        The folder must be the user's own: a real folder named ``user`` directly in the users root.  A
+        symlink is refused even when it leads inside the users root (``bob -> alice`` would hand alice's
+        tree to a key bound only to bob), as is anything resolving elsewhere; the user then has no tree,
+        as when the folder is missing.  Checked on every request, so a folder swapped later is refused too.
+        """
         root = self.settings.user_trees
         if root is None:
             return None
         folder = root / user
         try:
-            base, real = root.resolve(), folder.resolve()
-            if real == base or not real.is_relative_to(base) or not real.is_dir():
+            if folder.is_symlink() or folder.resolve() != root.resolve() / user or not folder.is_dir():
                 return None
         except OSError:  # unreadable or vanished: the user simply has no tree now
             return None

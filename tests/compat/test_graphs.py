@@ -459,3 +459,13 @@ def test_cache_size_counts_only_the_asking_users_entries(service: MemoryService)
     assert status == 200 and answer["context"]["cache_size"] == 1
     status, again = service.memories_retrieve({"query": "on-call pages", "agent_id": "a"}, "u-1")
     assert again["context"]["cache_hit"] is True and again["context"]["cache_size"] == 2
+
+
+def test_a_user_folder_that_is_a_symlink_to_another_users_folder_is_not_read(users: MemoryService) -> None:
+    (_users_root(users) / "carol").symlink_to("alice")  # resolves inside the users root, but to alice's own tree
+
+    status, body = _codes(users, "carol", allowed_users=frozenset({"carol"}))
+
+    assert status == 200 and _contents(body) == []
+    assert "1234" not in json.dumps(body)
+    assert _contents(_codes(users, "alice")[1]) == ["Alice's launch code is 1234."]  # alice's own folder still reads
