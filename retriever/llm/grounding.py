@@ -1,7 +1,10 @@
 """Whether what the model wrote is supported by the memory text it was given.
 
-Contract: a fact is grounded in a section (``grounded``) when the section contains at least
-``GROUNDED_SHARE`` of its content terms and every one of its numbers.  A summary is grounded in
+Contract: a fact is grounded in a section (``grounded``) when ONE statement of the section (a
+sentence or a clause of it) restates it: that statement, with the lead-in it sits under (a line
+ending in ":", a table's header row), holds every number of the fact as a whole number, every name
+(capitalised word) and role noun of it, and says "not" exactly when the fact does; and that
+statement with its neighbours holds at least ``GROUNDED_SHARE`` of the fact's content terms.  A summary is grounded in
 the facts it summarises (``summary_problem`` is None) when its numbers, links, addresses and
 instruction-like phrases all come from the facts, and no sentence of it has more than
 ``SUMMARY_NEW_SHARE`` of its content words new.
@@ -10,12 +13,24 @@ instruction-like phrases all come from the facts, and no sentence of it has more
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from retriever.text import analyzer
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-GROUNDED_SHARE = 0.8  # of a fact's content terms that its section must contain
+GROUNDED_SHARE = 0.8  # of a fact's content terms that its statement (with its lead-in) must contain
+# A statement's negation decides what it says: "Northwind was not renewed" does not ground "… renewed".
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot)\b|n[’']t\b", re.I)
+# Who does what: a fact that moves a role between people ("the CEO" for "the CTO") shares every other word.
+_ROLES = analyzer.term_set(
+    "ceo cto cfo coo cio ciso cpo cmo vp president chair chairman chairwoman founder cofounder director "
+    "manager head lead owner chief executive officer"
+)
+_STATEMENT_END = re.compile(r"(?<=[.!?])\s+")
+_BLOCK_START = re.compile(r"^\s*(?:[-*+>#|]|\d+[.)]\s)")
+_CLAUSE = re.compile(r";\s+|,\s+(?=(?:but|while|whereas|although|though|however|which|and)\b)", re.I)
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # Of each sentence of a summary, the share of content terms that may come from neither the facts,
 # the question nor _SUMMARY_WORDS.  Per sentence, because an injection or an invention is a sentence
 # of its own, while a faithful paraphrase spreads its new words thinly.  Measured with
@@ -52,14 +67,90 @@ _INSTRUCTION = re.compile(
 
 
 def grounded(statement: str, section_text: str) -> bool:
-    """Whether ``section_text`` supports ``statement``: most of its terms, and all its numbers."""
+    """Whether one statement of ``section_text`` supports ``statement`` (see the module's contract).
+
+    One statement, not the section: words gathered across a section ground a fact no line says
+    ("Alice Wong is the CEO" from "Alice Wong is the CTO" and "Bob Stone is the CEO")."""
     terms = analyzer.term_set(statement)
     if not terms:
         return False
-    present = analyzer.term_set(section_text)
-    if sum(t in present for t in terms) < GROUNDED_SHARE * len(terms):
+    key = _key_terms(statement)
+    negated = bool(_NEGATION.search(statement))
+    return any(_restates(statement, terms, key, negated, candidate) for candidate in _statements(section_text))
+
+
+def _restates(
+    fact: str, terms: frozenset[str], key: tuple[frozenset[str], ...], negated: bool, candidate: _Statement
+) -> bool:
+    own = candidate.lead_in + "\n" + candidate.text
+    if bool(_NEGATION.search(candidate.text)) != negated:
         return False
-    return grounded_numbers(statement, section_text)
+    present = analyzer.term_set(own)
+    if not all(word & present for word in key):
+        return False
+    return sum(t in present for t in terms) >= GROUNDED_SHARE * len(terms) and grounded_numbers(fact, own)
+
+
+@dataclass(frozen=True, slots=True)
+class _Statement:
+    text: str  # a sentence or a clause of one
+    lead_in: str  # the line it sits under ("Owners:", a table's header row), or ""
+
+
+def _statements(section_text: str) -> Iterator[_Statement]:
+    """The sentences of the section's blocks (a wrapped paragraph is one block), and their clauses."""
+    blocks = _blocks(section_text)
+    for i, block in enumerate(blocks):
+        lead_in = _lead_in(blocks, i)
+        for sentence in _STATEMENT_END.split(block):
+            yield _Statement(sentence, lead_in)
+            clauses = _CLAUSE.split(sentence)
+            if len(clauses) > 1:
+                yield from (_Statement(c, lead_in) for c in clauses)
+
+
+def _blocks(text: str) -> list[str]:
+    """Paragraphs, list items and table rows; a line that starts none of them continues the last."""
+    blocks: list[str] = []
+    joined = True
+    for line in text.splitlines():
+        if not line.strip():
+            joined = False
+        elif blocks and joined and not _BLOCK_START.match(line):
+            blocks[-1] += " " + line.strip()
+        else:
+            blocks.append(line.strip())
+            joined = True
+    return blocks
+
+
+def _lead_in(blocks: list[str], i: int) -> str:
+    """What a list item or table row sits under: the table's header row, else a block ending in ":"."""
+    if blocks[i].startswith("|"):
+        first = i
+        while first > 0 and blocks[first - 1].startswith("|"):
+            first -= 1
+        return blocks[first] if first < i else ""
+    return blocks[i - 1] if i > 0 and blocks[i - 1].rstrip().endswith(":") else ""
+
+
+def _key_terms(fact: str) -> tuple[frozenset[str], ...]:
+    """The terms of each of the fact's words that must come from its own statement: names and role
+    nouns (a word is there when one of its terms is: "Acme's" is "acme's" and "acme").
+
+    A name is a word with a capital letter, except a sentence's first word (capitalised by grammar)
+    unless it is an acronym or starts a run of capitalised words ("Alice Wong")."""
+    words = [(m.group(), m.start()) for m in _WORD.finditer(fact)]
+    names = []
+    for i, (word, start) in enumerate(words):
+        if not any(ch.isupper() for ch in word):
+            continue
+        initial = not fact[:start].strip() or fact[:start].rstrip()[-1] in ".!?:;"
+        following = words[i + 1][0] if i + 1 < len(words) else ""
+        if not initial or (word.isupper() and len(word) > 1) or following[:1].isupper():
+            names.append(word)
+    roles = [w for w, _ in words if analyzer.term_set(w) & _ROLES]
+    return tuple(t for t in map(analyzer.term_set, [*names, *roles]) if t)
 
 
 def summary_problem(summary: str, facts: Sequence[str], question: str) -> str | None:
@@ -113,5 +204,22 @@ def _foreign(pattern: re.Pattern[str], summary: str, source: str) -> bool:
 
 
 def grounded_numbers(text: str, source: str) -> bool:
-    squashed = source.replace(",", "")
-    return all(n.replace(",", "") in squashed for n in _NUMBER.findall(text))
+    """Whether every number of ``text`` is a whole number of ``source``: "10" is not in "100", and
+    "1,000" is "1000", "2.50" is "2.5" (a comma before three digits separates thousands, else it is
+    a decimal point)."""
+    have = _numbers(source)
+    return all(n in have for n in _numbers(text))
+
+
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(_normal_number(n) for n in _NUMBER.findall(text))
+
+
+def _normal_number(number: str) -> str:
+    parts = re.split(r"([.,])", number)
+    out = parts[0]
+    for sep, digits in zip(parts[1::2], parts[2::2], strict=True):
+        out += digits if sep == "," and len(digits) == 3 else "." + digits
+    whole, dot, decimals = out.partition(".")
+    decimals = decimals.rstrip("0")
+    return (whole.lstrip("0") or "0") + ("." + decimals if dot and decimals else "")
