@@ -122,16 +122,34 @@ def summarize(
 
 
 def _summary(
-    facts: tuple[Fact, ...], coverage: str, ctx: Context, question: str, relations: tuple[Relationship, ...]
+    facts: tuple[Fact, ...], coverage: str, ctx: Context, asked: tuple[str, str], relations: tuple[Relationship, ...]
 ) -> str:
-    """The model's summary of the kept facts when one is configured, else the extractive one."""
-    if ctx.llm is not None and facts:
-        from retriever.llm.guided import guide_summary  # loaded only with a model: see pipeline.context
+    """The model's summary of the kept facts when one is configured and grounded, else the extractive one.
 
-        written = guide_summary(ctx.llm, question, [f.statement for f in facts[:SUMMARY_FACTS]])
-        if written is not None:
+    ``asked`` is (the query retrieval worked on, the words the user gave).  The model summarises the
+    query, but only the facts and the user's words count as known when its summary is judged: a
+    query the model rewrote is its own text, and a claim in it would otherwise pass as "asked"."""
+    question, own_words = asked
+    if ctx.llm is not None and facts:
+        from retriever.llm.grounding import summary_problem  # loaded only with a model: see pipeline.context
+        from retriever.llm.guided import guide_summary
+
+        statements = [f.statement for f in facts[:SUMMARY_FACTS]]
+        written = guide_summary(ctx.llm, question, statements)
+        problem = None if written is None else summary_problem(written, statements, own_words)
+        if written is not None and problem is None:
             return written
+        if problem is not None:
+            ctx.llm.fall_back("summary", problem)
     return summarize(facts, coverage, question, relations)
+
+
+def _users_words(state: Run, ctx: Context) -> str:
+    """The user's own words: the prompt, and the query when triage rewrote it offline (from the
+    session's earlier prompts, which are the user's too) rather than the model."""
+    prompt = state.request.prompt if state.request else ""
+    model_rewrote = ctx.llm is not None and "triage" in ctx.llm.guided
+    return prompt if model_rewrote else f"{prompt}\n{state.query_text}"
 
 
 def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Query) -> Retrieval:
@@ -144,7 +162,7 @@ def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Qu
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
     relations = relationships(docs, memory, resolve)
     return Retrieval(
-        context_summary=_summary(facts, cover, ctx, question, relations),
+        context_summary=_summary(facts, cover, ctx, (question, _users_words(state, ctx)), relations),
         facts=facts,
         entities=entities(docs, memory, resolve),
         relationships=relations,

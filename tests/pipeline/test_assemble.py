@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from conftest import TreeFactory
 from fixtures import ACME
+from llm_server import Reply, answer, serve_for, stage_of
 
-from retriever import Retriever
+from retriever import Retriever, Settings
 from retriever.pipeline import confidence
 from retriever.pipeline.assemble import summarize
 from retriever.pipeline.results import Fact, Relationship
@@ -84,3 +88,35 @@ def test_long_excerpts_are_cut_with_a_visible_marker(make_tree: TreeFactory) -> 
     assert documents[0]["excerpt"].endswith(" … [truncated]")
     assert len(documents[0]["excerpt"]) <= 700 + len(" … [truncated]")
     assert documents[0]["lines"] == [1, 3]
+
+
+def _inventing_rewriter(request: dict[str, Any]) -> Reply:
+    """A model whose rewritten query carries a claim, and whose summary repeats it."""
+    stage = stage_of(request)
+    if stage == "TriageAnswer":
+        return answer(
+            {
+                "decision": "retrieve",
+                "reasoning": "A follow-up.",
+                "rewritten_query": "Was Zed Quill appointed interim chief executive of the billing migration?",
+            }
+        )
+    if stage == "SummaryAnswer":
+        return answer({"summary": "Zed Quill was appointed interim chief executive of the billing migration."})
+    if stage == "TargetAnswer":
+        return answer({"sections": []})
+    return answer({"facts": []})
+
+
+def test_a_summary_may_not_take_words_from_the_models_rewritten_query(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for server in serve_for(monkeypatch):
+        server.script = _inventing_rewriter
+        settings = Settings.from_env(llm_model="test-model", llm_max_calls=4)
+        result = Retriever(make_tree(ACME), settings).retrieve("and who runs it?", history=["the billing migration"])
+        assert result.structured["triage"]["rewritten_query"].startswith("Was Zed Quill")
+        assert "Zed Quill" not in result.structured["retrieval"]["context_summary"]
+        fallbacks = result.structured["diagnostics"]["llm"]["fallbacks"]
+        assert any(f["stage"] == "summary" and "words the facts do not" in f["reason"] for f in fallbacks)
+        assert "summary" not in result.structured["diagnostics"]["llm"]["stages_guided"]
