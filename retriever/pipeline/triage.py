@@ -164,6 +164,16 @@ def person_check(memory: Memory) -> IsPerson:
     return is_person
 
 
+def _attributed(reasoning: str) -> str:
+    """The model's reasoning as one bounded line said to be the model's ("the model: …"), or "" when it
+    gave none.  It goes into the report's **Reasoning:** line and ``triage.reasoning`` as data: it can
+    neither start a line of its own (a heading, a cited fact) nor grow the report."""
+    from retriever.llm.prompts import model_text  # loaded only with a model: see pipeline.context
+
+    said = model_text(reasoning)
+    return f"the model: {said}" if said else ""
+
+
 def run(state: Run, ctx: Context) -> Run:
     assert state.request is not None
     result = triage(state.request.prompt, ctx.history, person_check(ctx.memory) if ctx.memory else None)
@@ -172,7 +182,9 @@ def run(state: Run, ctx: Context) -> Run:
 
         guided = guide_triage(ctx.llm, state.request.prompt, ctx.history[-HISTORY_FOR_TRIAGE:])
         if guided is not None:
-            result = Triage("retrieve", guided.reasoning.strip() or result.reasoning, guided.rewritten_query.strip())
+            result = Triage(
+                "retrieve", _attributed(guided.reasoning) or result.reasoning, guided.rewritten_query.strip()
+            )
     memory = ctx.memory
     query = analyze(
         result.rewritten_query or state.request.prompt,

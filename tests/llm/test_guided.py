@@ -116,7 +116,7 @@ def test_with_session_history_triage_rewrites_and_the_call_budget_holds(root: Pa
     assert llm.stages() == ["TriageAnswer", "TargetAnswer", "ExtractAnswer"]  # 3 calls: the summary stays offline
     triage = result.structured["triage"]
     assert triage["rewritten_query"] == "Who owns the billing migration project?"
-    assert triage["reasoning"] == "A follow-up about the billing migration."
+    assert triage["reasoning"] == "the model: A follow-up about the billing migration."
     assert _llm_diagnostics(result)["fallbacks"] == [{"stage": "summary", "reason": "call budget of 3 spent"}]
     assert result.structured["retrieval"]["context_summary"] == _offline_summary(result)
 
