@@ -40,7 +40,7 @@ def read(root: Path, task: Task, max_bytes: int) -> Record:
 def _read(root: Path, task: Task, max_bytes: int) -> Record:
     entry = task.entry
     try:
-        text, sha1 = reader.read_text(root, entry.rel_path, max_bytes)
+        text, sha1 = reader.read_text(root, entry.rel_path, max_bytes, entry)  # only the file the walk vetted
     except reader.Unreadable as exc:
         return Record(entry, "", None, str(exc))
     if sha1 == task.known_sha1 and task.indexed:

@@ -6,8 +6,10 @@ Contract:
   paths.  Symlinks that lead outside the root or loop, FIFOs, sockets and devices, names that are not
   UTF-8 and folders deeper than ``MAX_DEPTH`` come back as ``Skipped`` with a reason; a tree
   larger than ``max_files`` raises ``ConfigError``.
-- ``read_text(root, rel_path, max_bytes)`` returns (text, sha1) or raises ``Unreadable`` with a
-  reason: over the size limit, not a regular file, binary, not UTF-8.  It never blocks.
+- ``read_text(root, rel_path, max_bytes, vetted)`` returns (text, sha1) or raises ``Unreadable`` with a
+  reason: over the size limit, not a regular file, binary, not UTF-8, or not the file that was vetted
+  (``vetted``: the walk's ``Entry``; without one the path is vetted as the walk would, just before).  It
+  opens only that file: never a symlink swapped in since, nor anything outside the root.  It never blocks.
 Nothing here parses markdown; nothing else in the core opens memory files.
 """
 
@@ -42,11 +44,18 @@ class Unreadable(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """A markdown file found in the tree."""
+    """A markdown file found in the tree.
+
+    ``identity`` is the (st_dev, st_ino) of the file the walk vetted (a symlink's target, for a link it
+    accepted) and ``link`` says whether it was reached through a symlink: ``read_text`` opens that file
+    and no other.  Both are left out of comparisons: they say which file to read, not what it holds.
+    """
 
     rel_path: str
     size: int
     mtime_ns: int
+    identity: tuple[int, int] | None = field(default=None, compare=False)
+    link: bool = field(default=False, compare=False)
 
 
 def is_memory_file(rel_path: str) -> bool:
@@ -196,7 +205,7 @@ def _entry(root: Path, child: os.DirEntry[str], rel: str, skipped: list[Skipped]
     if not S_ISREG(stat.st_mode):
         skipped.append(Skipped(rel, _not_regular(stat.st_mode, child)))
         return None
-    return Entry(rel, stat.st_size, stat.st_mtime_ns)
+    return Entry(rel, stat.st_size, stat.st_mtime_ns, (stat.st_dev, stat.st_ino), child.is_symlink())
 
 
 def _stat_problem(exc: OSError, child: os.DirEntry[str]) -> str:
@@ -214,19 +223,31 @@ def _not_regular(mode: int, child: os.DirEntry[str]) -> str:
     return f"not a regular file ({kind}); remove it or give it a name without .md"
 
 
-def read_text(root: Path, rel_path: str, max_bytes: int) -> tuple[str, str]:
+_CHANGED = (
+    "changed since the tree was listed (replaced, or swapped for a symlink); it is read again at the next refresh"
+)
+
+
+def read_text(root: Path, rel_path: str, max_bytes: int, vetted: Entry | None = None) -> tuple[str, str]:
     """The file's text (UTF-8, BOM removed) and the SHA-1 of its bytes.
 
+    Reads only the file ``vetted`` names (the walk's entry; without one the path is vetted now, as the
+    walk would): a plain file is opened without following a symlink, an accepted symlink through its
+    target, which must still lie inside the root, and either way the opened file must be the one vetted
+    (same device and inode).  Otherwise a file swapped for a symlink between the walk and the read
+    would be read through it: another user's file, or one outside the root, cited as this one.
     Never blocks: the file is opened non-blocking and refused unless it is a regular file (a FIFO
     swapped in after the scan would otherwise hang the read), and at most ``max_bytes`` + 1 bytes are read.
     """
-    try:
-        fd = os.open(root / rel_path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise Unreadable(f"cannot be read: {exc.strerror}") from exc
+    fresh = vetted is None or vetted.identity is None  # no walk behind it: vetted here, and checked again below
+    if vetted is None or fresh:
+        vetted = vet(root, rel_path)
+    fd = _open_vetted(root, vetted)
     with os.fdopen(fd, "rb") as handle:
         try:
             stat = os.fstat(fd)
+            if (stat.st_dev, stat.st_ino) != vetted.identity:
+                raise Unreadable(_CHANGED)
             if not S_ISREG(stat.st_mode):
                 raise Unreadable("not a regular file; remove it or give it a name without .md")
             check_size(stat.st_size, max_bytes)
@@ -234,7 +255,45 @@ def read_text(root: Path, rel_path: str, max_bytes: int) -> tuple[str, str]:
         except OSError as exc:
             raise Unreadable(f"cannot be read: {exc.strerror}") from exc
     check_size(len(data), max_bytes)  # it grew since the stat
+    if fresh and not Path(os.path.realpath(root / rel_path)).is_relative_to(root.resolve()):
+        raise Unreadable(_CHANGED)  # a folder swapped for a symlink while ``vet`` looked: vetted and read outside
     return decode(data)
+
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_vetted(root: Path, vetted: Entry) -> int:
+    """A descriptor of the path the walk vetted, opened without following a symlink at its last step."""
+    path = root / vetted.rel_path
+    if vetted.link:  # the target, as it resolves now, and only while it is still inside the root
+        path = Path(os.path.realpath(path))
+        if not path.is_relative_to(root.resolve()):
+            raise Unreadable(_CHANGED)
+    try:
+        return os.open(path, _FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink where the walk saw a plain file
+            raise Unreadable(_CHANGED) from exc
+        raise Unreadable(f"cannot be read: {exc.strerror}") from exc
+
+
+def vet(root: Path, rel_path: str) -> Entry:
+    """The entry the walk would make of ``rel_path`` now; ``Unreadable`` where it would skip the file.
+
+    For readers that hold a path but no entry (``retriever check`` reads the files an index lists): the
+    link must lead inside the root, and the path must resolve inside it (no folder swapped for a symlink).
+    """
+    path = root / rel_path
+    base = root.resolve()
+    try:
+        link = path.is_symlink()
+        if not Path(os.path.realpath(path)).is_relative_to(base):
+            raise Unreadable("symlink leads outside the memory root; copy the file in instead")
+        stat = os.stat(path)
+    except OSError as exc:
+        raise Unreadable(f"cannot be read: {exc.strerror}") from exc
+    return Entry(rel_path, stat.st_size, stat.st_mtime_ns, (stat.st_dev, stat.st_ino), link)
 
 
 def check_size(size: int, max_bytes: int) -> None:

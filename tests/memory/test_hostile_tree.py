@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from retriever.retriever import Retriever
 from retriever.service.service import MemoryService
 from retriever.service.stores.sqlite import SQLiteStore
 from retriever.service.tools import TOOL_NAME
+from retriever.text import reader
 
 QUESTION = "How many sick days do employees earn?"
 ANSWER = "Employees earn 10 sick days per year."
@@ -201,3 +202,82 @@ def test_a_refresh_failure_is_named_in_health_while_the_last_index_answers(
         assert any("the last refresh failed" in w for w in result["structuredContent"]["diagnostics"]["warnings"])
     finally:
         service.close()
+
+
+# -- a file swapped for a symlink between the walk and the read ----------------------------------------
+
+PRIVATE = "Alice's salary is 987,654 a year."
+
+
+def _swapping_scan(monkeypatch: pytest.MonkeyPatch, swap: Callable[[], None]) -> None:
+    """Run ``swap`` right after each scan, before any file is read: the race, made deterministic."""
+    real_scan = reader.scan
+
+    def scan_then_swap(root: Path, max_files: int = reader.DEFAULT_MAX_FILES) -> Any:
+        found = real_scan(root, max_files)
+        swap()
+        return found
+
+    monkeypatch.setattr(reader, "scan", scan_then_swap)
+
+
+def _users(tmp_path: Path) -> tuple[Path, Path]:
+    """dave's tree beside alice's private file: (dave's root, alice's file)."""
+    private = tmp_path / "users" / "alice" / "private.md"
+    private.parent.mkdir(parents=True)
+    private.write_text(f"# Pay\n\n{PRIVATE}\n")
+    dave = tmp_path / "users" / "dave"
+    dave.mkdir()
+    (dave / "flip.md").write_text("# Flip\n\nDave's plain note about the launch.\n")
+    return dave, private
+
+
+def _indexed_text(root: Path, tmp_path: Path) -> str:
+    memory = Memory.open(root, Settings.from_env(state_dir=tmp_path / "state"))
+    return " ".join(repr(memory.document(rel)) for rel in memory.state.catalog)
+
+
+def test_a_plain_file_swapped_for_a_symlink_after_the_walk_is_not_read_through_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dave, _ = _users(tmp_path)
+
+    def swap() -> None:
+        (dave / "flip.md").unlink()
+        (dave / "flip.md").symlink_to(Path("..") / "alice" / "private.md")
+
+    _swapping_scan(monkeypatch, swap)
+
+    assert "987,654" not in _indexed_text(dave, tmp_path)
+
+
+def test_a_symlink_the_walk_accepted_and_then_retargeted_outside_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dave, private = _users(tmp_path)
+    (dave / "alias.md").symlink_to("flip.md")  # inside the root: accepted by the walk
+
+    def swap() -> None:
+        (dave / "alias.md").unlink()
+        (dave / "alias.md").symlink_to(private)
+
+    _swapping_scan(monkeypatch, swap)
+
+    text = _indexed_text(dave, tmp_path)
+    assert "987,654" not in text
+    assert "Dave's plain note" in text  # flip.md itself is still read
+
+
+def test_retriever_check_does_not_read_a_file_swapped_for_a_symlink_outside_after_indexing(
+    tmp_path: Path,
+) -> None:
+    from retriever.lint import tree as lint_tree
+
+    dave, private = _users(tmp_path)
+    memory = Memory.open(dave, Settings.from_env(state_dir=tmp_path / "state"))
+    (dave / "flip.md").unlink()
+    (dave / "flip.md").symlink_to(private)
+
+    loaded = lint_tree.load(memory, frozenset())
+
+    assert all("987,654" not in line for file in loaded.files for line in file.lines)

@@ -259,3 +259,61 @@ def test_a_tree_of_many_other_files_stops_the_scan_too(make_tree: TreeFactory) -
     root = make_tree({f"img{i}.png": b"x" for i in range(ENTRIES_PER_FILE * 2 + 1)})
     with pytest.raises(ConfigError, match=r"holds more than 40 files and folders .*RETRIEVER_MAX_FILES"):
         scan(root, max_files=2)
+
+
+# read_text reads only the file the walk vetted
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="O_NOFOLLOW unsupported")
+def test_read_text_refuses_a_plain_file_swapped_for_a_symlink_since_the_walk(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    root = make_tree({"flip.md": "mine", "other.md": "someone else's"})
+    outside = tmp_path / "outside.md"
+    outside.write_text("the outside secret", encoding="utf-8")
+    entries = {e.rel_path: e for e in scan(root)[0]}
+    for target in (outside, root / "other.md"):  # outside the root, or another file of it: either is not flip.md
+        (root / "flip.md").unlink()
+        (root / "flip.md").symlink_to(target)
+        with pytest.raises(Unreadable, match="changed since the tree was listed"):
+            read_text(root, "flip.md", 1000, entries["flip.md"])
+
+
+def test_read_text_refuses_a_symlink_the_walk_accepted_once_it_leads_elsewhere(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    root = make_tree({"a.md": "a", "b.md": "b"})
+    (root / "alias.md").symlink_to("a.md")
+    entries = {e.rel_path: e for e in scan(root)[0]}
+    assert read_text(root, "alias.md", 1000, entries["alias.md"])[0] == "a"
+    outside = tmp_path / "outside.md"
+    outside.write_text("the outside secret", encoding="utf-8")
+    for target in (outside, root / "b.md"):
+        (root / "alias.md").unlink()
+        (root / "alias.md").symlink_to(target)
+        with pytest.raises(Unreadable, match="changed since the tree was listed"):
+            read_text(root, "alias.md", 1000, entries["alias.md"])
+
+
+def test_read_text_refuses_a_file_replaced_by_another_since_the_walk(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "old"})
+    (entry,) = scan(root)[0]
+    (root / "new.md").write_text("new", encoding="utf-8")
+    os.replace(root / "new.md", root / "a.md")  # an editor's atomic save: a new inode at the same path
+    with pytest.raises(Unreadable, match="changed since the tree was listed"):
+        read_text(root, "a.md", 1000, entry)
+    assert read_text(root, "a.md", 1000)[0] == "new"  # vetted afresh, it reads
+
+
+def test_read_text_without_an_entry_refuses_a_symlink_or_folder_leading_outside(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    root = make_tree({"a.md": "a"})
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "x.md").write_text("the outside secret", encoding="utf-8")
+    (root / "out.md").symlink_to(outside / "x.md")
+    (root / "dir").symlink_to(outside)
+    for rel in ("out.md", "dir/x.md"):
+        with pytest.raises(Unreadable, match="outside the memory root"):
+            read_text(root, rel, 1000)
