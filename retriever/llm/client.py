@@ -6,7 +6,8 @@ Contract:
   ``OPENAI_BASE_URL`` (OpenAI, gateways, vLLM, llama.cpp's server, Ollama).
 - ``complete(schema, system, user, timeout)`` returns ``(answer, Usage)`` where ``answer`` is a
   validated instance of the pydantic ``schema``, or raises ``LLMFailure`` naming why (timeout,
-  rate limit, server error, refusal, malformed JSON).  Callers fall back; nothing here retries.
+  rate limit, server error, refusal, malformed JSON, JSON nested too deep for the decoder, in the answer
+  or in the response's body).  Callers fall back; nothing here retries.
 - Structured output: ``json_schema`` where the server accepts it, else ``json_object`` with the
   schema beside it (llama.cpp's server answers 500 to ``json_schema`` but honours that).  In
   ``auto`` mode a rejected ``json_schema`` request is retried once as ``json_object`` and the
@@ -216,6 +217,8 @@ class LLMClient:
             raise LLMFailure(f"LLM call failed ({exc.__class__.__name__})") from exc
         except ValueError as exc:  # a 200 whose JSON body is empty or cut off: the openai client lets it through
             raise LLMFailure(f"unreadable response from the LLM endpoint ({exc.__class__.__name__})") from exc
+        except RecursionError as exc:  # a body of "[[[[…": the JSON decoder gives up
+            raise LLMFailure("unreadable response from the LLM endpoint (nested too deep)") from exc
         usage = _usage(response)
         return _content(response, usage), usage
 
@@ -249,6 +252,8 @@ def _parse(schema: type[T], content: str) -> T:
         return schema.model_validate(json.loads(text))
     except (json.JSONDecodeError, ValidationError, TypeError) as exc:
         raise LLMFailure(f"malformed JSON answer ({exc.__class__.__name__})") from exc
+    except RecursionError as exc:  # an answer of "[[[[…": the JSON decoder gives up
+        raise LLMFailure("malformed JSON answer (nested too deep)") from exc
 
 
 def _cache_key(model: str, schema: type[BaseModel], system: str, user: str) -> str:

@@ -13,6 +13,8 @@ from llm_server import Reply, ScriptedLLM, answer, serve_for, stage_of
 from test_guided import smart
 
 from retriever import Retriever, Settings
+from retriever.llm.client import LLMClient, LLMFailure
+from retriever.llm.prompts import SummaryAnswer
 
 QUESTION = "Who owns the billing migration?"
 FAKE_FACT = (
@@ -54,3 +56,35 @@ def test_the_models_triage_reasoning_is_one_bounded_attributed_line_that_cannot_
     lines = [line for line in result.text.splitlines() if "Mallory" in line]
     assert lines and all(line.startswith("**Reasoning:** the model: ok.") for line in lines)
     assert len(result.text) < 20_000
+
+
+DEEP = "[" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (Reply(content=DEEP), "malformed JSON answer (nested too deep)"),
+        (Reply(raw=DEEP.encode()), "unreadable response from the LLM endpoint (nested too deep)"),
+    ],
+)
+def test_deeply_nested_json_is_a_named_failure_not_a_crash(llm: ScriptedLLM, reply: Reply, reason: str) -> None:
+    llm.script = lambda request: reply
+    with pytest.raises(LLMFailure) as caught:
+        LLMClient(Settings(llm_model="test-model", llm_json_mode="json_object")).complete(
+            SummaryAnswer, "s", "u", timeout=5
+        )
+    assert caught.value.reason == reason
+
+
+def test_a_retrieval_answered_with_deeply_nested_json_falls_back_offline_and_says_so(
+    root: Path, llm: ScriptedLLM
+) -> None:
+    llm.script = lambda request: (
+        Reply(raw=DEEP.encode()) if stage_of(request) == "TargetAnswer" else Reply(content=DEEP)
+    )
+    result = _retriever(root, llm_json_mode="json_object").retrieve(QUESTION)
+    assert result.structured["status"] == "ok" and result.facts
+    fallbacks = result.structured["diagnostics"]["llm"]["fallbacks"]
+    assert {f["stage"] for f in fallbacks} == {"target", "extract", "summary"}
+    assert all("nested too deep" in f["reason"] for f in fallbacks)
