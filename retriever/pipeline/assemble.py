@@ -19,7 +19,7 @@ from retriever.pipeline import confidence
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.phrasing import fact_sentence, relation_answer
 from retriever.pipeline.query import Query
-from retriever.pipeline.results import Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
+from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
 from retriever.text.markup import truncate
 from retriever.text.models import Document
 from retriever.text.vocabulary import NOT_PROPERTIES, RELATION_FIELDS, names
@@ -152,9 +152,19 @@ def _users_words(state: Run, ctx: Context) -> str:
     return prompt if model_rewrote else f"{prompt}\n{state.query_text}"
 
 
+def _mark_model_written(facts: tuple[Fact, ...], candidates: tuple[Candidate, ...]) -> tuple[Fact, ...]:
+    """The facts, those in the model's wording marked: an LLM-extracted statement that no statement
+    of the memory says word for word (a verbatim copy is the memory's wording)."""
+    memory = {(c.target.section_id, c.statement) for c in candidates if c.kind != "llm"}
+    model = {(c.target.section_id, c.statement) for c in candidates if c.kind == "llm"} - memory
+    return tuple(
+        dataclasses.replace(f, model_written=True) if (f.section_id, f.statement) in model else f for f in facts
+    )
+
+
 def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Query) -> Retrieval:
     """The retrieval: facts with entities, relationships, excerpts, answerability, coverage and a summary."""
-    facts, question = state.facts, state.query_text
+    facts, question = _mark_model_written(state.facts, state.candidates), state.query_text
     docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
     resolve = memory.resolve
     answerability = confidence.estimate(memory, query, phase1.targets, facts, state.candidates, state.speakers)

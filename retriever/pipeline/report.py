@@ -48,6 +48,8 @@ from retriever.pipeline.phrasing import relation_lines
 from retriever.pipeline.results import Diagnostics, Excerpt, Fact, LLMUse, Phase1, Retrieval, Triage
 from retriever.pipeline.target import estimate_tokens
 
+MODEL_WORDING = "model's wording"  # marks a fact the model wrote, so a reader checks it against the lines cited
+
 
 def _percent(score: float) -> str:
     return f"{round(score * 100)}%"
@@ -63,7 +65,15 @@ def _source(fact: Fact) -> str:
     heading = fact.tree_path.split(" > ")[-1]
     where = f"{fact.source_path}:{fact.lines[0]}"
     label = fact.source_title if heading == fact.source_title else f"{fact.source_title} § {heading}"
-    notes = [n for n, on in (("superseded", fact.when.superseded), ("uncommitted", fact.when.uncommitted)) if on]
+    notes = [
+        n
+        for n, on in (
+            ("superseded", fact.when.superseded),
+            ("uncommitted", fact.when.uncommitted),
+            (MODEL_WORDING, fact.model_written),
+        )
+        if on
+    ]
     return f"{label}, {where}" + (f"; {', '.join(notes)}" if notes else "")
 
 
@@ -283,6 +293,15 @@ def _mode(ctx: Context) -> str:
     return note + (f"; offline for {_fallbacks(run.fallbacks)}." if run.fallbacks else ".")
 
 
+def _model_wording_note(retrieval: Retrieval) -> str:
+    """How many facts the model wrote, for the report's mode note ("" when none): the structured
+    facts carry no such field (seed 000's fact shape), so the report says it once here and marks each."""
+    count = sum(f.model_written for f in retrieval.facts)
+    if not count:
+        return ""
+    return f' {count} of {len(retrieval.facts)} facts are in the model\'s wording (marked "{MODEL_WORDING}").'
+
+
 def _fallbacks(fallbacks: list[tuple[str, str]]) -> str:
     return "; ".join(f"{stage} ({reason})" for stage, reason in fallbacks) or "no stage needed it"
 
@@ -328,6 +347,7 @@ def diagnostics(state: Run, ctx: Context) -> Diagnostics:
 def run(state: Run, ctx: Context) -> Run:
     assert state.request is not None and state.triage is not None and state.retrieval is not None
     phase1 = state.phase1 or Phase1("none", 0, (), "")
-    text = render(state.request.prompt, state.triage, phase1, state.retrieval, mode_note(ctx))
+    note = mode_note(ctx) + _model_wording_note(state.retrieval)
+    text = render(state.request.prompt, state.triage, phase1, state.retrieval, note)
     content = structured(text, ctx.readiness, state.triage, phase1, state.retrieval, diagnostics(state, ctx))
     return dataclasses.replace(state, text=text, structured=content)

@@ -86,6 +86,7 @@ class Fact:
     when: When = field(default_factory=lambda: When())
     cells: tuple[tuple[str, str], ...] = ()  # a table row's (column, value) pairs, to phrase it as a sentence
     speaker: str | None = None  # the transcript turn's speaker label (``Candidate.speaker``)
+    model_written: bool = False  # the model's wording of a statement (an LLM-extracted fact), not the memory's
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import Any
 
-from retriever import Retriever
+import pytest
+from conftest import TreeFactory
+from fixtures import ACME
+from llm_server import Reply, answer, outline_ids, section_blocks, serve_for, stage_of
+
+from retriever import Retriever, Settings
 from retriever.errors import RetrievalTimeout
 from retriever.pipeline.report import error_content, error_text, render
 from retriever.pipeline.results import Entity, Excerpt, Fact, Phase1, Relationship, Retrieval, Target, Triage
@@ -129,3 +136,49 @@ def test_a_who_question_over_the_bundled_memory_says_the_owner_in_the_text_repor
     answer = "Helix EU Data Residency: owner Andriy Lysenko, follow-up owner Hannah Clarke"
     assert summary.startswith(f"**Summary:** {answer}")
     assert "- **Helix EU Data Residency** (project): lead Andriy Lysenko; follow-up owner Hannah Clarke" in text
+
+
+def test_a_fact_in_the_models_wording_is_marked_beside_its_source() -> None:
+    written = dataclasses.replace(_fact("Tier-1 accounts include one broadcaster.", 0.9), model_written=True)
+    retrieval = Retrieval("Clients.", (written, _fact("Three accounts drive MRR.", 0.8)), (), (), (), 0.85, "partial")
+    facts = [line for line in render("Who?", TRIAGE, Phase1("none", 0, (), ""), retrieval).splitlines() if "**" in line]
+    assert facts[-2].endswith("client_organizations.md:12; model's wording)")
+    assert facts[-1].endswith("client_organizations.md:12)")
+
+
+def _paraphrasing(request: dict[str, Any]) -> Reply:
+    """A model that restates the billing migration's progress in its own words, and one line verbatim."""
+    stage = stage_of(request)
+    if stage == "ExtractAnswer":
+        key = next(k for k, text in section_blocks(request).items() if "60%" in text)
+        facts = [
+            {"statement": "The migration of billing is 60% complete.", "source": key, "relevance": 0.95},
+            {
+                "statement": "The billing migration is 60% complete and due on 2026-12-15.",
+                "source": key,
+                "relevance": 0.9,
+            },
+        ]
+        return answer({"facts": facts})
+    if stage == "TargetAnswer":
+        ids = outline_ids(request)
+        return answer(
+            {"sections": [{"id": i, "relevance_reason": "billing"} for i, p in ids.items() if "Billing" in p]}
+        )
+    return Reply(status=500)
+
+
+def test_the_report_says_which_facts_the_model_wrote(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    for server in serve_for(monkeypatch):
+        server.script = _paraphrasing
+        result = Retriever(make_tree(ACME), Settings.from_env(llm_model="test-model")).retrieve(
+            "How far along is the billing migration?"
+        )
+        lines = result.text.splitlines()
+        marked = [line for line in lines if line.endswith("; model's wording)")]
+        assert len(marked) == 1 and "The migration of billing is 60% complete." in marked[0]
+        assert any("**The billing migration is 60% complete and due on 2026-12-15.**" in line for line in lines)
+        assert "1 of " in result.text and "facts are in the model's wording" in result.text
+        assert [f["statement"] for f in result.structured["retrieval"]["facts"]].count(
+            "The migration of billing is 60% complete."
+        ) == 1
