@@ -28,6 +28,9 @@ Resolve = Callable[[str], str | None]  # a name → the document it refers to (`
 
 MAX_ENTITIES, MAX_RELATIONSHIPS = 12, 24
 SUMMARY_FACTS = 8  # facts a model summary is built from
+# A fact's statement as shown: one 2 MB line of memory is one statement, which would be one 2 MB fact
+# (three copies in an MCP response).  Cut here, at output, so ranking still reads the whole statement.
+MAX_STATEMENT_CHARS = 1000
 
 
 def _properties(doc: Document, memory: Memory) -> dict[str, Any]:
@@ -162,9 +165,16 @@ def _mark_model_written(facts: tuple[Fact, ...], candidates: tuple[Candidate, ..
     )
 
 
+def _bounded(fact: Fact) -> Fact:
+    """The fact with its statement cut at ``MAX_STATEMENT_CHARS``, at a word boundary, marked " …"."""
+    statement, cut = truncate(fact.statement, MAX_STATEMENT_CHARS, marker=" …")
+    return dataclasses.replace(fact, statement=statement) if cut else fact
+
+
 def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Query) -> Retrieval:
     """The retrieval: facts with entities, relationships, excerpts, answerability, coverage and a summary."""
-    facts, question = _mark_model_written(state.facts, state.candidates), state.query_text
+    facts = tuple(map(_bounded, _mark_model_written(state.facts, state.candidates)))
+    question = state.query_text
     docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
     resolve = memory.resolve
     answerability = confidence.estimate(memory, query, phase1.targets, facts, state.candidates, state.speakers)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from llm_server import Reply, answer, serve_for, stage_of
 
 from retriever import Retriever, Settings
 from retriever.pipeline import confidence
-from retriever.pipeline.assemble import summarize
+from retriever.pipeline.assemble import MAX_STATEMENT_CHARS, summarize
 from retriever.pipeline.results import Fact, Relationship
 
 
@@ -120,3 +121,13 @@ def test_a_summary_may_not_take_words_from_the_models_rewritten_query(
         fallbacks = result.structured["diagnostics"]["llm"]["fallbacks"]
         assert any(f["stage"] == "summary" and "words the facts do not" in f["reason"] for f in fallbacks)
         assert "summary" not in result.structured["diagnostics"]["llm"]["stages_guided"]
+
+
+def test_a_huge_one_line_statement_is_shown_cut_at_a_word_boundary(make_tree: TreeFactory) -> None:
+    line = "Zebra rollout notes: " + " ".join(f"step{i} done" for i in range(40_000))  # ~440 KB, one line
+    result = Retriever(make_tree({"notes.md": f"# Zebra rollout\n\n{line}\n"})).retrieve("zebra rollout notes")
+    statement = result.structured["retrieval"]["facts"][0]["statement"]
+    assert statement.startswith("Zebra rollout notes: step0 done")
+    assert statement.endswith(" …") and len(statement) <= MAX_STATEMENT_CHARS + 2
+    assert statement[:-2].split()[-1] in {"done", *(f"step{i}" for i in range(40_000))}
+    assert len(json.dumps(result.structured)) < 20_000
