@@ -51,7 +51,7 @@ def check(root: Path | None, output: str) -> None:
         fail(exc, as_json=False)
         return
     for warning in memory.warnings:
-        click.echo(f"Warning: {warning}", err=True)
+        click.echo(one_line(f"Warning: {warning}"), err=True)
     findings = linter.check(memory, config)
     files = linter.files_checked(memory)
     if output == "json":
@@ -61,7 +61,7 @@ def check(root: Path | None, output: str) -> None:
             *check_report.format_github(findings, memory.root, Path.cwd()),
             check_report.summary(findings, files),
         ]:
-            click.echo(line)
+            click.echo(line)  # format_github escapes each annotation for GitHub and the terminal
     else:
         for line in check_report.format_text(findings, files):
             click.echo(one_line(line))  # a file name may hold a newline (github's format escapes its own way)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retriever.adapters.cli_common import config_option, fail, load_settings, open_memory, root_option
+from retriever.text.safe import one_line
 
 if TYPE_CHECKING:
     from retriever.memory.memory import Memory
@@ -54,12 +55,12 @@ def index(root: Path | None, as_json: bool) -> None:
     if memory.readiness()[1] == "empty":
         fail(MemoryEmpty.at(str(memory.root), len(memory.skipped)), as_json)
     for warning in memory.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    if as_json:
+        click.echo(one_line(f"Warning: {warning}"), err=True)
+    if as_json:  # exact values: JSON escapes control characters itself
         click.echo(json.dumps(summary, ensure_ascii=False, indent=2))
         return
     for line in _lines(summary):
-        click.echo(line)
+        click.echo(one_line(line))  # the root's name (and the cache folder named after it) may hold ESC or a newline
 
 
 def _summary(memory: Memory, seconds: float) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retriever.adapters.cli_common import config_option, fail, load_settings, open_memory, root_option
-from retriever.text.safe import one_line
+from retriever.text.safe import one_line, terminal_text
 
 if TYPE_CHECKING:
     from retriever.memory.memory import Memory
@@ -64,15 +64,15 @@ def query(
         progress.close()
         fail(exc, as_json)
         return
-    if as_json:
+    if as_json:  # exact values: JSON escapes control characters itself
         click.echo(json.dumps(result.structured, ensure_ascii=False, indent=2))
     elif sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
         from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(terminal_markdown(result.text)))
+        Console().print(Markdown(terminal_markdown(safe_report(result.text, retriever.memory))))
     else:
-        click.echo(result.text)
+        click.echo(safe_report(result.text, retriever.memory))
 
 
 def _prompt(words: tuple[str, ...], as_json: bool) -> str:
@@ -159,6 +159,18 @@ def _outline_lines(memory: Memory) -> list[str]:
 
 
 COMMANDS = (query, tree)
+
+
+def safe_report(report: str, memory: Memory) -> str:
+    """The report with nothing in it that drives a terminal: each file's path that holds a control
+    character shown escaped on one line (a newline in a file or folder name would start a line of its own,
+    an ESC sequence retitle the terminal), then any other such character in the text escaped, line breaks
+    kept.  Only paths that need it are looked for; a tree of plain names costs one check per file."""
+    for rel_path in [*memory.state.catalog, *(s.rel_path for s in memory.skipped)]:
+        shown = memory.source_path(rel_path)
+        if not shown.isprintable():
+            report = report.replace(shown, one_line(shown))
+    return terminal_text(report)
 
 
 def terminal_markdown(report: str) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from retriever.lint.rules import ERROR
 from retriever.lint.tree import Finding
+from retriever.text.safe import one_line
 
 
 def _plural(count: int, word: str) -> str:
@@ -38,7 +39,12 @@ def format_json(findings: list[Finding], files: int) -> str:
 
 
 def format_github(findings: list[Finding], root: Path, cwd: Path) -> list[str]:
-    """GitHub Actions annotations; paths relative to ``cwd`` when the file lies under it."""
+    """GitHub Actions annotations; paths relative to ``cwd`` when the file lies under it.
+
+    Each is one line whatever a file's name or a message holds: ``%``, CR and LF are written as GitHub's
+    workflow commands decode them (``%25``, ``%0D``, ``%0A``; ``:`` and ``,`` too in a property), and other
+    control characters (an ESC sequence would retitle the terminal of whoever runs it locally) as escapes.
+    """
     lines = []
     for f in findings:
         path = _relative_to(root.parent / f.file, cwd) or f.file
@@ -55,7 +61,8 @@ def _relative_to(path: Path, cwd: Path) -> str | None:
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """``text`` as a workflow command's message: ``%`` first, so the escapes it writes stay unambiguous."""
+    return one_line(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:

@@ -8,12 +8,14 @@ Contract:
 - ``json_safe(value)`` is the same with generous caps: for our own responses, which are bounded by
   construction, so that a rare bad value cannot stop a record from being stored.
 - ``lone_surrogate(text)`` finds what UTF-8 cannot encode; ``preview(text)`` quotes a bounded prefix
-  for error messages; ``one_line(text)`` escapes what would break a line of terminal or log output.
+  for error messages; ``one_line(text)`` escapes what would break a line of terminal or log output;
+  ``terminal_text(text)`` escapes the same in many lines of text, keeping its line breaks and tabs.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
@@ -59,6 +61,18 @@ def _escaped(ch: str) -> str:
     if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
         return ch.encode("unicode_escape").decode("ascii")
     return ch
+
+
+# What ``one_line`` escapes, but for "\t" and "\n": Cc is U+0000-U+001F and U+007F-U+009F, Zl and Zp one each.
+_DRIVES_A_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + "".join(sorted(_BIDI)) + "]")
+
+
+def terminal_text(text: str) -> str:
+    """Text of many lines for a terminal: what ``one_line`` escapes (ESC and BEL sequences that retitle or
+    recolour it, carriage returns that overwrite a line, bidirectional overrides) escaped the same way, but
+    line breaks (``\\n``) and tabs kept, since they are the text's own layout.  A name that must stay on one
+    line (a file's path) is ``one_line``'d before it is put in the text."""
+    return _DRIVES_A_TERMINAL.sub(lambda match: _escaped(match.group()), text)
 
 
 def cut(text: str, limit: int) -> str:

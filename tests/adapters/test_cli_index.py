@@ -63,3 +63,19 @@ def _sections(root: Path) -> int:
     from retriever.memory.memory import Memory
 
     return Memory.open(root, Settings.from_env()).sections_count
+
+
+def test_index_prints_a_root_name_with_control_characters_escaped(tmp_path: Path) -> None:
+    root = tmp_path / "me\x1b]0;pwned\x07m\nory"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nAna owns the launch.\n", encoding="utf-8")
+
+    result = CliRunner().invoke(cli, ["index", "--root", str(root)])
+
+    assert result.exit_code == 0, result.stderr
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0] == "me\\x1b]0;pwned\\x07m\\nory: 1 files, 1 documents, 1 sections"
+    assert len(lines) == 3
+    again = CliRunner().invoke(cli, ["index", "--root", str(root), "--json"])
+    assert json.loads(again.stdout)["root"] == str(root)  # JSON keeps the name exact

@@ -99,3 +99,63 @@ def test_a_mistyped_command_is_offered_the_command_not_yet_loaded() -> None:
     result = CliRunner().invoke(cli, ["stauts"])
     assert result.exit_code == 2
     assert "No such command 'stauts'. Did you mean 'status'?" in result.output
+
+
+# -- names that hold control characters ----------------------------------------------------------------
+
+HOSTILE_FOLDER, HOSTILE_FILE = "te\nam", "la\x1b]0;pwned\x07unch.md"
+LAUNCH = "# Launch\n\nThe launch date is 5 May 2026 and Ana owns the launch.\n"
+
+
+def _hostile_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    (root / HOSTILE_FOLDER).mkdir(parents=True)
+    (root / HOSTILE_FOLDER / HOSTILE_FILE).write_text(LAUNCH, encoding="utf-8")
+    (root / "other.md").write_text("# Other\n\nBilling is owned by Bob.\n", encoding="utf-8")
+    return root
+
+
+def _assert_terminal_safe(stdout: str) -> None:
+    assert "\x1b" not in stdout and "\x07" not in stdout
+    assert "memory/te\\nam/la\\x1b]0;pwned\\x07unch.md:3" in stdout  # the path, escaped on one line
+    assert not any(line.startswith("am/") for line in stdout.splitlines())  # the newline started none
+
+
+def test_query_prints_file_and_folder_names_with_control_characters_escaped(tmp_path: Path) -> None:
+    root = _hostile_tree(tmp_path)
+
+    result = CliRunner().invoke(cli, ["query", "who owns the launch", "--root", str(root)])
+
+    assert result.exit_code == 0, result.stderr
+    _assert_terminal_safe(result.stdout)
+
+
+def test_query_at_a_revision_prints_names_with_control_characters_escaped(tmp_path: Path) -> None:
+    from git_memory import git
+
+    root = _hostile_tree(tmp_path)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "hostile names")
+
+    result = CliRunner().invoke(cli, ["query", "who owns the launch", "--root", str(root), "--at", "HEAD"])
+
+    assert result.exit_code == 0, result.stderr
+    _assert_terminal_safe(result.stdout)
+
+
+def test_query_json_keeps_names_with_control_characters_exact(tmp_path: Path) -> None:
+    root = _hostile_tree(tmp_path)
+
+    result = CliRunner().invoke(cli, ["query", "who owns the launch", "--root", str(root), "--json"])
+
+    assert f"memory/{HOSTILE_FOLDER}/{HOSTILE_FILE}" in _strings(json.loads(result.stdout))
+
+
+def _strings(value: object) -> str:
+    """Every string in a JSON value, joined: what a script reading the answer sees, unescaped."""
+    if isinstance(value, dict):
+        return " ".join(_strings(v) for v in value.values())
+    if isinstance(value, list):
+        return " ".join(_strings(v) for v in value)
+    return value if isinstance(value, str) else ""

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import COMPANY_CONTEXT, TreeFactory
+from hypothesis import given
+from hypothesis import strategies as st
 
 from retriever.adapters.cli import cli
 from retriever.config import Settings
 from retriever.errors import ConfigError
 from retriever.lint.check import Finding, check
 from retriever.lint.config import CheckConfig, load_config
+from retriever.lint.report import format_github
 from retriever.memory.memory import Memory
 
 PERSON = """\
@@ -410,7 +415,6 @@ def test_a_retriever_toml_without_a_check_table_changes_nothing(make_tree: TreeF
     assert load_config(root).disable == frozenset()
 
 
-
 def test_one_registry_names_each_rule_its_severity_finder_and_description(make_tree: TreeFactory) -> None:
     from retriever.lint.rules import RULES
 
@@ -522,6 +526,44 @@ def test_check_github_escapes_annotation_properties(
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(cli, ["check", "--root", "memory", "--format", "github"])
     assert result.stdout.splitlines()[0].startswith("::error file=memory/a%2Cb%3Ac.md,line=3,title=field-type::")
+
+
+def test_check_github_escapes_control_characters_in_file_names(
+    runner: CliRunner, make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_tree({**CLEAN, "a\x1b]0;pwned\x07%\nb.md": _doc("title: X\ncreated: soon\n")})
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["check", "--root", "memory", "--format", "github"])
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    first = result.stdout.splitlines()[0]  # GitHub's escapes for % and LF, ours for ESC and BEL
+    assert first.startswith("::error file=memory/a\\x1b]0;pwned\\x07%25%0Ab.md,line=3,title=field-type::")
+
+
+_DRIVERS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_GITHUB_ESCAPES = {"%25": "%", "%0D": "\r", "%0A": "\n", "%3A": ":", "%2C": ","}
+
+
+def _github_decoded(text: str) -> str:
+    """What GitHub's runner makes of an escaped value (in one pass, as its escapes are meant)."""
+    return re.sub("%25|%0D|%0A|%3A|%2C", lambda m: _GITHUB_ESCAPES[m.group()], text)
+
+
+def _drives_a_terminal(ch: str) -> bool:
+    return ch in _DRIVERS or unicodedata.category(ch) in ("Cc", "Zl", "Zp")
+
+
+ANY_NAME = st.text(alphabet=st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40)
+
+
+@given(ANY_NAME, ANY_NAME)
+def test_a_github_annotation_is_one_line_whatever_the_file_name_and_message_hold(name: str, message: str) -> None:
+    (line,) = format_github([Finding(name, 3, "field-type", "error", message)], Path("/m/memory"), Path("/"))
+    assert not any(_drives_a_terminal(ch) for ch in line)
+    head, _, data = line.partition("::")[2].partition("::")
+    assert head.startswith("error file=") and head.endswith(",line=3,title=field-type")
+    assert "," not in head[len("error file=") : -len(",line=3,title=field-type")]  # a comma would end the property
+    if not any(_drives_a_terminal(ch) for ch in message.replace("\r", "").replace("\n", "")):
+        assert _github_decoded(data) == message  # CR, LF and % arrive as they were
 
 
 def test_check_disables_rules_from_pyproject_through_the_command(

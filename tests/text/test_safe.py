@@ -20,6 +20,7 @@ from retriever.text.safe import (
     lone_surrogate,
     one_line,
     preview,
+    terminal_text,
 )
 
 ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=50)  # surrogates included
@@ -101,3 +102,32 @@ def test_one_line_never_holds_a_line_break_control_character_or_bidi_override(te
     assert len(shown.splitlines()) <= 1 and "\n" not in shown and "\r" not in shown
     assert not any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") or "\u202a" <= ch <= "\u202e" for ch in shown)
 
+
+# terminal_text: many lines, nothing that drives a terminal
+
+_DRIVERS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _drives_a_terminal(ch: str) -> bool:
+    return ch not in "\t\n" and (ch in _DRIVERS or unicodedata.category(ch) in ("Cc", "Zl", "Zp"))
+
+
+@given(ANY_TEXT)
+def test_terminal_text_leaves_nothing_that_drives_a_terminal_and_keeps_the_lines(text: str) -> None:
+    shown = terminal_text(text)
+    assert not any(_drives_a_terminal(ch) for ch in shown)
+    # each line as one_line shows it, its tabs kept
+    expected = ["\t".join(one_line(part) for part in line.split("\t")) for line in text.split("\n")]
+    assert shown.split("\n") == expected
+
+
+@given(st.text(alphabet=st.characters(exclude_categories=("Cc", "Zl", "Zp", "Cs")), max_size=50))
+def test_terminal_text_leaves_printable_text_and_its_layout_alone(text: str) -> None:
+    text = text + "\n\tindented"
+    assert terminal_text("".join(ch for ch in text if ch not in _DRIVERS)) == "".join(
+        ch for ch in text if ch not in _DRIVERS
+    )
+
+
+def test_terminal_text_escapes_a_terminal_title_sequence_and_a_carriage_return() -> None:
+    assert terminal_text("a\x1b]0;pwned\x07b\r\nc\td") == "a\\x1b]0;pwned\\x07b\\r\nc\td"
