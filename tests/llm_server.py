@@ -32,6 +32,7 @@ class Reply:
     finish_reason: str = "stop"
     hold: threading.Event | None = None  # answer only once the test sets it (bounded wait)
     usage: dict[str, int] | None = None  # token counts to report instead of 100 in, 20 out
+    trickle: float = 0.0  # seconds between the body's bytes, sent one at a time (a slow-drip endpoint)
 
 
 Script = Callable[[dict[str, Any]], Reply]
@@ -102,7 +103,7 @@ def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 if reply.hold is not None:
                     reply.hold.wait(HOLD_LIMIT)
                 body = reply.body if reply.body is not None else _completion(request, reply)
-                self._send(reply.status, body if reply.raw is None else reply.raw)
+                self._send(reply.status, body if reply.raw is None else reply.raw, reply.trickle)
 
         def do_GET(self) -> None:
             server.probes += 1  # counted on arrival: a busy serial server answers it only later
@@ -115,14 +116,19 @@ def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 else:
                     self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
 
-        def _send(self, status: int, body: dict[str, Any] | bytes) -> None:
+        def _send(self, status: int, body: dict[str, Any] | bytes, trickle: float = 0.0) -> None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if not trickle:
+                    self.wfile.write(data)
+                for index in range(len(data) if trickle else 0):  # ends when the client hangs up, or with the body
+                    self.wfile.write(data[index : index + 1])
+                    self.wfile.flush()
+                    time.sleep(trickle)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test)
 

@@ -12,6 +12,8 @@ Contract:
   schema beside it (llama.cpp's server answers 500 to ``json_schema`` but honours that).  In
   ``auto`` mode a rejected ``json_schema`` request is retried once as ``json_object`` and the
   server's preference is remembered.  Either way the answer is validated with the model.
+- ``timeout`` bounds the whole call, not each read: the reply is read as it arrives and abandoned
+  (``timed out``) once the time is up, however slowly the endpoint sends it.
 - Identical requests (model, mode, prompts: the prompts carry the sections' text, so their
   content) are answered from a small in-memory cache.
 - Tokens are counted for every answer the server gave, usable or not: an ``LLMFailure`` after an
@@ -24,17 +26,21 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import re
+import socket
+import sys
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from retriever.config import Settings
 from retriever.llm.pace import Pace, pace_of
@@ -147,14 +153,14 @@ class LLMClient:
         if hit is not None:
             return _parse(schema, hit[0]), Usage(0, 0, 0, cached=True)
         try:
-            content, usage = self._attempt(schema, system, user, timeout, max_tokens, mode)
+            content, usage = self._attempt(schema, system, user, _Limits.of(timeout), max_tokens, mode)
         except LLMFailure as failure:
             if not (failure.format_rejected and self.json_mode == "auto"):
                 raise
             log.info("%s rejected json_schema (%s); using json_object from now on", self.model, failure.reason)
             self.json_mode = "json_object"
             try:
-                content, usage = self._attempt(schema, system, user, timeout, max_tokens, "json_object")
+                content, usage = self._attempt(schema, system, user, _Limits.of(timeout), max_tokens, "json_object")
             except LLMFailure as second:
                 raise second.after(2) from second
             usage = Usage(usage.calls + 1, usage.tokens_in, usage.tokens_out)
@@ -169,11 +175,11 @@ class LLMClient:
         return answer, usage
 
     def _attempt(
-        self, schema: type[BaseModel], system: str, user: str, timeout: float, max_tokens: int, mode: str
+        self, schema: type[BaseModel], system: str, user: str, limits: _Limits, max_tokens: int, mode: str
     ) -> tuple[str, Usage]:
         """One call; a timeout on a serial endpoint leaves it marked busy until a probe answers."""
         try:
-            return self._call(schema, system, user, timeout, max_tokens, mode)
+            return self._call(schema, system, user, limits, max_tokens, mode)
         except LLMFailure as failure:
             if failure.timed_out and self.pace.serial:
                 with self._lock:
@@ -181,8 +187,9 @@ class LLMClient:
             raise
 
     def _call(
-        self, schema: type[BaseModel], system: str, user: str, timeout: float, max_tokens: int, mode: str
+        self, schema: type[BaseModel], system: str, user: str, limits: _Limits, max_tokens: int, mode: str
     ) -> tuple[str, Usage]:
+        """One HTTP call, over by ``limits.deadline`` however the endpoint sends its reply."""
         import openai
 
         json_schema = schema.model_json_schema()
@@ -194,18 +201,21 @@ class LLMClient:
         else:  # the schema rides along: llama.cpp honours it; others read it from the prompt
             response_format = {"type": "json_object", "schema": json_schema}
             system = f"{system}{_SCHEMA_NOTE}{json.dumps(json_schema)}"
+        if limits.left() <= 0:
+            raise limits.timed_out()
         try:
             messages: Any = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-            response = self._client.chat.completions.create(
+            with self._client.chat.completions.with_streaming_response.create(
                 model=self.model,
                 messages=messages,
                 response_format=cast(Any, response_format),
                 temperature=0,
                 max_tokens=max_tokens,
-                timeout=timeout,
-            )
+                timeout=limits.left(),
+            ) as response:
+                body = _read(response, limits)
         except openai.APITimeoutError as exc:
-            raise LLMFailure(f"timed out after {timeout:.1f} s", timed_out=True) from exc
+            raise limits.timed_out() from exc
         except openai.RateLimitError as exc:
             raise LLMFailure("rate limited (HTTP 429)") from exc
         except openai.APIStatusError as exc:
@@ -215,34 +225,125 @@ class LLMClient:
             raise LLMFailure(f"cannot reach the LLM endpoint ({exc.__class__.__name__})", unreachable=True) from exc
         except openai.OpenAIError as exc:
             raise LLMFailure(f"LLM call failed ({exc.__class__.__name__})") from exc
-        except ValueError as exc:  # a 200 whose JSON body is empty or cut off: the openai client lets it through
-            raise LLMFailure(f"unreadable response from the LLM endpoint ({exc.__class__.__name__})") from exc
-        except RecursionError as exc:  # a body of "[[[[…": the JSON decoder gives up
-            raise LLMFailure("unreadable response from the LLM endpoint (nested too deep)") from exc
-        usage = _usage(response)
-        return _content(response, usage), usage
+        completion = _completion(body)
+        usage = _usage(completion)
+        return _content(completion, usage), usage
 
 
-def _content(response: Any, usage: Usage) -> str:
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    """What one call may take: until ``deadline`` (``time.monotonic()``), said as ``seconds`` when it is up."""
+
+    deadline: float
+    seconds: float
+
+    @classmethod
+    def of(cls, seconds: float) -> _Limits:
+        return cls(time.monotonic() + seconds, seconds)
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def timed_out(self) -> LLMFailure:
+        return LLMFailure(f"timed out after {self.seconds:.1f} s", timed_out=True)
+
+
+def _read(response: Any, limits: _Limits) -> bytes:
+    """The response's body, read as it arrives until ``limits.deadline``: a reply sent a byte at a time
+    cannot stretch the call, since the time left is checked after every read, and a reply that stops
+    mid-way is cut off at the deadline (the connection is shut), whatever each read's own timeout."""
+    timeout_error, http_error = _transport_errors(response)
+    body = bytearray()
+    watchdog = threading.Timer(max(limits.left(), 0.0), _hang_up, (response,))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        for chunk in response.iter_bytes():
+            body += chunk
+            if limits.left() <= 0:
+                raise limits.timed_out()
+    except timeout_error as exc:
+        raise limits.timed_out() from exc
+    except http_error as exc:  # the connection closed mid-body: by the watchdog, or by the server
+        if limits.left() <= 0:
+            raise limits.timed_out() from exc
+        raise LLMFailure(f"unreadable response from the LLM endpoint ({exc.__class__.__name__})") from exc
+    finally:
+        watchdog.cancel()
+    return bytes(body)
+
+
+def _hang_up(response: Any) -> None:
+    """Shut the connection a response is read from, so that a read blocked on it returns at once."""
+    stream = response.http_response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if sock is not None:
+        with contextlib.suppress(OSError):  # already closed
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _transport_errors(response: Any) -> tuple[type[Exception], type[Exception]]:
+    """The timeout and base error classes of the HTTP library the ``openai`` package reads bodies with
+    (``httpx``, or ``httpx2`` in newer releases): a body read outside its request raises them unwrapped.
+    Looked up from the response itself, so the core imports no HTTP library of its own."""
+    library = sys.modules[type(response.http_response).__module__.partition(".")[0]]
+    return library.TimeoutException, library.HTTPError
+
+
+class _Reply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _Message(_Reply):
+    content: str | None = None
+    refusal: str | None = None
+
+
+class _Choice(_Reply):
+    message: _Message | None = None
+    finish_reason: str | None = None
+
+
+class _TokenCounts(_Reply):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class _Completion(_Reply):
+    """The parts of an OpenAI-compatible chat completion read here (llama.cpp's server sends them too)."""
+
+    choices: list[_Choice] = []
+    usage: _TokenCounts | None = None
+
+
+def _completion(body: bytes) -> _Completion:
+    """The completion in a response's body, or an ``LLMFailure`` saying why it cannot be read."""
+    try:
+        return _Completion.model_validate(json.loads(body))
+    except (ValueError, ValidationError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise LLMFailure(f"unreadable response from the LLM endpoint ({exc.__class__.__name__})") from exc
+    except RecursionError as exc:  # a body of "[[[[…": the JSON decoder gives up
+        raise LLMFailure("unreadable response from the LLM endpoint (nested too deep)") from exc
+
+
+def _content(completion: _Completion, usage: Usage) -> str:
     """The answer's text, or an ``LLMFailure`` that still counts the tokens the server spent on it."""
-    choices = getattr(response, "choices", None) or []
-    message = choices[0].message if choices else None
-    if message is not None and getattr(message, "refusal", None):
+    choice = completion.choices[0] if completion.choices else None
+    message = choice.message if choice is not None else None
+    if message is not None and message.refusal:
         reason = "the model refused"
-    elif message is not None and choices[0].finish_reason == "length":
+    elif choice is not None and message is not None and choice.finish_reason == "length":
         reason = "answer cut off at the token limit"
     elif message is None or not message.content:
         reason = "empty answer"
     else:
-        return str(message.content)
+        return message.content
     raise LLMFailure(reason, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out)
 
 
-def _usage(response: Any) -> Usage:
-    usage = getattr(response, "usage", None)
-    tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-    tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
-    return Usage(1, tokens_in, tokens_out)
+def _usage(completion: _Completion) -> Usage:
+    counts = completion.usage or _TokenCounts()
+    return Usage(1, counts.prompt_tokens or 0, counts.completion_tokens or 0)
 
 
 def _parse(schema: type[T], content: str) -> T:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,3 +90,25 @@ def test_a_retrieval_answered_with_deeply_nested_json_falls_back_offline_and_say
     fallbacks = result.structured["diagnostics"]["llm"]["fallbacks"]
     assert {f["stage"] for f in fallbacks} == {"target", "extract", "summary"}
     assert all("nested too deep" in f["reason"] for f in fallbacks)
+
+
+SLOW_DRIP = 0.05  # seconds a byte: each read is quick, the whole ~300-byte reply takes ~15 s
+
+
+def test_a_trickled_reply_is_abandoned_once_the_calls_time_is_up(llm: ScriptedLLM) -> None:
+    llm.script = lambda request: Reply(content=json.dumps({"summary": "slowly"}), trickle=SLOW_DRIP)
+    started = time.monotonic()
+    with pytest.raises(LLMFailure) as caught:
+        LLMClient(Settings(llm_model="test-model")).complete(SummaryAnswer, "s", "u", timeout=1.0)
+    assert time.monotonic() - started < 2.0
+    assert caught.value.timed_out and caught.value.reason == "timed out after 1.0 s"
+
+
+def test_a_trickling_endpoint_cannot_outlast_the_retrievals_deadline(root: Path, llm: ScriptedLLM) -> None:
+    llm.script = lambda request: Reply(content=json.dumps({"summary": "slowly"}), trickle=SLOW_DRIP)
+    started = time.monotonic()
+    result = _retriever(root, llm_timeout_seconds=1.0, deadline_seconds=2.5, llm_endpoint="remote").retrieve(QUESTION)
+    assert time.monotonic() - started < 2.5
+    assert result.structured["status"] == "ok" and result.facts
+    reasons = [f["reason"] for f in result.structured["diagnostics"]["llm"]["fallbacks"]]
+    assert reasons[:2] == ["timed out after 1.0 s", "timed out after 1.0 s"]
