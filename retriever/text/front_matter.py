@@ -36,9 +36,7 @@ _TOO_LONG_NUMBER = f"front matter holds a number of more than {MAX_DIGITS:,} dig
 _MAX_BITS = int(MAX_DIGITS * 3.3219)  # log2(10): an int past this many bits has more than MAX_DIGITS digits
 
 
-_DATE_LIKE = re.compile(
-    r"(?<![\w.-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt ](\d{1,2}):(\d{2})(?::(\d{2}))?)?(?![\w.-])"
-)
+_DATE_LIKE = re.compile(r"(?<![\w.-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt ](\d{1,2}):(\d{2})(?::(\d{2}))?)?(?![\w.-])")
 
 
 def _impossible_date_line(block: str) -> int | None:
