@@ -10,8 +10,9 @@ Contract:
   or in the response's body).  Callers fall back; nothing here retries.
 - Structured output: ``json_schema`` where the server accepts it, else ``json_object`` with the
   schema beside it (llama.cpp's server answers 500 to ``json_schema`` but honours that).  In
-  ``auto`` mode a rejected ``json_schema`` request is retried once as ``json_object`` and the
-  server's preference is remembered.  Either way the answer is validated with the model.
+  ``auto`` mode a rejected ``json_schema`` request is retried once as ``json_object`` (when the
+  caller allows one more call, within the same timeout) and the server's preference is remembered.
+  Either way the answer is validated with the model.
 - ``timeout`` bounds the whole call, not each read: the reply is read as it arrives and abandoned
   (``timed out``) once the time is up, however slowly the endpoint sends it.
 - Identical requests (model, mode, prompts: the prompts carry the sections' text, so their
@@ -52,6 +53,7 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 _CACHE_SIZE = 256
 _SCHEMA_NOTE = "\n\nAnswer with one JSON object matching this JSON Schema:\n"
 PROBE_SECONDS = 1.0  # how long ready() waits for a busy local server to answer its probe
+MIN_RETRY_SECONDS = 1.0  # of a call's time left, below which a rejected json_schema is not retried
 
 
 class LLMFailure(Exception):
@@ -143,24 +145,31 @@ class LLMClient:
         return True
 
     def complete(
-        self, schema: type[T], system: str, user: str, timeout: float, max_tokens: int = 1500
+        self, schema: type[T], system: str, user: str, timeout: float, max_tokens: int = 1500, may_retry: bool = True
     ) -> tuple[T, Usage]:
-        """One structured answer, validated against ``schema``."""
+        """One structured answer, validated against ``schema``, within ``timeout`` seconds in all.
+
+        A ``json_schema`` request the server rejects (in ``auto`` mode) is retried as ``json_object``
+        only when ``may_retry`` (the caller has a call and the tokens for it) and at least
+        ``MIN_RETRY_SECONDS`` of the call's time are left; the retry gets only that time."""
         mode = "json_schema" if self.json_mode in ("auto", "json_schema") else "json_object"
         key = _cache_key(self.model, schema, system, user)
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None:
             return _parse(schema, hit[0]), Usage(0, 0, 0, cached=True)
+        limits = _Limits.of(timeout)
         try:
-            content, usage = self._attempt(schema, system, user, _Limits.of(timeout), max_tokens, mode)
+            content, usage = self._attempt(schema, system, user, limits, max_tokens, mode)
         except LLMFailure as failure:
             if not (failure.format_rejected and self.json_mode == "auto"):
                 raise
             log.info("%s rejected json_schema (%s); using json_object from now on", self.model, failure.reason)
             self.json_mode = "json_object"
+            if not may_retry or limits.left() < MIN_RETRY_SECONDS:
+                raise LLMFailure(f"{failure.reason}; not retried as json_object: no call or time left") from failure
             try:
-                content, usage = self._attempt(schema, system, user, _Limits.of(timeout), max_tokens, "json_object")
+                content, usage = self._attempt(schema, system, user, limits, max_tokens, "json_object")
             except LLMFailure as second:
                 raise second.after(2) from second
             usage = Usage(usage.calls + 1, usage.tokens_in, usage.tokens_out)

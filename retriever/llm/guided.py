@@ -1,9 +1,10 @@
 """LLM guidance for the stages, within a per-retrieval budget, always with an offline fallback.
 
 Contract: ``LLMRun`` wraps the client for one retrieval: it refuses calls past
-``llm_max_calls``, the prompt-token budget or the deadline, and records calls, tokens, cache
-hits, fallbacks (stage and reason) and ungrounded facts for diagnostics.  The ``guide_*``
-functions return the LLM's contribution or ``None``; the stage modules keep their offline
+``llm_max_calls``, the prompt-token budget or the deadline (a ``json_object`` retry of a rejected
+``json_schema`` request is a call like any other, made only when both budgets allow it), and
+records calls, tokens, cache hits, fallbacks (stage and reason) and ungrounded facts for
+diagnostics.  The ``guide_*`` functions return the LLM's contribution or ``None``; the stage modules keep their offline
 result whenever they get ``None``, so any failure degrades to offline retrieval, not to an error.
 Facts are grounded before they are kept, and so is the summary (``retriever.llm.grounding``);
 otherwise the offline result stands, and ``diagnostics.llm.fallbacks`` says why.  Each call is
@@ -107,8 +108,9 @@ class LLMRun:
         needed = math.ceil((chars + self.client.schema_chars(schema)) / self.client.pace.chars_per_token)
         if not self._fits(stage, chars, needed, size):
             return None
+        retry = self._affords(2, needed)  # a json_schema the server rejects is retried as json_object
         try:
-            answer, usage = self.client.complete(schema, system, user, size.timeout, size.max_tokens)
+            answer, usage = self.client.complete(schema, system, user, size.timeout, size.max_tokens, retry)
         except LLMFailure as failure:
             self._failed(stage, failure, needed)
             return None
@@ -116,9 +118,14 @@ class LLMRun:
         self.cached += int(usage.cached)
         self.tokens_in += usage.tokens_in
         self.tokens_out += usage.tokens_out
-        self.prompt_tokens_used += 0 if usage.cached else needed
+        self.prompt_tokens_used += needed * usage.calls  # a cache hit makes no call
         self.guided.append(stage)
         return answer
+
+    def _affords(self, calls: int, needed: int) -> bool:
+        """Whether ``calls`` more calls of ``needed`` prompt tokens each fit the call and token budgets."""
+        within_calls = self.calls + calls <= self.settings.llm_max_calls
+        return within_calls and self.prompt_tokens_used + calls * needed <= self.settings.llm_token_budget
 
     def _fits(self, stage: str, chars: int, needed: int, size: CallSize) -> bool:
         """Whether a prompt of ``chars`` (``needed`` tokens) fits the token budget and the call's size;
@@ -136,7 +143,7 @@ class LLMRun:
         self.calls += failure.calls
         self.tokens_in += failure.tokens_in  # an answer cut off or malformed still cost its tokens
         self.tokens_out += failure.tokens_out
-        self.prompt_tokens_used += needed
+        self.prompt_tokens_used += needed * failure.calls
         if failure.timed_out and self.client.pace.serial:
             self.stopped = f"the endpoint is still busy with the {stage} call that timed out"
         if failure.unreachable:

@@ -16,7 +16,8 @@ from test_guided import smart
 
 from retriever import Retriever, Settings
 from retriever.llm.client import LLMClient, LLMFailure
-from retriever.llm.prompts import SummaryAnswer
+from retriever.llm.guided import LLMRun
+from retriever.llm.prompts import SummaryAnswer, TargetAnswer
 
 QUESTION = "Who owns the billing migration?"
 FAKE_FACT = (
@@ -112,3 +113,51 @@ def test_a_trickling_endpoint_cannot_outlast_the_retrievals_deadline(root: Path,
     assert result.structured["status"] == "ok" and result.facts
     reasons = [f["reason"] for f in result.structured["diagnostics"]["llm"]["fallbacks"]]
     assert reasons[:2] == ["timed out after 1.0 s", "timed out after 1.0 s"]
+
+
+def _json_schema_rejected(stage: str, delay: float = 0.0) -> Any:
+    """A server that answers 500 to ``json_schema`` requests for ``stage`` (after ``delay``), else as ``smart``."""
+
+    def script(request: dict[str, Any]) -> Reply:
+        if stage_of(request) == stage and request["response_format"]["type"] == "json_schema":
+            return Reply(status=500, delay=delay)
+        return smart(request)
+
+    return script
+
+
+def test_the_json_object_retry_is_a_call_within_the_call_budget(root: Path, llm: ScriptedLLM) -> None:
+    llm.script = _json_schema_rejected("SummaryAnswer")
+    result = _retriever(root, llm_max_calls=3).retrieve(QUESTION)
+    diagnostics = result.structured["diagnostics"]["llm"]
+    assert diagnostics["calls"] == 3 and len(llm.requests) == 3
+    assert diagnostics["fallbacks"] == [
+        {"stage": "summary", "reason": "server error (HTTP 500); not retried as json_object: no call or time left"}
+    ]
+
+
+def test_the_json_object_retry_is_counted_against_the_token_budget(llm: ScriptedLLM) -> None:
+    llm.script = _json_schema_rejected("TargetAnswer")
+    settings = Settings.from_env(llm_model="test-model")
+    client = LLMClient(settings)
+    run = LLMRun(client, settings, time.monotonic() + 30)
+    assert run.ask("target", TargetAnswer, "s" * 1000, "u") is not None
+    assert run.calls == 2 and run.prompt_tokens_used == 2 * _needed(client, 1001)
+    tight = Settings.from_env(llm_model="test-model", llm_token_budget=run.prompt_tokens_used * 3 // 4)
+    second = LLMRun(LLMClient(tight), tight, time.monotonic() + 30)
+    assert second.ask("target", TargetAnswer, "s" * 1000, "u") is None
+    assert second.calls == 1 and second.fallbacks[0][1].endswith("not retried as json_object: no call or time left")
+
+
+def _needed(client: LLMClient, chars: int) -> int:
+    """The prompt tokens ``LLMRun`` counts for one target call of ``chars`` characters."""
+    return -(-(chars + client.schema_chars(TargetAnswer)) // int(client.pace.chars_per_token))
+
+
+def test_the_json_object_retry_gets_only_the_time_left_of_the_call(llm: ScriptedLLM) -> None:
+    llm.script = _json_schema_rejected("SummaryAnswer", delay=1.5)
+    started = time.monotonic()
+    with pytest.raises(LLMFailure) as caught:
+        LLMClient(Settings(llm_model="test-model")).complete(SummaryAnswer, "s", "u", timeout=2.0)
+    assert time.monotonic() - started < 2.2
+    assert caught.value.calls == 1 and len(llm.requests) == 1
