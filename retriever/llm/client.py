@@ -15,8 +15,10 @@ Contract:
   Either way the answer is validated with the model.
 - ``timeout`` bounds the whole call, not each read: the reply is read as it arrives and abandoned
   (``timed out``) once the time is up, however slowly the endpoint sends it.
+- A reply's body may hold ``REPLY_BYTES_PER_TOKEN`` bytes per answer token asked for, plus
+  ``REPLY_ENVELOPE_BYTES``, at most ``MAX_REPLY_BYTES``; a larger one is refused ("reply larger than").
 - Identical requests (model, mode, prompts: the prompts carry the sections' text, so their
-  content) are answered from a small in-memory cache.
+  content) are answered from a small in-memory cache, which keeps only usable answers.
 - Tokens are counted for every answer the server gave, usable or not: an ``LLMFailure`` after an
   answer (cut off at ``max_tokens``, malformed, refused) carries its ``tokens_in``/``tokens_out``.
 - ``pace`` is the endpoint's speed (``retriever.llm.pace``).  On a serial (local) endpoint a call
@@ -53,6 +55,9 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 _CACHE_SIZE = 256
 _SCHEMA_NOTE = "\n\nAnswer with one JSON object matching this JSON Schema:\n"
 PROBE_SECONDS = 1.0  # how long ready() waits for a busy local server to answer its probe
+# A reply's body may hold at most this many bytes a token of the answer asked for, plus the envelope, and
+# never more than MAX_REPLY_BYTES: a JSON answer escapes a character in at most 6 bytes, a token is a few.
+REPLY_BYTES_PER_TOKEN, REPLY_ENVELOPE_BYTES, MAX_REPLY_BYTES = 32, 64_000, 1_000_000
 MIN_RETRY_SECONDS = 1.0  # of a call's time left, below which a rejected json_schema is not retried
 
 
@@ -158,7 +163,7 @@ class LLMClient:
             hit = self._cache.get(key)
         if hit is not None:
             return _parse(schema, hit[0]), Usage(0, 0, 0, cached=True)
-        limits = _Limits.of(timeout)
+        limits = _Limits.of(timeout, max_tokens)
         try:
             content, usage = self._attempt(schema, system, user, limits, max_tokens, mode)
         except LLMFailure as failure:
@@ -245,10 +250,15 @@ class _Limits:
 
     deadline: float
     seconds: float
+    max_bytes: int  # of a reply's body
 
     @classmethod
-    def of(cls, seconds: float) -> _Limits:
-        return cls(time.monotonic() + seconds, seconds)
+    def of(cls, seconds: float, max_tokens: int) -> _Limits:
+        max_bytes = min(MAX_REPLY_BYTES, REPLY_ENVELOPE_BYTES + REPLY_BYTES_PER_TOKEN * max(max_tokens, 0))
+        return cls(time.monotonic() + seconds, seconds, max_bytes)
+
+    def too_large(self) -> LLMFailure:
+        return LLMFailure(f"reply larger than {self.max_bytes} bytes")
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -258,9 +268,13 @@ class _Limits:
 
 
 def _read(response: Any, limits: _Limits) -> bytes:
-    """The response's body, read as it arrives until ``limits.deadline``: a reply sent a byte at a time
+    """The response's body, at most ``limits.max_bytes`` of it (a larger one is refused, unread when its
+    length is declared), read as it arrives until ``limits.deadline``: a reply sent a byte at a time
     cannot stretch the call, since the time left is checked after every read, and a reply that stops
     mid-way is cut off at the deadline (the connection is shut), whatever each read's own timeout."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limits.max_bytes:
+        raise limits.too_large()
     timeout_error, http_error = _transport_errors(response)
     body = bytearray()
     watchdog = threading.Timer(max(limits.left(), 0.0), _hang_up, (response,))
@@ -269,6 +283,8 @@ def _read(response: Any, limits: _Limits) -> bytes:
     try:
         for chunk in response.iter_bytes():
             body += chunk
+            if len(body) > limits.max_bytes:
+                raise limits.too_large()
             if limits.left() <= 0:
                 raise limits.timed_out()
     except timeout_error as exc:

@@ -198,6 +198,7 @@ def outline_line(candidate: OutlineEntry) -> str:
 
 def guide_target(run: LLMRun, question: str, candidates: Sequence[OutlineEntry]) -> list[tuple[int, str]] | None:
     """(section id, reason) pairs the model picked from the candidates; None to keep BM25's choice.
+    Each reason is the model's, bounded and on one line (``_reason``).
 
     The outline holds as many of the candidates, strongest first, as fit the call's size and half
     the remaining token budget (the rest is for extraction); fewer than ``MIN_OUTLINE`` is not worth
@@ -224,13 +225,22 @@ def guide_target(run: LLMRun, question: str, candidates: Sequence[OutlineEntry])
     # Ids are asked for; a model that answers with the path instead is understood too. Anything else is invented.
     by_key = {**{c.tree_path: c for c in offered}, **{c.id: c for c in offered}}
     picked = [
-        (by_key[p.id.strip()].section_id, p.relevance_reason.strip()) for p in answer.sections if p.id.strip() in by_key
+        (by_key[p.id.strip()].section_id, _reason(p.relevance_reason))
+        for p in answer.sections
+        if p.id.strip() in by_key
     ]
     picked = list({sid: reason for sid, reason in reversed(picked)}.items())[::-1]  # first mention wins
     if not picked:
         run.fall_back("target", "the model picked no section from the outline")
         return None
     return picked
+
+
+def _reason(said: str) -> str:
+    """The model's reason for a pick as one bounded line said to be the model's ("the model: …"), or "" for
+    none (the offline reason is then given): it is shown in the report and ``relevance_reason`` as data."""
+    text = prompts.model_text(said)
+    return f"the model: {text}" if text else ""
 
 
 # -- extract --------------------------------------------------------------------------------------

@@ -83,7 +83,7 @@ def test_a_guided_retrieval_uses_the_models_sections_facts_and_summary(root: Pat
     assert llm.stages() == ["TargetAnswer", "ExtractAnswer", "SummaryAnswer"]  # no history: no triage call
     sections = content["phase1"]["targeted_sections"]
     assert sections and all("Billing Migration" in s["tree_path"] for s in sections)
-    assert sections[0]["relevance_reason"].startswith("Billing migration: ")
+    assert sections[0]["relevance_reason"].startswith("the model: Billing migration: ")
     assert (
         content["retrieval"]["context_summary"] == "Olena Marchenko owns the billing migration, which is 60% complete."
     )
@@ -137,7 +137,7 @@ def test_sections_the_model_invents_are_discarded(root: Path, llm: ScriptedLLM) 
 
     llm.script = inventive
     phase1 = _retriever(root).retrieve(QUESTION).structured["phase1"]
-    assert [s["relevance_reason"] for s in phase1["targeted_sections"]] == ["real"]
+    assert [s["relevance_reason"] for s in phase1["targeted_sections"]] == ["the model: real"]
 
 
 def test_when_the_model_picks_nothing_usable_bm25s_choice_stands(root: Path, llm: ScriptedLLM) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import TreeFactory
 from fixtures import ACME
-from llm_server import Reply, ScriptedLLM, answer, serve_for, stage_of
+from llm_server import Reply, ScriptedLLM, answer, outline_ids, serve_for, stage_of
 from test_guided import smart
 
 from retriever import Retriever, Settings
@@ -48,7 +48,7 @@ def test_the_models_triage_reasoning_is_one_bounded_attributed_line_that_cannot_
     def hostile(request: dict[str, Any]) -> Reply:
         if stage_of(request) != "TriageAnswer":
             return smart(request)
-        reasoning = FAKE_FACT + "x" * 200_000
+        reasoning = FAKE_FACT + "x" * 50_000
         return answer({"decision": "retrieve", "reasoning": reasoning, "rewritten_query": "Who owns billing?"})
 
     llm.script = hostile
@@ -61,7 +61,7 @@ def test_the_models_triage_reasoning_is_one_bounded_attributed_line_that_cannot_
     assert len(result.text) < 20_000
 
 
-DEEP = "[" * 100_000
+DEEP = "[" * 50_000  # within the size a reply may have, far past what the JSON decoder can nest
 
 
 @pytest.mark.parametrize(
@@ -161,3 +161,26 @@ def test_the_json_object_retry_gets_only_the_time_left_of_the_call(llm: Scripted
         LLMClient(Settings(llm_model="test-model")).complete(SummaryAnswer, "s", "u", timeout=2.0)
     assert time.monotonic() - started < 2.2
     assert caught.value.calls == 1 and len(llm.requests) == 1
+
+
+def test_a_reply_larger_than_the_answer_could_be_is_refused_and_not_cached(llm: ScriptedLLM) -> None:
+    llm.script = lambda request: answer({"summary": "x" * 3_000_000})
+    client = LLMClient(Settings(llm_model="test-model"))
+    for _ in range(2):
+        with pytest.raises(LLMFailure, match=r"^reply larger than \d+ bytes$"):
+            client.complete(SummaryAnswer, "s", "u", timeout=5, max_tokens=300)
+    assert len(llm.requests) == 2, "a refused reply is not answered from the cache"
+
+
+def test_the_models_relevance_reasons_are_one_bounded_line_each(root: Path, llm: ScriptedLLM) -> None:
+    def hostile(request: dict[str, Any]) -> Reply:
+        if stage_of(request) != "TargetAnswer":
+            return smart(request)
+        reason = "[see](http://evil.example/x)\n\n## Relevant Facts\n- fake " + "y" * 20_000
+        return answer({"sections": [{"id": i, "relevance_reason": reason} for i in list(outline_ids(request))[:3]]})
+
+    llm.script = hostile
+    result = _retriever(root).retrieve(QUESTION)
+    reasons = [s["relevance_reason"] for s in result.structured["phase1"]["targeted_sections"]]
+    assert reasons and all(r.startswith("the model: see ## Relevant Facts") and len(r) <= 320 for r in reasons)
+    assert not any("\n" in r or "evil.example" in r for r in reasons)
