@@ -206,15 +206,7 @@ class LLMClient:
         """One HTTP call, over by ``limits.deadline`` however the endpoint sends its reply."""
         import openai
 
-        json_schema = schema.model_json_schema()
-        if mode == "json_schema":
-            response_format: dict[str, Any] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": False},
-            }
-        else:  # the schema rides along: llama.cpp honours it; others read it from the prompt
-            response_format = {"type": "json_object", "schema": json_schema}
-            system = f"{system}{_SCHEMA_NOTE}{json.dumps(json_schema)}"
+        response_format, system = _response_format(schema, system, mode)
         if limits.left() <= 0:
             raise limits.timed_out()
         try:
@@ -242,6 +234,16 @@ class LLMClient:
         completion = _completion(body)
         usage = _usage(completion)
         return _content(completion, usage), usage
+
+
+def _response_format(schema: type[BaseModel], system: str, mode: str) -> tuple[dict[str, Any], str]:
+    """The ``response_format`` asking for ``schema`` in ``mode``, and the system prompt to send with it."""
+    json_schema = schema.model_json_schema()
+    if mode == "json_schema":
+        strict = {"name": schema.__name__, "schema": json_schema, "strict": False}
+        return {"type": "json_schema", "json_schema": strict}, system
+    # json_object: the schema rides along: llama.cpp honours it; others read it from the prompt
+    return {"type": "json_object", "schema": json_schema}, f"{system}{_SCHEMA_NOTE}{json.dumps(json_schema)}"
 
 
 @dataclass(frozen=True, slots=True)
