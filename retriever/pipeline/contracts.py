@@ -112,6 +112,9 @@ class LLMDiagnosticsOut(_Model):
     cache_hits: int = Field(ge=0)
     fallbacks: list[FallbackOut]
     ungrounded_facts_dropped: int = Field(ge=0)
+    model_written_facts: int = Field(
+        default=0, ge=0, description="Facts returned in the model's wording rather than a memory statement's."
+    )
 
 
 class RevisionOut(_Model):

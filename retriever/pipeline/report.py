@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from retriever.errors import RetrieverError
@@ -252,11 +253,12 @@ def _llm_out(llm: LLMUse) -> LLMDiagnosticsOut:
         cache_hits=llm.cache_hits,
         fallbacks=[FallbackOut(stage=stage, reason=reason) for stage, reason in llm.fallbacks],
         ungrounded_facts_dropped=llm.ungrounded_facts_dropped,
+        model_written_facts=llm.model_written_facts,
     )
 
 
-def _llm(ctx: Context) -> LLMUse | None:
-    """What the model did in this retrieval, read off its run's record; None offline."""
+def _llm(ctx: Context, facts: Sequence[Fact]) -> LLMUse | None:
+    """What the model did in this retrieval, read off its run's record and the ``facts`` returned; None offline."""
     run = ctx.llm
     if run is None:
         return None
@@ -269,6 +271,7 @@ def _llm(ctx: Context) -> LLMUse | None:
         cache_hits=run.cached,
         fallbacks=tuple(run.fallbacks),
         ungrounded_facts_dropped=run.ungrounded,
+        model_written_facts=sum(f.model_written for f in facts),
     )
 
 
@@ -338,7 +341,7 @@ def diagnostics(state: Run, ctx: Context) -> Diagnostics:
         documents_indexed=memory.documents_count if memory else 0,
         index_cache=memory.stats.cache if memory else "disabled",
         skipped_files=tuple(memory.skipped) if memory else (),
-        llm=_llm(ctx),
+        llm=_llm(ctx, retrieval.facts if retrieval else ()),
         revision=memory.revision if memory else None,
         answerability=retrieval.answerability if retrieval else None,
     )

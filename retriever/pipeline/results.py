@@ -141,6 +141,7 @@ class LLMUse:
     cache_hits: int
     fallbacks: tuple[tuple[str, str], ...]  # (stage, reason)
     ungrounded_facts_dropped: int
+    model_written_facts: int = 0  # facts returned in the model's wording (``Fact.model_written``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,6 +179,7 @@ def test_the_report_says_which_facts_the_model_wrote(make_tree: TreeFactory, mon
         assert len(marked) == 1 and "The migration of billing is 60% complete." in marked[0]
         assert any("**The billing migration is 60% complete and due on 2026-12-15.**" in line for line in lines)
         assert "1 of " in result.text and "facts are in the model's wording" in result.text
+        assert result.structured["diagnostics"]["llm"]["model_written_facts"] == 1
         assert [f["statement"] for f in result.structured["retrieval"]["facts"]].count(
             "The migration of billing is 60% complete."
         ) == 1
