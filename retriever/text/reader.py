@@ -240,7 +240,7 @@ def read_text(root: Path, rel_path: str, max_bytes: int, vetted: Entry | None = 
     swapped in after the scan would otherwise hang the read), and at most ``max_bytes`` + 1 bytes are read.
     """
     fresh = vetted is None or vetted.identity is None  # no walk behind it: vetted here, and checked again below
-    if vetted is None or fresh:
+    if vetted is None or vetted.identity is None:  # ``fresh``, spelt out so the type checker narrows ``vetted``
         vetted = vet(root, rel_path)
     fd = _open_vetted(root, vetted)
     with os.fdopen(fd, "rb") as handle:
