@@ -19,6 +19,7 @@ from urllib.parse import unquote
 from markdown_it import MarkdownIt
 
 from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
+from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
 from retriever.text.markup import LINK_TARGET
 from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
 
@@ -33,6 +34,7 @@ _INLINE_CODE = re.compile(r"(`+).+?\1")
 _LINK_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?")
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_PATH_AND_REST = re.compile(r"([^#?]*)(.*)", re.S)  # a link target's path, then its "?query" and "#anchor"
 _MARKDOWN = (".md", ".markdown")
 _CODE_TOKENS = frozenset({"fence", "code_block"})
 _MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
@@ -125,8 +127,7 @@ def _unknown_types(tree: Tree) -> Iterator[Problem]:
 def _broken_links(tree: Tree) -> Iterator[Problem]:
     for file in tree.files:
         for line, text in _prose_lines(file):
-            targets = [*LINK_TARGET.findall(text), *_LINK_DEFINITION.findall(text)]
-            for target in targets:
+            for target in _link_targets(text):
                 problem = _link_problem(tree, file.rel_path, target)
                 if problem:
                     yield Problem(file.rel_path, line, problem)
@@ -137,6 +138,11 @@ def _broken_links(tree: Tree) -> Iterator[Problem]:
                         "fix the name, or add it to the aliases of the document it means"
                     )
                     yield Problem(file.rel_path, line, message)
+
+
+def _link_targets(text: str) -> list[str]:
+    """The targets of a prose line's inline links and images, and of a link reference definition."""
+    return [*LINK_TARGET.findall(text), *_LINK_DEFINITION.findall(text)]
 
 
 def _prose_lines(file: File) -> Iterator[tuple[int, str]]:
@@ -168,6 +174,57 @@ def _exists(tree: Tree, resolved: str) -> bool:
     if resolved.lower().endswith(_MARKDOWN):
         return resolved in tree.paths
     return (tree.memory.root / resolved).exists()
+
+
+def _absolute_links(tree: Tree) -> Iterator[Problem]:
+    for file in tree.files:
+        for line, text in _prose_lines(file):
+            for target in _link_targets(text):
+                problem = _absolute_link_problem(tree, file.rel_path, target)
+                if problem:
+                    yield Problem(file.rel_path, line, problem)
+
+
+def _absolute_link_problem(tree: Tree, rel_path: str, target: str) -> str | None:
+    """A site-absolute link (``/handbook/pto.md``) read against the memory root: the relative form to write
+    when the target is there, else that it is not.  ``//host/…`` (protocol-relative) is a URL, not a path."""
+    match = _PATH_AND_REST.match(target)
+    path, rest = (match.group(1), match.group(2)) if match else (target, "")
+    if not path.startswith("/") or path.startswith("//"):
+        return None
+    resolved = posixpath.normpath(path).lstrip("/") or "."  # "/../x" stays under the root: "x"
+    where = unquote(resolved)
+    if not _exists(tree, where):
+        return (
+            f"link `{target}` is site-absolute, and {where} is not under the memory root; the retriever follows "
+            "relative links only: link a file of the tree by its relative path, or a web page by its full URL"
+        )
+    relative = posixpath.relpath(resolved, posixpath.dirname(rel_path) or ".")
+    if path.endswith("/") and not relative.endswith("/"):
+        relative += "/"
+    return (
+        f"link `{target}` is site-absolute: the retriever follows relative links only, and it breaks wherever "
+        f"the tree is not served from its root; write it as `{relative}{rest}`"
+    )
+
+
+def _duplicate_keys(tree: Tree) -> Iterator[Problem]:
+    for file in tree.files:
+        block = front_matter_block(file.lines, file.body_start)
+        for repeat in repeated_keys(block) if block is not None else ():
+            lines = [n + 1 for n in repeat.lines]  # block line N is file line N + 1
+            yield Problem(file.rel_path, lines[1], _repeat_message(repeat, lines))
+
+
+def _repeat_message(repeat: Repeat, lines: list[int]) -> str:
+    count = "twice" if len(lines) == 2 else f"{len(lines)} times"
+    distinct = [str(n) for n in dict.fromkeys(lines)]  # a flow mapping ({k: 1, k: 2}) repeats on one line
+    where = f"line {distinct[0]}" if len(distinct) == 1 else f"lines {', '.join(distinct[:-1])} and {distinct[-1]}"
+    others, fix = ("the first", "remove one of them") if len(lines) == 2 else ("the others", "remove all but one")
+    return (
+        f"`{repeat.path}` is set {count} in the front matter ({where}); the retriever uses only the last "
+        f"value ({repeat.last_value}, line {lines[-1]}) and ignores {others}; {fix}"
+    )
 
 
 def _duplicate_names(tree: Tree) -> Iterator[Problem]:
@@ -233,6 +290,8 @@ RULES: Mapping[str, Rule] = {
         Rule("field-type", ERROR, _field_types, "a known front-matter field has the wrong type"),
         Rule("unknown-type", WARNING, _unknown_types, "a `type` that is not a known document type"),
         Rule("broken-link", ERROR, _broken_links, "a relative link or a [[wiki link]] that leads nowhere"),
+        Rule("absolute-link", WARNING, _absolute_links, "a site-absolute link (/path), which the retriever ignores"),
+        Rule("duplicate-key", WARNING, _duplicate_keys, "a front-matter key set twice in a mapping: the last wins"),
         Rule("duplicate-name", WARNING, _duplicate_names, "a title or alias used by two documents"),
         Rule("empty-file", WARNING, _empty_files, "a file with nothing besides front matter"),
         Rule("empty-section", WARNING, _empty_sections, "a heading with nothing under it"),

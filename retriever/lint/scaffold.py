@@ -108,8 +108,9 @@ and owners.
 ## Checking the memory
 
 `retriever check` lints the tree: files the retriever cannot read, fields of the wrong type, unknown
-types, broken links, names used twice, empty files and sections, and relation values that name no
-document. Each finding says how to fix it. It exits with 1 when there are findings.
+types, broken links, links starting with `/` (write them relative), front-matter keys set twice,
+names used twice, empty files and sections, and relation values that name no document. Each finding
+says how to fix it. It exits with 1 when there are findings.
 
 ```bash
 retriever check --root .                  # one line per finding

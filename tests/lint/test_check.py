@@ -233,7 +233,7 @@ def test_a_link_leading_outside_the_root_is_broken(make_tree: TreeFactory) -> No
 def test_links_in_code_urls_anchors_and_existing_files_pass(make_tree: TreeFactory) -> None:
     body = (
         "# Doc\n\n"
-        "[web](https://example.com/a.md) [mail](mailto:a@b.c) [top](#doc) [abs](/x/y.md) `[code](gone.md)`\n"
+        "[web](https://example.com/a.md) [mail](mailto:a@b.c) [top](#doc) [cdn](//cdn.example/y.md) `[code](gone.md)`\n"
         "[person](people/olena_marchenko.md#role) [folder](teams/) [pic](img/chart.png) [ref][r]\n\n"
         "[r]: teams/platform.md\n\n"
         "```markdown\n[inside a fence](missing.md) and [[Nobody]]\n```\n\n"
@@ -246,6 +246,143 @@ def test_links_in_code_urls_anchors_and_existing_files_pass(make_tree: TreeFacto
 def test_a_link_to_an_unreadable_markdown_file_is_not_broken(make_tree: TreeFactory) -> None:
     root = make_tree({**CLEAN, "x.md": _doc("title: X\n", "# Doc\n\n[latin](latin.md)\n"), "latin.md": b"caf\xe9\n"})
     assert _findings(root) == [("memory/latin.md", 1, "unreadable", "error")]
+
+
+# -- absolute-link ---------------------------------------------------------------------------------------------
+
+
+def test_a_site_absolute_link_to_a_file_of_the_tree_is_a_warning_giving_its_relative_form(
+    make_tree: TreeFactory,
+) -> None:
+    body = "# Doc\n\nSee [PTO](/handbook/pto.md#carry-over).\n\n[team]: </teams/platform.md>\n"
+    root = make_tree({**CLEAN, "handbook/pto.md": "# PTO\n\nTwenty days.\n", "notes/x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+    assert memory.document("notes/x.md").links == ()  # the retriever follows relative links only
+    assert check(memory) == [
+        Finding(
+            "memory/notes/x.md",
+            6,
+            "absolute-link",
+            "warning",
+            "link `/handbook/pto.md#carry-over` is site-absolute: the retriever follows relative links only, and "
+            "it breaks wherever the tree is not served from its root; write it as `../handbook/pto.md#carry-over`",
+        ),
+        Finding(
+            "memory/notes/x.md",
+            8,
+            "absolute-link",
+            "warning",
+            "link `/teams/platform.md` is site-absolute: the retriever follows relative links only, and "
+            "it breaks wherever the tree is not served from its root; write it as `../teams/platform.md`",
+        ),
+    ]
+
+
+def test_site_absolute_links_to_a_sibling_an_image_and_a_folder_get_their_relative_forms(
+    make_tree: TreeFactory,
+) -> None:
+    body = "# Doc\n\n[Y](/y.md?v=2)\n![chart](/img/a%20chart.png)\n[teams](/teams/)\n"
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body), "y.md": "# Y\n\nText.\n", "img/a chart.png": b"P"})
+    memory = Memory.open(root, Settings.from_env())
+    assert [f.message.rsplit("; ", 1)[1] for f in check(memory)] == [
+        "write it as `y.md?v=2`",
+        "write it as `img/a%20chart.png`",
+        "write it as `teams/`",
+    ]
+
+
+def test_a_site_absolute_link_to_nothing_under_the_root_says_so_once(make_tree: TreeFactory) -> None:
+    body = "# Doc\n\nSee [PTO](/handbook/../handbook/gone.md).\n"
+    root = make_tree({**CLEAN, "notes/x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+    assert check(memory) == [
+        Finding(
+            "memory/notes/x.md",
+            6,
+            "absolute-link",
+            "warning",
+            "link `/handbook/../handbook/gone.md` is site-absolute, and handbook/gone.md is not under the memory "
+            "root; the retriever follows relative links only: link a file of the tree by its relative path, "
+            "or a web page by its full URL",
+        )
+    ]
+
+
+def test_protocol_relative_urls_schemes_anchors_and_code_are_not_site_absolute_links(make_tree: TreeFactory) -> None:
+    body = (
+        "# Doc\n\n"
+        "[cdn](//cdn.example/teams/platform.md) [web](https://example.com/a) [top](#doc) `[code](/teams/platform.md)`\n"
+        "[rel](teams/platform.md)\n\n"
+        "```markdown\n[inside a fence](/teams/platform.md)\n```\n\n"
+        "    [indented code](/gone.md)\n"
+    )
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    assert _findings(root) == []
+
+
+# -- duplicate-key -----------------------------------------------------------------------------------------------
+
+
+def test_a_key_set_twice_is_a_warning_at_its_second_line_naming_the_value_kept(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\nowner: Olena Marchenko\ntype: topic\nowner: OM\n")})
+    memory = Memory.open(root, Settings.from_env())
+    assert check(memory) == [
+        Finding(
+            "memory/x.md",
+            5,
+            "duplicate-key",
+            "warning",
+            "`owner` is set twice in the front matter (lines 3 and 5); the retriever uses only the last value "
+            "('OM', line 5) and ignores the first; remove one of them",
+        )
+    ]
+    assert memory.document("x.md").front_matter["owner"] == "OM"  # reading is unchanged: the last value wins
+
+
+def test_repeated_keys_in_nested_mappings_and_list_items_are_named_by_their_path(make_tree: TreeFactory) -> None:
+    front_matter = "title: X\ncontacts:\n  lead: A\n  lead: B\n  lead: [C]\nsteps:\n  - {n: 1, n: 2}\n"
+    root = make_tree({**CLEAN, "x.md": _doc(front_matter)})
+    memory = Memory.open(root, Settings.from_env())
+    assert [(f.line, f.rule, f.message) for f in check(memory)] == [
+        (
+            5,
+            "duplicate-key",
+            "`contacts.lead` is set 3 times in the front matter (lines 4, 5 and 6); the retriever uses only the last "
+            "value (a list, line 6) and ignores the others; remove all but one",
+        ),
+        (
+            8,
+            "duplicate-key",
+            "`steps[0].n` is set twice in the front matter (line 8); the retriever uses only the last "
+            "value ('2', line 8) and ignores the first; remove one of them",
+        ),
+    ]
+
+
+def test_keys_that_read_as_one_field_are_repeats_and_a_shared_anchor_is_reported_once(make_tree: TreeFactory) -> None:
+    front_matter = "title: X\n1: one\n'1': uno\nbase: &b {k: 1, k: 2}\ncopy: *b\n"
+    root = make_tree({**CLEAN, "x.md": _doc(front_matter)})
+    assert [(line, rule) for _, line, rule, _ in _findings(root)] == [(4, "duplicate-key"), (5, "duplicate-key")]
+
+
+def test_keys_in_different_mappings_and_a_key_overriding_a_merge_are_not_repeats(make_tree: TreeFactory) -> None:
+    front_matter = "title: X\na: {k: 1}\nb: {k: 2}\nbase: &b {k: 1}\nc:\n  <<: *b\n  k: 3\n"
+    root = make_tree({**CLEAN, "x.md": _doc(front_matter)})
+    assert _findings(root) == []
+
+
+def test_a_repeated_key_in_invalid_yaml_or_toml_is_only_unreadable(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            **CLEAN,
+            "bad.md": "---\nowner: a\nowner: b\nsummary: [unclosed\n---\n# Bad\n\nText.\n",
+            "toml.md": '+++\ntitle = "X"\ntitle = "Y"\n+++\n# X\n\nText.\n',
+        }
+    )
+    assert _findings(root) == [
+        ("memory/bad.md", 5, "unreadable", "error"),
+        ("memory/toml.md", 3, "unreadable", "error"),
+    ]
 
 
 # -- duplicate-name -------------------------------------------------------------------------------------------
