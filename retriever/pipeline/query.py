@@ -154,6 +154,16 @@ def framing_boosts(query: Query) -> dict[str, float]:
     return {t: FRAMING_WEIGHT for t in query.terms if t in _FRAMING_TERMS or t in query.framing}
 
 
+def framing_only(query: Query) -> tuple[str, ...]:
+    """The question's words when every one of them frames rather than names a topic ("update", "status?",
+    "help me", "what did the team say?"), else (): such a question does not say what it is about, so
+    whatever it matches cannot be known to answer it."""
+    content = [t for t in query.terms if not _is_compound(t)]
+    if not content or any(t not in _FRAMING_TERMS and t not in query.framing for t in content):
+        return ()
+    return tuple(dict.fromkeys(query.word(t) for t in content))
+
+
 def weights(query: Query, index: SectionIndex) -> dict[str, float]:
     """Each non-compound query term's coverage weight: its idf, framing words down-weighted."""
     boosts = framing_boosts(query)

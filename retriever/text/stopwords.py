@@ -46,7 +46,7 @@ main many key current currently latest recent recently new top best highest lowe
 list show give find tell explain describe summary summarize overview info information details detail
 regarding related relevant know want need like get make use used using work way thing things kind type
 responsible general overall specific exactly actually usually typically normally etc time
-possible
+possible update status help news everything anything question stuff
 основний основні головний головні поточний поточні актуальний останній найвищий найбільший список
 розкажи покажи інформація деталі
 """.split()

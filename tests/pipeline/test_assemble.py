@@ -41,6 +41,14 @@ def test_a_weak_summary_says_so_before_the_closest_matches() -> None:
     )
 
 
+def test_a_question_of_framing_words_only_is_told_it_names_no_topic_before_the_closest_matches() -> None:
+    facts = (Fact("Post an update every Friday", 0.9, "m/a.md", "M > A", (1, 1), "a.md", None, "Updates", 0),)
+    assert summarize(facts, "limited", "any updates?") == (
+        'The question names no topic ("updates"): say what it is about. The closest matches (sources: Updates): '
+        "Post an update every Friday."
+    )
+
+
 def test_a_who_question_summary_leads_with_what_the_best_document_names() -> None:
     facts = (Fact("Moving invoices to Stripe", 0.9, "m/b.md", "M > B", (1, 1), "b.md", None, "Billing Migration", 0),)
     relations = (

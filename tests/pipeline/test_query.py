@@ -15,6 +15,7 @@ from retriever.pipeline.query import (
     analyze,
     best_coverage,
     coverage,
+    framing_only,
     is_many_part,
     weights,
 )
@@ -113,3 +114,30 @@ def test_coverage_of_a_many_part_question_is_that_of_its_best_covered_part() -> 
     # The part "when is the audit due" is covered in full; the question's other words count PART_CONTEXT.
     assert best_coverage(term_weights, {"audit", "due"}, query) == pytest.approx(2 / (2 + 2 * PART_CONTEXT))
     assert best_coverage(term_weights, {"audit", "due"}, analyze("billing audit")) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("update", ("update",)),
+        ("Any updates?", ("updates",)),
+        ("status", ("status",)),
+        ("can you help me?", ("help",)),
+        ("What's new?", ("new",)),
+        ("What is the latest?", ("latest",)),
+        ("details please", ("details",)),
+    ],
+)
+def test_a_question_of_framing_words_only_names_them_as_its_words(question: str, words: tuple[str, ...]) -> None:
+    assert framing_only(analyze(question)) == words
+
+
+@pytest.mark.parametrize(
+    "question", ["pto", "status of the billing migration", "help desk hours", "What did the team decide?"]
+)
+def test_a_question_with_one_topic_word_is_not_framing_only(question: str) -> None:
+    assert framing_only(analyze(question)) == ()
+
+
+def test_a_question_with_no_words_at_all_is_not_framing_only() -> None:
+    assert framing_only(analyze("what is it?")) == ()
