@@ -32,7 +32,8 @@ from retriever.text.safe import one_line
 )
 @config_option
 def check(root: Path | None, output: str) -> None:
-    """Lint the memory tree: unreadable files, field types, links, names, empty parts, relations.
+    """Lint the memory tree: unreadable files, field types, repeated front-matter keys, links (broken or
+    site-absolute), names, empty parts, relations.
 
     Exit codes: 0 when the tree is clean, 1 when there are findings, 2 on usage errors (a missing
     root, an invalid setting or a malformed check config). Rules are turned off with
