@@ -26,7 +26,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from retriever.adapters.http_guard import MCP_PATHS, Guard, HeaderProblem, HttpPolicy, parse_json, user_from_headers
+from retriever.adapters.http_guard import (
+    MCP_PATHS,
+    USER_HEADERS,
+    Guard,
+    HeaderProblem,
+    HttpPolicy,
+    named_user,
+    parse_json,
+)
 from retriever.adapters.http_mcp import McpEndpoint
 from retriever.service.access import KeyGrant
 from retriever.service.service import MemoryService
@@ -60,11 +68,12 @@ class Routes:
             detail = {"type": "json_invalid", "loc": ["body", 0], "msg": message, "input": {}}
             return JSONResponse({"detail": [detail]}, status_code=422)
         try:
-            user = user_from_headers(request.headers)
+            named = named_user(request.headers)
         except HeaderProblem as problem:
             return JSONResponse({"detail": [problem.entry]}, status_code=422)
+        header, user = named if named is not None else (USER_HEADERS[0], None)  # a 422 names the header read
         status, response = await anyio.to_thread.run_sync(
-            lambda: self.service.memories_retrieve(body, user, allowed_users=grant.users)
+            lambda: self.service.memories_retrieve(body, user, allowed_users=grant.users, user_header=header.lower())
         )
         return JSONResponse(response, status_code=status)
 

@@ -100,13 +100,14 @@ class HeaderProblem(Exception):
         self.entry = {"type": kind, "loc": ["header", header], "msg": message, "input": shown}
 
 
-def user_from_headers(headers: Headers) -> str | None:
-    """The user id from ``X-External-User-Id`` or ``X-On-Behalf-Of``, decoded as UTF-8 (None: neither).
+def named_user(headers: Headers) -> tuple[str, str] | None:
+    """(the header read, the user id) from ``X-External-User-Id`` or ``X-On-Behalf-Of``, decoded as
+    UTF-8 (None: neither).  The id is as sent, stripped: routes canonicalise it (``canonical_user_id``).
 
     HTTP header bytes reach starlette as latin-1 text; re-encoding gives the bytes back, which
     clients send as UTF-8.  Raises ``HeaderProblem`` for bytes that are not UTF-8, an id over
     ``MAX_USER_ID_CHARS``, a user header sent more than once, and the two headers naming different
-    users; the service validates the id's form.
+    users; the routes check the id's form and canonicalise it, as ``/memories/retrieve`` does.
 
     A gateway sets the header and the server trusts it; a client that adds its own beside the
     gateway's must not choose which one counts.  So two headers that disagree are refused, not
@@ -121,7 +122,7 @@ def user_from_headers(headers: Headers) -> str | None:
             "sets one of these headers must remove the other from the client's request)"
         )
         raise HeaderProblem(first, "header_conflict", message, mine[:64])
-    return named[0][1] if named else None
+    return named[0] if named else None
 
 
 def _user_header(headers: Headers, header: str) -> str | None:

@@ -29,7 +29,8 @@ The front (``McpEndpoint``) keeps only what the SDK does not do, each for a reas
   ``scope["user"]``): another key gets 404 for it;
 - session history is scoped by who asks (``_principal``): a key bound to users has its own, and a
   user named in ``X-External-User-Id`` / ``X-On-Behalf-Of`` has their own under any key, so that
-  users behind one gateway key never read each other's follow-ups.
+  users behind one gateway key never read each other's follow-ups; the user is named by the
+  canonical id (``canonical_user_id``), so each spelling of one name is the same user.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from retriever.adapters.http_guard import HeaderProblem, HttpPolicy, clip, parse_json, replay, user_from_headers
+from retriever.adapters.http_guard import HeaderProblem, HttpPolicy, clip, named_user, parse_json, replay
 from retriever.adapters.mcp_stdio import build_server, internal_error
+from retriever.compat.graphs import InvalidUserId, canonical_user_id
 from retriever.errors import RetrieverError
 from retriever.service.access import OPEN, KeyGrant
 from retriever.service.service import MemoryService
@@ -247,17 +249,27 @@ def _accepting_json(scope: Scope, headers: Headers) -> Scope:
 
 
 def _check_user(scope: Scope, headers: Headers) -> str | None:
-    """The user the request names (None: none), who must be one the request's key may act for, as on
-    ``/memories/retrieve`` (403); a malformed user header is refused (422).
+    """The user the request names, in canonical form (``canonical_user_id``; None: none), who must be
+    one the request's key may act for, as on ``/memories/retrieve`` (403).  A malformed user header, or
+    a user id that is not a plain name, is refused (422, the message naming the header, the id cut short).
 
-    The MCP routes read the server's own memory, no user's tree, so a key bound to users may also send
-    no user header here: its sessions are its own (``_principal``)."""
+    The canonical form is what sessions are scoped by (``_principal``), so two Unicode spellings of a
+    name (NFD and NFC) are one user here, as they are one user's folder.  The MCP routes read the
+    server's own memory, no user's tree, so a key bound to users may also send no user header here:
+    its sessions are its own (``_principal``)."""
     grant = scope.get("state", {}).get("grant")
     try:
-        user = user_from_headers(headers)
+        named = named_user(headers)
     except HeaderProblem as problem:
         raise RpcRefusal(INVALID_REQUEST, str(problem), status=422) from None
-    if user is not None and isinstance(grant, KeyGrant) and not grant.allows(user):
+    if named is None:
+        return None
+    header, raw = named
+    try:
+        user = canonical_user_id(raw)
+    except InvalidUserId as exc:  # the message quotes at most 40 characters of the id
+        raise RpcRefusal(INVALID_REQUEST, f"{header}: {exc.message}", status=422) from None
+    if isinstance(grant, KeyGrant) and not grant.allows(user):
         raise RpcRefusal(
             INVALID_REQUEST, f"this key may not act for the user {clip(user)}; name one of its users", status=403
         )

@@ -48,6 +48,7 @@ CACHE_BYTES = 8 * 1024 * 1024  # of cached answers and their keys, as UTF-8 JSON
 MAX_USER_ID_CHARS = 128
 MAX_USER_ID_BYTES = 255  # one path component on common filesystems
 USER_ID_PUNCTUATION = frozenset("_.@-")
+USER_ID_RULE = "use 1-128 letters, digits, '_', '.', '@' or '-', not starting with '.'"  # what refusals ask for
 _IDS = uuid.UUID("5b3a3f0e-7c1d-4f5e-9a8b-2c6d1e0f4a7b")  # namespace for stable result ids
 
 
@@ -68,15 +69,18 @@ class InvalidUserId(ValueError):
 
 
 def canonical_user_id(raw: str) -> str:
-    """The user id as its folder is named: NFC, stripped, checked; ``InvalidUserId`` otherwise."""
+    """The user id as its folder is named: NFC, stripped, checked; ``InvalidUserId`` otherwise.
+
+    The one form of a user id everywhere: the user's folder, the users a key is bound to
+    (``service.access``), grant checks and MCP session scoping all use it, so two Unicode
+    spellings of one name (NFD and NFC, say) are one user on every surface."""
     user = unicodedata.normalize("NFC", raw.strip())
-    rule = "use 1-128 letters, digits, '_', '.', '@' or '-', not starting with '.'"
     if not user:
-        raise InvalidUserId(f"the user id is empty; {rule}")
+        raise InvalidUserId(f"the user id is empty; {USER_ID_RULE}")
     if len(user) > MAX_USER_ID_CHARS or len(user.encode("utf-8", "replace")) > MAX_USER_ID_BYTES:
-        raise InvalidUserId(f"the user id {preview(user, 40)} is too long ({len(user):,} characters); {rule}")
+        raise InvalidUserId(f"the user id {preview(user, 40)} is too long ({len(user):,} characters); {USER_ID_RULE}")
     if user.startswith(".") or not all(_user_id_char(c) for c in user):
-        raise InvalidUserId(f"the user id {preview(user, 40)} is not a plain name; {rule}")
+        raise InvalidUserId(f"the user id {preview(user, 40)} is not a plain name; {USER_ID_RULE}")
     return user
 
 

@@ -5,6 +5,13 @@ tenant's tree: inline ``key1=alice|bob,key2=*`` or, for a value without ``=``, t
 a keys file holding one ``key=users`` per line (``#`` comments and blank lines are
 ignored).  ``*`` means any user.  ``RETRIEVER_API_KEY`` is one more key, for any user.
 
+User ids are kept in their canonical form (``compat.graphs.canonical_user_id``: NFC, stripped), the
+form ``/memories/retrieve`` and the MCP routes compare, so a key bound to ``José`` acts for ``José``
+in either Unicode spelling.  A bound user id that is not a valid user id (``../etc``, ``bad name``)
+could never be named by a request: ``load_api_keys`` refuses it (``ConfigError`` naming the entry by
+position and the id, bounded), as it refuses an empty one, rather than start a key that silently
+acts for fewer users than written, or for none.
+
 Contract: no message this module produces contains a key; configuration errors name entries by
 position.  A grant's ``name`` is a fingerprint of its key (``key_name``), never its position: MCP
 sessions of a key bound to users are kept under it for 30 days, so a name that followed the list's
@@ -18,8 +25,10 @@ import hmac
 from dataclasses import dataclass
 from pathlib import Path
 
+from retriever.compat.graphs import USER_ID_RULE, InvalidUserId, canonical_user_id
 from retriever.config import Settings
 from retriever.errors import ConfigError
+from retriever.text.safe import preview
 
 ANY_USER = "*"
 _FORMAT = "expected key=user1|user2 or key=* (a key, '=', then '|'-separated user ids or '*')"
@@ -41,8 +50,16 @@ class KeyGrant:
         return self.users is None
 
     def allows(self, user_id: str | None) -> bool:
-        """True when this grant may act for ``user_id`` (a restricted grant needs a named user)."""
-        return self.users is None or (user_id is not None and user_id in self.users)
+        """True when this grant may act for ``user_id`` (a restricted grant needs a named user).
+
+        ``users`` holds canonical ids and ``user_id`` is compared in its canonical form, so any
+        Unicode spelling of a bound name is allowed; an invalid id is never allowed by a restricted grant."""
+        if self.users is None:
+            return True
+        try:
+            return user_id is not None and canonical_user_id(user_id) in self.users
+        except InvalidUserId:
+            return False
 
 
 OPEN = KeyGrant("open", None)  # the grant of every request when the server requires no key
@@ -74,17 +91,30 @@ def key_name(key: str) -> str:
     return "key-" + hashlib.sha256(_NAME_DOMAIN + key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class _Binding:
+    """One key as written: its user ids as written (None: any user), and where, for messages."""
+
+    key: str
+    users: tuple[str, ...] | None
+    where: str  # "RETRIEVER_API_KEYS entry 2", "keys file '/etc/keys' line 4": a position, never the key
+
+
 def load_api_keys(settings: Settings) -> ApiKeys:
-    """The keys of ``RETRIEVER_API_KEY`` (any user) and ``RETRIEVER_API_KEYS``; raises ``ConfigError``."""
-    entries: list[tuple[str, frozenset[str] | None]] = []
+    """The keys of ``RETRIEVER_API_KEY`` (any user) and ``RETRIEVER_API_KEYS``, users in canonical form.
+
+    Raises ``ConfigError`` for a malformed entry, bound user ids that are not valid user ids (named
+    with their entry's position: at most 5 ids per entry and 10 entries, each cut to 40 characters),
+    and a repeated key; no message holds a key."""
+    bindings: list[_Binding] = []
     if settings.api_key is not None and settings.api_key.get_secret_value().strip():
-        entries.append((settings.api_key.get_secret_value().strip(), None))
+        bindings.append(_Binding(settings.api_key.get_secret_value().strip(), None, "RETRIEVER_API_KEY"))
     if settings.api_keys is not None:
-        entries += _read_bindings(settings.api_keys.get_secret_value())
-    return _build(entries)
+        bindings += _read_bindings(settings.api_keys.get_secret_value())
+    return _build(bindings, _canonical_users(bindings))
 
 
-def _read_bindings(value: str) -> list[tuple[str, frozenset[str] | None]]:
+def _read_bindings(value: str) -> list[_Binding]:
     if "=" in value:
         return _parse_entries(value.replace("\n", ","), "RETRIEVER_API_KEYS", "entry")
     path = Path(value.strip()).expanduser()
@@ -101,8 +131,8 @@ def _read_bindings(value: str) -> list[tuple[str, frozenset[str] | None]]:
     return _parse_entries("\n".join(lines), f"keys file {str(path)!r}", "line", separator="\n")
 
 
-def _parse_entries(text: str, source: str, unit: str, separator: str = ",") -> list[tuple[str, frozenset[str] | None]]:
-    entries: list[tuple[str, frozenset[str] | None]] = []
+def _parse_entries(text: str, source: str, unit: str, separator: str = ",") -> list[_Binding]:
+    entries: list[_Binding] = []
     for number, raw in enumerate(text.split(separator), start=1):
         if raw.strip():
             entries.append(_parse_entry(raw, f"{source} {unit} {number}"))
@@ -111,24 +141,71 @@ def _parse_entries(text: str, source: str, unit: str, separator: str = ",") -> l
     return entries
 
 
-def _parse_entry(raw: str, where: str) -> tuple[str, frozenset[str] | None]:
+def _parse_entry(raw: str, where: str) -> _Binding:
     key, equals, users_text = raw.strip().partition("=")
     key = key.strip()
     if not equals or not key or any(c.isspace() for c in key):
         raise ConfigError(f"{where}: {_FORMAT}")
     users = [u.strip() for u in users_text.split("|")]
     if users == [ANY_USER]:
-        return key, None
+        return _Binding(key, None, where)
     if not all(users) or ANY_USER in users:
         raise ConfigError(f"{where}: the user list is empty, has an empty name or mixes '*' with names; {_FORMAT}")
-    return key, frozenset(users)
+    return _Binding(key, tuple(users), where)
 
 
-def _build(entries: list[tuple[str, frozenset[str] | None]]) -> ApiKeys:
+_SHOWN_IDS, _SHOWN_ENTRIES = 5, 10  # a message names at most this many invalid ids per entry, and entries
+
+
+def _canonical_users(bindings: list[_Binding]) -> list[frozenset[str] | None]:
+    """Each binding's users in canonical form (None: any user); ``ConfigError`` naming the invalid ids.
+
+    A bound id that is not a valid user id can never match a request (requests are refused or
+    canonicalised before any grant check), so it is a mistake in the configuration, like an empty one."""
+    keys = [binding.key for binding in bindings]
+    canonical: list[frozenset[str] | None] = []
+    problems: list[str] = []
+    for binding in bindings:
+        valid: set[str] = set()
+        invalid: list[str] = []
+        for user in binding.users or ():
+            try:
+                valid.add(canonical_user_id(user))
+            except InvalidUserId:
+                invalid.append(_shown(user, keys))
+        if invalid:
+            problems.append(_invalid_users(binding.where, invalid, acts_for_none=not valid))
+        canonical.append(None if binding.users is None else frozenset(valid))
+    if problems:
+        more = f"; and {len(problems) - _SHOWN_ENTRIES} more entries" if len(problems) > _SHOWN_ENTRIES else ""
+        listed = "; ".join(problems[:_SHOWN_ENTRIES]) + more
+        raise ConfigError(f"{listed}; a user id is a plain name, as its folder is named: {USER_ID_RULE}")
+    return canonical
+
+
+def _invalid_users(where: str, shown: list[str], *, acts_for_none: bool) -> str:
+    """One entry's problem: which of its user ids are invalid, and what that does to its key."""
+    names = ", ".join(shown[:_SHOWN_IDS]) + (f" and {len(shown) - _SHOWN_IDS} more" if len(shown) > _SHOWN_IDS else "")
+    if acts_for_none:
+        return f"{where} binds its key to no valid user id, so the key would act for no one: {names}"
+    invalid, them = ("not a valid user id", "it") if len(shown) == 1 else ("not valid user ids", "them")
+    return f"{where} binds its key to {names}, {invalid}: no request can name {them}"
+
+
+def _shown(user: str, keys: list[str]) -> str:
+    """An invalid user id as a message may show it: quoted and bounded, withheld when it may hold a key
+    (``k1=alice k2=bob`` runs two entries together: the 'user' ``alice k2=bob`` holds the second key)."""
+    if "=" in user or any(key in user for key in keys):
+        return f"a {len(user):,}-character id not shown, as it holds '=' or a key (two entries run together?)"
+    return preview(user, 40)
+
+
+def _build(bindings: list[_Binding], users: list[frozenset[str] | None]) -> ApiKeys:
     seen: set[str] = set()
     names: set[str] = set()
     built: list[tuple[bytes, KeyGrant]] = []
-    for number, (key, users) in enumerate(entries, start=1):
+    for number, (binding, bound) in enumerate(zip(bindings, users, strict=True), start=1):
+        key = binding.key
         if key in seen:
             raise ConfigError(f"API key number {number} repeats an earlier key; give each key once")
         name = key_name(key)
@@ -136,5 +213,5 @@ def _build(entries: list[tuple[str, frozenset[str] | None]]) -> ApiKeys:
             raise ConfigError(f"API key number {number} has the same fingerprint as an earlier key; choose another key")
         seen.add(key)
         names.add(name)
-        built.append((key.encode(), KeyGrant(name, users)))
+        built.append((key.encode(), KeyGrant(name, bound)))
     return ApiKeys(tuple(built))

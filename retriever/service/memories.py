@@ -58,7 +58,7 @@ def _canonical(users: Iterable[str]) -> set[str]:
         try:
             out.add(canonical_user_id(user))
         except InvalidUserId:
-            continue  # a bad entry binds nobody
+            continue  # binds nobody; load_api_keys refuses such ids, but a library caller's set may hold one
     return out
 
 

@@ -93,7 +93,9 @@ class MemoryService:
         """Run ``tools/call``; bad arguments, timeouts and a missing or empty memory (``memory_not_found``,
         ``memory_empty``) come back as ``isError`` results.
 
-        ``user_id`` (optional, from the adapter) scopes session history to that user as well.
+        ``user_id`` (optional, from the adapter) scopes session history to that user as well.  It is
+        taken as given, an opaque name: adapters build it from canonical user ids (``canonical_user_id``;
+        the HTTP adapter's names the key's scope too), so one user has one history whatever the spelling.
         """
         if name == GET_MEMORY:
             return self._get_memory(arguments, handshake_session, transport)
@@ -188,7 +190,8 @@ class MemoryService:
         return status, response
 
     def session_key(self, session: str, user_id: str | None = None) -> str:
-        """The store's key for a session: the client's id, scoped by memory (and user)."""
+        """The store's key for a session: the client's id, scoped by memory (and ``user_id``, compared as
+        given: callers pass a name built from canonical user ids, see ``call_tool``)."""
         return f"{self._scope if user_id is None else _scope(self.identity.value, user_id)}:{session}"
 
     def _history(self, session: str | None, user_id: str | None, warnings: list[str]) -> list[str]:

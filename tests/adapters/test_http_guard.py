@@ -186,6 +186,15 @@ def test_a_bad_user_header_is_a_422_naming_the_header(base: str, header: str, va
     assert len(json.dumps(detail)) < 400
 
 
+@pytest.mark.parametrize("header", ["X-External-User-Id", "X-On-Behalf-Of"])
+def test_a_user_id_that_is_not_a_plain_name_is_a_422_naming_the_header_it_came_in(base: str, header: str) -> None:
+    response = _retrieve(base, {header: "../u-42"})
+    assert response.status_code == 422
+    (detail,) = response.json()["detail"]
+    assert detail["loc"] == ["header", header.lower()]  # before: always x-external-user-id
+    assert detail["msg"].startswith("the user id '../u-42' is not a plain name")
+
+
 def _retrieve_as(url: str, headers: list[tuple[str, str]]) -> httpx.Response:
     """``/memories/retrieve`` with headers given as pairs, so that a header may be sent more than once."""
     return httpx.post(f"{url}/memories/retrieve", json=QUERY, headers=headers, timeout=30)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -48,7 +49,7 @@ def mcp(service: MemoryService) -> Iterator[str]:
         yield f"{url}/v1/mcp/memory"
 
 
-def _post(url: str, body: Any, headers: dict[str, str] | None = None) -> httpx.Response:
+def _post(url: str, body: Any, headers: Mapping[str, str | bytes] | None = None) -> httpx.Response:
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
     return httpx.post(url, content=content, headers={"Content-Type": "application/json", **(headers or {})}, timeout=30)
 
@@ -220,7 +221,7 @@ def test_a_user_header_on_the_mcp_routes_must_name_a_user_the_key_may_act_for(se
         assert _post(mcp, CALL, {**admin, "X-External-User-Id": "bob"}).status_code == 200
 
 
-def _ask(url: str, prompt: str, headers: dict[str, str], session_id: str = "s2") -> str:
+def _ask(url: str, prompt: str, headers: Mapping[str, str | bytes], session_id: str = "s2") -> str:
     """The rewritten query of a ``retrieve_memory`` call under ``session_id``: what triage made of it."""
     call = {**CALL, "params": {"name": "retrieve_memory", "arguments": {"prompt": prompt, "session_id": session_id}}}
     reply = _post(url, call, headers)
@@ -285,3 +286,50 @@ def test_on_the_mcp_routes_conflicting_or_repeated_user_headers_are_a_json_rpc_4
             assert refused.status_code == 422, refused.text  # before: 200, answered for bob
             error = refused.json()["error"]
             assert error["code"] == -32600 and error["message"].startswith(message)
+
+
+# -- user ids: one canonical form (NFC), as the user's folder is named ------------------------------------
+
+JOSE_NFC, JOSE_NFD = unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")
+
+
+def test_nfd_and_nfc_spellings_of_one_user_share_one_session_history(mcp: str) -> None:
+    assert JOSE_NFC != JOSE_NFD
+    _ask(mcp, "billing migration project", {"X-External-User-Id": JOSE_NFD.encode()})
+    own = _ask(mcp, "and who owns it?", {"X-On-Behalf-Of": JOSE_NFC.encode()})
+    assert own == "and who owns it? (context: billing migration project)"  # before: two users' histories
+    assert _ask(mcp, "and who owns it?", {"X-External-User-Id": b"bob"}) == "and who owns it?"
+
+
+@pytest.mark.parametrize(("bound", "sent"), [(JOSE_NFC, JOSE_NFD), (JOSE_NFD, JOSE_NFC)])
+def test_a_key_bound_to_a_user_acts_for_them_in_either_unicode_spelling(
+    service: MemoryService, bound: str, sent: str
+) -> None:
+    with serving(service, api_keys=f"jose-key-0123={bound},other-key-0123=bob") as url:
+        mcp, key = f"{url}/v1/mcp/memory", {"Authorization": "Bearer jose-key-0123"}
+        reply = _post(mcp, CALL, {**key, "X-External-User-Id": sent.encode()})
+        assert reply.status_code == 200, reply.text  # before: 403, the key was bound to the other spelling
+        _ask(mcp, "billing migration project", {**key, "X-External-User-Id": bound.encode()})
+        own = _ask(mcp, "and who owns it?", {**key, "X-External-User-Id": sent.encode()})
+        assert own == "and who owns it? (context: billing migration project)"
+        other = {"Authorization": "Bearer other-key-0123", "X-External-User-Id": sent.encode()}
+        assert _post(mcp, CALL, other).status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("header", "user", "shown"),
+    [
+        ("X-External-User-Id", "../etc", "'../etc'"),
+        ("X-On-Behalf-Of", "bad name", "'bad name'"),
+        ("X-External-User-Id", "u" * 250, "'" + "u" * 40 + "…[cut: 210 more characters]'"),
+    ],
+)
+def test_a_user_id_that_is_not_a_plain_name_is_a_json_rpc_422_naming_the_header(
+    mcp: str, header: str, user: str, shown: str
+) -> None:
+    for body in (CALL, INIT):
+        refused = _post(mcp, body, {header: user})
+        assert refused.status_code == 422, refused.text  # before: 200, sessions kept under a name no folder has
+        error = refused.json()["error"]
+        assert error["code"] == -32600 and error["message"].startswith(f"{header}: the user id {shown} ")
+        assert "letters, digits, '_', '.', '@' or '-'" in error["message"] and len(refused.text) < 400

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retriever import Settings
+from retriever.compat.graphs import InvalidUserId, canonical_user_id
 from retriever.errors import ConfigError
 from retriever.service.access import OPEN, load_api_keys
+from retriever.text.safe import preview
 
 
 def test_inline_bindings_map_each_key_to_its_users_or_any() -> None:
@@ -66,3 +71,115 @@ def test_a_keys_name_follows_the_key_not_its_place_in_the_list() -> None:
     names = [grant.name for _, grant in reordered.entries]
     assert len(set(names)) == 3
     assert all("secret" not in name and "alpha" not in name for name in names)  # the name never shows the key
+
+
+# -- user ids: one canonical form, and no binding to a user that can never exist ----------------------
+
+JOSE_NFC, JOSE_NFD = unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")
+
+
+@pytest.mark.parametrize("written", [JOSE_NFC, JOSE_NFD])
+def test_a_key_bound_to_a_name_acts_for_it_in_either_unicode_spelling(written: str) -> None:
+    assert JOSE_NFC != JOSE_NFD
+    grant = load_api_keys(Settings(api_keys=f"k-jose=alice|{written}")).check("k-jose")
+    assert grant is not None and grant.users == frozenset({"alice", JOSE_NFC})  # kept as the user's folder is named
+    assert grant.allows(JOSE_NFC) and grant.allows(JOSE_NFD)  # before: only the spelling written in the setting
+    assert not grant.allows("../alice") and not grant.allows("")
+
+
+def test_a_key_bound_only_to_invalid_user_ids_is_a_config_error_naming_the_entry_and_the_ids() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_api_keys(Settings(api_keys="k-open-secret=*,k1-secret=../etc|bad name"))
+    message = caught.value.message  # before: the key loaded, and worked for nobody
+    assert message.startswith("RETRIEVER_API_KEYS entry 2 binds its key to no valid user id, so the key would act")
+    assert "'../etc', 'bad name'" in message and "not starting with '.'" in message
+    assert "secret" not in message
+
+
+def test_invalid_user_ids_beside_valid_ones_are_named_too(tmp_path: Path) -> None:
+    path = tmp_path / "keys"
+    path.write_text("k-ops-secret=*\n# tenants\nk-team-secret = alice | ../etc | .hidden | bob\n")
+    with pytest.raises(ConfigError) as caught:
+        load_api_keys(Settings(api_keys=str(path)))
+    message = caught.value.message
+    assert f"keys file {str(path)!r} line 3 binds its key to '../etc', '.hidden', not valid user ids" in message
+    assert "'alice'" not in message and "'bob'" not in message and "secret" not in message
+
+
+def test_entries_run_together_are_refused_without_showing_the_second_key() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_api_keys(Settings(api_keys="k-first-secret=alice k-second-secret=bob"))  # a space, not a ','
+    message = caught.value.message
+    assert "entry 1 binds its key to no valid user id" in message and "not shown" in message
+    assert "secret" not in message and "bob" not in message
+
+
+def test_the_message_about_invalid_ids_stays_bounded_however_many_and_long_they_are() -> None:
+    entries = ",".join(f"k-{n}-secret=" + "|".join(f"bad id {i}" + "x" * 5000 for i in range(50)) for n in range(50))
+    with pytest.raises(ConfigError) as caught:
+        load_api_keys(Settings(api_keys=entries))
+    message = caught.value.message
+    assert "and 45 more" in message and "and 40 more entries" in message
+    assert len(message) < 5000 and "secret" not in message
+
+
+# -- properties of the key-binding parser -------------------------------------------------------------
+
+
+def _valid(user: str) -> bool:
+    try:
+        canonical_user_id(user)
+    except InvalidUserId:
+        return False
+    return True
+
+
+USER_IDS = st.text(
+    st.characters(categories=("L", "M", "N"), include_characters="_.@-"), min_size=1, max_size=12
+).filter(_valid)
+INVALID_USER_IDS = st.text(st.characters(exclude_characters=",|\n"), min_size=1, max_size=60).filter(
+    lambda u: u.strip() not in ("", "*") and not _valid(u)
+)
+KEYS = st.binary(min_size=8, max_size=8).map(lambda b: f"k-{b.hex()}")
+BINDINGS = st.dictionaries(KEYS, st.none() | st.lists(st.tuples(USER_IDS, st.booleans()), min_size=1, max_size=4))
+
+
+def _written(users: list[tuple[str, bool]] | None) -> str:
+    """A binding's users as an operator may write them: each in NFD or NFC."""
+    return "*" if users is None else "|".join(unicodedata.normalize("NFD" if d else "NFC", u) for u, d in users)
+
+
+@settings(max_examples=80, deadline=None)
+@given(BINDINGS.filter(bool))
+def test_any_valid_bindings_load_each_key_with_its_users_canonical_inline_or_from_a_file(
+    tmp_path_factory: pytest.TempPathFactory, bindings: dict[str, list[tuple[str, bool]] | None]
+) -> None:
+    text = [f"{key}={_written(users)}" for key, users in bindings.items()]
+    path = tmp_path_factory.mktemp("keys") / "keys"
+    path.write_text("\n".join(text), encoding="utf-8")
+    for keys in (load_api_keys(Settings(api_keys=",".join(text))), load_api_keys(Settings(api_keys=str(path)))):
+        for key, users in bindings.items():
+            grant = keys.check(key)
+            assert grant is not None
+            if users is None:
+                assert grant.any_user
+                continue
+            assert grant.users == {unicodedata.normalize("NFC", u) for u, _ in users}
+            assert all(grant.allows(unicodedata.normalize(form, u)) for u, _ in users for form in ("NFC", "NFD"))
+
+
+@settings(max_examples=120, deadline=None)
+@given(BINDINGS, st.lists(USER_IDS, max_size=2), INVALID_USER_IDS, st.integers(0, 10))
+def test_any_invalid_user_id_is_refused_naming_its_entry_and_never_a_key(
+    bindings: dict[str, list[tuple[str, bool]] | None], valid: list[str], invalid: str, place: int
+) -> None:
+    text = [f"{key}={_written(users)}" for key, users in bindings.items()]
+    place = min(place, len(text))
+    text.insert(place, f"k-bad-entry-key={'|'.join([*valid, invalid])}")
+    with pytest.raises(ConfigError) as caught:
+        load_api_keys(Settings(api_keys=",".join(text)))
+    message = caught.value.message
+    assert message.startswith(f"RETRIEVER_API_KEYS entry {place + 1} binds its key to ")
+    assert preview(invalid.strip(), 40) in message or "not shown" in message
+    assert ("act for no one" in message) == (not valid)
+    assert not any(key in message for key in [*bindings, "k-bad-entry-key"])
