@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from itertools import takewhile
 from typing import TYPE_CHECKING
 
 from retriever.memory.memory import Memory
@@ -16,6 +17,7 @@ from retriever.pipeline.context import Context, Run
 from retriever.pipeline.results import Candidate, Phase1, Target
 from retriever.pipeline.speakers import named_speakers, turns
 from retriever.text import analyzer
+from retriever.text.markup import iter_sentences, truncate
 from retriever.text.models import Lines, Section, Unit
 
 if TYPE_CHECKING:  # the LLM modules load only when a model is configured: see pipeline.context
@@ -23,6 +25,8 @@ if TYPE_CHECKING:  # the LLM modules load only when a model is configured: see p
 
 _SHORT_WORDS = 6
 _FRAMED_ITEM_WORDS = 12
+_LISTED_ITEMS = 5  # items a lead-in is shown with
+_LISTED_CHARS = 160  # of each item's first sentence
 
 
 def framed(unit: Unit, section: Section, speaker: str | None = None) -> str:
@@ -52,6 +56,30 @@ def context_of(units: tuple[Unit, ...], i: int) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def listed(units: tuple[Unit, ...], i: int) -> tuple[str, int] | None:
+    """What a lead-in ("Three accounts … account for 55% of MRR:") introduces: the list items right after
+    it, each by its first sentence, and the last line they reach; None for any other statement.
+
+    A lead-in says that the answer follows, not what it is; shown alone, the fact that ranks first for
+    "which accounts…?" ends in a colon.  At most ``_LISTED_ITEMS`` items, each cut at ``_LISTED_CHARS``;
+    only the items of this list (top-level after a sentence, the item's own children after an item)."""
+    lead = units[i]
+    if not lead.text.rstrip().endswith(":") or lead.kind == "row":
+        return None
+    parent = lead.text if lead.kind == "item" else ""
+    items = list(takewhile(lambda u: u.kind == "item" and u.context == parent, units[i + 1 :]))
+    if not items:
+        return None
+    shown = [truncate(_first_sentence(u.text), _LISTED_CHARS, marker="…")[0] for u in items[:_LISTED_ITEMS]]
+    more = f"; and {len(items) - _LISTED_ITEMS} more" if len(items) > _LISTED_ITEMS else ""
+    last = items[len(shown) - 1].lines[1]
+    return "; ".join(item.rstrip(" .;") for item in shown) + more + ".", last
+
+
+def _first_sentence(text: str) -> str:
+    return next(iter_sentences(text), (0, text))[1]
+
+
 def candidates_of(memory: Memory, target: Target) -> Iterator[Candidate]:
     _, section = memory.section(target.section_id)
     for i, (unit, turn) in enumerate(zip(section.units, turns(section.units), strict=True)):
@@ -60,10 +88,13 @@ def candidates_of(memory: Memory, target: Target) -> Iterator[Candidate]:
             # Scored without the speaker a continued turn is shown with: the name is not its words, and
             # counting it in every sentence of a long turn lowered QMSum's section hit@5 (0.643 -> 0.627).
             shown = framed(unit, section, turn.speaker) if turn.continues else ""
+            lines = unit.lines
+            if (items := listed(section.units, i)) is not None:  # scored on its own words, shown with its list
+                shown, lines = f"{(shown or framed(unit, section)).rstrip()} {items[0]}", (lines[0], items[1])
             yield Candidate(
                 framed(unit, section),
                 target,
-                unit.lines,
+                lines,
                 unit.kind,
                 context,
                 cells=unit.cells,

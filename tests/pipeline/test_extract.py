@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import TreeFactory
 
 from retriever import Retriever
-from retriever.pipeline.extract import context_of, framed
+from retriever.pipeline.extract import context_of, framed, listed
 from retriever.text.models import Section, Unit
 
 
@@ -58,3 +58,45 @@ def test_the_speakers_a_question_names_are_read_off_the_candidates_once_for_scor
 
     assert retriever.retrieve("What did Tom make at pottery?").run.speakers.named == {"Tom"}
     assert not retriever.retrieve("What was made at pottery?").run.speakers.named
+
+
+def test_a_lead_in_is_shown_with_the_first_sentence_of_each_item_it_introduces() -> None:
+    units = (
+        Unit("sentence", "Three accounts drive most of our MRR:", (3, 3)),
+        Unit("item", "Helix Health — €42,000 MRR. Renewal 2027-03-31.", (5, 5)),
+        Unit("item", "Lumen Education — €36,500 MRR.", (6, 7)),
+        Unit("sentence", "Concentration risk is high.", (9, 9)),
+    )
+    assert listed(units, 0) == ("Helix Health — €42,000 MRR; Lumen Education — €36,500 MRR.", 7)
+    assert listed(units, 1) is None  # not a lead-in
+    assert listed(units, 3) is None
+
+
+def test_a_lead_in_lists_at_most_five_items_and_counts_the_rest() -> None:
+    items = tuple(Unit("item", f"Item {n}", (n + 2, n + 2)) for n in range(1, 9))
+    text, last = listed((Unit("sentence", "You can claim:", (1, 1)), *items), 0) or ("", 0)
+    assert text == "Item 1; Item 2; Item 3; Item 4; Item 5; and 3 more."
+    assert last == 7
+
+
+def test_an_item_lead_in_lists_its_own_children_not_the_next_top_level_items() -> None:
+    units = (
+        Unit("item", "Fringe benefits (per month):", (3, 3)),
+        Unit("item", "Internet: $50", (4, 4), context="Fringe benefits (per month):"),
+        Unit("item", "Phone: $40", (5, 5), context="Fringe benefits (per month):"),
+        Unit("item", "Holidays are paid.", (6, 6)),
+    )
+    assert listed(units, 0) == ("Internet: $50; Phone: $40.", 5)
+
+
+def test_a_lead_in_with_no_list_after_it_stands_alone() -> None:
+    units = (Unit("sentence", "The rule is:", (1, 1)), Unit("sentence", "Ask first.", (3, 3)))
+    assert listed(units, 0) is None
+    assert listed((Unit("row", "Note:", (1, 1)), Unit("item", "x", (2, 2))), 0) is None
+
+
+def test_a_fact_that_introduces_a_list_says_the_list_and_cites_its_lines(make_tree: TreeFactory) -> None:
+    page = "# Accounts\n\nThree accounts drive most of our recurring revenue:\n\n- Helix Health\n- Lumen Education\n"
+    facts = Retriever(make_tree({"accounts.md": page})).retrieve("Which accounts drive recurring revenue?").facts
+    assert facts[0].statement == "Three accounts drive most of our recurring revenue: Helix Health; Lumen Education."
+    assert facts[0].lines == (3, 6)
