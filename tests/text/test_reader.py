@@ -5,13 +5,18 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retriever.errors import ConfigError
+from retriever.text import walk
 from retriever.text.models import Skipped
 from retriever.text.reader import ENTRIES_PER_FILE, MAX_DEPTH, Entry, Unreadable, read_text, scan
 
@@ -317,3 +322,147 @@ def test_read_text_without_an_entry_refuses_a_symlink_or_folder_leading_outside(
     for rel in ("out.md", "dir/x.md"):
         with pytest.raises(Unreadable, match="outside the memory root"):
             read_text(root, rel, 1000)
+
+
+# a folder swapped while the walk reaches it: listed only if it is still the folder its parent's listing showed
+
+FOLDER_CHANGED = (
+    "folder changed while it was read (replaced or swapped for a symlink); it is read again at the next refresh"
+)
+
+
+def _swap_before_listing(monkeypatch: pytest.MonkeyPatch, rel_dir: str, swap: Callable[[], None]) -> None:
+    """Run ``swap`` once, just before the walk lists ``rel_dir`` (its parent's listing saw a folder there): the
+    race, made deterministic."""
+    real, pending = walk._Walk.folder, [swap]
+
+    def folder(self: walk._Walk, directory: Path, rel: str, *rest: Any) -> Any:
+        if rel == rel_dir and pending:
+            pending.pop()()
+        return real(self, directory, rel, *rest)
+
+    monkeypatch.setattr(walk._Walk, "folder", folder)
+
+
+def _elsewhere(base: Path) -> Path:
+    """A folder outside the memory root (``/etc``, another user's memory) with a markdown file at two levels."""
+    outside = base / "elsewhere"
+    (outside / "b").mkdir(parents=True)
+    (outside / "secret.md").write_text("the outside secret", encoding="utf-8")
+    (outside / "b" / "secret.md").write_text("the outside secret", encoding="utf-8")
+    return outside
+
+
+def _move_away(folder: Path, base: Path) -> None:
+    """Move a folder out of the tree but keep it: its inode is not reused by the folder swapped in."""
+    away = base / "moved-away"
+    away.mkdir(exist_ok=True)
+    os.rename(folder, away / str(len(os.listdir(away))))
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="O_NOFOLLOW unsupported")
+@pytest.mark.parametrize("target", ["outside", "inside"])
+def test_a_folder_swapped_for_a_symlink_before_it_is_listed_is_skipped_not_followed(
+    make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str
+) -> None:
+    root = make_tree({"a.md": "a", "notes/n.md": "n", "z.md": "z"})
+    outside = _elsewhere(tmp_path)
+
+    def swap() -> None:
+        _move_away(root / "notes", tmp_path)
+        (root / "notes").symlink_to(outside if target == "outside" else root, target_is_directory=True)
+
+    _swap_before_listing(monkeypatch, "notes", swap)
+    entries, skipped = scan(root)
+
+    assert [e.rel_path for e in entries] == ["a.md", "z.md"]  # not notes/secret.md, read through the link
+    assert skipped == [Skipped("notes", FOLDER_CHANGED)]
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="O_NOFOLLOW unsupported")
+def test_a_folder_replaced_by_another_before_it_is_listed_is_skipped(
+    make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree({"a.md": "a", "notes/n.md": "n"})
+    outside = _elsewhere(tmp_path)
+
+    def swap() -> None:
+        _move_away(root / "notes", tmp_path)
+        os.rename(outside, root / "notes")
+
+    _swap_before_listing(monkeypatch, "notes", swap)
+
+    assert scan(root) == (
+        [Entry("a.md", 1, (root / "a.md").stat().st_mtime_ns)],
+        [Skipped("notes", FOLDER_CHANGED)],
+    )
+    assert [e.rel_path for e in scan(root)[0]] == ["a.md", "notes/b/secret.md", "notes/secret.md"]  # next refresh
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="O_NOFOLLOW unsupported")
+def test_a_folder_whose_parent_was_swapped_for_a_symlink_after_its_listing_is_skipped(
+    make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree({"a.md": "a", "notes/b/n.md": "n"})
+    outside = _elsewhere(tmp_path)
+
+    def swap() -> None:  # notes/ was listed; notes/b, reached through notes -> elsewhere, is elsewhere/b
+        _move_away(root / "notes", tmp_path)
+        (root / "notes").symlink_to(outside, target_is_directory=True)
+
+    _swap_before_listing(monkeypatch, "notes/b", swap)
+    entries, skipped = scan(root)
+
+    assert [e.rel_path for e in entries] == ["a.md"]
+    assert skipped == [Skipped("notes/b", FOLDER_CHANGED)]
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symlinks unsupported")
+def test_a_root_given_as_a_symlink_to_a_folder_is_read(make_tree: TreeFactory, tmp_path: Path) -> None:
+    root = make_tree({"a.md": "a", "notes/n.md": "n"})
+    (tmp_path / "link").symlink_to(root, target_is_directory=True)
+    assert scan(tmp_path / "link") == scan(root)
+    assert _paths(tmp_path / "link") == ["a.md", "notes/n.md"]
+
+
+def test_a_gitignore_that_is_a_fifo_is_ignored_and_never_opened_blocking(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "a", "sub/b.md": "b"})
+    os.mkfifo(root / "sub" / ".gitignore")
+    entries, skipped = scan(root)  # opening a FIFO with no writer would block here
+    assert [e.rel_path for e in entries] == ["a.md", "sub/b.md"]
+    assert skipped == []
+
+
+FOLDERS = st.lists(
+    st.lists(st.sampled_from("abc"), min_size=1, max_size=3).map("/".join), min_size=1, max_size=6, unique=True
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="O_NOFOLLOW unsupported")
+@settings(max_examples=60, deadline=None, database=None)
+@given(FOLDERS, st.data(), st.sampled_from(["symlink outside", "symlink to the root", "another folder"]))
+def test_whichever_folder_is_swapped_as_the_walk_reaches_it_only_its_files_are_left_out(
+    folders: list[str], data: st.DataObject, how: str
+) -> None:
+    swapped = data.draw(st.sampled_from(folders))
+    with tempfile.TemporaryDirectory() as temp, pytest.MonkeyPatch.context() as monkeypatch:
+        base = Path(temp)
+        root = base / "memory"
+        for folder in folders:
+            (root / folder).mkdir(parents=True, exist_ok=True)
+            (root / folder / "n.md").write_text(folder, encoding="utf-8")
+        outside = _elsewhere(base)
+
+        def swap() -> None:
+            _move_away(root / swapped, base)
+            if how == "another folder":
+                os.rename(outside, root / swapped)
+            else:
+                (root / swapped).symlink_to(outside if how == "symlink outside" else root, target_is_directory=True)
+
+        _swap_before_listing(monkeypatch, swapped, swap)
+        entries, skipped = scan(root)
+
+    kept = sorted(f"{f}/n.md" for f in folders if f != swapped and not f.startswith(f"{swapped}/"))
+    assert [e.rel_path for e in entries] == kept
+    assert skipped == [Skipped(swapped, FOLDER_CHANGED)]
