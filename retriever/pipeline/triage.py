@@ -49,6 +49,7 @@ _PRONOUNS = frozenset(
     "це цей ця ці той ті він вона вони його її їх там".split()
 )
 _LEADS = ("and", "also", "і", "а", "та", "також")
+_PLACE = frozenset({"there", "там"})  # "anyone there?" calls for someone; it does not point back at a topic
 
 
 def _small_talk(word: str) -> bool:
@@ -121,6 +122,15 @@ def is_follow_up(prompt: str) -> bool:
     return leads or any(w in _PRONOUNS for w in words)
 
 
+def _bare_question(prompt: str) -> bool:
+    """A question of stop words and a pronoun only ("How do I do that?", "Where is it?"): no small talk, and
+    nothing of its own to search for, so it can only be about what the session asked before."""
+    text = analyzer.normalize(prompt)
+    words = _words(text)
+    courteous = _PHRASES.search(text) or any(w in courtesy.WORDS or w in courtesy.ABBREVIATIONS for w in words)
+    return "?" in prompt and not courteous and any(w in _PRONOUNS - _PLACE for w in words)
+
+
 def rewrite(prompt: str, history: Sequence[str]) -> str | None:
     """A self-contained query for a follow-up, or None when no rewrite is needed."""
     recent = [p for p in history[-HISTORY_FOR_TRIAGE:] if not is_low_information(p)]
@@ -133,6 +143,13 @@ def rewrite(prompt: str, history: Sequence[str]) -> str | None:
 def triage(prompt: str, history: Sequence[str] = (), is_person: IsPerson | None = None) -> Triage:
     """The routing decision for one prompt."""
     if is_low_information(prompt, is_person):
+        rewritten = rewrite(prompt, history) if _bare_question(prompt) else None
+        if rewritten:
+            return Triage(
+                decision="retrieve",
+                reasoning="Follow-up to an earlier prompt in this session; rewritten to stand on its own.",
+                rewritten_query=rewritten,
+            )
         return Triage(
             decision="skip",
             reasoning="Low-information prompt (greeting, thanks or acknowledgement): no company context needed.",

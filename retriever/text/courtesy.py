@@ -105,6 +105,11 @@ theek hai|thik hai|bahut shukriya|bahut dhanyavaad
 xin chào|cảm ơn|cám ơn|tạm biệt
 terima kasih|selamat pagi|sama sama
 asante sana
+take a look|have a look|check it out|check them out|give it a go|give it a try|give it a shot|catch ya
+catch ya later|catch you|everything i needed|everything i wanted|how is it going|how is everything
+how's everything|everything i need|ignore my last message|ignore my previous message|ignore the last message
+disregard that|disregard my last message|you're a gem|you are a gem|that's everything i needed|testing 123
+test 123|just testing|test message|this is a test|ignore this
 """.replace("\n", "|").split("|")
 ) - {""}
 
@@ -182,7 +187,8 @@ thanks thank thx thnx thanx thks tks tnx tq ty tysm tyvm cheers ta appreciate ap
 congrats congratulations bravo
 ok okay okey oki okie okey-dokey k kk kay sure yes yeah yea yep yup ya yah aye no nope nah nay
 alright aight right fine good cool nice great awesome perfect glad precisely lifesaver figured anytime tgif maybe nvm
-enjoy excellent amazing wonderful fantastic brilliant
+enjoy excellent amazing wonderful fantastic brilliant impressive grand brill terrific stellar marvellous marvelous
+legend m8
 lovely sweet neat super superb splendid fab fabulous wow whoa woah yay yippee woohoo hooray phew
 helpful useful informative interesting clear correct exactly indeed true agreed agree absolutely totally
 definitely certainly understood noted done roger ack acknowledged gotcha gotit understand see sorted kindly heaps wicked
@@ -274,7 +280,10 @@ PRAISE = (
     r"|дякую|дякуємо|спасибі|спасибо|gracias|merci|danke|obrigad[oa]|grazie)"
     r" (?:on|to|for|with|about|за|por|pour|für|pela|pelo) (?:(?:the|your|our|my|his|her|their) )?[\w'’-]+"
     r"|(?:good|great|brilliant|excellent|nice|awesome|perfect|helpful|useful|clear|quick) "
-    r"(?:answer|reply|response|explanation|summary)s?)"
+    r"(?:answer|reply|response|explanation|summary)s?"
+    # Praise of the work itself, no topic named: "lovely stuff", "superb work", "fab job", "amazing effort".
+    r"|(?:good|great|brilliant|excellent|nice|awesome|perfect|amazing|wonderful|fantastic|lovely|superb|fab"
+    r"|terrific|stellar|impressive|solid|cool|sweet) (?:stuff|work|job|effort|one)s?)"
     r"(?=[^\w?]*$|\s*[!.,;:…])"  # only where its clause ends: "thanks for that PTO policy?" asks about the policy
 )
 

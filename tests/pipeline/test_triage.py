@@ -117,6 +117,22 @@ def test_follow_up_without_history_is_left_as_is() -> None:
     assert triage("and who owns it?").rewritten_query == "and who owns it?"
 
 
+@pytest.mark.parametrize("prompt", ["How do I do that?", "where is it?", "when can I do that?", "а де це?"])
+def test_a_question_of_stop_words_and_a_pronoun_is_a_follow_up_of_the_last_question(prompt: str) -> None:
+    result = triage(prompt, ["How do I request PTO?"])
+    assert result.decision == "retrieve"
+    assert result.rewritten_query == f"{prompt} (context: request pto)"
+
+
+@pytest.mark.parametrize(
+    "prompt", ["How do I do that?", "how's it going?", "how is it going?", "is that all?", "anyone there?"]
+)
+def test_a_question_with_nothing_to_search_is_skipped_without_history_or_when_it_is_small_talk(prompt: str) -> None:
+    assert triage(prompt).decision == "skip"
+    if prompt != "How do I do that?":
+        assert triage(prompt, ["How do I request PTO?"]).decision == "skip"
+
+
 def test_only_the_last_three_prior_prompts_are_considered() -> None:
     history = ["billing migration", "hi", "thanks", "ok"]
     assert rewrite("and who owns it?", history) is None
