@@ -57,19 +57,24 @@ def context_of(units: tuple[Unit, ...], i: int) -> str:
 
 
 def listed(units: tuple[Unit, ...], i: int) -> tuple[str, int] | None:
-    """What a lead-in ("Three accounts … account for 55% of MRR:") introduces: the list items right after
-    it, each by its first sentence, and the last line they reach; None for any other statement.
+    """What a lead-in ("Three accounts … account for 55% of MRR:") introduces: the items of the list that
+    starts right after it, each by its first sentence, and the last line they reach; None for any other
+    statement.
 
     A lead-in says that the answer follows, not what it is; shown alone, the fact that ranks first for
-    "which accounts…?" ends in a colon.  At most ``_LISTED_ITEMS`` items, each cut at ``_LISTED_CHARS``;
-    only the items of this list (top-level after a sentence, the item's own children after an item)."""
+    "which accounts…?" ends in a colon.  The items are those of that one list (``Unit.lists``): its
+    items' children, second paragraphs and later sentences are passed over, and a list after it (outside
+    the quote the lead-in is in, say) is another list.  At most ``_LISTED_ITEMS``, each cut at
+    ``_LISTED_CHARS``; the rest are counted."""
     lead = units[i]
-    if not lead.text.rstrip().endswith(":") or lead.kind == "row":
+    if not lead.text.rstrip().endswith(":") or lead.kind == "row" or i + 1 >= len(units):
         return None
-    parent = lead.text if lead.kind == "item" else ""
-    items = list(takewhile(lambda u: u.kind == "item" and u.context == parent, units[i + 1 :]))
-    if not items:
+    first = units[i + 1]
+    if not (first.opens and len(first.lists) > len(lead.lists) and first.lists[: len(lead.lists)] == lead.lists):
         return None
+    own = first.lists[-1]
+    inside = takewhile(lambda u: own in u.lists, units[i + 1 :])
+    items = [u for u in inside if u.opens and u.lists[-1] == own]
     shown = [truncate(_first_sentence(u.text), _LISTED_CHARS, marker="…")[0] for u in items[:_LISTED_ITEMS]]
     more = f"; and {len(items) - _LISTED_ITEMS} more" if len(items) > _LISTED_ITEMS else ""
     last = items[len(shown) - 1].lines[1]

@@ -29,6 +29,11 @@ class Unit:
     lines: Lines
     context: str = ""  # the parent list item, for nested items
     cells: tuple[tuple[str, str], ...] = ()  # a table row's (column, value) pairs
+    # The lists it sits in, outermost first, each by its number in the document (() outside lists), and
+    # whether it opens its item (the item's first paragraph, or that paragraph's first sentence): what a
+    # lead-in ("Three accounts drive most of our MRR:") introduces is the items of one list.
+    lists: tuple[int, ...] = ()
+    opens: bool = False
 
     __reduce__ = _by_fields
 

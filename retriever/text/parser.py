@@ -28,6 +28,8 @@ from retriever.text.models import Document, Section, Unit, UnitKind
 __all__ = ["INDEX_NAMES", "ParseError", "default_title", "parse_document", "split_front_matter"]
 
 _LONG_UNIT = 600  # characters; longer list items are split into sentences
+_LIST_OPEN = frozenset({"bullet_list_open", "ordered_list_open"})
+_LIST_CLOSE = frozenset({"bullet_list_close", "ordered_list_close"})
 _ROW_NUMBER_HEADERS = frozenset({"#", "No.", "No", "№"})
 
 # Budgets per file (the front matter's are in ``front_matter``).  Real documents stay far below them
@@ -110,6 +112,9 @@ class _Builder:
     units: list[Unit] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     items: list[str] = field(default_factory=list)  # texts of the enclosing list items, outermost first
+    lists: list[int] = field(default_factory=list)  # numbers of the enclosing lists, outermost first
+    lists_opened: int = 0
+    item_opening: bool = False  # an item has opened and its first paragraph is still to come
     headings: int = 0
     unit_count: int = 0
     token_count: int = 0
@@ -254,8 +259,15 @@ def _walk(tokens: list[Token], builder: _Builder) -> None:
             continue
         if token.type == "list_item_open":
             items.append("")
+            builder.item_opening = True
         elif token.type == "list_item_close":
             items.pop()
+            builder.item_opening = False
+        elif token.type in _LIST_OPEN:
+            builder.lists_opened += 1
+            builder.lists.append(builder.lists_opened)
+        elif token.type in _LIST_CLOSE:
+            builder.lists.pop()
         elif token.type == "inline" and token.map:
             _inline_units(token, tokens[i - 1], items, builder)
         elif token.type == "table_open":
@@ -274,29 +286,35 @@ def _inline_units(token: Token, opener: Token, items: list[str], builder: _Build
     if not text:
         return
     builder.texts.append(text)
+    lists, opens = tuple(builder.lists), builder.item_opening and opener.type == "paragraph_open"
+    builder.item_opening = False
     if items and opener.type == "paragraph_open" and items[-1] == "" and len(text) <= _LONG_UNIT:
         items[-1] = text
         context = next((t for t in reversed(items[:-1]) if t), "")
         last = token.map[1] + builder.offset if token.map else first_line
-        builder.add(Unit("item", text, (first_line, last), context=context))
+        builder.add(Unit("item", text, (first_line, last), context=context, lists=lists, opens=opens))
         return
     kind: UnitKind = "item" if items else "sentence"
-    for unit in _sentences(token.content, text, first_line, kind):
+    for unit in _sentences(token.content, text, first_line, kind, (lists, opens)):
         builder.add(unit)
 
 
-def _sentences(raw: str, cleaned: str, first_line: int, kind: UnitKind) -> Iterator[Unit]:
+def _sentences(
+    raw: str, cleaned: str, first_line: int, kind: UnitKind, place: tuple[tuple[int, ...], bool] = ((), False)
+) -> Iterator[Unit]:
     # Split the raw markdown (so offsets map to lines), then clean each sentence.  Lines are counted
     # from the previous sentence on, not from the start: a paragraph of 600,000 sentences stays linear.
     # A sentence that is the whole paragraph (its raw text stripped) takes the paragraph's ``cleaned``
     # text: ``clean_inline`` gives a text and its stripped form the same plain text.
     line, counted, whole = first_line, 0, len(raw.strip())
+    lists, opens = place
     for offset, sentence in iter_sentences(raw):
         line += raw.count("\n", counted, offset)
         counted = offset
         text = cleaned if len(sentence) == whole else clean_inline(sentence)
         if text:
-            yield Unit(kind, text, (line, line + sentence.count("\n")))
+            yield Unit(kind, text, (line, line + sentence.count("\n")), lists=lists, opens=opens)
+            opens = False  # ``place``: the lists it sits in, and whether its first sentence opens an item
 
 
 def _table(tokens: list[Token], i: int, builder: _Builder) -> int:

@@ -60,11 +60,15 @@ def test_the_speakers_a_question_names_are_read_off_the_candidates_once_for_scor
     assert not retriever.retrieve("What was made at pottery?").run.speakers.named
 
 
+def _item(text: str, line: int, lists: tuple[int, ...] = (1,), opens: bool = True, context: str = "") -> Unit:
+    return Unit("item", text, (line, line), context=context, lists=lists, opens=opens)
+
+
 def test_a_lead_in_is_shown_with_the_first_sentence_of_each_item_it_introduces() -> None:
     units = (
         Unit("sentence", "Three accounts drive most of our MRR:", (3, 3)),
-        Unit("item", "Helix Health — €42,000 MRR. Renewal 2027-03-31.", (5, 5)),
-        Unit("item", "Lumen Education — €36,500 MRR.", (6, 7)),
+        _item("Helix Health — €42,000 MRR. Renewal 2027-03-31.", 5),
+        Unit("item", "Lumen Education — €36,500 MRR.", (6, 7), lists=(1,), opens=True),
         Unit("sentence", "Concentration risk is high.", (9, 9)),
     )
     assert listed(units, 0) == ("Helix Health — €42,000 MRR; Lumen Education — €36,500 MRR.", 7)
@@ -73,26 +77,49 @@ def test_a_lead_in_is_shown_with_the_first_sentence_of_each_item_it_introduces()
 
 
 def test_a_lead_in_lists_at_most_five_items_and_counts_the_rest() -> None:
-    items = tuple(Unit("item", f"Item {n}", (n + 2, n + 2)) for n in range(1, 9))
+    items = tuple(_item(f"Item {n}", n + 2) for n in range(1, 9))
     text, last = listed((Unit("sentence", "You can claim:", (1, 1)), *items), 0) or ("", 0)
     assert text == "Item 1; Item 2; Item 3; Item 4; Item 5; and 3 more."
     assert last == 7
 
 
+def test_a_lead_in_passes_over_its_items_children_and_second_paragraphs_to_the_next_items() -> None:
+    units = (
+        Unit("sentence", "Escalation contacts:", (1, 1)),
+        _item("Alice Smith", 3),
+        _item("renewal due in March", 4, lists=(1, 2), context="Alice Smith"),
+        _item("She is on call on weekdays.", 6, opens=False),
+        _item("Bob Jones", 7),
+    )
+    assert listed(units, 0) == ("Alice Smith; Bob Jones.", 7)
+
+
 def test_an_item_lead_in_lists_its_own_children_not_the_next_top_level_items() -> None:
     units = (
-        Unit("item", "Fringe benefits (per month):", (3, 3)),
-        Unit("item", "Internet: $50", (4, 4), context="Fringe benefits (per month):"),
-        Unit("item", "Phone: $40", (5, 5), context="Fringe benefits (per month):"),
-        Unit("item", "Holidays are paid.", (6, 6)),
+        _item("Fringe benefits (per month):", 3),
+        _item("Internet: $50", 4, lists=(1, 2), context="Fringe benefits (per month):"),
+        _item("Phone: $40", 5, lists=(1, 2), context="Fringe benefits (per month):"),
+        _item("Holidays are paid.", 6),
     )
     assert listed(units, 0) == ("Internet: $50; Phone: $40.", 5)
 
 
-def test_a_lead_in_with_no_list_after_it_stands_alone() -> None:
-    units = (Unit("sentence", "The rule is:", (1, 1)), Unit("sentence", "Ask first.", (3, 3)))
+def test_a_list_after_the_one_a_lead_in_introduces_is_not_its_list() -> None:
+    units = (
+        Unit("sentence", "Our cloud vendors are:", (1, 1)),
+        _item("Hetzner", 2),
+        _item("Backup regions:", 4, lists=(2,)),
+        _item("eu-west-1", 5, lists=(2, 3), context="Backup regions:"),
+    )
+    assert listed(units, 0) == ("Hetzner.", 2)
+    assert listed(units, 2) == ("eu-west-1.", 5)
+
+
+def test_a_lead_in_with_no_list_right_after_it_stands_alone() -> None:
+    units = (Unit("sentence", "The rule is:", (1, 1)), Unit("sentence", "Ask first.", (3, 3)), _item("x", 4))
     assert listed(units, 0) is None
-    assert listed((Unit("row", "Note:", (1, 1)), Unit("item", "x", (2, 2))), 0) is None
+    assert listed((Unit("row", "Note:", (1, 1)), _item("x", 2)), 0) is None
+    assert listed((Unit("sentence", "Steps:", (1, 1)), _item("more of an item", 2, opens=False)), 0) is None
 
 
 def test_a_fact_that_introduces_a_list_says_the_list_and_cites_its_lines(make_tree: TreeFactory) -> None:
@@ -100,3 +127,9 @@ def test_a_fact_that_introduces_a_list_says_the_list_and_cites_its_lines(make_tr
     facts = Retriever(make_tree({"accounts.md": page})).retrieve("Which accounts drive recurring revenue?").facts
     assert facts[0].statement == "Three accounts drive most of our recurring revenue: Helix Health; Lumen Education."
     assert facts[0].lines == (3, 6)
+
+
+def test_a_lead_in_in_a_quote_lists_the_quotes_list_not_the_one_after_it(make_tree: TreeFactory) -> None:
+    page = "# Vendors\n\n> Our cloud vendors are:\n> - Hetzner\n> - Scaleway\n\n- Backup regions:\n  - eu-west-1\n"
+    facts = Retriever(make_tree({"vendors.md": page})).retrieve("Which cloud vendors do we use?").facts
+    assert facts[0].statement == "Our cloud vendors are: Hetzner; Scaleway."

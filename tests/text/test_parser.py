@@ -251,19 +251,19 @@ def test_empty_table_cells_are_left_out_of_the_row() -> None:
 def test_nested_list_items_carry_their_parent_item_as_context() -> None:
     accounts = parse_document("people/olena.md", PERSON).sections[2]
     assert accounts.units == (
-        Unit("item", "Acme", (15, 15)),
-        Unit("item", "renewal in May", (16, 16), context="Acme"),
-        Unit("item", "Globex", (17, 17)),
+        Unit("item", "Acme", (15, 15), lists=(1,), opens=True),
+        Unit("item", "renewal in May", (16, 16), context="Acme", lists=(1, 2), opens=True),
+        Unit("item", "Globex", (17, 17), lists=(1,), opens=True),
     )
 
 
 def test_deeper_list_items_take_their_nearest_parent_as_context() -> None:
     doc = parse_document("n.md", "1. Step one\n   - detail a\n     - deeper\n2. Step two\n")
     assert doc.sections[0].units == (
-        Unit("item", "Step one", (1, 1)),
-        Unit("item", "detail a", (2, 2), context="Step one"),
-        Unit("item", "deeper", (3, 3), context="detail a"),
-        Unit("item", "Step two", (4, 4)),
+        Unit("item", "Step one", (1, 1), lists=(1,), opens=True),
+        Unit("item", "detail a", (2, 2), context="Step one", lists=(1, 2), opens=True),
+        Unit("item", "deeper", (3, 3), context="detail a", lists=(1, 2, 3), opens=True),
+        Unit("item", "Step two", (4, 4), lists=(1,), opens=True),
     )
 
 
@@ -286,7 +286,21 @@ def test_long_list_items_split_into_sentence_items() -> None:
     ]
     assert {u.kind for u in units} == {"item"}
     assert len(units) == 21
-    assert units[-1] == Unit("item", "short", (2, 2))
+    assert units[-1] == Unit("item", "short", (2, 2), lists=(1,), opens=True)
+    assert [u.opens for u in units[:3]] == [True, False, False]  # the long item opens with its first sentence
+
+
+def test_each_list_is_numbered_and_a_units_lists_say_where_it_sits() -> None:
+    text = "Intro:\n\n- a\n\n  more of a\n\n> - quoted\n\n1. b\n   - c\n"
+    units = parse_document("l.md", text).sections[0].units
+    assert [(u.text, u.lists, u.opens) for u in units] == [
+        ("Intro:", (), False),
+        ("a", (1,), True),
+        ("more of a", (1,), False),
+        ("quoted", (2,), True),
+        ("b", (3,), True),
+        ("c", (3, 4), True),
+    ]
 
 
 # links
