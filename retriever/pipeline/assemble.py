@@ -18,7 +18,7 @@ from retriever.memory.memory import Memory
 from retriever.pipeline import confidence
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.phrasing import fact_sentence, relation_answer
-from retriever.pipeline.query import Query, analyze, framing_only
+from retriever.pipeline.query import Query, analyze, no_topic
 from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
 from retriever.text.markup import truncate
 from retriever.text.models import Document
@@ -111,8 +111,8 @@ def summarize(
 ) -> str:
     """An extractive summary that says the answer first: for a who-question, what the best document
     names (owner, lead, team…); then the two strongest facts as sentences; then how well the memory
-    covers it and where.  A weak match (limited, none) says so before anything else, and a question of
-    framing words only ("update", "status") says that it names no topic (``query.framing_only``)."""
+    covers it and where.  A weak match (limited, none) says so before anything else, and a question whose
+    words only ask ("update", "status?") says that it names no topic (``query.no_topic``)."""
     if not facts:
         return "The memory holds nothing that matches this query."
     sources = list(dict.fromkeys(f.source_title for f in facts))
@@ -120,7 +120,7 @@ def summarize(
     answer = relation_answer(question, facts, relations)
     said = [answer] if answer else []
     said += list(dict.fromkeys(fact_sentence(f) for f in facts[:2]))
-    vague = framing_only(analyze(question)) if question else ()
+    vague = no_topic(analyze(question)) if question else ()
     if vague:
         named = ", ".join(f'"{word}"' for word in vague[:3])
         lead = f"The question names no topic ({named}): say what it is about. The closest matches"

@@ -43,7 +43,7 @@ from retriever.memory.memory import Memory
 from retriever.pipeline.context import Run
 from retriever.pipeline.dialogue import telling_share, told, two_people
 from retriever.pipeline.evidence import closeness, question_vector
-from retriever.pipeline.query import Query, framing_only, present_terms, weights
+from retriever.pipeline.query import Query, no_topic, present_terms, weights
 from retriever.pipeline.results import Candidate, Coverage, Fact, Target
 from retriever.pipeline.speakers import Speakers
 from retriever.pipeline.target import section_terms
@@ -55,7 +55,7 @@ SPEAKER = "speaker_agreement"  # the one feature read only in conversations; not
 # (on the fitting chats it separates at full weight: kept-back chat AUC 0.730 scaled with the words, 0.756 whole).
 MEANING = "meaning_match"
 READ_SECTIONS = 3  # best sections whose query words are looked at
-# A question of framing words only ("update", "status?", "help me") names no topic: one common word is wholly
+# A question whose words only ask ("update", "status?", "help me", "що нового?") names no topic: one common word is wholly
 # "covered" by whatever holds it, and the fit, which saw no such question, reads that as an answer (0.80-0.83 on
 # the bundled memory).  A rule, not a fitted weight: such an estimate is kept within "limited".
 NO_TOPIC_CEILING = 0.35
@@ -305,7 +305,7 @@ def estimate(
         return 0.0
     found = signals(memory, query, targets, facts, candidates, speakers)
     estimated = round(MODEL.probability(features(found), found.dialogue), DIGITS)
-    return min(estimated, NO_TOPIC_CEILING) if framing_only(query) else estimated
+    return min(estimated, NO_TOPIC_CEILING) if no_topic(query) else estimated
 
 
 def features_of(memory: Memory, run: Run) -> dict[str, float]:

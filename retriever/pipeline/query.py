@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from retriever.memory.index import SectionIndex
 from retriever.text import analyzer
-from retriever.text.stopwords import FRAMING
+from retriever.text.stopwords import FRAMING, VAGUE
 
 FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
 EXPANSION_WEIGHT = 0.6  # an acronym, expansion or spelling variant added to the query counts this much
@@ -34,6 +34,8 @@ _CLAUSE = re.compile(
     re.I,
 )
 _FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
+_VAGUE_TERMS = frozenset(t for word in VAGUE for t in analyzer.terms(word))
+_CAPITALS = re.compile(r"\b[A-ZА-ЯІЇЄҐ]{2,}\b")  # an acronym: "IT", "HR", "ЗСУ"
 # The people a question asks about as a whole, as the subject of its verb ("What did the team say about…",
 # "What did the group decide…"): they are the speakers, not the topic. Elsewhere ("Which team owns billing?")
 # the word is a topic word.
@@ -154,12 +156,13 @@ def framing_boosts(query: Query) -> dict[str, float]:
     return {t: FRAMING_WEIGHT for t in query.terms if t in _FRAMING_TERMS or t in query.framing}
 
 
-def framing_only(query: Query) -> tuple[str, ...]:
-    """The question's words when every one of them frames rather than names a topic ("update", "status?",
-    "help me", "what did the team say?"), else (): such a question does not say what it is about, so
-    whatever it matches cannot be known to answer it."""
+def no_topic(query: Query) -> tuple[str, ...]:
+    """The question's words when none of them names a topic, each only asking ("update", "status?",
+    "help me", "що нового?": ``stopwords.VAGUE``), else (): such a question does not say what it is
+    about, so whatever it matches cannot be known to answer it.  A word in capitals ("IT help?") is a
+    name, so a question holding one names its topic."""
     content = [t for t in query.terms if not _is_compound(t)]
-    if not content or any(t not in _FRAMING_TERMS and t not in query.framing for t in content):
+    if not content or any(t not in _VAGUE_TERMS for t in content) or _CAPITALS.search(query.text):
         return ()
     return tuple(dict.fromkeys(query.word(t) for t in content))
 

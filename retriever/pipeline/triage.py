@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
-from retriever.pipeline.query import analyze
+from retriever.pipeline.query import analyze, no_topic
 from retriever.pipeline.results import Triage
 from retriever.text import analyzer, courtesy
 from retriever.text.stopwords import WORDS as STOP_WORDS
@@ -132,9 +132,11 @@ def _bare_question(prompt: str) -> bool:
 
 
 def rewrite(prompt: str, history: Sequence[str]) -> str | None:
-    """A self-contained query for a follow-up, or None when no rewrite is needed."""
+    """A self-contained query for a follow-up, or None when no rewrite is needed.  A prompt whose words
+    only ask ("status?", "any updates?": ``query.no_topic``) is a follow-up too: in a session, its topic
+    is the one asked about last."""
     recent = [p for p in history[-HISTORY_FOR_TRIAGE:] if not is_low_information(p)]
-    if not recent or not is_follow_up(prompt):
+    if not recent or not (is_follow_up(prompt) or no_topic(analyze(prompt))):
         return None
     topic = " ".join(content_words(recent[-1]))
     return f"{prompt.rstrip()} (context: {topic})" if topic else None

@@ -51,3 +51,15 @@ possible update status help news everything anything question stuff
 розкажи покажи інформація деталі
 """.split()
 )
+
+# Words that can only ask, never name what is asked about: a question of these alone ("update",
+# "status?", "any news?", "help me", "що нового?") names no topic (``pipeline.query.no_topic``).  Narrower
+# than FRAMING, which also holds words that name a topic on their own ("time", "work", "key", "type").
+VAGUE = frozenset(
+    """
+update updates status help news everything anything something question stuff info information details detail
+summary summarize overview explain describe tell show know latest new recent more
+статус оновлення новини новина новий нове нового допомога допоможіть допоможи допомогти інформація деталі
+щось питання розкажи покажи поясни підсумок
+""".split()
+)

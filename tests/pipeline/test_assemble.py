@@ -41,7 +41,7 @@ def test_a_weak_summary_says_so_before_the_closest_matches() -> None:
     )
 
 
-def test_a_question_of_framing_words_only_is_told_it_names_no_topic_before_the_closest_matches() -> None:
+def test_a_question_whose_words_only_ask_is_told_it_names_no_topic_before_the_closest_matches() -> None:
     facts = (Fact("Post an update every Friday", 0.9, "m/a.md", "M > A", (1, 1), "a.md", None, "Updates", 0),)
     assert summarize(facts, "limited", "any updates?") == (
         'The question names no topic ("updates"): say what it is about. The closest matches (sources: Updates): '

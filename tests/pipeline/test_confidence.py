@@ -84,16 +84,20 @@ def test_a_question_on_a_topic_the_memory_lacks_is_not_answerable(make_tree: Tre
     assert result.structured["retrieval"]["coverage_assessment"] == "none"
 
 
-@pytest.mark.parametrize("question", ["request", "update", "time", "help me"])
+@pytest.mark.parametrize("question", ["request", "time", "update", "status?", "help me", "Статус?"])
 def test_a_question_naming_no_topic_is_at_most_limited_however_fully_its_word_is_found(
     make_tree: TreeFactory, question: str
 ) -> None:
-    handbook = {**HANDBOOK, "handbook/updates.md": "# Updates\n\nPost an update with help from the handbook team.\n"}
+    handbook = {
+        **HANDBOOK,
+        "handbook/updates.md": "# Updates\n\nPost an update with help from the handbook team; status on Fridays.\n",
+        "handbook/статус.md": "# Статус\n\nСтатус проєкту оновлюємо щоп'ятниці.\n",
+    }
     structured = Retriever(make_tree(handbook)).retrieve(question).structured
     assert structured["retrieval"]["facts"]  # the word is found ...
-    framing = question != "request"  # ... but only a framing word leaves the question's topic unsaid
-    assert (structured["diagnostics"]["answerability"] <= confidence.NO_TOPIC_CEILING) is framing
-    assert (structured["retrieval"]["coverage_assessment"] == "limited") is framing
+    asks_only = question not in ("request", "time")  # ... but a word that only asks leaves the topic unsaid
+    assert (structured["diagnostics"]["answerability"] <= confidence.NO_TOPIC_CEILING) is asks_only
+    assert (structured["retrieval"]["coverage_assessment"] == "limited") is asks_only
 
 
 def test_a_skipped_prompt_has_no_answerability(make_tree: TreeFactory) -> None:

@@ -15,7 +15,7 @@ from retriever.pipeline.query import (
     analyze,
     best_coverage,
     coverage,
-    framing_only,
+    no_topic,
     is_many_part,
     weights,
 )
@@ -126,18 +126,20 @@ def test_coverage_of_a_many_part_question_is_that_of_its_best_covered_part() -> 
         ("What's new?", ("new",)),
         ("What is the latest?", ("latest",)),
         ("details please", ("details",)),
+        ("Статус?", ("статус",)),
+        ("Що нового?", ("нового",)),
     ],
 )
-def test_a_question_of_framing_words_only_names_them_as_its_words(question: str, words: tuple[str, ...]) -> None:
-    assert framing_only(analyze(question)) == words
+def test_a_question_whose_words_only_ask_names_no_topic_and_gives_them(question: str, words: tuple[str, ...]) -> None:
+    assert no_topic(analyze(question)) == words
 
 
 @pytest.mark.parametrize(
     "question", ["pto", "status of the billing migration", "help desk hours", "What did the team decide?"]
 )
-def test_a_question_with_one_topic_word_is_not_framing_only(question: str) -> None:
-    assert framing_only(analyze(question)) == ()
+def test_a_question_with_one_topic_word_is_not_no_topic(question: str) -> None:
+    assert no_topic(analyze(question)) == ()
 
 
-def test_a_question_with_no_words_at_all_is_not_framing_only() -> None:
-    assert framing_only(analyze("what is it?")) == ()
+def test_a_question_with_no_words_at_all_is_not_no_topic() -> None:
+    assert no_topic(analyze("what is it?")) == ()

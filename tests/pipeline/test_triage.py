@@ -133,6 +133,13 @@ def test_a_question_with_nothing_to_search_is_skipped_without_history_or_when_it
         assert triage(prompt, ["How do I request PTO?"]).decision == "skip"
 
 
+@pytest.mark.parametrize("prompt", ["status?", "any updates?", "Що нового?"])
+def test_a_question_whose_words_only_ask_takes_the_sessions_topic(prompt: str) -> None:
+    result = triage(prompt, ["What is the Helix EU data residency project?"])
+    assert result.rewritten_query == f"{prompt} (context: helix eu data residency project)"
+    assert triage(prompt).rewritten_query == prompt  # alone it is asked as it is (and told it names no topic)
+
+
 def test_only_the_last_three_prior_prompts_are_considered() -> None:
     history = ["billing migration", "hi", "thanks", "ok"]
     assert rewrite("and who owns it?", history) is None
