@@ -55,9 +55,9 @@ SPEAKER = "speaker_agreement"  # the one feature read only in conversations; not
 # (on the fitting chats it separates at full weight: kept-back chat AUC 0.730 scaled with the words, 0.756 whole).
 MEANING = "meaning_match"
 READ_SECTIONS = 3  # best sections whose query words are looked at
-# A question whose words only ask ("update", "status?", "help me", "що нового?") names no topic: one common word is wholly
-# "covered" by whatever holds it, and the fit, which saw no such question, reads that as an answer (0.80-0.83 on
-# the bundled memory).  A rule, not a fitted weight: such an estimate is kept within "limited".
+# A question whose words only ask ("update", "status?", "help me", "що нового?") names no topic: one common word
+# is wholly "covered" by whatever holds it, and the fit, which saw no such question, reads that as an answer
+# (0.80-0.83 on the bundled memory).  A rule, not a fitted weight: such an estimate is kept within "limited".
 NO_TOPIC_CEILING = 0.35
 # An estimate's digits: the rest are the last bits of float sums (where a conversation's words count for
 # nothing they cancel out to within them), which would order rows that the model ties.

@@ -15,8 +15,8 @@ from retriever.pipeline.query import (
     analyze,
     best_coverage,
     coverage,
-    no_topic,
     is_many_part,
+    no_topic,
     weights,
 )
 
