@@ -1,8 +1,9 @@
 """A scripted OpenAI-compatible server on loopback: real HTTP for the real ``openai`` client.
 
 A test gives it a ``Script``: a function from the request's JSON to a ``Reply`` (status,
-assistant content or raw body, optional delay, or an event to wait for).  Every request is
-recorded so tests can assert what was sent: model, messages, ``response_format``, ``max_tokens``.
+assistant content or raw body, optional delay, or an event to wait for; its body, or all of it from
+the status line on, may be sent a byte at a time).  Every request is recorded so tests can assert
+what was sent: model, messages, ``response_format``, ``max_tokens``.
 A ``serial`` server answers one request at a time, ``GET /v1/models`` included, as
 llama-cpp-python's server does: a call the client abandoned keeps it busy until it is done.
 """
@@ -16,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -33,6 +35,7 @@ class Reply:
     hold: threading.Event | None = None  # answer only once the test sets it (bounded wait)
     usage: dict[str, int] | None = None  # token counts to report instead of 100 in, 20 out
     trickle: float = 0.0  # seconds between the body's bytes, sent one at a time (a slow-drip endpoint)
+    trickle_head: bool = False  # the status line and headers too, a byte every ``trickle`` seconds
 
 
 Script = Callable[[dict[str, Any]], Reply]
@@ -78,6 +81,7 @@ class ScriptedLLM:
     models: tuple[str, ...] = ("test-model",)  # GET /models lists these
     models_status: int = 200
     gets: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Authorization) of each GET
+    models_trickle: float = 0.0  # seconds between the bytes of GET /models' reply, headers included
 
     def stages(self) -> list[str]:
         return [stage_of(r) for r in self.requests]
@@ -103,7 +107,7 @@ def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 if reply.hold is not None:
                     reply.hold.wait(HOLD_LIMIT)
                 body = reply.body if reply.body is not None else _completion(request, reply)
-                self._send(reply.status, body if reply.raw is None else reply.raw, reply.trickle)
+                self._send(reply.status, body if reply.raw is None else reply.raw, reply.trickle, reply.trickle_head)
 
         def do_GET(self) -> None:
             server.probes += 1  # counted on arrival: a busy serial server answers it only later
@@ -114,25 +118,38 @@ def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 elif server.models_status != 200:
                     self._send(server.models_status, {"error": "scripted"})
                 else:
-                    self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
+                    listed = {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
+                    self._send(200, listed, server.models_trickle, trickle_head=bool(server.models_trickle))
 
-        def _send(self, status: int, body: dict[str, Any] | bytes, trickle: float = 0.0) -> None:
+        def _send(
+            self, status: int, body: dict[str, Any] | bytes, trickle: float = 0.0, trickle_head: bool = False
+        ) -> None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if not trickle:
-                    self.wfile.write(data)
-                for index in range(len(data) if trickle else 0):  # ends when the client hangs up, or with the body
-                    self.wfile.write(data[index : index + 1])
-                    self.wfile.flush()
-                    time.sleep(trickle)
+                if trickle_head:
+                    head = f"HTTP/1.0 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
+                    _drip(self.wfile, f"{head}Content-Length: {len(data)}\r\n\r\n".encode(), trickle)
+                else:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                _drip(self.wfile, data, trickle)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test)
 
     return Handler
+
+
+def _drip(out: Any, data: bytes, seconds: float) -> None:
+    """Write ``data``: at once, or a byte every ``seconds`` (until the client hangs up, or to the end)."""
+    if not seconds:
+        out.write(data)
+        return
+    for index in range(len(data)):
+        out.write(data[index : index + 1])
+        out.flush()
+        time.sleep(seconds)
 
 
 def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:

@@ -13,8 +13,9 @@ Contract:
   ``auto`` mode a rejected ``json_schema`` request is retried once as ``json_object`` (when the
   caller allows one more call, within the same timeout) and the server's preference is remembered.
   Either way the answer is validated with the model.
-- ``timeout`` bounds the whole call, not each read: the reply is read as it arrives and abandoned
-  (``timed out``) once the time is up, however slowly the endpoint sends it.
+- ``timeout`` bounds the whole call, not each read: connecting, sending, and the reply's status line,
+  headers and body (an answer's or an error's) all end by the call's deadline (``retriever.llm.transport``),
+  however slowly the endpoint sends them; past it the call fails as ``timed out``.
 - A reply's body may hold ``REPLY_BYTES_PER_TOKEN`` bytes per answer token asked for, plus
   ``REPLY_ENVELOPE_BYTES``, at most ``MAX_REPLY_BYTES``; a larger one is refused ("reply larger than").
 - Identical requests (model, mode, prompts: the prompts carry the sections' text, so their
@@ -24,7 +25,8 @@ Contract:
 - ``pace`` is the endpoint's speed (``retriever.llm.pace``).  On a serial (local) endpoint a call
   that times out is abandoned by the client but not by the server, which goes on working on it;
   until a probe (``GET /models``, which llama-cpp-python's server answers only when idle) answers
-  within ``PROBE_SECONDS``, ``ready()`` is False and callers should not send another call.
+  within ``PROBE_SECONDS`` (in all, as a call within its timeout), ``ready()`` is False and callers
+  should not send another call.
 """
 
 from __future__ import annotations
@@ -35,11 +37,10 @@ import json
 import logging
 import os
 import re
-import socket
-import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -47,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from retriever.config import Settings
 from retriever.llm.pace import Pace, pace_of
+from retriever.llm.transport import Http, within
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ PROBE_SECONDS = 1.0  # how long ready() waits for a busy local server to answer 
 # never more than MAX_REPLY_BYTES: a JSON answer escapes a character in at most 6 bytes, a token is a few.
 REPLY_BYTES_PER_TOKEN, REPLY_ENVELOPE_BYTES, MAX_REPLY_BYTES = 32, 64_000, 1_000_000
 MIN_RETRY_SECONDS = 1.0  # of a call's time left, below which a rejected json_schema is not retried
+OPENAI_URL = "https://api.openai.com/v1"  # the openai package's endpoint when none is set
 
 
 class LLMFailure(Exception):
@@ -111,7 +114,7 @@ class LLMClient:
     """A configured model behind an OpenAI-compatible endpoint."""
 
     def __init__(self, settings: Settings) -> None:
-        from openai import OpenAI
+        from openai import DefaultHttpxClient, OpenAI
 
         if not settings.llm_model:
             raise ValueError("LLMClient needs settings.llm_model")
@@ -121,7 +124,14 @@ class LLMClient:
         secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
         key = secret or os.environ.get("OPENAI_API_KEY") or "not-needed"
         base_url = settings.llm_base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self._client = OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=settings.llm_timeout_seconds)
+        self._http = Http.of(DefaultHttpxClient, base_url or OPENAI_URL)
+        self._client = OpenAI(
+            api_key=key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=settings.llm_timeout_seconds,
+            http_client=self._http.client,
+        )
         self.pace: Pace = pace_of(settings, base_url)
         self._cache: OrderedDict[str, tuple[str, Usage]] = OrderedDict()
         self._lock = threading.Lock()
@@ -140,7 +150,8 @@ class LLMClient:
             if not self._abandoned:
                 return True
         try:
-            self._client.models.list(timeout=PROBE_SECONDS)
+            with within(time.monotonic() + PROBE_SECONDS):
+                self._client.models.list(timeout=PROBE_SECONDS)
         except openai.APITimeoutError:
             return False
         except openai.OpenAIError:
@@ -204,23 +215,32 @@ class LLMClient:
         self, schema: type[BaseModel], system: str, user: str, limits: _Limits, max_tokens: int, mode: str
     ) -> tuple[str, Usage]:
         """One HTTP call, over by ``limits.deadline`` however the endpoint sends its reply."""
-        import openai
-
         response_format, system = _response_format(schema, system, mode)
         if limits.left() <= 0:
             raise limits.timed_out()
+        messages: Any = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        call = self._client.chat.completions.with_streaming_response.create(  # sent once entered
+            model=self.model,
+            messages=messages,
+            response_format=cast(Any, response_format),
+            temperature=0,
+            max_tokens=max_tokens,
+            timeout=limits.left(),
+        )
+        with self._failures(limits, mode), within(limits.deadline), call as response:
+            body = _read(response, limits)
+        completion = _completion(body)
+        usage = _usage(completion)
+        return _content(completion, usage), usage
+
+    @contextlib.contextmanager
+    def _failures(self, limits: _Limits, mode: str) -> Iterator[None]:
+        """What goes wrong in the block (a call in ``mode``, and the reading of its reply), as an ``LLMFailure``."""
+        import openai
+
         try:
-            messages: Any = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-            with self._client.chat.completions.with_streaming_response.create(
-                model=self.model,
-                messages=messages,
-                response_format=cast(Any, response_format),
-                temperature=0,
-                max_tokens=max_tokens,
-                timeout=limits.left(),
-            ) as response:
-                body = _read(response, limits)
-        except openai.APITimeoutError as exc:
+            yield
+        except (openai.APITimeoutError, self._http.timeout_error) as exc:
             raise limits.timed_out() from exc
         except openai.RateLimitError as exc:
             raise LLMFailure("rate limited (HTTP 429)") from exc
@@ -231,9 +251,8 @@ class LLMClient:
             raise LLMFailure(f"cannot reach the LLM endpoint ({exc.__class__.__name__})", unreachable=True) from exc
         except openai.OpenAIError as exc:
             raise LLMFailure(f"LLM call failed ({exc.__class__.__name__})") from exc
-        completion = _completion(body)
-        usage = _usage(completion)
-        return _content(completion, usage), usage
+        except self._http.error as exc:  # the connection broke while a body (an answer's or an error's) was read
+            raise LLMFailure(f"unreadable response from the LLM endpoint ({exc.__class__.__name__})") from exc
 
 
 def _response_format(schema: type[BaseModel], system: str, mode: str) -> tuple[dict[str, Any], str]:
@@ -271,50 +290,16 @@ class _Limits:
 
 def _read(response: Any, limits: _Limits) -> bytes:
     """The response's body, at most ``limits.max_bytes`` of it (a larger one is refused, unread when its
-    length is declared), read as it arrives until ``limits.deadline``: a reply sent a byte at a time
-    cannot stretch the call, since the time left is checked after every read, and a reply that stops
-    mid-way is cut off at the deadline (the connection is shut), whatever each read's own timeout."""
+    length is declared), read as it arrives: within the call's deadline, since ``_call`` reads it there."""
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limits.max_bytes:
         raise limits.too_large()
-    timeout_error, http_error = _transport_errors(response)
     body = bytearray()
-    watchdog = threading.Timer(max(limits.left(), 0.0), _hang_up, (response,))
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        for chunk in response.iter_bytes():
-            body += chunk
-            if len(body) > limits.max_bytes:
-                raise limits.too_large()
-            if limits.left() <= 0:
-                raise limits.timed_out()
-    except timeout_error as exc:
-        raise limits.timed_out() from exc
-    except http_error as exc:  # the connection closed mid-body: by the watchdog, or by the server
-        if limits.left() <= 0:
-            raise limits.timed_out() from exc
-        raise LLMFailure(f"unreadable response from the LLM endpoint ({exc.__class__.__name__})") from exc
-    finally:
-        watchdog.cancel()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > limits.max_bytes:
+            raise limits.too_large()
     return bytes(body)
-
-
-def _hang_up(response: Any) -> None:
-    """Shut the connection a response is read from, so that a read blocked on it returns at once."""
-    stream = response.http_response.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    if sock is not None:
-        with contextlib.suppress(OSError):  # already closed
-            sock.shutdown(socket.SHUT_RDWR)
-
-
-def _transport_errors(response: Any) -> tuple[type[Exception], type[Exception]]:
-    """The timeout and base error classes of the HTTP library the ``openai`` package reads bodies with
-    (``httpx``, or ``httpx2`` in newer releases): a body read outside its request raises them unwrapped.
-    Looked up from the response itself, so the core imports no HTTP library of its own."""
-    library = sys.modules[type(response.http_response).__module__.partition(".")[0]]
-    return library.TimeoutException, library.HTTPError
 
 
 class _Reply(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,11 +12,11 @@ from typing import Any
 import pytest
 from conftest import TreeFactory
 from fixtures import ACME
-from llm_server import Reply, ScriptedLLM, answer, outline_ids, serve_for, stage_of
+from llm_server import Reply, ScriptedLLM, answer, outline_ids, serve_for, stage_of, user_text
 from test_guided import QUESTION, _retriever, smart
 
 from retriever import Settings
-from retriever.llm.client import LLMClient, LLMFailure
+from retriever.llm.client import PROBE_SECONDS, LLMClient, LLMFailure
 from retriever.llm.guided import LLMRun
 from retriever.llm.prompts import SummaryAnswer, TargetAnswer
 
@@ -89,25 +90,75 @@ def test_a_retrieval_answered_with_deeply_nested_json_falls_back_offline_and_say
 
 
 SLOW_DRIP = 0.05  # seconds a byte: each read is quick, the whole ~300-byte reply takes ~15 s
+DRIP = 0.25  # seconds a byte: each read is quick, a status line and headers alone take ~20 s
+SLACK = 2.0  # seconds a call may outlast its timeout in these tests (it takes a few milliseconds more)
+TRICKLED = {  # replies that never keep a read waiting for long, but take far longer than the call may
+    "body": Reply(content=json.dumps({"summary": "slowly"}), trickle=SLOW_DRIP),
+    "status line and headers": Reply(content=json.dumps({"summary": "slowly"}), trickle=DRIP, trickle_head=True),
+    "error body": Reply(status=500, trickle=DRIP),  # the openai package reads it before it raises
+}
 
 
-def test_a_trickled_reply_is_abandoned_once_the_calls_time_is_up(llm: ScriptedLLM) -> None:
-    llm.script = lambda request: Reply(content=json.dumps({"summary": "slowly"}), trickle=SLOW_DRIP)
+@pytest.mark.parametrize("reply", TRICKLED.values(), ids=TRICKLED.keys())
+def test_a_trickled_reply_is_abandoned_once_the_calls_time_is_up(llm: ScriptedLLM, reply: Reply) -> None:
+    llm.script = lambda request: reply
     started = time.monotonic()
     with pytest.raises(LLMFailure) as caught:
         LLMClient(Settings(llm_model="test-model")).complete(SummaryAnswer, "s", "u", timeout=1.0)
-    assert time.monotonic() - started < 2.0
-    assert caught.value.timed_out and caught.value.reason == "timed out after 1.0 s"
+    assert time.monotonic() - started < 1.0 + SLACK
+    assert caught.value.timed_out and caught.value.reason == "timed out after 1.0 s" and caught.value.calls == 1
 
 
-def test_a_trickling_endpoint_cannot_outlast_the_retrievals_deadline(root: Path, llm: ScriptedLLM) -> None:
-    llm.script = lambda request: Reply(content=json.dumps({"summary": "slowly"}), trickle=SLOW_DRIP)
+@pytest.mark.parametrize("reply", TRICKLED.values(), ids=TRICKLED.keys())
+def test_a_trickling_endpoint_cannot_outlast_the_retrievals_deadline(
+    root: Path, llm: ScriptedLLM, reply: Reply
+) -> None:
+    llm.script = lambda request: reply
     started = time.monotonic()
     result = _retriever(root, llm_timeout_seconds=1.0, deadline_seconds=2.5, llm_endpoint="remote").retrieve(QUESTION)
     assert time.monotonic() - started < 2.5
     assert result.structured["status"] == "ok" and result.facts
     reasons = [f["reason"] for f in result.structured["diagnostics"]["llm"]["fallbacks"]]
     assert reasons[:2] == ["timed out after 1.0 s", "timed out after 1.0 s"]
+
+
+def test_a_client_whose_call_timed_out_mid_headers_answers_the_next_call(llm: ScriptedLLM) -> None:
+    llm.script = lambda request: TRICKLED["status line and headers"]
+    client = LLMClient(Settings(llm_model="test-model"))
+    with pytest.raises(LLMFailure, match="timed out"):
+        client.complete(SummaryAnswer, "s", "u1", timeout=0.5)
+    llm.script = lambda request: answer({"summary": "on time"})
+    assert client.complete(SummaryAnswer, "s", "u2", timeout=5)[0].summary == "on time"
+
+
+def test_threads_sharing_a_client_each_keep_their_own_calls_deadline(llm: ScriptedLLM) -> None:
+    def script(request: dict[str, Any]) -> Reply:
+        if user_text(request) == "patient":
+            return Reply(content=json.dumps({"summary": "worth the wait"}), delay=1.5)
+        return TRICKLED["status line and headers"]
+
+    llm.script = script
+    client = LLMClient(Settings(llm_model="test-model"))
+    answers: list[SummaryAnswer] = []
+    patient = threading.Thread(target=lambda: answers.append(client.complete(SummaryAnswer, "s", "patient", 10)[0]))
+    patient.start()
+    started = time.monotonic()
+    with pytest.raises(LLMFailure, match=r"timed out after 0\.5 s"):
+        client.complete(SummaryAnswer, "s", "hasty", timeout=0.5)
+    assert time.monotonic() - started < 0.5 + SLACK
+    patient.join(timeout=15)
+    assert [a.summary for a in answers] == ["worth the wait"], "the other thread's deadline did not cut it short"
+
+
+def test_a_probe_answered_a_byte_at_a_time_counts_as_busy_within_its_time(llm: ScriptedLLM) -> None:
+    llm.script = lambda request: TRICKLED["status line and headers"]
+    llm.models_trickle = DRIP
+    client = LLMClient(Settings(llm_model="test-model", llm_endpoint="local"))
+    with pytest.raises(LLMFailure, match="timed out"):
+        client.complete(SummaryAnswer, "s", "u", timeout=0.5)
+    started = time.monotonic()
+    assert not client.ready()
+    assert time.monotonic() - started < PROBE_SECONDS + SLACK and llm.probes == 1
 
 
 def _json_schema_rejected(stage: str, delay: float = 0.0) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -178,3 +179,24 @@ def test_a_remote_endpoint_is_not_probed_after_a_timeout(llm: ScriptedLLM) -> No
     with pytest.raises(LLMFailure, match="timed out"):
         client.complete(SummaryAnswer, "s", "u", timeout=0.2)
     assert client.ready() and llm.probes == 0
+
+
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+def test_a_proxy_named_by_the_environment_is_used_and_the_calls_timeout_holds_through_it(
+    llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", llm.url.removesuffix("/v1"))  # the scripted server answers as a proxy would
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://llm.invalid/v1")  # a name reached only through the proxy
+    llm.script = lambda request: answer({"summary": "proxied"})
+    client = _client()
+    assert client.complete(SummaryAnswer, "s", "u1", timeout=5)[0].summary == "proxied"
+    llm.script = lambda request: Reply(content=json.dumps({"summary": "late"}), trickle=0.25, trickle_head=True)
+    started = time.monotonic()
+    with pytest.raises(LLMFailure, match=r"timed out after 0\.5 s"):
+        client.complete(SummaryAnswer, "s", "u2", timeout=0.5)
+    assert time.monotonic() - started < 2.5
