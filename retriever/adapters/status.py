@@ -132,16 +132,24 @@ def _llm(loaded: Loaded, problems: list[str]) -> dict[str, Any]:
 
 
 def probe_models(endpoint: str, key: str | None, model: str) -> dict[str, Any]:
-    """``GET <endpoint>/models`` within ``PROBE_SECONDS``: does it answer, and does it list ``model``?"""
-    import httpx
+    """``GET <endpoint>/models`` within ``PROBE_SECONDS`` in all: does it answer, and does it list ``model``?
 
+    Through the LLM seam's own HTTP client (``llm.transport``, on the HTTP library the ``openai`` package
+    brings): ``httpx`` itself is a test dependency only, and a probe must not outlast its bound however
+    slowly the endpoint answers."""
+    from openai import DefaultHttpxClient
+
+    from retriever.llm.transport import Http, within
+
+    http = Http.of(DefaultHttpxClient, endpoint)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     started = time.perf_counter()
     try:
-        response = httpx.get(endpoint.rstrip("/") + "/models", headers=headers, timeout=PROBE_SECONDS)
-    except httpx.TimeoutException:
+        with within(time.monotonic() + PROBE_SECONDS):
+            response = http.client.get(endpoint.rstrip("/") + "/models", headers=headers, timeout=PROBE_SECONDS)
+    except http.timeout_error:
         return {"answers": False, "detail": f"no answer within {PROBE_SECONDS:g} s"}
-    except httpx.HTTPError as exc:
+    except http.error as exc:
         return {"answers": False, "detail": mask_url(f"{type(exc).__name__}: {exc}")[:300]}
     ms = round((time.perf_counter() - started) * 1000, 1)
     if response.status_code != 200:

@@ -16,6 +16,7 @@ from conftest import TreeFactory, answers, child_env, free_port, serve_process, 
 from fixtures import ACME
 from llm_server import ScriptedLLM, serve
 
+from retriever.adapters import status
 from retriever.adapters.cli import cli
 from retriever.config_files import user_config_path
 from retriever.service.stores.sqlite import SQLiteStore
@@ -143,6 +144,33 @@ def test_status_exits_1_naming_an_llm_endpoint_that_refuses_the_key_or_is_not_th
     assert absent.exit_code == 1 and nowhere["llm"]["probe"]["answers"] is False
     assert "ConnectError" in nowhere["llm"]["probe"]["detail"]
     assert time.monotonic() - started < 10
+
+
+def test_status_probes_the_llm_endpoint_without_httpx_which_only_the_tests_install(
+    runner: CliRunner, root: Path, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVER_LLM_MODEL", "test-model")
+    monkeypatch.setitem(sys.modules, "httpx", None)  # as on a plain install: importing it fails
+
+    result, report = _status(runner, "--root", str(root))
+
+    assert result.exit_code == 0, result.stderr
+    assert report["llm"]["probe"]["detail"] == "answers; lists test-model"
+
+
+def test_status_probe_of_an_endpoint_that_answers_a_byte_at_a_time_ends_within_its_bound(
+    runner: CliRunner, root: Path, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVER_LLM_MODEL", "test-model")
+    monkeypatch.setattr(status, "PROBE_SECONDS", 1.0)
+    llm.models_trickle = 0.2  # each byte well within a read's timeout, the whole reply far past the probe's bound
+    started = time.monotonic()
+
+    result, report = _status(runner, "--root", str(root))
+
+    assert result.exit_code == 1
+    assert report["llm"]["probe"] == {"answers": False, "detail": "no answer within 1 s"}
+    assert time.monotonic() - started < 5
 
 
 def test_status_reports_redis_reachable_or_not_with_its_password_masked(
