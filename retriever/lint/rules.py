@@ -1,26 +1,23 @@
 """The lint rules, and their one registry: id, severity, the function that finds problems, and what it checks.
 
 Each rule is one small generator over the ``Tree`` (``lint.tree``) that yields ``Problem``s whose
-messages say how to fix them.  To add a rule, write its function here and add one ``Rule`` to
-``RULES``: settings (``disable``), the output formats and ``retriever check`` pick it up from there.
+messages say how to fix them (the link rules are in ``lint.links``).  To add a rule, write its function here
+and add one ``Rule`` to ``RULES``: settings (``disable``), the output formats and ``retriever check`` pick it up
+from there.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import difflib
-import posixpath
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import unquote
 
-from markdown_it import MarkdownIt
-
+from retriever.lint.links import absolute_links, broken_links
 from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
 from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
-from retriever.text.markup import LINK_TARGET
 from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
 
 Severity = Literal["error", "warning"]
@@ -30,14 +27,8 @@ WARNING: Severity = "warning"
 _ALL_TEXT = object()
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _AT_LINE = re.compile(r"\bat line (\d+)")
-_INLINE_CODE = re.compile(r"(`+).+?\1")
-_LINK_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?")
-_WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_PATH_AND_REST = re.compile(r"([^#?]*)(.*)", re.S)  # a link target's path, then its "?query" and "#anchor"
-_MARKDOWN = (".md", ".markdown")
-_CODE_TOKENS = frozenset({"fence", "code_block"})
-_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
+_LINES_NAMED = 5  # of a repeated key's lines, the first five are named, then how many more, then the last
+_REPEATS_LISTED = 50  # duplicate-key findings a file, then one that counts the rest
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,101 +115,30 @@ def _unknown_types(tree: Tree) -> Iterator[Problem]:
             )
 
 
-def _broken_links(tree: Tree) -> Iterator[Problem]:
-    for file in tree.files:
-        for line, text in _prose_lines(file):
-            for target in _link_targets(text):
-                problem = _link_problem(tree, file.rel_path, target)
-                if problem:
-                    yield Problem(file.rel_path, line, problem)
-            for name in _WIKI_LINK.findall(text):
-                if name.strip() and tree.resolve(name) is None:
-                    message = (
-                        f"[[{name.strip()}]] matches no document title, alias or file name; "
-                        "fix the name, or add it to the aliases of the document it means"
-                    )
-                    yield Problem(file.rel_path, line, message)
-
-
-def _link_targets(text: str) -> list[str]:
-    """The targets of a prose line's inline links and images, and of a link reference definition."""
-    return [*LINK_TARGET.findall(text), *_LINK_DEFINITION.findall(text)]
-
-
-def _prose_lines(file: File) -> Iterator[tuple[int, str]]:
-    """(file line, text without inline code) for each body line outside code blocks."""
-    body = file.body
-    code: set[int] = set()
-    for token in _MD.parse("\n".join(body)):
-        if token.type in _CODE_TOKENS and token.map:
-            code.update(range(token.map[0], token.map[1]))
-    for index, text in enumerate(body):
-        if index not in code:
-            yield file.body_start + index + 1, _INLINE_CODE.sub("", text)
-
-
-def _link_problem(tree: Tree, rel_path: str, target: str) -> str | None:
-    path = unquote(target.split("#", 1)[0].split("?", 1)[0])
-    if not path or path.startswith("/") or _SCHEME.match(path):
-        return None
-    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path), path))
-    if resolved == ".." or resolved.startswith("../"):
-        return f"link `{target}` leads outside the memory root; copy the file into the tree or link by URL"
-    if _exists(tree, resolved):
-        return None
-    return f"link `{target}` points to {resolved}, which is not in the tree; fix the path or remove the link"
-
-
-def _exists(tree: Tree, resolved: str) -> bool:
-    """A markdown target must be a file of the tree; anything else (an image, a folder) must exist."""
-    if resolved.lower().endswith(_MARKDOWN):
-        return resolved in tree.paths
-    return (tree.memory.root / resolved).exists()
-
-
-def _absolute_links(tree: Tree) -> Iterator[Problem]:
-    for file in tree.files:
-        for line, text in _prose_lines(file):
-            for target in _link_targets(text):
-                problem = _absolute_link_problem(tree, file.rel_path, target)
-                if problem:
-                    yield Problem(file.rel_path, line, problem)
-
-
-def _absolute_link_problem(tree: Tree, rel_path: str, target: str) -> str | None:
-    """A site-absolute link (``/handbook/pto.md``) read against the memory root: the relative form to write
-    when the target is there, else that it is not.  ``//host/…`` (protocol-relative) is a URL, not a path."""
-    match = _PATH_AND_REST.match(target)
-    path, rest = (match.group(1), match.group(2)) if match else (target, "")
-    if not path.startswith("/") or path.startswith("//"):
-        return None
-    resolved = posixpath.normpath(path).lstrip("/") or "."  # "/../x" stays under the root: "x"
-    where = unquote(resolved)
-    if not _exists(tree, where):
-        return (
-            f"link `{target}` is site-absolute, and {where} is not under the memory root; the retriever follows "
-            "relative links only: link a file of the tree by its relative path, or a web page by its full URL"
-        )
-    relative = posixpath.relpath(resolved, posixpath.dirname(rel_path) or ".")
-    if path.endswith("/") and not relative.endswith("/"):
-        relative += "/"
-    return (
-        f"link `{target}` is site-absolute: the retriever follows relative links only, and it breaks wherever "
-        f"the tree is not served from its root; write it as `{relative}{rest}`"
-    )
-
-
 def _duplicate_keys(tree: Tree) -> Iterator[Problem]:
+    """One finding per repeated key, at its second line, for the first ``_REPEATS_LISTED`` of a file; then one
+    finding (at the next one's second line) counting the rest, so a file's findings stay bounded."""
     for file in tree.files:
         block = front_matter_block(file.lines, file.body_start)
-        for repeat in repeated_keys(block) if block is not None else ():
+        repeats = repeated_keys(block) if block is not None else []
+        for repeat in repeats[:_REPEATS_LISTED]:
             lines = [n + 1 for n in repeat.lines]  # block line N is file line N + 1
             yield Problem(file.rel_path, lines[1], _repeat_message(repeat, lines))
+        if len(repeats) > _REPEATS_LISTED:
+            rest = len(repeats) - _REPEATS_LISTED
+            message = (
+                f"{rest} more keys are set more than once in the front matter, not listed one by one; "
+                f"fix the {_REPEATS_LISTED} above, then run the check again"
+            )
+            yield Problem(file.rel_path, repeats[_REPEATS_LISTED].lines[1] + 1, message)
 
 
 def _repeat_message(repeat: Repeat, lines: list[int]) -> str:
+    """The key, how often and where it is set (the first ``_LINES_NAMED`` lines and the last), the value kept."""
     count = "twice" if len(lines) == 2 else f"{len(lines)} times"
     distinct = [str(n) for n in dict.fromkeys(lines)]  # a flow mapping ({k: 1, k: 2}) repeats on one line
+    if len(distinct) > _LINES_NAMED + 1:
+        distinct = [*distinct[:_LINES_NAMED], f"{len(distinct) - _LINES_NAMED - 1} more", distinct[-1]]
     where = f"line {distinct[0]}" if len(distinct) == 1 else f"lines {', '.join(distinct[:-1])} and {distinct[-1]}"
     others, fix = ("the first", "remove one of them") if len(lines) == 2 else ("the others", "remove all but one")
     return (
@@ -289,8 +209,8 @@ RULES: Mapping[str, Rule] = {
         Rule("unreadable", ERROR, _unreadable, "bad YAML, not UTF-8, binary, too large, or a symlink leading outside"),
         Rule("field-type", ERROR, _field_types, "a known front-matter field has the wrong type"),
         Rule("unknown-type", WARNING, _unknown_types, "a `type` that is not a known document type"),
-        Rule("broken-link", ERROR, _broken_links, "a relative link or a [[wiki link]] that leads nowhere"),
-        Rule("absolute-link", WARNING, _absolute_links, "a site-absolute link (/path), which the retriever ignores"),
+        Rule("broken-link", ERROR, broken_links, "a relative link or a [[wiki link]] that leads nowhere"),
+        Rule("absolute-link", WARNING, absolute_links, "a site-absolute link (/path), which the retriever ignores"),
         Rule("duplicate-key", WARNING, _duplicate_keys, "a front-matter key set twice in a mapping: the last wins"),
         Rule("duplicate-name", WARNING, _duplicate_names, "a title or alias used by two documents"),
         Rule("empty-file", WARNING, _empty_files, "a file with nothing besides front matter"),

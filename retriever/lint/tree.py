@@ -19,7 +19,8 @@ from retriever.text.models import Document
 from retriever.text.parser import ParseError, split_front_matter
 
 LOCAL_CONFIG = ".retriever.toml"  # the tree's own settings file (``[check]`` and others)
-_FM_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*[:=]")
+# A top-level key: bare, or quoted as YAML and TOML allow ("owner": x); the group that matched is its name.
+_FM_KEY = re.compile(r"""^(?:"([^"\\\n]*)"|'([^'\n]*)'|([A-Za-z_][\w.-]*))\s*[:=]""")
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -53,9 +54,10 @@ class File:
     doc: Document
     lines: list[str]
     body_start: int  # lines taken by front matter: body line i is file line body_start + i + 1
-    keys: dict[str, tuple[int, int]]  # front-matter key -> (first, last) file line of its value
+    keys: dict[str, tuple[int, int]]  # top-level front-matter key -> (first, last) file line of its last value
 
     def key_line(self, key: str) -> int:
+        """The line of the top-level ``key`` the retriever reads: of a key written twice, the last; else 1."""
         return self.keys.get(key, (1, 1))[0]
 
     def value_line(self, key: str, value: str) -> int:
@@ -107,14 +109,15 @@ def _read(memory: Memory, rel_path: str) -> File | None:
 
 
 def _front_matter_keys(lines: list[str], front_lines: int) -> dict[str, tuple[int, int]]:
-    """Top-level front-matter keys and the file lines their values span (fences excluded)."""
+    """Top-level front-matter keys and the file lines their values span (fences excluded).  A key written
+    more than once maps to its last occurrence, whose value YAML keeps (TOML refuses a repeated key)."""
     keys: dict[str, tuple[int, int]] = {}
     current: str | None = None
     for number in range(2, front_lines):  # line 1 and line ``front_lines`` are the fences
         match = _FM_KEY.match(lines[number - 1])
         if match:
-            current = match.group(1)
-            keys.setdefault(current, (number, number))
+            current = next(name for name in match.groups() if name is not None)
+            keys[current] = (number, number)
         elif current is not None:
             keys[current] = (keys[current][0], number)
     return keys

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -243,9 +245,64 @@ def test_links_in_code_urls_anchors_and_existing_files_pass(make_tree: TreeFacto
     assert _findings(root) == []
 
 
+def test_footnote_definitions_are_not_links(make_tree: TreeFactory) -> None:
+    body = "# Leave\n\nLeave is 16 weeks.[^1] [^note]\n\n[^1]: This can vary by country.\n[^note]: /etc is not ours.\n"
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    assert _findings(root) == []
+
+
+def test_a_link_destination_in_angle_brackets_may_hold_spaces(make_tree: TreeFactory) -> None:
+    body = (
+        "# Doc\n\n"
+        '[sp](<../a b.md>) [sp2](../a%20b.md) [titled](<../a b.md> "A B") [gone](<../no such.md>)\n\n'
+        "[r]: <../a b.md>\n"
+        "[r2]: <../no where.md> 'title'\n"
+    )
+    root = make_tree({**CLEAN, "a b.md": "# A B\n\nText.\n", "sub/x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+    assert [(f.line, f.rule, f.message) for f in check(memory)] == [
+        (
+            6,
+            "broken-link",
+            "link `../no such.md` points to no such.md, which is not in the tree; fix the path or remove the link",
+        ),
+        (
+            9,
+            "broken-link",
+            "link `../no where.md` points to no where.md, which is not in the tree; fix the path or remove the link",
+        ),
+    ]
+
+
+def test_links_inside_html_comments_are_not_checked(make_tree: TreeFactory) -> None:
+    body = (
+        "# Doc\n\n"
+        "<!-- [block](gone1.md) -->\n\n"
+        "<!-- ## Old links\n\n- [multi](gone2.md)\n- [line](/gone3.md) -->\n\n"
+        "Text <!-- [inline](gone4.md) --> and [after](gone5.md).\n\n"
+        "A paragraph <!-- over\ntwo [lines](/gone6.md) --> [kept](gone7.md)\n\n"
+        "An opener never closed <!-- [open](gone8.md)\n\nnor here -->\n"
+    )
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+    assert [(f.line, f.message.split(" ", 2)[1]) for f in check(memory)] == [
+        (13, "`gone5.md`"),
+        (16, "`gone7.md`"),
+        (18, "`gone8.md`"),
+    ]
+
+
 def test_a_link_to_an_unreadable_markdown_file_is_not_broken(make_tree: TreeFactory) -> None:
     root = make_tree({**CLEAN, "x.md": _doc("title: X\n", "# Doc\n\n[latin](latin.md)\n"), "latin.md": b"caf\xe9\n"})
     assert _findings(root) == [("memory/latin.md", 1, "unreadable", "error")]
+
+
+def test_a_line_of_fifty_thousand_backticks_is_checked_in_well_under_two_seconds(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", "# Doc\n\nx " + "`" * 50_000 + "a [y](gone.md)\n")})
+    memory = Memory.open(root, Settings.from_env())  # indexing is not what is timed
+    started = time.monotonic()
+    assert [(f.line, f.rule) for f in check(memory)] == [(6, "broken-link")]
+    assert time.monotonic() - started < 2
 
 
 # -- absolute-link ---------------------------------------------------------------------------------------------
@@ -308,6 +365,70 @@ def test_a_site_absolute_link_to_nothing_under_the_root_says_so_once(make_tree: 
     ]
 
 
+def test_a_site_absolute_link_in_angle_brackets_may_hold_spaces(make_tree: TreeFactory) -> None:
+    body = '# Doc\n\n[sp](</a b.md>)\n\n[ref2]: </a b.md> "t"\n'
+    root = make_tree({**CLEAN, "a b.md": "# A B\n\nText.\n", "sub/x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+    assert [(f.line, f.rule, f.message.rsplit("; ", 1)[1]) for f in check(memory)] == [
+        (6, "absolute-link", "write it as `<../a b.md>`"),
+        (8, "absolute-link", "write it as `<../a b.md>`"),
+    ]
+
+
+def test_percent_encoded_dot_segments_never_reach_outside_the_root(
+    make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "secret.txt").write_text("outside", encoding="utf-8")
+    body = "# Doc\n\n[p](/%2e%2e/secret.txt) [q](/%2E%2E/%2e%2e/secret.txt#x) [r](%2e%2e/secret.txt)\n"
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+    looked_up: list[Path] = []
+    exists = Path.exists
+
+    def recorded(path: Path, *args: Any, **kwargs: Any) -> bool:
+        looked_up.append(path)
+        return exists(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "exists", recorded)
+    assert [(f.rule, f.message) for f in check(memory)] == [
+        (
+            "absolute-link",
+            "link `/%2E%2E/%2e%2e/secret.txt#x` is site-absolute, and secret.txt is not under the memory root; the "
+            "retriever follows relative links only: link a file of the tree by its relative path, or a web page by "
+            "its full URL",
+        ),
+        (
+            "absolute-link",
+            "link `/%2e%2e/secret.txt` is site-absolute, and secret.txt is not under the memory root; the retriever "
+            "follows relative links only: link a file of the tree by its relative path, or a web page by its full URL",
+        ),
+        (
+            "broken-link",
+            "link `%2e%2e/secret.txt` leads outside the memory root; copy the file into the tree or link by URL",
+        ),
+    ]
+    assert looked_up and all(p.resolve().is_relative_to(root.resolve()) for p in looked_up)
+
+
+def test_a_site_absolute_link_with_an_encoded_slash_names_no_file_of_the_tree(make_tree: TreeFactory) -> None:
+    body = "# Doc\n\n[p](/teams%2f..%2f..%2fsecret.txt) [q](/teams/%2e%2e/teams/platform.md)\n"
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+    assert [f.message for f in check(memory)] == [
+        "link `/teams%2f..%2f..%2fsecret.txt` is site-absolute, and teams/../../secret.txt is not under the memory "
+        "root; the retriever follows relative links only: link a file of the tree by its relative path, or a web "
+        "page by its full URL",
+        "link `/teams/%2e%2e/teams/platform.md` is site-absolute: the retriever follows relative links only, and it "
+        "breaks wherever the tree is not served from its root; write it as `teams/platform.md`",
+    ]
+
+
+def test_site_absolute_links_inside_html_comments_are_not_checked(make_tree: TreeFactory) -> None:
+    body = "# Doc\n\n<!-- [c](/x.md) -->\n\nText <!-- [d](/teams/platform.md)\nover lines --> end.\n"
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    assert _findings(root) == []
+
+
 def test_protocol_relative_urls_schemes_anchors_and_code_are_not_site_absolute_links(make_tree: TreeFactory) -> None:
     body = (
         "# Doc\n\n"
@@ -337,6 +458,34 @@ def test_a_key_set_twice_is_a_warning_at_its_second_line_naming_the_value_kept(m
         )
     ]
     assert memory.document("x.md").front_matter["owner"] == "OM"  # reading is unchanged: the last value wins
+
+
+def test_a_key_set_thousands_of_times_names_its_first_five_lines_how_many_more_and_the_last(
+    make_tree: TreeFactory,
+) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n" + "k: 1\n" * 40_000)})
+    memory = Memory.open(root, Settings.from_env())
+    assert [(f.line, f.rule, f.message) for f in check(memory)] == [
+        (
+            4,
+            "duplicate-key",
+            "`k` is set 40000 times in the front matter (lines 3, 4, 5, 6, 7, 39994 more and 40002); the retriever "
+            "uses only the last value ('1', line 40002) and ignores the others; remove all but one",
+        )
+    ]
+
+
+def test_a_file_gets_fifty_duplicate_key_findings_then_one_counting_the_rest(make_tree: TreeFactory) -> None:
+    front_matter = "title: X\nitems:\n" + "".join(f"  - {{a: {i}, a: 2}}\n" for i in range(3000))
+    root = make_tree({**CLEAN, "x.md": _doc(front_matter)})
+    memory = Memory.open(root, Settings.from_env())
+    findings = check(memory)
+    assert [f.line for f in findings] == list(range(4, 55))
+    assert findings[49].message.startswith("`items[49].a` is set twice in the front matter (line 53)")
+    assert findings[50].message == (
+        "2950 more keys are set more than once in the front matter, not listed one by one; fix the 50 above, "
+        "then run the check again"
+    )
 
 
 def test_repeated_keys_in_nested_mappings_and_list_items_are_named_by_their_path(make_tree: TreeFactory) -> None:
@@ -492,6 +641,20 @@ def test_a_relation_value_naming_no_document_is_a_warning_at_its_line(make_tree:
         "`attendees` names 'Petro Nobody', which matches no document title, alias or path; fix the name, "
         "add it to the aliases of the document it means, or write that document"
     )
+
+
+def test_other_rules_point_at_the_last_of_a_repeated_key_which_the_retriever_reads(make_tree: TreeFactory) -> None:
+    front_matter = (
+        "title: 5\nowner: Olena Marchenko\nattendees:\n  - Ghost One\n"
+        '"owner": Nobody\nattendees:\n  - Olena Marchenko\n  - Ghost Two\ntitle: 6\n'
+    )
+    root = make_tree({**CLEAN, "x.md": _doc(front_matter)})
+    memory = Memory.open(root, Settings.from_env())
+    assert [(f.line, f.rule, f.message.split(";")[0]) for f in check(memory) if f.rule != "duplicate-key"] == [
+        (6, "unknown-relation", "`owner` names 'Nobody', which matches no document title, alias or path"),
+        (9, "unknown-relation", "`attendees` names 'Ghost Two', which matches no document title, alias or path"),
+        (10, "field-type", "`title` must be text, found a number (6)"),
+    ]
 
 
 def test_relations_by_title_alias_path_and_file_name_resolve(make_tree: TreeFactory) -> None:

@@ -1,0 +1,135 @@
+"""The link rules: ``broken-link`` (relative and wiki links that lead nowhere) and ``absolute-link``.
+
+Contract:
+- Links are read from the prose of each body (``lint.prose``: not in code, nor in HTML comments): inline
+  links and images, ``](target)`` or ``](<target>)``, and link reference definitions, ``[label]: target`` or
+  ``[label]: <target>``.  A destination in angle brackets may hold spaces (CommonMark): ``<../a b.md>`` is
+  ``../a b.md``.  A footnote definition (``[^1]: text``) is not a link.  This pattern is the lint's own:
+  ``text.markup.LINK_TARGET``, which the retriever indexes with, is not changed by it.
+- A target is percent-decoded before it is normalised, so ``%2e%2e`` is ``..``.  A relative target that
+  leaves the root is reported as such and never looked up.  A site-absolute target is read as a browser
+  reads it against the root (``..`` never climbs above it); a segment that decodes to a ``/`` or a NUL names
+  no file.  Every lookup is of a path under the root.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from urllib.parse import unquote
+
+from retriever.lint.prose import prose_lines
+from retriever.lint.tree import Problem, Tree
+
+_TITLE = r"""(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?"""
+_INLINE_LINK = re.compile(r"\]\(\s*(?:<([^<>\n]*)>|<?([^()\s<>]+)>?)" + _TITLE + r"\s*\)")
+_LINK_DEFINITION = re.compile(r"^\s{0,3}\[(?!\^)[^\]]+\]:\s*(?:<([^<>\n]*)>|<?([^\s<>]+))")
+_WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_PATH_AND_REST = re.compile(r"([^#?]*)(.*)", re.S)  # a link target's path, then its "?query" and "#anchor"
+_MARKDOWN = (".md", ".markdown")
+
+
+def broken_links(tree: Tree) -> Iterator[Problem]:
+    """Relative links to nothing in the tree (or out of it), and wiki links that name no document."""
+    for file in tree.files:
+        for line, text in prose_lines(file):
+            for target in link_targets(text):
+                problem = _link_problem(tree, file.rel_path, target)
+                if problem:
+                    yield Problem(file.rel_path, line, problem)
+            for name in _WIKI_LINK.findall(text):
+                if name.strip() and tree.resolve(name) is None:
+                    message = (
+                        f"[[{name.strip()}]] matches no document title, alias or file name; "
+                        "fix the name, or add it to the aliases of the document it means"
+                    )
+                    yield Problem(file.rel_path, line, message)
+
+
+def absolute_links(tree: Tree) -> Iterator[Problem]:
+    """Site-absolute links, with the relative form to write when the target is under the root."""
+    for file in tree.files:
+        for line, text in prose_lines(file):
+            for target in link_targets(text):
+                problem = _absolute_link_problem(tree, file.rel_path, target)
+                if problem:
+                    yield Problem(file.rel_path, line, problem)
+
+
+def link_targets(text: str) -> list[str]:
+    """The targets of a prose line's inline links and images, and of a link reference definition (not of a
+    footnote), as written; an angle-bracket destination without its brackets."""
+    found = [*_INLINE_LINK.findall(text), *_LINK_DEFINITION.findall(text)]
+    return [angled or bare for angled, bare in found if angled or bare]
+
+
+def _link_problem(tree: Tree, rel_path: str, target: str) -> str | None:
+    path = unquote(target.split("#", 1)[0].split("?", 1)[0])
+    if not path or path.startswith("/") or _SCHEME.match(path):
+        return None
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path), path))
+    if resolved == ".." or resolved.startswith("../"):
+        return f"link `{target}` leads outside the memory root; copy the file into the tree or link by URL"
+    if _exists(tree, resolved):
+        return None
+    return f"link `{target}` points to {resolved}, which is not in the tree; fix the path or remove the link"
+
+
+def _exists(tree: Tree, resolved: str) -> bool:
+    """A markdown target must be a file of the tree; anything else (an image, a folder) must exist."""
+    if resolved.lower().endswith(_MARKDOWN):
+        return resolved in tree.paths
+    return "\x00" not in resolved and (tree.memory.root / resolved).exists()
+
+
+def _absolute_link_problem(tree: Tree, rel_path: str, target: str) -> str | None:
+    """A site-absolute link (``/handbook/pto.md``) read against the memory root: the relative form to write
+    when the target is there, else that it is not.  ``//host/…`` (protocol-relative) is a URL, not a path."""
+    match = _PATH_AND_REST.match(target)
+    path, rest = (match.group(1), match.group(2)) if match else (target, "")
+    if not path.startswith("/") or path.startswith("//"):
+        return None
+    segments = _site_segments(path)
+    where = unquote(path).lstrip("/") if segments is None else "/".join(name for name, _ in segments) or "."
+    if segments is None or not _exists(tree, where):
+        return (
+            f"link `{target}` is site-absolute, and {where} is not under the memory root; the retriever follows "
+            "relative links only: link a file of the tree by its relative path, or a web page by its full URL"
+        )
+    relative = _relative(posixpath.dirname(rel_path), segments)
+    if path.endswith("/") and not relative.endswith("/"):
+        relative += "/"
+    written = f"{relative}{rest}"
+    if any(c.isspace() for c in written):
+        written = f"<{written}>"
+    return (
+        f"link `{target}` is site-absolute: the retriever follows relative links only, and it breaks wherever "
+        f"the tree is not served from its root; write it as `{written}`"
+    )
+
+
+def _site_segments(path: str) -> list[tuple[str, str]] | None:
+    """A site-absolute path's segments as (file name, as written), decoded before dot segments are applied
+    the way a browser applies them (``/../x`` is ``/x``); None if a segment decodes to a name no file has."""
+    segments: list[tuple[str, str]] = []
+    for written in path.split("/"):
+        name = unquote(written)
+        if "/" in name or "\x00" in name:
+            return None
+        if name == "..":
+            del segments[-1:]
+        elif name not in ("", "."):
+            segments.append((name, written))
+    return segments
+
+
+def _relative(folder: str, segments: list[tuple[str, str]]) -> str:
+    """The relative path from ``folder`` (of the tree) to the target ``segments``, in the target's own spelling."""
+    here = [part for part in folder.split("/") if part]
+    common = 0
+    while common < min(len(here), len(segments)) and here[common] == segments[common][0]:
+        common += 1
+    parts = [".."] * (len(here) - common) + [written for _, written in segments[common:]]
+    return "/".join(parts) or "."
