@@ -18,8 +18,11 @@ _IMAGE = re.compile(r"!\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)")
 _LINK = re.compile(r"\[([^\[\]]+)\]\((?:[^()]|\([^()]*\))*\)")
 _REF_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
-# The target of an inline link or image: ``](target)``, ``](<target>)``, ``](target "title")``.
-LINK_TARGET = re.compile(r"""\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?\s*\)""")
+# The target of an inline link or image: ``](target)``, ``](<target>)``, ``](target "title")``; in angle
+# brackets it may hold spaces (CommonMark): ``](<../a b.md>)``.  Group 1 or 2 holds it.
+LINK_TARGET = re.compile(r"""\]\(\s*(?:<([^<>\n]*)>|<?([^()\s<>]+)>?)(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?\s*\)""")
+# A link reference definition, ``[label]: target`` or ``[label]: <target>`` (not a footnote, ``[^1]: …``).
+LINK_DEFINITION = re.compile(r"(?m)^[ ]{0,3}\[(?!\^)[^\]\n]+\]:[ \t]*(?:<([^<>\n]*)>|<?([^\s<>]+))")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^<>\s]+)>")
 _HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
 _HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")

@@ -15,14 +15,24 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 
 from retriever.text.front_matter import ParseError, split_front_matter
-from retriever.text.markup import INDEX_NAMES, LINK_TARGET, clean_inline, find_acronyms, humanize, iter_sentences
+from retriever.text.markup import (
+    INDEX_NAMES,
+    LINK_DEFINITION,
+    LINK_TARGET,
+    clean_inline,
+    find_acronyms,
+    humanize,
+    iter_sentences,
+)
 from retriever.text.models import Document, Section, Unit, UnitKind
 
 __all__ = ["INDEX_NAMES", "ParseError", "default_title", "parse_document", "split_front_matter"]
@@ -361,11 +371,12 @@ def _html_units(token: Token, builder: _Builder) -> None:
 
 
 def _links(rel_path: str, body: str) -> tuple[str, ...]:
-    """Relative links to other markdown files, resolved to tree-relative posix paths (first seen first)."""
+    """Relative links to other markdown files, resolved to tree-relative posix paths (first seen first): inline
+    links and link reference definitions, percent-decoded."""
     here = posixpath.dirname(rel_path)
     found: dict[str, None] = {}  # a dict, not a list: 100,000 links must not cost 10^10 comparisons
-    for target in LINK_TARGET.findall(body):
-        target = target.split("#", 1)[0]
+    for bracketed, bare in chain(LINK_TARGET.findall(body), LINK_DEFINITION.findall(body)):
+        target = unquote((bracketed or bare).split("#", 1)[0])  # "a%20b.md" names "a b.md"
         if not target or "://" in target or target.startswith(("mailto:", "/")):
             continue
         resolved = posixpath.normpath(posixpath.join(here, target))

@@ -317,6 +317,19 @@ def test_relative_markdown_links_resolve_to_tree_paths() -> None:
     )
 
 
+def test_bracketed_percent_encoded_and_reference_links_are_followed_and_footnotes_are_not() -> None:
+    text = (
+        "# Setup\n\nSee [a](<../x y.md>), [b](z%20w.md) and [the plan][plan].\n\n"
+        "[plan]: <plans/q1 plan.md>\n[^1]: A footnote, not a link: see it.\n[ref]: ../up.md 'Up'\n"
+    )
+    assert parse_document("docs/guide/setup.md", text).links == (
+        "docs/x y.md",
+        "docs/guide/z w.md",
+        "docs/guide/plans/q1 plan.md",
+        "docs/up.md",
+    )
+
+
 def test_links_with_single_quoted_or_parenthesised_titles_are_followed_as_check_reads_them() -> None:
     text = "# Setup\n\nSee [a](a.md 'Title A') and [b](<b.md> (Title B)).\n"
     assert parse_document("docs/setup.md", text).links == ("docs/a.md", "docs/b.md")
