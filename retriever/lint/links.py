@@ -4,8 +4,8 @@ Contract:
 - Links are read from the prose of each body (``lint.prose``: not in code, nor in HTML comments): inline
   links and images, ``](target)`` or ``](<target>)``, and link reference definitions, ``[label]: target`` or
   ``[label]: <target>``.  A destination in angle brackets may hold spaces (CommonMark): ``<../a b.md>`` is
-  ``../a b.md``.  A footnote definition (``[^1]: text``) is not a link.  This pattern is the lint's own:
-  ``text.markup.LINK_TARGET``, which the retriever indexes with, is not changed by it.
+  ``../a b.md``.  A footnote definition (``[^1]: text``) is not a link.  The patterns are the ones the
+  retriever follows links with (``text.markup.LINK_TARGET``, ``LINK_DEFINITION``).
 - A target is percent-decoded before it is normalised, so ``%2e%2e`` is ``..``.  A relative target that
   leaves the root is reported as such and never looked up.  A site-absolute target is read as a browser
   reads it against the root (``..`` never climbs above it); a segment that decodes to a ``/`` or a NUL names
@@ -21,10 +21,8 @@ from urllib.parse import unquote
 
 from retriever.lint.prose import prose_lines
 from retriever.lint.tree import Problem, Tree
+from retriever.text.markup import LINK_DEFINITION, LINK_TARGET
 
-_TITLE = r"""(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?"""
-_INLINE_LINK = re.compile(r"\]\(\s*(?:<([^<>\n]*)>|<?([^()\s<>]+)>?)" + _TITLE + r"\s*\)")
-_LINK_DEFINITION = re.compile(r"^\s{0,3}\[(?!\^)[^\]]+\]:\s*(?:<([^<>\n]*)>|<?([^\s<>]+))")
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PATH_AND_REST = re.compile(r"([^#?]*)(.*)", re.S)  # a link target's path, then its "?query" and "#anchor"
@@ -61,7 +59,7 @@ def absolute_links(tree: Tree) -> Iterator[Problem]:
 def link_targets(text: str) -> list[str]:
     """The targets of a prose line's inline links and images, and of a link reference definition (not of a
     footnote), as written; an angle-bracket destination without its brackets."""
-    found = [*_INLINE_LINK.findall(text), *_LINK_DEFINITION.findall(text)]
+    found = [*LINK_TARGET.findall(text), *LINK_DEFINITION.findall(text)]
     return [angled or bare for angled, bare in found if angled or bare]
 
 
