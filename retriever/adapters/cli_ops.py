@@ -5,7 +5,8 @@
     retriever cache prune [--missing] [--older-than 30d] [--all] [--dry-run]
 
 ``status`` exits 0 when everything answers and 1 when it found a problem (a missing or empty root, a
-store or an LLM endpoint that does not answer), each named under "Problems".  ``cache prune`` needs at
+store or an LLM endpoint that does not answer, API keys ``serve`` would refuse to start with), each
+named under "Problems".  ``cache prune`` needs at
 least one of ``--missing``, ``--older-than``, ``--all`` (exit 2 otherwise) and removes the caches
 matching any of them; caches in use by a running process are left alone and named.
 """
@@ -54,6 +55,7 @@ def _status_lines(report: dict[str, Any]) -> list[str]:
         f"Index cache:   {_cache_line(cache)}",
         f"Store:         {_store_line(store)}",
         f"LLM:           {_llm_line(llm)}",
+        f"API keys:      {_keys_line(report['api_keys'])}",
         f"Sessions kept under: {report['memory_identity']['value']} ({report['memory_identity']['kind']})",
         "Config files:  " + ", ".join(f"{k}: {v or 'none'}" for k, v in report["config_files"].items()),
         "Settings (not default):",
@@ -99,6 +101,14 @@ def _llm_line(llm: dict[str, Any]) -> str:
     took = f" in {probe['ms']:g} ms" if "ms" in probe else ""
     answer = probe["detail"] if probe["answers"] else f"NOT answering: {probe['detail']}"
     return f"{llm['model']} at {llm['endpoint']}, key {llm['key']}; GET /models {answer}{took}"
+
+
+def _keys_line(keys: dict[str, Any]) -> str:
+    if not keys["valid"]:
+        return "INVALID (see Problems): `retriever serve` would not start"
+    if not keys["keys"]:
+        return "none (`retriever serve` takes calls from anyone who reaches it; it binds 127.0.0.1)"
+    return f"{keys['keys']} ({keys['bound_to_users']} bound to users)"
 
 
 def _value(value: Any) -> str:

@@ -9,13 +9,18 @@ Contract: ``classify(line)`` never raises.  It returns
   object, an id that is not a string or an integer, a lone UTF-16 surrogate, a wrong shape).  An
   invalid request keeps its id when a request's id can be read, so the client can tell which request
   failed; otherwise the id is null, as JSON-RPC 2.0 says.
+A line over ``MAX_LINE_BYTES`` is never parsed whole: ``overlong_id`` reads its request's id from its
+first ``ID_PREFIX_BYTES`` while the rest streams past, and ``too_long`` answers -32600 under that id
+(null when it cannot be read for certain), so a client waiting on the request is answered.
 Messages name what is wrong and what to send instead; they never echo what the client sent.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +43,11 @@ MAX_DEPTH = 64  # MCP messages nest a few levels; deeper input only costs parser
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MESSAGE_CHARS = 300  # bounds a pydantic message quoted in a reply
+ID_PREFIX_BYTES = 1 << 16  # an over-long line's id is read from this much of it (real clients send the id first)
+# A JSON string token that decodes to "id" (each letter plain or \u-escaped): a key that may be the top-level id.
+_ID_TOKEN = re.compile(rb'"(?:i|\\u0069)(?:d|\\u0064)"')
+_ID_TOKEN_MAX = 14  # bytes: the longest match, so a carry of one less finds matches across chunks
+_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +66,121 @@ class _NotJSON(ValueError):
     """NaN and Infinity: Python's json accepts them, JSON (and the SDK's parser) does not."""
 
 
-def too_long() -> Rejection:
+def too_long(request_id: RequestId | None = None) -> Rejection:
+    """The answer to a line over ``MAX_LINE_BYTES``: -32600 under ``request_id`` (``overlong_id``'s reading)."""
     return Rejection(
-        None, INVALID_REQUEST, f"Invalid Request: a message line is limited to {MAX_LINE_BYTES} bytes; send less"
+        request_id,
+        INVALID_REQUEST,
+        f"Invalid Request: a message line is limited to {MAX_LINE_BYTES} bytes; send less",
     )
+
+
+def overlong_id(chunks: Iterable[bytes], prefix: int = ID_PREFIX_BYTES) -> RequestId | None:
+    """The id of the request on a line too long to parse, or None when it cannot be read for certain.
+
+    ``chunks`` are the line's bytes in order; every one is consumed (the line is read to its end) and
+    at most ``prefix`` bytes plus one chunk are held.  The id is read from the line's first ``prefix``
+    bytes: the members of the top-level object are decoded one by one while each is whole; the id is
+    the last top-level ``"id"`` among them, and is returned only when it is a request id (a string or
+    an integer, no lone surrogate), a top-level ``"method"`` was read too, and nothing after the last
+    whole member could be another top-level ``"id"`` (a string token spelling ``id``, escaped or not, is
+    looked for in the rest, in bounded chunks), nor follow the object's end when it ends in the prefix.
+    So when the whole line is one JSON object, the id returned is its ``"id"`` member.  The rest is not
+    parsed: a line whose head reads as a request but which breaks down later still gives that id (its
+    answer is an error either way).  Never raises; a head that is not such a request gives None.
+    """
+    head = bytearray()
+    watch: _TailWatch | None = None
+    for chunk in chunks:
+        if watch is not None:
+            watch.feed(chunk)
+            continue
+        head += chunk
+        if len(head) >= prefix:
+            watch = _TailWatch.after(bytes(head[:prefix]))
+            watch.feed(bytes(head[watch.stop :]))
+            head = bytearray()
+    if watch is None:  # the whole line was shorter than the prefix
+        watch = _TailWatch.after(bytes(head))
+        watch.feed(bytes(head[watch.stop :]))
+    return watch.request_id
+
+
+class _TailWatch:
+    """The id read from a line's head, dropped when the rest of the line may name another top-level id."""
+
+    def __init__(self, request_id: RequestId | None, stop: int, closed: bool = False) -> None:
+        self.request_id, self.stop = request_id, stop  # stop: the byte offset past the last member read whole
+        self._closed = closed  # the object ended at ``stop``: only white space may follow
+        self._carry = b""
+
+    @classmethod
+    def after(cls, head: bytes) -> _TailWatch:
+        try:
+            text = codecs.getincrementaldecoder("utf-8")().decode(head)  # a character cut at the end waits
+        except UnicodeDecodeError:
+            return cls(None, 0)
+        members, stop, closed = _whole_members(text)
+        return cls(_request_id(members), len(text[:stop].encode("utf-8")), closed)
+
+    def feed(self, chunk: bytes) -> None:
+        """Look at the next bytes after ``stop``: another id token, or anything past the object's end, drops the id."""
+        if self.request_id is None:
+            return
+        if (self._closed and chunk.strip(b" \t\r\n")) or _ID_TOKEN.search(self._carry + chunk):
+            self.request_id = None  # not one message, or another "id" may follow: the id would be a guess
+        self._carry = chunk[-(_ID_TOKEN_MAX - 1) :]
+
+
+def _whole_members(text: str) -> tuple[list[tuple[str, Any]], int, bool]:
+    """The members of the top-level object ``text`` opens that end within it, the index past the last
+    (past the closing brace when the object ends within ``text``), and whether it ended.
+
+    Stops at the first member that is cut short or malformed."""
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    members: list[tuple[str, Any]] = []
+    at = _skip_space(text, 0)
+    if not text.startswith("{", at):
+        return members, 0, False
+    stop = at = at + 1
+    try:
+        while True:
+            at = _skip_space(text, at)
+            if text.startswith("}", at):
+                return members, at + 1, True
+            if members:
+                if not text.startswith(",", at):
+                    break
+                at = _skip_space(text, at + 1)
+            if not text.startswith('"', at):
+                break
+            key, at = decoder.raw_decode(text, at)  # a string: it opens with a quote
+            at = _skip_space(text, at)
+            if not text.startswith(":", at):
+                break
+            value, at = decoder.raw_decode(text, _skip_space(text, at + 1))
+            if at == len(text):
+                break  # a number may go on past the prefix: 12 of 1234, or 1 of 1.5
+            members.append((key, value))
+            stop = at
+    except (ValueError, RecursionError):  # cut short, not JSON, NaN, an integer of over 4,300 digits, too deep
+        pass
+    return members, stop, False
+
+
+def _skip_space(text: str, at: int) -> int:
+    return _SPACE.match(text, at).end()  # type: ignore[union-attr]  # matches the empty string too
+
+
+def _request_id(members: list[tuple[str, Any]]) -> RequestId | None:
+    """The request id of a message with these top-level members (the last ``"id"`` wins, as in ``json``)."""
+    found = dict(members)
+    if "method" not in found or "id" not in found:
+        return None
+    request_id = as_request_id(found["id"])
+    if isinstance(request_id, str) and _SURROGATE.search(request_id):
+        return None  # no reply could encode it
+    return request_id
 
 
 def classify(line: bytes) -> JSONRPCMessage | Rejection | None:

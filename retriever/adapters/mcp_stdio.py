@@ -5,7 +5,8 @@ every valid message.  The line transport around it is ours, for three guarantees
 ``stdio_server`` does not give:
 - every line gets its answer: a line that is not a valid message (not JSON, not UTF-8, nested too
   deep, a lone surrogate, a wrong shape, over 1 MiB) is answered here with -32700 or -32600
-  (``retriever.adapters.jsonrpc_lines``), and the server keeps serving;
+  (``retriever.adapters.jsonrpc_lines``), under the request's id when it can be read (an over-long
+  line's from its first 64 KiB), and the server keeps serving;
 - when stdin closes, requests still being handled are answered before the process exits,
   waiting at most the retrieval deadline plus ``DRAIN_GRACE_SECONDS``;
 - only JSON-RPC reaches stdout: while serving, fd 1 points at stderr and fd 0 at the null
@@ -37,7 +38,7 @@ from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 
 from retriever import __version__
-from retriever.adapters.jsonrpc_lines import MAX_LINE_BYTES, Rejection, classify, too_long
+from retriever.adapters.jsonrpc_lines import MAX_LINE_BYTES, Rejection, classify, overlong_id, too_long
 from retriever.service.service import MemoryService
 from retriever.service.tools import SERVER_INSTRUCTIONS, SERVER_NAME, UnknownTool, tool_definitions
 from retriever.text.safe import one_line
@@ -191,15 +192,23 @@ class _Outstanding:
 
 
 def _read_item(wire_in: BinaryIO) -> _Item:
-    """The next line of stdin, judged (blocking: run in a worker thread)."""
+    """The next line of stdin, judged (blocking: run in a worker thread).  An over-long line is read to
+    its end without being held, and refused under its request's id when its head names one."""
     line = wire_in.readline(MAX_LINE_BYTES + 1)
     if not line:
         return _END
     if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-        while (rest := wire_in.readline(1 << 16)) and not rest.endswith(b"\n"):
-            pass  # the over-long line is skipped without holding it in memory
-        return too_long()
+        return too_long(overlong_id(_rest_of_line(line, wire_in)))
     return classify(line)
+
+
+def _rest_of_line(first: bytes, wire_in: BinaryIO) -> Iterator[bytes]:
+    """``first``, then the rest of its line 64 KiB at a time, up to its newline or the end of input."""
+    yield first
+    while rest := wire_in.readline(1 << 16):
+        yield rest
+        if rest.endswith(b"\n"):
+            return
 
 
 async def _read_lines(

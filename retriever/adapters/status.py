@@ -4,7 +4,9 @@ Contract: ``gather(loaded)`` returns a JSON-ready dict (the ``--json`` output) w
 ``memory`` (state, files, sections, skipped files: a count and the first ``SKIPPED_SHOWN``),
 ``index_cache`` (folder, size, when the index was last saved), ``store`` (kind, the URL with its
 password masked, whether it answers), ``llm`` (model, endpoint, whether a key is set and where from,
-and whether ``GET <endpoint>/models`` answers within ``PROBE_SECONDS``), ``memory_identity`` (what
+and whether ``GET <endpoint>/models`` answers within ``PROBE_SECONDS``), ``api_keys`` (how many keys
+``retriever serve`` accepts and how many are bound to users, or why it would refuse them: the
+``load_api_keys`` check ``serve`` makes at start), ``memory_identity`` (what
 sessions are kept under), ``config_files`` and ``settings`` (each key's value and source), and
 ``problems`` (what needs fixing; empty when all is well).  Secrets are never included: a key is
 reported as set or not, a URL with its password masked.
@@ -19,8 +21,9 @@ from typing import Any
 from retriever.adapters.cli_common import load_memory
 from retriever.config import Settings, index_cache_dir, mask_url, state_home
 from retriever.config_files import SECRET_KEYS, VARIABLES, Loaded
-from retriever.errors import RetrieverError
+from retriever.errors import ConfigError, RetrieverError
 from retriever.memory import caches
+from retriever.service.access import load_api_keys
 from retriever.service.identity import memory_identity
 from retriever.service.stores.sqlite import unreadable
 
@@ -40,12 +43,25 @@ def gather(loaded: Loaded) -> dict[str, Any]:
         "index_cache": _index_cache(root, settings),
         "store": _store(settings, problems),
         "llm": _llm(loaded, problems),
+        "api_keys": _api_keys(settings, problems),
         "memory_identity": {"kind": identity.kind, "value": mask_url(identity.value)},
         "config_files": {kind: str(path) if path else None for kind, path in loaded.files.items()},
         "settings": settings_report(loaded),
     }
     report["problems"] = problems
     return report
+
+
+def _api_keys(settings: Settings, problems: list[str]) -> dict[str, Any]:
+    """How many keys ``retriever serve`` would accept, checked as it checks them (``load_api_keys``):
+    keys it would refuse to start with are a problem, named by position (the message never holds a key)."""
+    try:
+        keys = load_api_keys(settings)
+    except ConfigError as exc:
+        problems.append(f"API keys: {exc.message}; `retriever serve` refuses to start until this is fixed")
+        return {"valid": False, "error": exc.message}
+    bound = sum(not grant.any_user for _, grant in keys.entries)
+    return {"valid": True, "keys": len(keys.entries), "bound_to_users": bound}
 
 
 def _memory(root: Path, settings: Settings, problems: list[str]) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 Graphs map onto trees: the server's root is graph ``default``; ``RETRIEVER_GRAPHS`` registers
 shared trees by id (one folder per team's shared memory, say); ``RETRIEVER_USER_TREES/<user>``
-is a user's own tree, found from ``X-External-User-Id`` or ``X-On-Behalf-Of``.
+is a user's own tree, found from ``X-External-User-Id`` or ``X-On-Behalf-Of``.  The user's own tree
+is always read (seed 003: graphs are blended "alongside the user's own memory"); ``graph_ids`` left
+out (or null) adds ``default``, and ``[]`` adds no shared graph.  ``low_info_skipped`` says triage
+skipped the query as small talk, never that there was no tree to read.
 
 A user id is a name, never a path (``canonical_user_id``): NFC-normalised, 1-128 characters that
 are letters, marks, digits or ``_ . @ -``, at most 255 bytes of UTF-8, not starting with ``.``
@@ -38,6 +41,7 @@ from retriever.config import Settings
 from retriever.errors import MemoryNotFound
 from retriever.pipeline.contracts import MemoriesRetrieveRequest
 from retriever.pipeline.results import Fact, Relationship
+from retriever.pipeline.triage import triage
 from retriever.retriever import RetrievalResult, Retriever
 from retriever.text import reader
 from retriever.text.safe import cut, preview
@@ -77,8 +81,14 @@ def canonical_user_id(raw: str) -> str:
     user = unicodedata.normalize("NFC", raw.strip())
     if not user:
         raise InvalidUserId(f"the user id is empty; {USER_ID_RULE}")
-    if len(user) > MAX_USER_ID_CHARS or len(user.encode("utf-8", "replace")) > MAX_USER_ID_BYTES:
+    if len(user) > MAX_USER_ID_CHARS:
         raise InvalidUserId(f"the user id {preview(user, 40)} is too long ({len(user):,} characters); {USER_ID_RULE}")
+    if (size := len(user.encode("utf-8", "replace"))) > MAX_USER_ID_BYTES:
+        raise InvalidUserId(
+            f"the user id {preview(user, 40)} is too long ({size:,} bytes of UTF-8, over the {MAX_USER_ID_BYTES} "
+            f"a folder name holds: a letter outside ASCII takes 2-4 bytes); {USER_ID_RULE}, "
+            f"in at most {MAX_USER_ID_BYTES} bytes"
+        )
     if user.startswith(".") or not all(_user_id_char(c) for c in user):
         raise InvalidUserId(f"the user id {preview(user, 40)} is not a plain name; {USER_ID_RULE}")
     return user
@@ -235,7 +245,7 @@ class GraphRetrieval:
         self, request: MemoriesRetrieveRequest, user_id: str | None, trees: list[Tree], began: float
     ) -> dict[str, Any]:
         answers = [(tree, tree.retriever.retrieve(request.query)) for tree in trees]
-        low_info = all(r.run.skipped for _, r in answers)
+        low_info = all(r.run.skipped for _, r in answers) if answers else _small_talk(request.query)
         facts = sorted(((f, tree) for tree, r in answers for f in r.facts), key=lambda p: -p[0].relevance_score)
         facts = facts[: self.settings.top_k]
         results = [] if low_info else _section_results(facts) + _edge_results(answers)
@@ -268,6 +278,12 @@ class GraphRetrieval:
                 "result_count": len(results),
             },
         }
+
+
+def _small_talk(query: str) -> bool:
+    """Whether triage skips ``query`` as small talk, asked of the query itself when no tree is read
+    (``graph_ids: []`` and no tree of the user's own): an empty read is not chit-chat."""
+    return triage(query).decision == "skip"
 
 
 def _entry_size(key: tuple[Any, ...], response: dict[str, Any]) -> int:

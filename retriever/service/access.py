@@ -12,6 +12,9 @@ could never be named by a request: ``load_api_keys`` refuses it (``ConfigError``
 position and the id, bounded), as it refuses an empty one, rather than start a key that silently
 acts for fewer users than written, or for none.
 
+A keys file is read as UTF-8, a leading byte-order mark dropped; a key holding an invisible character
+(a format character such as U+FEFF, or white space) is refused, naming its entry and the character.
+
 Contract: no message this module produces contains a key; configuration errors name entries by
 position.  A grant's ``name`` is a fingerprint of its key (``key_name``), never its position: MCP
 sessions of a key bound to users are kept under it for 30 days, so a name that followed the list's
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,10 +109,13 @@ def load_api_keys(settings: Settings) -> ApiKeys:
 
     Raises ``ConfigError`` for a malformed entry, bound user ids that are not valid user ids (named
     with their entry's position: at most 5 ids per entry and 10 entries, each cut to 40 characters),
-    and a repeated key; no message holds a key."""
+    a key holding a space or an invisible character (``_check_visible``), and a repeated key; no
+    message holds a key."""
     bindings: list[_Binding] = []
     if settings.api_key is not None and settings.api_key.get_secret_value().strip():
-        bindings.append(_Binding(settings.api_key.get_secret_value().strip(), None, "RETRIEVER_API_KEY"))
+        single = settings.api_key.get_secret_value().strip()
+        _check_visible(single, "RETRIEVER_API_KEY")
+        bindings.append(_Binding(single, None, "RETRIEVER_API_KEY"))
     if settings.api_keys is not None:
         bindings += _read_bindings(settings.api_keys.get_secret_value())
     return _build(bindings, _canonical_users(bindings))
@@ -119,7 +126,7 @@ def _read_bindings(value: str) -> list[_Binding]:
         return _parse_entries(value.replace("\n", ","), "RETRIEVER_API_KEYS", "entry")
     path = Path(value.strip()).expanduser()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Notepad's "UTF-8 with BOM") is dropped
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
         # The value is not echoed: a key pasted without '=users' would land in the message.
@@ -144,14 +151,30 @@ def _parse_entries(text: str, source: str, unit: str, separator: str = ",") -> l
 def _parse_entry(raw: str, where: str) -> _Binding:
     key, equals, users_text = raw.strip().partition("=")
     key = key.strip()
-    if not equals or not key or any(c.isspace() for c in key):
+    if not equals or not key or any(c.isspace() and c.isascii() for c in key):  # two entries run together?
         raise ConfigError(f"{where}: {_FORMAT}")
+    _check_visible(key, where)
     users = [u.strip() for u in users_text.split("|")]
     if users == [ANY_USER]:
         return _Binding(key, None, where)
     if not all(users) or ANY_USER in users:
         raise ConfigError(f"{where}: the user list is empty, has an empty name or mixes '*' with names; {_FORMAT}")
     return _Binding(key, tuple(users), where)
+
+
+def _check_visible(key: str, where: str) -> None:
+    """``ConfigError`` when ``key`` holds an invisible character (a format character such as U+FEFF, the
+    byte-order mark, or U+200B, or white space): no client would send it, so the key could never match.
+    The message names the entry and the character, never the key."""
+    hidden = next((c for c in key if c.isspace() or unicodedata.category(c) == "Cf"), None)
+    if hidden is None:
+        return
+    name = unicodedata.name(hidden, "unnamed")
+    bom = " (a byte-order mark: save the file as plain UTF-8, not 'UTF-8 with BOM')" if hidden == "\ufeff" else ""
+    raise ConfigError(
+        f"{where}: the key holds U+{ord(hidden):04X} ({name}), a space or invisible character no client sends "
+        f"in its header, so the key could never match; remove it{bom}"
+    )
 
 
 _SHOWN_IDS, _SHOWN_ENTRIES = 5, 10  # a message names at most this many invalid ids per entry, and entries

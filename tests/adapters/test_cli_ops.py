@@ -222,6 +222,36 @@ def test_status_warns_of_a_graph_whose_folder_does_not_exist_and_still_reports(
     ]
 
 
+@pytest.mark.parametrize(
+    "value", ["k1-secret=../etc", "k1-secret=alice,k1-secret=bob", "k1-secret=", "k\u200b-secret=*"]
+)
+def test_status_exits_1_listing_api_keys_that_serve_would_refuse_to_start_with_never_the_key(
+    runner: CliRunner, root: Path, value: str
+) -> None:
+    env = {"RETRIEVER_API_KEYS": value}
+    serve = runner.invoke(cli, ["serve", "--port", "0", "--root", str(root)], env=env)
+    assert serve.exit_code == 2 and serve.stderr.startswith("Error (invalid_config): ")
+    refusal = serve.stderr.removeprefix("Error (invalid_config): ").strip()
+
+    result = runner.invoke(cli, ["status", "--root", str(root), "--json"], env=env)
+    text = runner.invoke(cli, ["status", "--root", str(root)], env=env)
+
+    assert result.exit_code == 1 and text.exit_code == 1  # before: 0, and "api_keys = (set)" as if all were well
+    report = json.loads(result.stdout)
+    assert report["api_keys"] == {"valid": False, "error": refusal}
+    assert report["problems"] == [f"API keys: {refusal}; `retriever serve` refuses to start until this is fixed"]
+    assert "API keys:      INVALID" in text.stdout and f"  - API keys: {refusal}" in text.stdout
+    assert "secret" not in result.stdout + text.stdout + result.stderr + text.stderr
+
+
+def test_status_counts_the_api_keys_serve_accepts(runner: CliRunner, root: Path) -> None:
+    env = {"RETRIEVER_API_KEY": "solo-secret", "RETRIEVER_API_KEYS": "k1-secret=alice|bob,k2-secret=*"}
+    result = runner.invoke(cli, ["status", "--root", str(root), "--json"], env=env)
+    assert result.exit_code == 0, result.stdout
+    assert json.loads(result.stdout)["api_keys"] == {"valid": True, "keys": 3, "bound_to_users": 1}
+    assert "secret" not in result.stdout
+
+
 def test_status_of_a_missing_root_exits_1_and_says_how_to_fix_it(runner: CliRunner, tmp_path: Path) -> None:
     result, report = _status(runner, "--root", str(tmp_path / "nope"))
     assert result.exit_code == 1

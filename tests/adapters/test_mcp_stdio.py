@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from llm_server import Reply, serve
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from retriever.adapters.jsonrpc_lines import MAX_DEPTH, MAX_LINE_BYTES, classify
 from retriever.adapters.mcp_stdio import _Outstanding
@@ -295,11 +296,31 @@ def test_a_request_before_initialize_is_refused_saying_to_send_initialize_first(
 def test_an_over_long_line_is_refused_without_being_held_and_the_next_line_is_served(wire: Wire) -> None:
     wire.initialize()
     wire.send(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * MAX_LINE_BYTES + b'"}}\n')
-    wire.send(_ping(2))
-    first, second = wire.reply(), wire.reply()
-    assert first["id"] is None and first["error"]["code"] == -32600
+    wire.send(b'{"jsonrpc": "2.0", "method": "ping", "params": {"pad": "' + b"x" * MAX_LINE_BYTES + b'"}, "id": 2}\n')
+    wire.send(_ping(3))
+    first, second, third = wire.reply(), wire.reply(), wire.reply()
+    assert first["id"] == 1 and first["error"]["code"] == -32600  # the id, read from the line's head
     assert f"limited to {MAX_LINE_BYTES} bytes" in first["error"]["message"]
-    assert second == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert second["id"] is None and second["error"]["code"] == -32600  # an id past the head is not guessed
+    assert third == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+def test_the_sdk_client_gets_an_error_for_an_over_long_request_instead_of_waiting_forever(
+    make_tree: TreeFactory,
+) -> None:
+    root = make_tree(ACME)
+    params = StdioServerParameters(command=sys.executable, args=_command(root)[1:], env=child_env())
+
+    async def session() -> tuple[MCPError, Any]:
+        async with Client(params) as client:
+            with anyio.fail_after(WAIT), pytest.raises(MCPError) as caught:  # before: no answer ever came
+                await client.call_tool("retrieve_memory", {"prompt": "é" * 600_000})
+            after = await client.call_tool("retrieve_memory", {"prompt": "Tell me about the billing migration project"})
+            return caught.value, after
+
+    refused, after = anyio.run(session)
+    assert refused.error.code == -32600 and f"limited to {MAX_LINE_BYTES} bytes" in refused.error.message
+    assert after.is_error is False  # the session goes on
 
 
 def test_requests_pending_when_stdin_closes_are_answered_before_the_server_exits(make_tree: TreeFactory) -> None:

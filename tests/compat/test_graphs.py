@@ -139,6 +139,21 @@ def test_chit_chat_is_gated(base: str) -> None:
     validate_shared(body, "memories_retrieve.response.schema.json")
 
 
+def test_an_empty_graph_ids_reads_only_the_users_own_tree_and_a_question_is_never_called_chit_chat(
+    base: str,
+) -> None:
+    question = {"query": "When does my on-call week start?", "agent_id": "a", "graph_ids": []}
+    own = _retrieve(base, question, {"X-External-User-Id": "u-42"}).json()
+    assert {(r["scope"], r["graph_id"]) for r in own["retrieval"]["results"]} == {("user", None)}
+
+    nobody = _retrieve(base, question).json()  # no tree at all: no shared graph, no tree of one's own
+    assert nobody["retrieval"]["low_info_skipped"] is False  # before: true, as if the question were small talk
+    assert nobody["retrieval"]["results"] == [] and nobody["prompt"] == "<memory>\n</memory>"
+    validate_shared(nobody, "memories_retrieve.response.schema.json")
+    chat = _retrieve(base, {**question, "query": "thanks!"}).json()
+    assert chat["retrieval"]["low_info_skipped"] is True and chat["prompt"] is None
+
+
 def test_a_repeat_is_a_cache_hit_and_an_edit_invalidates_it(
     base: str, service: MemoryService, trees: dict[str, Path]
 ) -> None:
@@ -283,7 +298,16 @@ def test_a_300_character_user_id_is_a_422_with_a_bounded_echo_not_an_oserror(use
     assert "is too long (300 characters)" in detail["msg"]
     assert detail["input"] == "a" * 200 + "…[cut: 100 more characters]"
     status, body = _codes(users, "я" * 128)  # 256 bytes: one more than a file name may have
-    assert status == 422 and "too long" in body["detail"][0]["msg"]
+    assert status == 422 and "too long (256 bytes of UTF-8, over the 255" in body["detail"][0]["msg"]
+
+
+def test_a_user_id_over_255_bytes_is_refused_naming_the_byte_limit_not_the_character_count() -> None:
+    with pytest.raises(graphs.InvalidUserId) as caught:
+        graphs.canonical_user_id("漢" * 100)  # 100 characters, within 1-128, but 300 bytes of UTF-8
+    message = caught.value.message
+    assert "too long (300 bytes of UTF-8, over the 255 a folder name holds" in message
+    assert "100 characters" not in message and message.endswith("not starting with '.', in at most 255 bytes")
+    assert graphs.canonical_user_id("漢" * 85) == "漢" * 85  # 255 bytes
 
 
 def test_the_header_named_in_a_422_is_the_one_the_adapter_read(users: MemoryService) -> None:

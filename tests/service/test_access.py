@@ -42,6 +42,35 @@ def test_a_keys_file_holds_one_binding_per_line_with_comments(tmp_path: Path) ->
     assert keys.check("k-ops") is not None
 
 
+def test_a_keys_file_saved_with_a_byte_order_mark_loads_its_first_key(tmp_path: Path) -> None:
+    path = tmp_path / "keys"
+    path.write_bytes("k-first=alice\nk-second=*\n".encode("utf-8-sig"))  # Notepad's "UTF-8 with BOM"
+    keys = load_api_keys(Settings(api_keys=str(path)))
+    first = keys.check("k-first")  # before: the stored key was '\ufeffk-first', which no client sends
+    assert first is not None and first.users == frozenset({"alice"})
+    assert keys.check("\ufeffk-first") is None
+
+
+@pytest.mark.parametrize("hidden", ["\ufeff", "\u200b", "\u2060", "\u00a0", "\u3000"])
+@pytest.mark.parametrize("written", ["file", "inline", "single"])
+def test_a_key_holding_an_invisible_character_is_refused_naming_its_entry_never_the_key(
+    tmp_path: Path, hidden: str, written: str
+) -> None:
+    key = f"k-top{hidden}secret"
+    path = tmp_path / "keys"
+    path.write_text(f"# tenants\nk-ok=*\n{key}=alice\n", encoding="utf-8")
+    settings, where = {
+        "file": (Settings(api_keys=str(path)), f"keys file {str(path)!r} line 3"),
+        "inline": (Settings(api_keys=f"k-ok=*,{key}=alice"), "RETRIEVER_API_KEYS entry 2"),
+        "single": (Settings(api_key=key), "RETRIEVER_API_KEY"),
+    }[written]
+    with pytest.raises(ConfigError) as caught:
+        load_api_keys(settings)
+    message = caught.value.message
+    assert message.startswith(f"{where}: ") and f"U+{ord(hidden):04X}" in message and "remove it" in message
+    assert "secret" not in message and "k-top" not in message
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
