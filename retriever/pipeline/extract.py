@@ -27,6 +27,7 @@ _SHORT_WORDS = 6
 _FRAMED_ITEM_WORDS = 12
 _LISTED_ITEMS = 5  # items a lead-in is shown with
 _LISTED_CHARS = 160  # of each item's first sentence
+_LIST_GAP = 2  # lines from a lead-in's last line to its list's first item
 
 
 def framed(unit: Unit, section: Section, speaker: str | None = None) -> str:
@@ -70,10 +71,13 @@ def listed(units: tuple[Unit, ...], i: int) -> tuple[str, int] | None:
     if not lead.text.rstrip().endswith(":") or lead.kind == "row" or i + 1 >= len(units):
         return None
     first = units[i + 1]
-    if not (first.opens and len(first.lists) > len(lead.lists) and first.lists[: len(lead.lists)] == lead.lists):
+    nested = len(first.lists) > len(lead.lists) and first.lists[: len(lead.lists)] == lead.lists
+    # The list starts on the next line or after one blank line: past a code block, it is not what the lead-in
+    # introduces ("To deploy, run:", a command, then a checklist).
+    if not (first.opens and nested and first.lines[0] - lead.lines[1] <= _LIST_GAP):
         return None
     own = first.lists[-1]
-    inside = takewhile(lambda u: own in u.lists, units[i + 1 :])
+    inside = takewhile(lambda u: own in u.lists, (units[j] for j in range(i + 1, len(units))))
     items = [u for u in inside if u.opens and u.lists[-1] == own]
     shown = [truncate(_first_sentence(u.text), _LISTED_CHARS, marker="…")[0] for u in items[:_LISTED_ITEMS]]
     more = f"; and {len(items) - _LISTED_ITEMS} more" if len(items) > _LISTED_ITEMS else ""

@@ -36,6 +36,9 @@ _LAUGHTER = re.compile("|".join(courtesy.LAUGHTER))
 _PHRASES = re.compile(
     r"(?<!\w)(?:" + "|".join(re.escape(p) for p in sorted(courtesy.PHRASES, key=len, reverse=True)) + r")(?!\w)"
 )
+_INTENTS = re.compile(
+    r"(?<!\w)(?:" + "|".join(re.escape(p) for p in sorted(courtesy.INTENTS, key=len, reverse=True)) + r")(?!\w)"
+)
 _UNSPACED = re.compile("|".join(re.escape(p) for p in sorted(courtesy.UNSPACED, key=len, reverse=True)))
 _UNSPACED_SCRIPT = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _STRETCH = re.compile(r"(\w)\1{2,}")
@@ -49,6 +52,7 @@ _PRONOUNS = frozenset(
     "це цей ця ці той ті він вона вони його її їх там".split()
 )
 _LEADS = ("and", "also", "і", "а", "та", "також")
+_SECOND_PERSON = frozenset("you u ya ye yourself ти ви тебе вас тобі вам".split())
 _PLACE = frozenset({"there", "там"})  # "anyone there?" calls for someone; it does not point back at a topic
 
 
@@ -76,6 +80,8 @@ def content_words(prompt: str) -> list[str]:
     """The prompt's words that ask for something, lower-cased, in order (small talk removed)."""
     text = _EMOTICONS.sub(" ", prompt)
     text = _PHRASES.sub(" ", _PRAISE.sub(" ", analyzer.normalize(text)))
+    if "?" not in prompt:  # "Can I ignore this?" asks about the topic; "I'll ignore this, thanks" does not
+        text = _INTENTS.sub(" ", text)
     text = _UNSPACED.sub(" ", text)
     return [w for w in _words(text) if not _small_talk(w)]
 
@@ -128,7 +134,8 @@ def _bare_question(prompt: str) -> bool:
     text = analyzer.normalize(prompt)
     words = _words(text)
     courteous = _PHRASES.search(text) or any(w in courtesy.WORDS or w in courtesy.ABBREVIATIONS for w in words)
-    return "?" in prompt and not courteous and any(w in _PRONOUNS - _PLACE for w in words)
+    addressed = any(w in _SECOND_PERSON for w in words)  # "did you get that?" asks the assistant, not the memory
+    return "?" in prompt and not courteous and not addressed and any(w in _PRONOUNS - _PLACE for w in words)
 
 
 def rewrite(prompt: str, history: Sequence[str]) -> str | None:

@@ -18,6 +18,8 @@ here only inside a phrase ("happy holidays").
 - ``ADDRESSEES``: words that name who a greeting or thanks is for ("hey team", "thanks all");
   they count as small talk only right after a greeting or thanks.
 - ``LAUGHTER`` and ``EMOTICONS``: patterns (regular expressions) of laughter and text faces.
+- ``INTENTS``: what the writer will do or asks to be passed over ("I'll take a look", "ignore that"), small talk
+  only in a message that is not a question.
 - ``PRAISE``: a pattern of praise, thanks or apology with what it is for ("congrats on the launch", "thanks for
   your patience"), and of a reaction to the answer ("great answer"), removed whole.
 """
@@ -48,7 +50,7 @@ enjoy your weekend|enjoy the weekend|take it easy|danke dir|щиро вдячн�
 this is gold|that'll do|that will do|that's all i needed|that's all i wanted|all i needed|all i wanted|cool beans
 works for me|copy that|makes total sense
 makes perfect sense|talk tomorrow|talk to you tomorrow|talk to you later|later gator|my mistake|found it
-ignore that|scratch that|до завтра|до зустрічі завтра
+до завтра|до зустрічі завтра
 clears it up|clears things up|that clears it up|good point|that's all for today|that's all for now|done for today
 done for now|nothing more|that's it for today|that's it for now|catch you tomorrow|speak soon|speak later|hello world
 merry xmas|glad i could help|happy to help|happy to assist|glad to help|das hilft|any time
@@ -105,11 +107,20 @@ theek hai|thik hai|bahut shukriya|bahut dhanyavaad
 xin chào|cảm ơn|cám ơn|tạm biệt
 terima kasih|selamat pagi|sama sama
 asante sana
-take a look|have a look|check it out|check them out|give it a go|give it a try|give it a shot|catch ya
-catch ya later|catch you|everything i needed|everything i wanted|how is it going|how is everything
-how's everything|everything i need|ignore my last message|ignore my previous message|ignore the last message
-disregard that|disregard my last message|you're a gem|you are a gem|that's everything i needed|testing 123
-test 123|just testing|test message|this is a test|ignore this
+catch ya|catch ya later|catch you|everything i needed|everything i wanted|how is it going|how is everything
+how's everything|everything i need|you're a gem|you are a gem|that's everything i needed|testing 123|test 123
+just testing|test message|this is a test|is that it|was that it|is that everything|was that everything
+""".replace("\n", "|").split("|")
+) - {""}
+
+# What the writer will do or asks to be passed over, said of the answer ("I'll take a look", "ignore that"):
+# small talk in a statement, but a question about the topic when asked ("Can I ignore this?", "Where can I
+# have a look at it?"), so they are removed only from a message that is not a question.
+INTENTS = frozenset(
+    """
+take a look|have a look|check it out|check them out|give it a go|give it a try|give it a shot|ignore this
+ignore that|scratch that|disregard that|ignore my last message|ignore my previous message|ignore the last message
+disregard my last message
 """.replace("\n", "|").split("|")
 ) - {""}
 

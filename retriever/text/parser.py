@@ -357,7 +357,7 @@ def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _B
     kept = tuple((h, v) for h, v in cells if v and h not in _ROW_NUMBER_HEADERS)
     text = "; ".join(f"{h}: {v}" if h else v for h, v in kept)
     line = row_map[0] + builder.offset + 1
-    builder.add(Unit("row", text, (line, line), cells=kept))
+    builder.add(Unit("row", text, (line, line), cells=kept, lists=tuple(builder.lists)))
     builder.texts.append(text)
 
 
@@ -367,7 +367,7 @@ def _html_units(token: Token, builder: _Builder) -> None:
         first_line = token.map[0] + builder.offset + 1 if token.map else builder.start
         builder.texts.append(text)
         last_line = token.map[1] + builder.offset if token.map else first_line
-        builder.add(Unit("sentence", text, (first_line, last_line)))
+        builder.add(Unit("sentence", text, (first_line, last_line), lists=tuple(builder.lists)))
 
 
 def _links(rel_path: str, body: str) -> tuple[str, ...]:
@@ -375,7 +375,8 @@ def _links(rel_path: str, body: str) -> tuple[str, ...]:
     links and link reference definitions, percent-decoded."""
     here = posixpath.dirname(rel_path)
     found: dict[str, None] = {}  # a dict, not a list: 100,000 links must not cost 10^10 comparisons
-    for bracketed, bare in chain(LINK_TARGET.findall(body), LINK_DEFINITION.findall(body)):
+    definitions = LINK_DEFINITION.findall(body) if "]:" in body else ()  # most bodies hold none: skip the scan
+    for bracketed, bare in chain(LINK_TARGET.findall(body), definitions):
         target = unquote((bracketed or bare).split("#", 1)[0])  # "a%20b.md" names "a b.md"
         if not target or "://" in target or target.startswith(("mailto:", "/")):
             continue

@@ -133,3 +133,20 @@ def test_a_lead_in_in_a_quote_lists_the_quotes_list_not_the_one_after_it(make_tr
     page = "# Vendors\n\n> Our cloud vendors are:\n> - Hetzner\n> - Scaleway\n\n- Backup regions:\n  - eu-west-1\n"
     facts = Retriever(make_tree({"vendors.md": page})).retrieve("Which cloud vendors do we use?").facts
     assert facts[0].statement == "Our cloud vendors are: Hetzner; Scaleway."
+
+
+def test_a_lead_in_followed_by_a_code_block_does_not_take_the_list_after_it(make_tree: TreeFactory) -> None:
+    page = "# Deploy\n\nTo deploy the billing service, run:\n\n```\nmake deploy\n```\n\n- Check the dashboard.\n"
+    facts = Retriever(make_tree({"deploy.md": page})).retrieve("How do I deploy the billing service?").facts
+    assert facts[0].statement == "To deploy the billing service, run:"
+
+
+def test_a_table_inside_an_item_does_not_end_the_list(make_tree: TreeFactory) -> None:
+    page = (
+        "# Plans\n\nOur three pricing plans are:\n\n- Starter costs 10 dollars.\n\n"
+        "  | seats | price |\n  |---|---|\n  | 1 | 10 |\n\n- Team costs 50 dollars.\n- Enterprise is negotiated.\n"
+    )
+    facts = Retriever(make_tree({"plans.md": page})).retrieve("Which pricing plans are there?").facts
+    assert facts[0].statement == (
+        "Our three pricing plans are: Starter costs 10 dollars; Team costs 50 dollars; Enterprise is negotiated."
+    )

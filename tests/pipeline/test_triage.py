@@ -140,6 +140,26 @@ def test_a_question_whose_words_only_ask_takes_the_sessions_topic(prompt: str) -
     assert triage(prompt).rewritten_query == prompt  # alone it is asked as it is (and told it names no topic)
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    ["Can I ignore this?", "Who can give it a try?", "Where can I have a look at it?", "How do I check it out?"],
+)
+def test_what_one_will_do_or_pass_over_is_a_question_when_asked(prompt: str) -> None:
+    result = triage(prompt, ["We got a security alert about lodash in the billing repo"])
+    assert result.decision == "retrieve"
+    assert result.rewritten_query == f"{prompt} (context: security alert lodash billing repo)"
+
+
+@pytest.mark.parametrize("prompt", ["I'll take a look, thanks", "ignore that", "great, I'll check it out"])
+def test_what_one_will_do_or_pass_over_is_small_talk_when_said(prompt: str) -> None:
+    assert triage(prompt, ["We got a security alert about lodash in the billing repo"]).decision == "skip"
+
+
+@pytest.mark.parametrize("prompt", ["Did you get that?", "You got this?", "Was that you?", "Is that it?"])
+def test_a_question_to_the_assistant_or_a_closing_one_is_not_a_follow_up(prompt: str) -> None:
+    assert triage(prompt, ["Who owns the Helix EU renewal?"]).decision == "skip"
+
+
 def test_only_the_last_three_prior_prompts_are_considered() -> None:
     history = ["billing migration", "hi", "thanks", "ok"]
     assert rewrite("and who owns it?", history) is None
