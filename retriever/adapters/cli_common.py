@@ -103,7 +103,8 @@ def load_settings(root: Path | None = None, as_json: bool = False, **flags: Any)
 
 
 def open_service(loaded: Loaded) -> Any:
-    """The retriever and the store a server needs; a store that cannot be opened stops start-up."""
+    """The retriever and the store a server needs; a store that cannot be opened, or an LLM client that
+    cannot be built (an endpoint that is no URL: ``llm.transport``), stops start-up naming why."""
     from retriever.errors import RetrieverError
     from retriever.retriever import Retriever
     from retriever.service.service import MemoryService
@@ -115,8 +116,12 @@ def open_service(loaded: Loaded) -> Any:
         fail(exc, as_json=False)
     from retriever.adapters.cli_progress import Reporter
 
-    # A server's stderr is a log: lines, never a bar, for a long first build or a big refresh.
-    return MemoryService(Retriever(loaded.root, loaded.settings, progress=Reporter(bar=False)), store)
+    try:  # a server's stderr is a log: lines, never a bar, for a long first build or a big refresh
+        retriever = Retriever(loaded.root, loaded.settings, progress=Reporter(bar=False))
+    except RetrieverError as exc:
+        store.close()
+        fail(exc, as_json=False)
+    return MemoryService(retriever, store)
 
 
 def warn_if_not_ready(root: Path) -> None:

@@ -4,8 +4,9 @@ Contract: ``gather(loaded)`` returns a JSON-ready dict (the ``--json`` output) w
 ``memory`` (state, files, sections, skipped files: a count and the first ``SKIPPED_SHOWN``),
 ``index_cache`` (folder, size, when the index was last saved), ``store`` (kind, the URL with its
 password masked, whether it answers), ``llm`` (model, endpoint, whether a key is set and where from,
-and whether ``GET <endpoint>/models`` answers within ``PROBE_SECONDS``), ``api_keys`` (how many keys
-``retriever serve`` accepts and how many are bound to users, or why it would refuse them: the
+and whether ``GET <endpoint>/models`` answers within ``PROBE_SECONDS``, or why no client can be built
+for it: an endpoint that is no URL is a problem, as ``query`` and ``serve`` stop on it), ``api_keys``
+(how many keys ``retriever serve`` accepts and how many are bound to users, or why it would refuse them: the
 ``load_api_keys`` check ``serve`` makes at start), ``memory_identity`` (what
 sessions are kept under), ``config_files`` and ``settings`` (each key's value and source), and
 ``problems`` (what needs fixing; empty when all is well).  Secrets are never included: a key is
@@ -141,7 +142,12 @@ def _llm(loaded: Loaded, problems: list[str]) -> dict[str, Any]:
     if not settings.llm_model:
         report["probe"] = {"answers": None, "detail": "offline: no llm_model set (RETRIEVER_LLM_MODEL)"}
         return report
-    report["probe"] = probe = probe_models(endpoint, key, settings.llm_model)
+    try:
+        report["probe"] = probe = probe_models(endpoint, key, settings.llm_model)
+    except ConfigError as exc:  # an endpoint that is no URL, proxy settings the HTTP library cannot read
+        problems.append(f"{exc.message}; `retriever query` and `serve` stop until this is fixed")
+        report["probe"] = {"answers": False, "detail": exc.message}
+        return report
     if not probe["answers"]:
         problems.append(f"the LLM endpoint {mask_url(endpoint)} does not answer: {probe['detail']}")
     return report
@@ -149,6 +155,7 @@ def _llm(loaded: Loaded, problems: list[str]) -> dict[str, Any]:
 
 def probe_models(endpoint: str, key: str | None, model: str) -> dict[str, Any]:
     """``GET <endpoint>/models`` within ``PROBE_SECONDS`` in all: does it answer, and does it list ``model``?
+    ``ConfigError`` when no client can be built for ``endpoint`` (``Http.of``: not a URL, bad proxy settings).
 
     Through the LLM seam's own HTTP client (``llm.transport``, on the HTTP library the ``openai`` package
     brings): ``httpx`` itself is a test dependency only, and a probe must not outlast its bound however

@@ -48,7 +48,8 @@ def _unreadable(tree: Tree) -> Iterator[Problem]:
         if match and "TOML" in skipped.reason:
             line += 1  # tomllib counts from the block's first line, which is file line 2
         hint = "; fix the front matter block at the top of the file" if "front matter" in skipped.reason else ""
-        message = f"the retriever skips this file: {skipped.reason}{hint}"
+        what = "reads this file in part" if skipped.rel_path.rsplit("/", 1)[-1] == ".gitignore" else "skips this file"
+        message = f"the retriever {what}: {skipped.reason}{hint}"
         yield Problem(skipped.rel_path, line, message)
 
 
@@ -206,7 +207,12 @@ def _unknown_relations(tree: Tree) -> Iterator[Problem]:
 RULES: Mapping[str, Rule] = {
     rule.id: rule
     for rule in (
-        Rule("unreadable", ERROR, _unreadable, "bad YAML, not UTF-8, binary, too large, or a symlink leading outside"),
+        Rule(
+            "unreadable",
+            ERROR,
+            _unreadable,
+            "bad YAML, not UTF-8, binary, too large, a symlink leading outside, or a .gitignore line git cannot read",
+        ),
         Rule("field-type", ERROR, _field_types, "a known front-matter field has the wrong type"),
         Rule("unknown-type", WARNING, _unknown_types, "a `type` that is not a known document type"),
         Rule("broken-link", ERROR, broken_links, "a relative link or a [[wiki link]] that leads nowhere"),

@@ -3,7 +3,9 @@
 Contract:
 - ``LLMClient(settings)`` uses the ``openai`` package, no retries, with ``settings.llm_api_key`` and
   ``settings.llm_base_url`` (which a config file may set), else its own ``OPENAI_API_KEY`` and
-  ``OPENAI_BASE_URL`` (OpenAI, gateways, vLLM, llama.cpp's server, Ollama).
+  ``OPENAI_BASE_URL`` (OpenAI, gateways, vLLM, llama.cpp's server, Ollama).  An endpoint that is not an
+  http(s) URL, or proxy settings its HTTP library cannot read, raise ``ConfigError`` here (``Http.of``),
+  as an invalid setting does, so ``query`` and ``serve`` stop naming it and ``status`` lists it.
 - ``complete(schema, system, user, timeout)`` returns ``(answer, Usage)`` where ``answer`` is a
   validated instance of the pydantic ``schema``, or raises ``LLMFailure`` naming why (timeout,
   rate limit, server error, refusal, malformed JSON, JSON nested too deep for the decoder, in the answer

@@ -3,12 +3,16 @@
 Contract:
 - ``Http.of(client_class, endpoint)`` builds ``client_class`` (the ``openai`` package's
   ``DefaultHttpxClient``, with its defaults) on the HTTP library that class is built on (``httpx``, or
-  ``httpx2`` in newer ``openai`` releases, each over its own ``httpcore``), with one transport whose
-  connections are made by ``DeadlineBackend`` (the library's transport takes no backend: the one its
-  connection pool keeps is replaced; a release that keeps it elsewhere is logged as a warning, and its
-  calls are bounded per read only).  ``timeout_error`` and ``error`` are that library's
-  ``TimeoutException`` and ``HTTPError``: a streamed body's read raises them, and the ``openai`` package
-  lets them through unwrapped while it reads an error's body before raising ``APIStatusError``.
+  ``httpx2`` in newer ``openai`` releases, each over its own ``httpcore``), and puts ``DeadlineBackend`` in
+  every connection pool it holds: its default transport's and each proxy mount's (the library's
+  transport takes no backend: the one its pool keeps is replaced; a pool kept elsewhere is logged as a
+  warning, and calls through it are bounded per read only).  ``timeout_error`` and ``error`` are that
+  library's ``TimeoutException`` and ``HTTPError``: a streamed body's read raises them, and the ``openai``
+  package lets them through unwrapped while it reads an error's body before raising ``APIStatusError``.
+  ``ConfigError`` (never ``ValueError``) when ``endpoint`` is not an http(s) URL with a host that the
+  library can call, or when the library cannot build a client from the environment's proxy settings (a
+  SOCKS proxy without ``socksio``, a proxy URL it cannot read); the message names the value (bounded,
+  passwords masked) and the setting to fix.
 - ``within(deadline)`` (a ``time.monotonic()`` instant): while it is open, every connect, TLS handshake,
   read and write of this thread waits at most until the deadline, within its own timeout, and one asked
   for after it fails at once, as ``ConnectTimeout``, ``ReadTimeout`` or ``WriteTimeout`` (the library's,
@@ -16,9 +20,9 @@ Contract:
   request, status line, headers and body, a success's or an error's, however slowly the endpoint sends
   them.  The deadline is a context variable: threads sharing one client each keep their own.  Outside
   ``within``, each operation has only its own timeout.
-- A proxy the environment names for the endpoint (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, unless
-  ``NO_PROXY`` lists its host; read with ``urllib.request``, once) is used, and the deadline holds through
-  it.  A client given its own transport reads no proxy from the environment, hence this.
+- Proxies are the library's own: the client reads ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and
+  ``NO_PROXY`` (CIDR ranges, ``*.domain``, ``[::1]``, ``scheme://host``: whatever forms that library reads)
+  as the ``openai`` package's own client does, and the deadline holds through a proxy too.
 - Not bounded by it: resolving the endpoint's host name (the system resolver takes no timeout); and a
   host with several addresses is tried at each for up to the time left.
 """
@@ -30,12 +34,15 @@ import importlib
 import logging
 import time
 import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from retriever.config import mask_url, shown_value
+from retriever.errors import ConfigError
+from retriever.text.safe import cut, one_line
 
 if TYPE_CHECKING:
     import ssl
@@ -131,14 +138,57 @@ class Http:
     @classmethod
     def of(cls, client_class: type[Any], endpoint: str) -> Http:
         library, core = _libraries(client_class)
-        transport = library.HTTPTransport(proxy=_proxy_for(endpoint))
-        # The library's transport takes no network backend; the connection pool under it does, and keeps it here.
+        _check_endpoint(library, endpoint)
+        try:  # the library reads the environment's proxies and NO_PROXY its own way, as openai's client does
+            client = client_class()
+        except (ImportError, ValueError, library.InvalidURL) as exc:
+            raise ConfigError(
+                f"the LLM client cannot be built from the environment's proxy settings ({_clipped(exc)}); "
+                "fix or unset HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY (a SOCKS proxy needs socksio)"
+            ) from None
+        _install_deadline(client, library, core)
+        return cls(client, library.TimeoutException, library.HTTPError)
+
+
+def _install_deadline(client: Any, library: ModuleType, core: ModuleType) -> None:
+    """Put a ``DeadlineBackend`` in the pool of the client's default transport and of each proxy it mounts.
+
+    The library's transport takes no network backend; its connection pool does, and keeps it in
+    ``_network_backend``.  A transport kept elsewhere, or one without such a pool, is logged as a warning:
+    calls through it are still bounded per read and write by their own timeout."""
+    mounts: dict[Any, Any] | None = getattr(client, "_mounts", None)
+    transports = [getattr(client, "_transport", None), *(t for t in (mounts or {}).values() if t is not None)]
+    missed = mounts is None
+    for transport in transports:
         pool: Any = getattr(transport, "_pool", None)
         if hasattr(pool, "_network_backend"):
             pool._network_backend = DeadlineBackend(core)
-        else:  # a release that keeps it elsewhere: each read and write still has its own timeout
-            log.warning("%s keeps no network backend where expected: LLM calls are bounded per read", library)
-        return cls(client_class(transport=transport), library.TimeoutException, library.HTTPError)
+        else:
+            missed = True
+    if missed:
+        log.warning("%s keeps no network backend where expected: LLM calls are bounded per read", library.__name__)
+
+
+def _check_endpoint(library: ModuleType, endpoint: str) -> None:
+    """``ConfigError`` unless ``endpoint`` is an http(s) URL with a host that both ``urllib`` and ``library``
+    read (``http://[::1:8080/v1`` raised ``ValueError`` from deep inside the client)."""
+    try:
+        url = urllib.parse.urlsplit(endpoint)
+        url.port  # noqa: B018 - read for its ValueError: a port that is no number, or out of range
+        library.URL(endpoint)
+        problem = "" if url.scheme in ("http", "https") and url.hostname else "not an http(s) URL with a host"
+    except (ValueError, library.InvalidURL) as exc:
+        problem = _clipped(exc)
+    if problem:
+        raise ConfigError(
+            f"the LLM endpoint {shown_value('llm_base_url', endpoint)} is not a valid URL ({problem}); set "
+            "OPENAI_BASE_URL (llm_base_url in a config file) to one such as http://127.0.0.1:8080/v1, or unset it"
+        )
+
+
+def _clipped(exc: Exception) -> str:
+    """An exception's text for a message: on one line, cut at 200 characters, URL passwords masked."""
+    return cut(mask_url(one_line(str(exc))), 200) or type(exc).__name__
 
 
 def _libraries(client_class: type[Any]) -> tuple[ModuleType, ModuleType]:
@@ -148,13 +198,3 @@ def _libraries(client_class: type[Any]) -> tuple[ModuleType, ModuleType]:
     if not package:
         raise TypeError(f"{client_class.__name__} is not an httpx client")
     return importlib.import_module(package), importlib.import_module(package.replace("httpx", "httpcore", 1))
-
-
-def _proxy_for(endpoint: str) -> str | None:
-    """The proxy the environment names for ``endpoint``'s scheme (or for all), unless ``NO_PROXY`` lists its host."""
-    url = urllib.parse.urlsplit(endpoint)
-    proxies = urllib.request.getproxies()
-    proxy = proxies.get(url.scheme) or proxies.get("all")
-    if not proxy or urllib.request.proxy_bypass(url.hostname or ""):
-        return None
-    return proxy if "://" in proxy else f"http://{proxy}"

@@ -9,11 +9,15 @@ User ids are kept in their canonical form (``compat.graphs.canonical_user_id``: 
 form ``/memories/retrieve`` and the MCP routes compare, so a key bound to ``José`` acts for ``José``
 in either Unicode spelling.  A bound user id that is not a valid user id (``../etc``, ``bad name``)
 could never be named by a request: ``load_api_keys`` refuses it (``ConfigError`` naming the entry by
-position and the id, bounded), as it refuses an empty one, rather than start a key that silently
+position and the id, bounded; an id that may hold a key, one with '=', white space or 16 characters of a
+key in a row, by its length only), as it refuses an empty one, rather than start a key that silently
 acts for fewer users than written, or for none.
 
-A keys file is read as UTF-8, a leading byte-order mark dropped; a key holding an invisible character
-(a format character such as U+FEFF, or white space) is refused, naming its entry and the character.
+A keys file is read as UTF-8, a leading byte-order mark dropped; it must be a regular file of at most
+``MAX_KEYS_FILE_BYTES`` (opened non-blocking: a FIFO or ``/dev/zero`` is refused, never waited on or read
+to the end).  A key is printable ASCII (``!`` to ``~``), as a client's ``Authorization`` header carries
+it: one holding an invisible character (a format character such as U+FEFF, or white space), a control
+character or a non-ASCII one is refused, naming its entry and what is wrong, never the key.
 
 Contract: no message this module produces contains a key; configuration errors name entries by
 position.  A grant's ``name`` is a fingerprint of its key (``key_name``), never its position: MCP
@@ -25,6 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
+import re
+import stat
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +44,8 @@ from retriever.text.safe import preview
 ANY_USER = "*"
 _FORMAT = "expected key=user1|user2 or key=* (a key, '=', then '|'-separated user ids or '*')"
 _NAME_DOMAIN = b"company-memory-retriever api key name\0"  # keeps the fingerprint apart from any other hash of a key
+MAX_KEYS_FILE_BYTES = 1 << 20  # a keys file larger than this (1 MiB) is refused, never read whole
+_NONBLOCKING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
 @dataclass(frozen=True)
@@ -125,17 +134,38 @@ def _read_bindings(value: str) -> list[_Binding]:
     if "=" in value:
         return _parse_entries(value.replace("\n", ","), "RETRIEVER_API_KEYS", "entry")
     path = Path(value.strip()).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Notepad's "UTF-8 with BOM") is dropped
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
-        # The value is not echoed: a key pasted without '=users' would land in the message.
-        raise ConfigError(
-            f"RETRIEVER_API_KEYS has no '=', so it is read as a keys file path, and that file cannot be read "
-            f"({reason}); give key=user1|user2 pairs or the path of a readable keys file"
-        ) from None
+    text = _keys_file_text(path)
     lines = [line.split("#", 1)[0] for line in text.splitlines()]
     return _parse_entries("\n".join(lines), f"keys file {str(path)!r}", "line", separator="\n")
+
+
+def _keys_file_text(path: Path) -> str:
+    """The keys file's text; ``ConfigError`` unless it is a readable regular file of UTF-8 within
+    ``MAX_KEYS_FILE_BYTES``.  Opened non-blocking and checked before it is read: a FIFO would hang the
+    start, a device such as ``/dev/zero`` fill the memory.  A path that cannot be opened is not echoed (it
+    may be a key pasted without '=users'); one that opens is named, bounded."""
+    why = "RETRIEVER_API_KEYS has no '=', so it is read as a keys file path"
+    fix = "give key=user1|user2 pairs or the path of a readable keys file"
+    shown = preview(str(path), 200)
+    try:
+        handle = os.open(path, _NONBLOCKING)
+    except OSError as exc:
+        raise ConfigError(f"{why}, and that file cannot be read ({exc.strerror}); {fix}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise ConfigError(f"{why}, and {shown} is not a regular file (a FIFO, a device or a folder); {fix}")
+        with os.fdopen(handle, "rb", closefd=False) as file:
+            data = file.read(MAX_KEYS_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{why}, and that file cannot be read ({exc.strerror}); {fix}") from None
+    finally:
+        os.close(handle)
+    if len(data) > MAX_KEYS_FILE_BYTES:
+        raise ConfigError(f"keys file {shown} is over 1 MiB, far more than any list of keys; {fix}")
+    try:
+        return data.decode("utf-8-sig")  # a byte-order mark (Notepad's "UTF-8 with BOM") is dropped
+    except UnicodeDecodeError:
+        raise ConfigError(f"{why}, and that file cannot be read (not UTF-8); {fix}") from None
 
 
 def _parse_entries(text: str, source: str, unit: str, separator: str = ",") -> list[_Binding]:
@@ -163,19 +193,35 @@ def _parse_entry(raw: str, where: str) -> _Binding:
 
 
 def _check_visible(key: str, where: str) -> None:
-    """``ConfigError`` when ``key`` holds an invisible character (a format character such as U+FEFF, the
-    byte-order mark, or U+200B, or white space): no client would send it, so the key could never match.
-    The message names the entry and the character, never the key."""
-    hidden = next((c for c in key if c.isspace() or unicodedata.category(c) == "Cf"), None)
-    if hidden is None:
+    """``ConfigError`` unless ``key`` is printable ASCII (``!`` to ``~``), the only bytes a client's header
+    carries that could match it: an invisible character (a format character such as U+FEFF, the byte-order
+    mark, or U+200B, or white space) no client sends; a control character (U+0001) the HTTP server refuses
+    in a header (400); a non-ASCII one the server reads as Latin-1 bytes, never as the UTF-8 compared here.
+    The message names the entry and what is wrong (an invisible or control character by its code point),
+    never the key nor a character of it that is visible."""
+    if _KEY_CHARACTERS.fullmatch(key):
         return
-    name = unicodedata.name(hidden, "unnamed")
-    bom = " (a byte-order mark: save the file as plain UTF-8, not 'UTF-8 with BOM')" if hidden == "\ufeff" else ""
+    hidden = next((c for c in key if c.isspace() or unicodedata.category(c) == "Cf"), None)
+    if hidden is not None:
+        name = unicodedata.name(hidden, "unnamed")
+        bom = " (a byte-order mark: save the file as plain UTF-8, not 'UTF-8 with BOM')" if hidden == "\ufeff" else ""
+        raise ConfigError(
+            f"{where}: the key holds U+{ord(hidden):04X} ({name}), a space or invisible character no client sends "
+            f"in its header, so the key could never match; remove it{bom}"
+        )
+    control = next((c for c in key if unicodedata.category(c) == "Cc"), None)
+    what = (
+        f"a control character U+{ord(control):04X}, which the server refuses in a header"
+        if control is not None
+        else "a non-ASCII character, which a header does not carry as written"
+    )
     raise ConfigError(
-        f"{where}: the key holds U+{ord(hidden):04X} ({name}), a space or invisible character no client sends "
-        f"in its header, so the key could never match; remove it{bom}"
+        f"{where}: the key holds {what}, so the key could never match; use only printable ASCII "
+        "(letters, digits and punctuation, as `openssl rand -hex 32` writes)"
     )
 
+
+_KEY_CHARACTERS = re.compile(r"[\x21-\x7e]+")
 
 _SHOWN_IDS, _SHOWN_ENTRIES = 5, 10  # a message names at most this many invalid ids per entry, and entries
 
@@ -188,6 +234,7 @@ def _canonical_users(bindings: list[_Binding]) -> list[frozenset[str] | None]:
     keys = [binding.key for binding in bindings]
     canonical: list[frozenset[str] | None] = []
     problems: list[str] = []
+    withheld = False
     for binding in bindings:
         valid: set[str] = set()
         invalid: list[str] = []
@@ -196,13 +243,15 @@ def _canonical_users(bindings: list[_Binding]) -> list[frozenset[str] | None]:
                 valid.add(canonical_user_id(user))
             except InvalidUserId:
                 invalid.append(_shown(user, keys))
+                withheld = withheld or _withheld(user, keys)
         if invalid:
             problems.append(_invalid_users(binding.where, invalid, acts_for_none=not valid))
         canonical.append(None if binding.users is None else frozenset(valid))
     if problems:
         more = f"; and {len(problems) - _SHOWN_ENTRIES} more entries" if len(problems) > _SHOWN_ENTRIES else ""
         listed = "; ".join(problems[:_SHOWN_ENTRIES]) + more
-        raise ConfigError(f"{listed}; a user id is a plain name, as its folder is named: {USER_ID_RULE}")
+        note = _WITHHELD_NOTE if withheld else ""
+        raise ConfigError(f"{listed}; a user id is a plain name, as its folder is named: {USER_ID_RULE}{note}")
     return canonical
 
 
@@ -216,11 +265,24 @@ def _invalid_users(where: str, shown: list[str], *, acts_for_none: bool) -> str:
 
 
 def _shown(user: str, keys: list[str]) -> str:
-    """An invalid user id as a message may show it: quoted and bounded, withheld when it may hold a key
-    (``k1=alice k2=bob`` runs two entries together: the 'user' ``alice k2=bob`` holds the second key)."""
-    if "=" in user or any(key in user for key in keys):
-        return f"a {len(user):,}-character id not shown, as it holds '=' or a key (two entries run together?)"
-    return preview(user, 40)
+    """An invalid user id as a message may show it: quoted and bounded, or withheld (``_withheld``)."""
+    return f"a {len(user):,}-character id not shown" if _withheld(user, keys) else preview(user, 40)
+
+
+def _withheld(user: str, keys: list[str]) -> bool:
+    """True when an invalid user id may hold a key, so that no message may show it.
+
+    ``k1=alice k2=bob`` runs two entries together: the 'user' ``alice k2=bob`` holds the second key, and
+    ``k1=alice sk-live-...`` one with no '=' after it.  So an id holding '=', white space, a configured key,
+    or 16 characters in a row of those keys are written with (``_MAY_HOLD_A_KEY``) is withheld."""
+    return "=" in user or any(key in user for key in keys) or _MAY_HOLD_A_KEY.search(user) is not None
+
+
+_MAY_HOLD_A_KEY = re.compile(r"\s|[A-Za-z0-9_-]{16}")  # white space, or 16 characters a key is written with
+_WITHHELD_NOTE = (
+    "; an id holding '=', white space or 16 letters, digits, '_' or '-' in a row is not shown, as it may hold a "
+    "key (two entries run together? separate entries with ',' or a new line)"
+)
 
 
 def _build(bindings: list[_Binding], users: list[frozenset[str] | None]) -> ApiKeys:

@@ -8,6 +8,9 @@ Contract:
   the walk reached them come back as ``Skipped`` with a reason; a tree larger than ``max_files`` raises
   ``ConfigError``.  Each folder is listed only if it is still the one its parent's listing showed, so a
   folder swapped for a symlink mid-walk never lends the walk files from outside the root.
+- A ``.gitignore`` line that is no valid pattern (``!``, a trailing backslash, ``[z-a]``) is left out, as git
+  leaves it out, and the file's other lines apply; the file comes back as ``Skipped`` with a reason naming
+  the first such line ("the pattern at line 3 ..."), which ``retriever check`` reports at that line.
 It opens folders and ``.gitignore`` files, never a memory file: ``reader.read_text`` reads those.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISFIFO, S_ISREG, S_ISSOCK
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from retriever.errors import ConfigError
 from retriever.text.models import Skipped
+from retriever.text.safe import preview
 
 if TYPE_CHECKING:
     import pathspec
@@ -31,6 +36,7 @@ _MARKDOWN = (".md", ".markdown")
 MAX_DEPTH = 64  # folder levels below the root that are read; deeper ones are skipped with a reason
 DEFAULT_MAX_FILES = 100_000
 ENTRIES_PER_FILE = 20  # a scan also stops after max_files × this many entries of any kind
+BAD_LINES_NAMED = 5  # of a .gitignore's invalid lines, the first is shown and the next ones' numbers, then a count
 
 # Folders are listed through a descriptor where the platform can (see ``_Walk.folder``); elsewhere (Windows)
 # by path, as ``os.scandir`` alone would.
@@ -76,8 +82,9 @@ def _is_noise(name: str) -> bool:
     return name.startswith((".", "#", "~$")) or name.endswith(_NOISE_SUFFIXES)
 
 
-def _gitignore(directory: Path, fd: int | None) -> pathspec.PathSpec[Any] | None:
-    """The rules of the folder's ``.gitignore``; None when it has none or it is not a readable regular file.
+def _gitignore(directory: Path, fd: int | None) -> tuple[pathspec.PathSpec[Any] | None, str | None]:
+    """The rules of the folder's ``.gitignore`` (None when it has none or it is not a readable regular file),
+    and why some of its lines were left out (``_rules``), else None.
 
     Read through ``fd``, the folder's vetted descriptor, where there is one: by path, a folder swapped for a
     symlink since would lend its rules from elsewhere.  Opened non-blocking and read only if it is a regular
@@ -86,17 +93,55 @@ def _gitignore(directory: Path, fd: int | None) -> pathspec.PathSpec[Any] | None
     try:
         handle = os.open(".gitignore" if fd is not None else directory / ".gitignore", _NONBLOCKING, dir_fd=fd)
     except OSError:
-        return None
+        return None, None
     with os.fdopen(handle, "rb") as file:
         try:
             if not S_ISREG(os.fstat(handle).st_mode):
-                return None
+                return None, None
             data = file.read()
         except OSError:
-            return None
+            return None, None
+    # Lines end at '\n' only, as git reads them (a form feed or U+2028 would shift the numbers shown).
+    return _rules([line.removesuffix("\r") for line in data.decode("utf-8", errors="replace").split("\n")])
+
+
+def _rules(lines: list[str]) -> tuple[pathspec.PathSpec[Any], str | None]:
+    """``lines`` as gitignore rules, without the lines that are no valid pattern, and why (None: all are).
+
+    Compiled at once; only when that fails is each line compiled on its own to find the bad ones (linear
+    either way), and the rest compiled together, in their order."""
     import pathspec  # only trees with a .gitignore need it (a warm `retriever query` starts faster without)
 
-    return pathspec.GitIgnoreSpec.from_lines(data.decode("utf-8", errors="replace").splitlines())
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines), None
+    except (ValueError, re.error):
+        pass
+    bad: list[tuple[int, str, Exception]] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except (ValueError, re.error) as exc:
+            bad.append((number, line, exc))
+    left_out = {number for number, _, _ in bad}
+    kept = [line for number, line in enumerate(lines, start=1) if number not in left_out]
+    return pathspec.GitIgnoreSpec.from_lines(kept), _left_out(bad)
+
+
+def _left_out(bad: list[tuple[int, str, Exception]]) -> str:
+    """The reason a ``.gitignore`` with invalid lines is listed: the first line shown, the next numbered."""
+    number, line, exc = bad[0]
+    why = exc.msg if isinstance(exc, re.error) else "not a pattern git reads"
+    others = [str(n) for n, _, _ in bad[1:BAD_LINES_NAMED]]
+    others += [f"{len(bad) - BAD_LINES_NAMED} more"] if len(bad) > BAD_LINES_NAMED else []
+    also, them = "", "it"
+    if others:
+        listed = others[0] if len(others) == 1 else f"{', '.join(others[:-1])} and {others[-1]}"
+        also = f", and so is the one at line {listed}" if len(bad) == 2 else f", and so are those at lines {listed}"
+        them = "them"
+    return (
+        f"the pattern at line {number} ({preview(line, 40)}) is invalid ({why}){also}: git leaves such lines "
+        f"out, and so does the retriever, which applies the file's other lines; fix or remove {them}"
+    )
 
 
 def _ignored(rel: str, is_dir: bool, specs: list[_Spec]) -> bool:
@@ -155,9 +200,11 @@ class _Walk:
 
     def _list(self, directory: Path, fd: int | None, rel_dir: str, specs: list[_Spec]) -> list[_Folder]:
         # Entries of a listing by descriptor stat their names relative to ``fd``: it stays open while they are used.
-        spec = _gitignore(directory, fd)
+        spec, problem = _gitignore(directory, fd)
         if spec is not None:
             specs = [*specs, (rel_dir, spec)]
+        if problem is not None:
+            self.skipped.append(Skipped(printable(f"{rel_dir}/.gitignore" if rel_dir else ".gitignore"), problem))
         try:
             with os.scandir(directory if fd is None else fd) as listing:
                 children = sorted(listing, key=lambda d: d.name)

@@ -223,7 +223,16 @@ def test_status_warns_of_a_graph_whose_folder_does_not_exist_and_still_reports(
 
 
 @pytest.mark.parametrize(
-    "value", ["k1-secret=../etc", "k1-secret=alice,k1-secret=bob", "k1-secret=", "k\u200b-secret=*"]
+    "value",
+    [
+        "k1-secret=../etc",
+        "k1-secret=alice,k1-secret=bob",
+        "k1-secret=",
+        "k\u200b-secret=*",
+        "k\x01-secret=*",  # the HTTP server answers 400 to a header holding it: before, status said valid
+        "ключ-secret=*",  # a header is read as Latin-1, so no client's can match: before, status said valid
+        "k1-secret=alice k2-secret-SECRETSECRETSECRET",  # before: the second key was quoted
+    ],
 )
 def test_status_exits_1_listing_api_keys_that_serve_would_refuse_to_start_with_never_the_key(
     runner: CliRunner, root: Path, value: str
@@ -242,6 +251,39 @@ def test_status_exits_1_listing_api_keys_that_serve_would_refuse_to_start_with_n
     assert report["problems"] == [f"API keys: {refusal}; `retriever serve` refuses to start until this is fixed"]
     assert "API keys:      INVALID" in text.stdout and f"  - API keys: {refusal}" in text.stdout
     assert "secret" not in result.stdout + text.stdout + result.stderr + text.stderr
+
+
+def test_status_refuses_a_keys_path_that_is_a_fifo_at_once_as_serve_does(
+    runner: CliRunner, root: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "keys.fifo"
+    os.mkfifo(fifo)  # before: `retriever status` and `serve` waited for a writer, forever
+    env = {"RETRIEVER_API_KEYS": str(fifo)}
+    serve = runner.invoke(cli, ["serve", "--port", "0", "--root", str(root)], env=env)
+    result = runner.invoke(cli, ["status", "--root", str(root), "--json"], env=env)
+    refusal = f"{str(fifo)!r} is not a regular file"
+    assert serve.exit_code == 2 and refusal in serve.stderr
+    assert result.exit_code == 1 and refusal in json.loads(result.stdout)["api_keys"]["error"]
+
+
+def test_an_llm_endpoint_that_is_no_url_is_a_problem_in_status_and_stops_query_naming_it(
+    runner: CliRunner, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVER_LLM_MODEL", "test-model")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://[::1:8080/v1")
+
+    result, report = _status(runner, "--root", str(root))  # before: ValueError: Invalid IPv6 URL, from both
+    query = runner.invoke(cli, ["query", "Who leads the Platform Team?", "--root", str(root)])
+    serve = runner.invoke(cli, ["serve", "--port", "0", "--root", str(root)])
+
+    refusal = (
+        "the LLM endpoint 'http://[::1:8080/v1' is not a valid URL (Invalid IPv6 URL); set OPENAI_BASE_URL "
+        "(llm_base_url in a config file) to one such as http://127.0.0.1:8080/v1, or unset it"
+    )
+    assert result.exit_code == 1 and report["llm"]["probe"] == {"answers": False, "detail": refusal}
+    assert report["problems"] == [f"{refusal}; `retriever query` and `serve` stop until this is fixed"]
+    for stopped in (query, serve):
+        assert stopped.exit_code == 2 and stopped.stderr.endswith(f"Error (invalid_config): {refusal}\n")
 
 
 def test_status_counts_the_api_keys_serve_accepts(runner: CliRunner, root: Path) -> None:

@@ -117,6 +117,18 @@ def test_a_symlink_leading_outside_the_root_is_unreadable(make_tree: TreeFactory
     assert _findings(root) == [("memory/link.md", 1, "unreadable", "error")]
 
 
+def test_a_gitignore_line_that_is_no_valid_pattern_is_reported_at_its_line_and_the_tree_still_checks(
+    make_tree: TreeFactory, runner: CliRunner
+) -> None:
+    root = make_tree({**CLEAN, "people/.gitignore": "*.tmp.md\n\n[z-a]\n"})
+    assert _findings(root) == [("memory/people/.gitignore", 3, "unreadable", "error")]
+    result = runner.invoke(cli, ["check", "--root", str(root)])  # before: a traceback (re.error)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)  # findings, not a crash
+    assert "memory/people/.gitignore:3: error unreadable: the retriever reads this file in part: the pattern" in (
+        result.stdout
+    )
+
+
 # -- field-type ------------------------------------------------------------------------------------------
 
 

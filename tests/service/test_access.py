@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from retriever import Settings
 from retriever.compat.graphs import InvalidUserId, canonical_user_id
 from retriever.errors import ConfigError
-from retriever.service.access import OPEN, load_api_keys
+from retriever.service.access import MAX_KEYS_FILE_BYTES, OPEN, load_api_keys
 from retriever.text.safe import preview
 
 
@@ -72,6 +73,100 @@ def test_a_key_holding_an_invisible_character_is_refused_naming_its_entry_never_
 
 
 @pytest.mark.parametrize(
+    ("hidden", "what"),
+    [
+        ("\x01", "a control character U+0001"),  # the HTTP server answers 400 to a header holding it
+        ("\x7f", "a control character U+007F"),
+        ("\x9f", "a control character U+009F"),
+        ("ключ", "a non-ASCII character"),  # a header is read as Latin-1: no spelling of it matches as UTF-8
+        ("é", "a non-ASCII character"),
+        ("\udcff", "a non-ASCII character"),  # an environment's byte that is not UTF-8
+    ],
+)
+@pytest.mark.parametrize("written", ["file", "inline", "single"])
+def test_a_key_holding_a_control_or_non_ascii_character_is_refused_naming_its_entry_and_what_never_the_key(
+    tmp_path: Path, hidden: str, what: str, written: str
+) -> None:
+    key = f"k-top{hidden}secret"
+    path = tmp_path / "keys"
+    path.write_bytes(f"k-ok=*\n{key}=alice\n".encode("utf-8", "surrogateescape"))
+    settings, where = {
+        "file": (Settings(api_keys=str(path)), f"keys file {str(path)!r} line 2"),
+        "inline": (Settings(api_keys=f"k-ok=*,{key}=alice"), "RETRIEVER_API_KEYS entry 2"),
+        "single": (Settings(api_key=key), "RETRIEVER_API_KEY"),
+    }[written]
+    with pytest.raises(ConfigError) as caught:  # before: loaded, and `status` said valid
+        load_api_keys(settings)
+    message = caught.value.message
+    if written == "file" and hidden == "\udcff":  # a byte that is not UTF-8: the file is refused as such
+        assert message.endswith(
+            "that file cannot be read (not UTF-8); give key=user1|user2 pairs or the path of a readable keys file"
+        )
+        return
+    assert message == (
+        f"{where}: the key holds {what}, {'which the server refuses in a header' if 'control' in what else ''}"
+        f"{'which a header does not carry as written' if 'non-ASCII' in what else ''}, so the key could never "
+        "match; use only printable ASCII (letters, digits and punctuation, as `openssl rand -hex 32` writes)"
+    )
+    assert "secret" not in message and "k-top" not in message and hidden not in message
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=12))
+def test_a_key_loads_exactly_when_it_is_printable_ascii_and_no_refusal_shows_it(tail: str) -> None:
+    key = f"k-secret-{tail}".strip()
+    try:
+        keys = load_api_keys(Settings(api_key=key))
+    except ConfigError as error:
+        assert not all("!" <= c <= "~" for c in key)
+        assert "secret" not in error.message and error.message.startswith("RETRIEVER_API_KEY: the key holds ")
+        return
+    assert all("!" <= c <= "~" for c in key) and keys.check(key) is not None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "sk-AAA=alice sk-live-SECRETSECRETSECRET",  # a space: the second entry has no '=' of its own
+        "sk-AAA=alice;sk-live-SECRETSECRETSECRET",  # no space, but a run a key is written with
+        "sk-AAA=alice\tsk-live-SECRET",
+    ],
+)
+def test_an_invalid_id_that_may_hold_a_second_key_is_never_shown(value: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_api_keys(Settings(api_keys=value))
+    message = caught.value.message  # before: 'alice sk-live-SECRETSECRET…' was quoted
+    assert "entry 1 binds its key to no valid user id" in message and "id not shown" in message
+    assert "SECRET" not in message and "alice" not in message
+
+
+def test_a_keys_path_that_is_a_fifo_a_device_or_a_folder_is_refused_without_reading_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "keys.fifo"
+    os.mkfifo(fifo)  # opened blocking, with no writer, it hung `retriever status` and `serve`
+    paths = [fifo, tmp_path, *(Path(d) for d in ("/dev/zero", "/dev/null") if Path(d).exists())]
+    for path in paths:  # /dev/zero was read until the memory ran out
+        with pytest.raises(ConfigError) as caught:
+            load_api_keys(Settings(api_keys=str(path)))
+        assert caught.value.message == (
+            f"RETRIEVER_API_KEYS has no '=', so it is read as a keys file path, and {str(path)!r} is not a regular "
+            "file (a FIFO, a device or a folder); give key=user1|user2 pairs or the path of a readable keys file"
+        )
+
+
+def test_a_keys_file_over_1_mib_is_refused_and_one_just_within_loads(tmp_path: Path) -> None:
+    path = tmp_path / "keys"
+    line = b"k-ok-secret=*\n"
+    path.write_bytes(line + b"#" * (MAX_KEYS_FILE_BYTES - len(line)))
+    assert load_api_keys(Settings(api_keys=str(path))).check("k-ok-secret") is not None
+    with path.open("ab") as file:
+        file.write(b"#")
+    with pytest.raises(ConfigError) as caught:
+        load_api_keys(Settings(api_keys=str(path)))
+    message = caught.value.message
+    assert message.startswith(f"keys file {str(path)!r} is over 1 MiB") and "secret" not in message
+
+
+@pytest.mark.parametrize(
     ("value", "expected"),
     [
         ("supersecret-no-users", "cannot be read"),  # no '=': read as a file path, which does not exist
@@ -118,10 +213,10 @@ def test_a_key_bound_to_a_name_acts_for_it_in_either_unicode_spelling(written: s
 
 def test_a_key_bound_only_to_invalid_user_ids_is_a_config_error_naming_the_entry_and_the_ids() -> None:
     with pytest.raises(ConfigError) as caught:
-        load_api_keys(Settings(api_keys="k-open-secret=*,k1-secret=../etc|bad name"))
+        load_api_keys(Settings(api_keys="k-open-secret=*,k1-secret=../etc|bad:name"))
     message = caught.value.message  # before: the key loaded, and worked for nobody
     assert message.startswith("RETRIEVER_API_KEYS entry 2 binds its key to no valid user id, so the key would act")
-    assert "'../etc', 'bad name'" in message and "not starting with '.'" in message
+    assert "'../etc', 'bad:name'" in message and "not starting with '.'" in message
     assert "secret" not in message
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import socket
 import tempfile
 import threading
@@ -83,6 +84,61 @@ def test_scan_honours_a_nested_gitignore_relative_to_its_folder(make_tree: TreeF
         }
     )
     assert _paths(root) == ["local.md", "sub/deep/anchored.md"]
+
+
+def test_a_gitignore_line_that_is_no_valid_pattern_is_left_out_and_the_others_still_apply(
+    make_tree: TreeFactory,
+) -> None:
+    root = make_tree(
+        {
+            ".gitignore": "[z-a]\ndrafts/\n",
+            "sub/.gitignore": "*.tmp.md\n!\n[z-a]\nsecret.md\n\\\n",
+            "a.md": "a",
+            "drafts/d.md": "x",
+            "sub/b.md": "b",
+            "sub/secret.md": "x",
+            "sub/x.tmp.md": "x",
+        }
+    )
+    entries, skipped = scan(root)  # before: GitIgnorePatternError (or re.error) ended the whole scan
+    assert [e.rel_path for e in entries] == ["a.md", "sub/b.md"]
+    assert [s.rel_path for s in skipped] == [".gitignore", "sub/.gitignore"]
+    top, sub = (s.reason for s in skipped)
+    assert top.startswith("the pattern at line 1 ('[z-a]') is invalid (bad character range z-a): git leaves")
+    assert top.endswith("which applies the file's other lines; fix or remove it")
+    assert sub.startswith("the pattern at line 2 ('!') is invalid (not a pattern git reads), and so are those at")
+    assert "at lines 3 and 5: git leaves such lines out" in sub and sub.endswith("fix or remove them")
+
+
+GITIGNORE_LINES = st.lists(st.text(alphabet="ab*?[]!\\/-z# \r", max_size=6), max_size=12)
+
+
+def _compiles(line: str) -> bool:
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error):
+        return False
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(GITIGNORE_LINES, st.lists(st.text(alphabet="abz-/.", min_size=1, max_size=6), max_size=5))
+def test_any_gitignore_keeps_exactly_its_valid_lines_and_names_its_first_invalid_one(
+    lines: list[str], paths: list[str]
+) -> None:
+    import pathspec
+
+    spec, problem = walk._rules(lines)  # never raises
+    valid = [line for line in lines if _compiles(line)]
+    expected = pathspec.GitIgnoreSpec.from_lines(valid)
+    assert [spec.match_file(path) for path in paths] == [expected.match_file(path) for path in paths]
+    first = next((number for number, line in enumerate(lines, start=1) if not _compiles(line)), None)
+    if first is None:
+        assert problem is None
+    else:
+        assert problem is not None and problem.startswith(f"the pattern at line {first} (") and len(problem) < 400
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="symlinks unsupported")
