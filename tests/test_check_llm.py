@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from conftest import REPO, TreeFactory, free_port
 from fixtures import ACME
+from llm_script import QUESTION, smart
 from llm_server import Reply, ScriptedLLM, serve, stage_of
-from test_guided import QUESTION, smart
 
 READS, WRITES = 10_000.0, 1_000.0  # the scripted endpoint's tokens per second
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from conftest import TreeFactory
 from fixtures import ACME
+from llm_script import QUESTION, guided_retriever, smart
 from llm_server import Reply, ScriptedLLM, answer, outline_ids, serve_for, stage_of, user_text
-from test_guided import QUESTION, _retriever, smart
 
 from retriever import Settings
 from retriever.llm.client import PROBE_SECONDS, LLMClient, LLMFailure
@@ -48,7 +48,7 @@ def test_the_models_triage_reasoning_is_one_bounded_attributed_line_that_cannot_
         return answer({"decision": "retrieve", "reasoning": reasoning, "rewritten_query": "Who owns billing?"})
 
     llm.script = hostile
-    result = _retriever(root).retrieve("and who owns it?", history=["Tell me about the billing migration"])
+    result = guided_retriever(root).retrieve("and who owns it?", history=["Tell me about the billing migration"])
     reasoning = result.structured["triage"]["reasoning"]
     assert reasoning.startswith("the model: ok.") and len(reasoning) <= 320
     assert "\n" not in reasoning and "**" not in reasoning
@@ -82,7 +82,7 @@ def test_a_retrieval_answered_with_deeply_nested_json_falls_back_offline_and_say
     llm.script = lambda request: (
         Reply(raw=DEEP.encode()) if stage_of(request) == "TargetAnswer" else Reply(content=DEEP)
     )
-    result = _retriever(root, llm_json_mode="json_object").retrieve(QUESTION)
+    result = guided_retriever(root, llm_json_mode="json_object").retrieve(QUESTION)
     assert result.structured["status"] == "ok" and result.facts
     fallbacks = result.structured["diagnostics"]["llm"]["fallbacks"]
     assert {f["stage"] for f in fallbacks} == {"target", "extract", "summary"}
@@ -115,7 +115,8 @@ def test_a_trickling_endpoint_cannot_outlast_the_retrievals_deadline(
 ) -> None:
     llm.script = lambda request: reply
     started = time.monotonic()
-    result = _retriever(root, llm_timeout_seconds=1.0, deadline_seconds=2.5, llm_endpoint="remote").retrieve(QUESTION)
+    slow = guided_retriever(root, llm_timeout_seconds=1.0, deadline_seconds=2.5, llm_endpoint="remote")
+    result = slow.retrieve(QUESTION)
     assert time.monotonic() - started < 2.5
     assert result.structured["status"] == "ok" and result.facts
     reasons = [f["reason"] for f in result.structured["diagnostics"]["llm"]["fallbacks"]]
@@ -174,7 +175,7 @@ def _json_schema_rejected(stage: str, delay: float = 0.0) -> Any:
 
 def test_the_json_object_retry_is_a_call_within_the_call_budget(root: Path, llm: ScriptedLLM) -> None:
     llm.script = _json_schema_rejected("SummaryAnswer")
-    result = _retriever(root, llm_max_calls=3).retrieve(QUESTION)
+    result = guided_retriever(root, llm_max_calls=3).retrieve(QUESTION)
     diagnostics = result.structured["diagnostics"]["llm"]
     assert diagnostics["calls"] == 3 and len(llm.requests) == 3
     assert diagnostics["fallbacks"] == [
@@ -226,7 +227,7 @@ def test_the_models_relevance_reasons_are_one_bounded_line_each(root: Path, llm:
         return answer({"sections": [{"id": i, "relevance_reason": reason} for i in list(outline_ids(request))[:3]]})
 
     llm.script = hostile
-    result = _retriever(root).retrieve(QUESTION)
+    result = guided_retriever(root).retrieve(QUESTION)
     reasons = [s["relevance_reason"] for s in result.structured["phase1"]["targeted_sections"]]
     assert reasons and all(r.startswith("the model: see ## Relevant Facts") and len(r) <= 320 for r in reasons)
     assert not any("\n" in r or "evil.example" in r for r in reasons)

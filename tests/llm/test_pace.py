@@ -14,8 +14,8 @@ from conftest import COMPANY_CONTEXT, TreeFactory
 from fixtures import ACME
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from llm_script import QUESTION, first_sentence, guided_retriever, llm_diagnostics, smart
 from llm_server import Reply, ScriptedLLM, answer, outline_ids, section_blocks, serve_for, stage_of
-from test_guided import QUESTION, _llm_diagnostics, _retriever, first_sentence, smart
 
 from retriever import Settings
 from retriever.llm.pace import (
@@ -117,8 +117,8 @@ def test_a_sized_call_finishes_within_its_share_of_the_time(
 def test_prompts_and_answers_are_sized_to_a_local_endpoints_declared_speed(llm: ScriptedLLM) -> None:
     llm.script = generic
     slow = {"llm_prompt_tokens_per_second": 150.0, "llm_output_tokens_per_second": 15.0}
-    result = _retriever(COMPANY_CONTEXT, llm_endpoint="local", **slow).retrieve(HELIX)
-    assert _llm_diagnostics(result)["stages_guided"] == ["target", "extract", "summary"]
+    result = guided_retriever(COMPANY_CONTEXT, llm_endpoint="local", **slow).retrieve(HELIX)
+    assert llm_diagnostics(result)["stages_guided"] == ["target", "extract", "summary"]
     call = size_call(pace_of(Settings(llm_endpoint="local", **slow), None), 20.0, 800)
     for request in llm.requests:
         assert request["max_tokens"] <= 15.0 * 20.0 * OUTPUT_SHARE
@@ -127,14 +127,14 @@ def test_prompts_and_answers_are_sized_to_a_local_endpoints_declared_speed(llm: 
     assert "(at most 3)" in target["messages"][0]["content"]  # as many picks as ~120 tokens hold
     assert "Give at most 2 facts" in extract["messages"][0]["content"]
     llm.requests.clear()
-    _retriever(COMPANY_CONTEXT, llm_endpoint="remote").retrieve(HELIX)
+    guided_retriever(COMPANY_CONTEXT, llm_endpoint="remote").retrieve(HELIX)
     assert len(outline_ids(llm.requests[0])) > 2 * len(outline_ids(target)), "unpaced, more of the outline is sent"
 
 
 def test_a_prompt_a_local_endpoint_cannot_read_in_time_is_not_sent(root: Path, llm: ScriptedLLM) -> None:
-    result = _retriever(root, llm_endpoint="local", llm_prompt_tokens_per_second=5.0).retrieve(QUESTION)
+    result = guided_retriever(root, llm_endpoint="local", llm_prompt_tokens_per_second=5.0).retrieve(QUESTION)
     assert llm.requests == []
-    fallbacks = _llm_diagnostics(result)["fallbacks"]
+    fallbacks = llm_diagnostics(result)["fallbacks"]
     assert [f["stage"] for f in fallbacks] == ["target", "extract", "summary"]
     assert all(
         f["reason"].startswith("prompt of ~")
@@ -157,9 +157,9 @@ def test_a_slow_local_server_answers_every_stage_within_the_timeout(llm: Scripte
 
     llm.script = reading
     declared = {"llm_prompt_tokens_per_second": speed, "llm_output_tokens_per_second": 400.0}
-    result = _retriever(COMPANY_CONTEXT, llm_timeout_seconds=2.0, **declared).retrieve(HELIX)
-    assert _llm_diagnostics(result)["fallbacks"] == []
-    assert _llm_diagnostics(result)["stages_guided"] == ["target", "extract", "summary"]
+    result = guided_retriever(COMPANY_CONTEXT, llm_timeout_seconds=2.0, **declared).retrieve(HELIX)
+    assert llm_diagnostics(result)["fallbacks"] == []
+    assert llm_diagnostics(result)["stages_guided"] == ["target", "extract", "summary"]
 
 
 def test_after_a_timeout_on_a_local_endpoint_the_later_stages_are_skipped(root: Path, llm: ScriptedLLM) -> None:
@@ -168,10 +168,10 @@ def test_after_a_timeout_on_a_local_endpoint_the_later_stages_are_skipped(root: 
         Reply(content='{"sections": []}', hold=release) if stage_of(request) == "TargetAnswer" else smart(request)
     )
     try:
-        result = _retriever(root, llm_timeout_seconds=1.0, **FAST).retrieve(QUESTION)
+        result = guided_retriever(root, llm_timeout_seconds=1.0, **FAST).retrieve(QUESTION)
     finally:
         release.set()
-    diagnostics = _llm_diagnostics(result)
+    diagnostics = llm_diagnostics(result)
     assert llm.stages() == ["TargetAnswer"], "nothing more was sent to the busy server"
     assert diagnostics["stages_guided"] == []
     assert diagnostics["fallbacks"] == [
@@ -195,16 +195,16 @@ def test_the_next_retrieval_leaves_a_busy_local_server_alone_until_it_is_idle(ro
         return smart(request)
 
     llm.script = stuck_once
-    retriever = _retriever(root, llm_timeout_seconds=1.0, **FAST)
+    retriever = guided_retriever(root, llm_timeout_seconds=1.0, **FAST)
     try:
         retriever.retrieve(QUESTION)
         busy = retriever.retrieve("Who approves travel bookings?")
     finally:
         release.set()
     assert len(llm.requests) == 1 and llm.probes == 1
-    reasons = {f["reason"] for f in _llm_diagnostics(busy)["fallbacks"]}
+    reasons = {f["reason"] for f in llm_diagnostics(busy)["fallbacks"]}
     assert reasons == {"skipped: the endpoint is still busy with an earlier call that timed out"}
     llm.wait_idle()
     later = retriever.retrieve(QUESTION)
-    assert _llm_diagnostics(later)["stages_guided"] == ["target", "extract", "summary"]
+    assert llm_diagnostics(later)["stages_guided"] == ["target", "extract", "summary"]
     assert llm.probes == 2
