@@ -31,29 +31,34 @@ _MARKDOWN = (".md", ".markdown")
 
 def broken_links(tree: Tree) -> Iterator[Problem]:
     """Relative links to nothing in the tree (or out of it), and wiki links that name no document."""
-    for file in tree.files:
-        for line, text in prose_lines(file):
-            for target in link_targets(text):
-                problem = _link_problem(tree, file.rel_path, target)
-                if problem:
-                    yield Problem(file.rel_path, line, problem)
-            for name in _WIKI_LINK.findall(text):
-                if name.strip() and tree.resolve(name) is None:
-                    message = (
-                        f"[[{name.strip()}]] matches no document title, alias or file name; "
-                        "fix the name, or add it to the aliases of the document it means"
-                    )
-                    yield Problem(file.rel_path, line, message)
+    for rel_path, line, text in _prose(tree):
+        for target in link_targets(text):
+            problem = _link_problem(tree, rel_path, target)
+            if problem:
+                yield Problem(rel_path, line, problem)
+        for name in _WIKI_LINK.findall(text):
+            if name.strip() and tree.resolve(name) is None:
+                message = (
+                    f"[[{name.strip()}]] matches no document title, alias or file name; "
+                    "fix the name, or add it to the aliases of the document it means"
+                )
+                yield Problem(rel_path, line, message)
 
 
 def absolute_links(tree: Tree) -> Iterator[Problem]:
     """Site-absolute links, with the relative form to write when the target is under the root."""
+    for rel_path, line, text in _prose(tree):
+        for target in link_targets(text):
+            problem = _absolute_link_problem(tree, rel_path, target)
+            if problem:
+                yield Problem(rel_path, line, problem)
+
+
+def _prose(tree: Tree) -> Iterator[tuple[str, int, str]]:
+    """Each prose line of the tree's files (``lint.prose``), with its file and line number."""
     for file in tree.files:
         for line, text in prose_lines(file):
-            for target in link_targets(text):
-                problem = _absolute_link_problem(tree, file.rel_path, target)
-                if problem:
-                    yield Problem(file.rel_path, line, problem)
+            yield file.rel_path, line, text
 
 
 def link_targets(text: str) -> list[str]:
