@@ -85,6 +85,10 @@ def listed(units: tuple[Unit, ...], i: int) -> tuple[str, int] | None:
     return "; ".join(item.rstrip(" .;") for item in shown) + more + ".", last
 
 
+def _quoted(code: str) -> str:
+    return code if "`" in code else f"`{code}`"
+
+
 def _first_sentence(text: str) -> str:
     return next(iter_sentences(text), (0, text))[1]
 
@@ -100,6 +104,9 @@ def candidates_of(memory: Memory, target: Target) -> Iterator[Candidate]:
             lines = unit.lines
             if (items := listed(section.units, i)) is not None:  # scored on its own words, shown with its list
                 shown, lines = f"{(shown or framed(unit, section)).rstrip()} {items[0]}", (lines[0], items[1])
+            elif unit.code:  # or with the command it introduces ("To update the repo, run: `helm repo update`")
+                shown = f"{(shown or framed(unit, section)).rstrip()} {_quoted(unit.code)}"
+                lines = (lines[0], unit.code_end)
             yield Candidate(
                 framed(unit, section),
                 target,

@@ -1,4 +1,4 @@
-"""Inline markdown to plain text, sentence splitting and human titles.
+"""Inline markdown to plain text, sentence splitting, human titles, and the relative links of a body.
 
 Pure string functions, shared by the parser (index time) and the report (output time).
 """
@@ -6,9 +6,12 @@ Pure string functions, shared by the parser (index time) and the report (output 
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from itertools import chain
+from urllib.parse import unquote
 
 # Every pattern runs in linear time on any input (issue 9: "[a](b" * 8000 took 13 s).  The rule: an
 # unbounded repetition never crosses the character (or marker) that starts another match, so each
@@ -227,3 +230,19 @@ def find_acronyms(text: str) -> list[tuple[str, str]]:
             if expansion is not None and expansion == inner:
                 found.append((word.group(1), expansion))
     return list(dict.fromkeys(found))
+
+
+def markdown_links(rel_path: str, body: str) -> tuple[str, ...]:
+    """Relative links to other markdown files, resolved to tree-relative posix paths (first seen first): inline
+    links and link reference definitions, percent-decoded."""
+    here = posixpath.dirname(rel_path)
+    found: dict[str, None] = {}  # a dict, not a list: 100,000 links must not cost 10^10 comparisons
+    definitions = LINK_DEFINITION.findall(body) if "]:" in body else ()  # most bodies hold none: skip the scan
+    for bracketed, bare in chain(LINK_TARGET.findall(body), definitions):
+        target = unquote((bracketed or bare).split("#", 1)[0])  # "a%20b.md" names "a b.md"
+        if not target or "://" in target or target.startswith(("mailto:", "/")):
+            continue
+        resolved = posixpath.normpath(posixpath.join(here, target))
+        if resolved.lower().endswith(".md") and not resolved.startswith(".."):
+            found.setdefault(resolved)
+    return tuple(found)

@@ -34,6 +34,10 @@ class Unit:
     # lead-in ("Three accounts drive most of our MRR:") introduces is the items of one list.
     lists: tuple[int, ...] = ()
     opens: bool = False
+    # A lead-in's code block ("To update the repo, run:" then ``helm repo update``): its first line, cut, and
+    # the block's last line; "" and 0 for any other statement.
+    code: str = ""
+    code_end: int = 0
 
     __reduce__ = _by_fields
 

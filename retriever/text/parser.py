@@ -12,12 +12,10 @@ indented code or HTML blocks never make sections.  Line numbers are file line nu
 
 from __future__ import annotations
 
-import posixpath
+import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
-from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
@@ -26,12 +24,12 @@ from markdown_it.token import Token
 from retriever.text.front_matter import ParseError, split_front_matter
 from retriever.text.markup import (
     INDEX_NAMES,
-    LINK_DEFINITION,
-    LINK_TARGET,
     clean_inline,
     find_acronyms,
     humanize,
     iter_sentences,
+    markdown_links,
+    truncate,
 )
 from retriever.text.models import Document, Section, Unit, UnitKind
 
@@ -39,6 +37,8 @@ __all__ = ["INDEX_NAMES", "ParseError", "default_title", "parse_document", "spli
 
 _LONG_UNIT = 600  # characters; longer list items are split into sentences
 _LIST_OPEN = frozenset({"bullet_list_open", "ordered_list_open"})
+_LEAD_IN_GAP = 2  # lines from a lead-in's last line to the code block it introduces
+_CODE_CHARS = 160  # of the first line of a lead-in's code block
 _LIST_CLOSE = frozenset({"bullet_list_close", "ordered_list_close"})
 _ROW_NUMBER_HEADERS = frozenset({"#", "No.", "No", "№"})
 
@@ -196,7 +196,7 @@ def parse_document(rel_path: str, text: str) -> Document:
         aliases=_strings(meta.get("aliases")),
         summary=str(meta["summary"]) if isinstance(meta.get("summary"), str) else None,
         front_matter=meta,
-        links=_links(rel_path, body),
+        links=markdown_links(rel_path, body),
         sections=tuple(sections),
         line_count=total_lines,
         acronyms=tuple(dict.fromkeys(a for s in sections for a in find_acronyms(f"{s.title}\n{s.text}"))),
@@ -285,6 +285,7 @@ def _walk(tokens: list[Token], builder: _Builder) -> None:
             continue
         elif token.type in ("fence", "code_block") and token.map:
             builder.texts.append(token.content.strip())
+            _code_after_lead_in(token, builder)
         elif token.type == "html_block" and token.map:
             _html_units(token, builder)
         i += 1
@@ -307,6 +308,23 @@ def _inline_units(token: Token, opener: Token, items: list[str], builder: _Build
     kind: UnitKind = "item" if items else "sentence"
     for unit in _sentences(token.content, text, first_line, kind, (lists, opens)):
         builder.add(unit)
+
+
+def _code_after_lead_in(token: Token, builder: _Builder) -> None:
+    """Give the statement just before a code block its command when it is a lead-in ("…, run:") that ends on
+    the line before the block or one line earlier: the block is what it introduces."""
+    last = builder.units[-1] if builder.units else None
+    first_line = token.map[0] + builder.offset + 1 if token.map else 0
+    if last is None or last.kind == "row" or not last.text.rstrip().endswith(":"):
+        return
+    if not 0 < first_line - last.lines[1] <= _LEAD_IN_GAP:
+        return
+    lines = [line.strip() for line in token.content.splitlines() if line.strip()]
+    if lines:
+        shown, _ = truncate(lines[0], _CODE_CHARS, marker="…")
+        more = " …" if len(lines) > 1 else ""
+        end = token.map[1] + builder.offset if token.map else first_line
+        builder.units[-1] = dataclasses.replace(last, code=shown + more, code_end=end)
 
 
 def _sentences(
@@ -368,19 +386,3 @@ def _html_units(token: Token, builder: _Builder) -> None:
         builder.texts.append(text)
         last_line = token.map[1] + builder.offset if token.map else first_line
         builder.add(Unit("sentence", text, (first_line, last_line), lists=tuple(builder.lists)))
-
-
-def _links(rel_path: str, body: str) -> tuple[str, ...]:
-    """Relative links to other markdown files, resolved to tree-relative posix paths (first seen first): inline
-    links and link reference definitions, percent-decoded."""
-    here = posixpath.dirname(rel_path)
-    found: dict[str, None] = {}  # a dict, not a list: 100,000 links must not cost 10^10 comparisons
-    definitions = LINK_DEFINITION.findall(body) if "]:" in body else ()  # most bodies hold none: skip the scan
-    for bracketed, bare in chain(LINK_TARGET.findall(body), definitions):
-        target = unquote((bracketed or bare).split("#", 1)[0])  # "a%20b.md" names "a b.md"
-        if not target or "://" in target or target.startswith(("mailto:", "/")):
-            continue
-        resolved = posixpath.normpath(posixpath.join(here, target))
-        if resolved.lower().endswith(".md") and not resolved.startswith(".."):
-            found.setdefault(resolved)
-    return tuple(found)

@@ -135,10 +135,11 @@ def test_a_lead_in_in_a_quote_lists_the_quotes_list_not_the_one_after_it(make_tr
     assert facts[0].statement == "Our cloud vendors are: Hetzner; Scaleway."
 
 
-def test_a_lead_in_followed_by_a_code_block_does_not_take_the_list_after_it(make_tree: TreeFactory) -> None:
+def test_a_lead_in_followed_by_a_code_block_shows_the_command_not_the_list_after_it(make_tree: TreeFactory) -> None:
     page = "# Deploy\n\nTo deploy the billing service, run:\n\n```\nmake deploy\n```\n\n- Check the dashboard.\n"
     facts = Retriever(make_tree({"deploy.md": page})).retrieve("How do I deploy the billing service?").facts
-    assert facts[0].statement == "To deploy the billing service, run:"
+    assert facts[0].statement == "To deploy the billing service, run: `make deploy`"
+    assert facts[0].lines == (3, 7)
 
 
 def test_a_table_inside_an_item_does_not_end_the_list(make_tree: TreeFactory) -> None:

@@ -290,6 +290,19 @@ def test_long_list_items_split_into_sentence_items() -> None:
     assert [u.opens for u in units[:3]] == [True, False, False]  # the long item opens with its first sentence
 
 
+def test_a_lead_in_right_before_a_code_block_carries_its_first_line() -> None:
+    text = "To update the repo, run:\n\n```sh\nhelm repo update\nhelm list\n```\n\nSee also:\n\ntext\n\n    indented\n"
+    units = parse_document("l.md", text).sections[0].units
+    assert (units[0].code, units[0].code_end) == ("helm repo update …", 6)
+    assert (units[1].text, units[1].code) == ("See also:", "")  # a paragraph, not a code block, follows it
+
+
+def test_a_statement_not_ending_in_a_colon_or_far_from_the_block_gets_no_code() -> None:
+    text = "Run this.\n\n```\nmake\n```\n\nThen:\n\n\n\n```\nmake test\n```\n"
+    units = parse_document("l.md", text).sections[0].units
+    assert [u.code for u in units] == ["", ""]
+
+
 def test_each_list_is_numbered_and_a_units_lists_say_where_it_sits() -> None:
     text = "Intro:\n\n- a\n\n  more of a\n\n> - quoted\n\n1. b\n   - c\n"
     units = parse_document("l.md", text).sections[0].units
