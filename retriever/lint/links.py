@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from urllib.parse import unquote
 
 from retriever.lint.prose import prose_lines
@@ -32,26 +32,27 @@ _MARKDOWN = (".md", ".markdown")
 def broken_links(tree: Tree) -> Iterator[Problem]:
     """Relative links to nothing in the tree (or out of it), and wiki links that name no document."""
     for rel_path, line, text in _prose(tree):
-        for target in link_targets(text):
-            problem = _link_problem(tree, rel_path, target)
-            if problem:
-                yield Problem(rel_path, line, problem)
-        for name in _WIKI_LINK.findall(text):
-            if name.strip() and tree.resolve(name) is None:
-                message = (
-                    f"[[{name.strip()}]] matches no document title, alias or file name; "
-                    "fix the name, or add it to the aliases of the document it means"
-                )
-                yield Problem(rel_path, line, message)
+        yield from _problems(rel_path, line, (_link_problem(tree, rel_path, t) for t in link_targets(text)))
+        yield from _problems(rel_path, line, (_wiki_problem(tree, name) for name in _WIKI_LINK.findall(text)))
 
 
 def absolute_links(tree: Tree) -> Iterator[Problem]:
     """Site-absolute links, with the relative form to write when the target is under the root."""
     for rel_path, line, text in _prose(tree):
-        for target in link_targets(text):
-            problem = _absolute_link_problem(tree, rel_path, target)
-            if problem:
-                yield Problem(rel_path, line, problem)
+        yield from _problems(rel_path, line, (_absolute_link_problem(tree, rel_path, t) for t in link_targets(text)))
+
+
+def _problems(rel_path: str, line: int, messages: Iterable[str | None]) -> Iterator[Problem]:
+    return (Problem(rel_path, line, message) for message in messages if message)
+
+
+def _wiki_problem(tree: Tree, name: str) -> str | None:
+    if not name.strip() or tree.resolve(name) is not None:
+        return None
+    return (
+        f"[[{name.strip()}]] matches no document title, alias or file name; "
+        "fix the name, or add it to the aliases of the document it means"
+    )
 
 
 def _prose(tree: Tree) -> Iterator[tuple[str, int, str]]:
