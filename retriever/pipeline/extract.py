@@ -27,7 +27,6 @@ _SHORT_WORDS = 6
 _FRAMED_ITEM_WORDS = 12
 _LISTED_ITEMS = 5  # items a lead-in is shown with
 _LISTED_CHARS = 160  # of each item's first sentence
-_LIST_GAP = 2  # lines from a lead-in's last line to its list's first item
 
 
 def framed(unit: Unit, section: Section, speaker: str | None = None) -> str:
@@ -68,13 +67,12 @@ def listed(units: tuple[Unit, ...], i: int) -> tuple[str, int] | None:
     the quote the lead-in is in, say) is another list.  At most ``_LISTED_ITEMS``, each cut at
     ``_LISTED_CHARS``; the rest are counted."""
     lead = units[i]
-    if not lead.text.rstrip().endswith(":") or lead.kind == "row" or i + 1 >= len(units):
+    if i + 1 >= len(units):
         return None
     first = units[i + 1]
     nested = len(first.lists) > len(lead.lists) and first.lists[: len(lead.lists)] == lead.lists
-    # The list starts on the next line or after one blank line: past a code block, it is not what the lead-in
-    # introduces ("To deploy, run:", a command, then a checklist).
-    if not (first.opens and nested and first.lines[0] - lead.lines[1] <= _LIST_GAP):
+    # Past a code block the list is not what the lead-in introduces ("To deploy, run:", a command, a checklist).
+    if not (first.opens and nested and lead.introduces(first.lines[0])):
         return None
     own = first.lists[-1]
     inside = takewhile(lambda u: own in u.lists, (units[j] for j in range(i + 1, len(units))))
@@ -85,8 +83,13 @@ def listed(units: tuple[Unit, ...], i: int) -> tuple[str, int] | None:
     return "; ".join(item.rstrip(" .;") for item in shown) + more + ".", last
 
 
-def _quoted(code: str) -> str:
-    return code if "`" in code else f"`{code}`"
+def _introduced(units: tuple[Unit, ...], i: int) -> tuple[str, int] | None:
+    """What a lead-in is shown with, and the last line it reaches: its list (``listed``), else the command it
+    introduces ("To update the repo, run: `helm repo update`"); None for any other statement."""
+    unit = units[i]
+    if unit.code:
+        return (unit.code if "`" in unit.code else f"`{unit.code}`"), unit.code_end
+    return listed(units, i)
 
 
 def _first_sentence(text: str) -> str:
@@ -102,11 +105,8 @@ def candidates_of(memory: Memory, target: Target) -> Iterator[Candidate]:
             # counting it in every sentence of a long turn lowered QMSum's section hit@5 (0.643 -> 0.627).
             shown = framed(unit, section, turn.speaker) if turn.continues else ""
             lines = unit.lines
-            if (items := listed(section.units, i)) is not None:  # scored on its own words, shown with its list
-                shown, lines = f"{(shown or framed(unit, section)).rstrip()} {items[0]}", (lines[0], items[1])
-            elif unit.code:  # or with the command it introduces ("To update the repo, run: `helm repo update`")
-                shown = f"{(shown or framed(unit, section)).rstrip()} {_quoted(unit.code)}"
-                lines = (lines[0], unit.code_end)
+            if (introduced := _introduced(section.units, i)) is not None:  # scored on its own words only
+                shown, lines = f"{(shown or framed(unit, section)).rstrip()} {introduced[0]}", (lines[0], introduced[1])
             yield Candidate(
                 framed(unit, section),
                 target,

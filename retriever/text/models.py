@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 Lines = tuple[int, int]
 UnitKind = Literal["sentence", "item", "row"]
+LEAD_IN_GAP = 2  # lines from a lead-in's last line to the first line of the list or code block it introduces
 
 
 def _by_fields(self: Any) -> tuple[type, tuple[Any, ...]]:
@@ -40,6 +41,16 @@ class Unit:
     code_end: int = 0
 
     __reduce__ = _by_fields
+
+    @property
+    def leads_in(self) -> bool:
+        """A sentence or item ending in a colon: it says that what follows (a list, a command) is the answer."""
+        return self.kind != "row" and self.text.rstrip().endswith(":")
+
+    def introduces(self, first_line: int) -> bool:
+        """Whether a lead-in's block starting at ``first_line`` is what it introduces: the block starts on the
+        next line or after one blank line (``LEAD_IN_GAP``); past other text it introduces that text."""
+        return self.leads_in and 0 < first_line - self.lines[1] <= LEAD_IN_GAP
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,9 +37,8 @@ __all__ = ["INDEX_NAMES", "ParseError", "default_title", "parse_document", "spli
 
 _LONG_UNIT = 600  # characters; longer list items are split into sentences
 _LIST_OPEN = frozenset({"bullet_list_open", "ordered_list_open"})
-_LEAD_IN_GAP = 2  # lines from a lead-in's last line to the code block it introduces
-_CODE_CHARS = 160  # of the first line of a lead-in's code block
 _LIST_CLOSE = frozenset({"bullet_list_close", "ordered_list_close"})
+_CODE_CHARS = 160  # of the first line of a lead-in's code block
 _ROW_NUMBER_HEADERS = frozenset({"#", "No.", "No", "№"})
 
 # Budgets per file (the front matter's are in ``front_matter``).  Real documents stay far below them
@@ -311,13 +310,11 @@ def _inline_units(token: Token, opener: Token, items: list[str], builder: _Build
 
 
 def _code_after_lead_in(token: Token, builder: _Builder) -> None:
-    """Give the statement just before a code block its command when it is a lead-in ("…, run:") that ends on
-    the line before the block or one line earlier: the block is what it introduces."""
+    """Give the statement just before a code block its command when it is a lead-in ("…, run:") that the
+    block follows closely (``Unit.introduces``): the block is what it introduces."""
     last = builder.units[-1] if builder.units else None
     first_line = token.map[0] + builder.offset + 1 if token.map else 0
-    if last is None or last.kind == "row" or not last.text.rstrip().endswith(":"):
-        return
-    if not 0 < first_line - last.lines[1] <= _LEAD_IN_GAP:
+    if last is None or not last.introduces(first_line):
         return
     lines = [line.strip() for line in token.content.splitlines() if line.strip()]
     if lines:
