@@ -33,12 +33,16 @@ HISTORY_FOR_TRIAGE = 3
 _EMOTICONS = re.compile(courtesy.EMOTICONS)
 _PRAISE = re.compile(courtesy.PRAISE)
 _LAUGHTER = re.compile("|".join(courtesy.LAUGHTER))
-_PHRASES = re.compile(
-    r"(?<!\w)(?:" + "|".join(re.escape(p) for p in sorted(courtesy.PHRASES, key=len, reverse=True)) + r")(?!\w)"
-)
-_INTENTS = re.compile(
-    r"(?<!\w)(?:" + "|".join(re.escape(p) for p in sorted(courtesy.INTENTS, key=len, reverse=True)) + r")(?!\w)"
-)
+
+
+def _any_of(phrases: frozenset[str]) -> re.Pattern[str]:
+    """Any of ``phrases`` on word bounds, the longest first ("thank you so much" before "thank you")."""
+    longest_first = sorted(phrases, key=len, reverse=True)
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, longest_first)) + r")(?!\w)")
+
+
+_PHRASES = _any_of(courtesy.PHRASES)
+_INTENTS = _any_of(courtesy.INTENTS)
 _UNSPACED = re.compile("|".join(re.escape(p) for p in sorted(courtesy.UNSPACED, key=len, reverse=True)))
 _UNSPACED_SCRIPT = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _STRETCH = re.compile(r"(\w)\1{2,}")
@@ -53,7 +57,8 @@ _PRONOUNS = frozenset(
 )
 _LEADS = ("and", "also", "і", "а", "та", "також")
 _SECOND_PERSON = frozenset("you u ya ye yourself ти ви тебе вас тобі вам".split())
-_PLACE = frozenset({"there", "там"})  # "anyone there?" calls for someone; it does not point back at a topic
+# The pronouns that point back at a topic; "there" does not ("anyone there?" calls for someone).
+_REFERRING = _PRONOUNS - {"there", "там"}
 
 
 def _small_talk(word: str) -> bool:
@@ -93,7 +98,7 @@ def _addressed(prompt: str, content: list[str], is_person: IsPerson | None) -> b
     words = _words(text)
     if len(content) != 1 or "?" in prompt or len(words) > NAME_PROMPT_WORDS:
         return False
-    if not (_PHRASES.search(text) or any(w in courtesy.WORDS or w in courtesy.ABBREVIATIONS for w in words)):
+    if not _courteous(text, words):
         return False
     if content[0] in courtesy.ADDRESSEES:
         return True
@@ -133,9 +138,13 @@ def _bare_question(prompt: str) -> bool:
     nothing of its own to search for, so it can only be about what the session asked before."""
     text = analyzer.normalize(prompt)
     words = _words(text)
-    courteous = _PHRASES.search(text) or any(w in courtesy.WORDS or w in courtesy.ABBREVIATIONS for w in words)
     addressed = any(w in _SECOND_PERSON for w in words)  # "did you get that?" asks the assistant, not the memory
-    return "?" in prompt and not courteous and not addressed and any(w in _PRONOUNS - _PLACE for w in words)
+    return "?" in prompt and not _courteous(text, words) and not addressed and any(w in _REFERRING for w in words)
+
+
+def _courteous(text: str, words: list[str]) -> bool:
+    """Whether the normalised ``text`` (its ``words``) holds a courtesy phrase or word."""
+    return bool(_PHRASES.search(text)) or any(w in courtesy.WORDS or w in courtesy.ABBREVIATIONS for w in words)
 
 
 def rewrite(prompt: str, history: Sequence[str]) -> str | None:
@@ -151,25 +160,20 @@ def rewrite(prompt: str, history: Sequence[str]) -> str | None:
 
 def triage(prompt: str, history: Sequence[str] = (), is_person: IsPerson | None = None) -> Triage:
     """The routing decision for one prompt."""
-    if is_low_information(prompt, is_person):
-        rewritten = rewrite(prompt, history) if _bare_question(prompt) else None
-        if rewritten:
-            return Triage(
-                decision="retrieve",
-                reasoning="Follow-up to an earlier prompt in this session; rewritten to stand on its own.",
-                rewritten_query=rewritten,
-            )
-        return Triage(
-            decision="skip",
-            reasoning="Low-information prompt (greeting, thanks or acknowledgement): no company context needed.",
-            rewritten_query=None,
-        )
-    rewritten = rewrite(prompt, history)
+    small_talk = is_low_information(prompt, is_person)
+    # A question of stop words and a pronoun is small talk, unless the session gives it a topic.
+    rewritten = rewrite(prompt, history) if not small_talk or _bare_question(prompt) else None
     if rewritten:
         return Triage(
             decision="retrieve",
             reasoning="Follow-up to an earlier prompt in this session; rewritten to stand on its own.",
             rewritten_query=rewritten,
+        )
+    if small_talk:
+        return Triage(
+            decision="skip",
+            reasoning="Low-information prompt (greeting, thanks or acknowledgement): no company context needed.",
+            rewritten_query=None,
         )
     words = ", ".join(dict.fromkeys(content_words(prompt)[:6]))
     return Triage(
