@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import re
-import stat
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,13 +37,13 @@ from pathlib import Path
 from retriever.compat.graphs import USER_ID_RULE, InvalidUserId, canonical_user_id
 from retriever.config import Settings
 from retriever.errors import ConfigError
+from retriever.text.regular import NotRegular, TooLarge, read_regular
 from retriever.text.safe import preview
 
 ANY_USER = "*"
 _FORMAT = "expected key=user1|user2 or key=* (a key, '=', then '|'-separated user ids or '*')"
 _NAME_DOMAIN = b"company-memory-retriever api key name\0"  # keeps the fingerprint apart from any other hash of a key
 MAX_KEYS_FILE_BYTES = 1 << 20  # a keys file larger than this (1 MiB) is refused, never read whole
-_NONBLOCKING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
 @dataclass(frozen=True)
@@ -148,20 +146,13 @@ def _keys_file_text(path: Path) -> str:
     fix = "give key=user1|user2 pairs or the path of a readable keys file"
     shown = preview(str(path), 200)
     try:
-        handle = os.open(path, _NONBLOCKING)
+        data = read_regular(path, MAX_KEYS_FILE_BYTES)
+    except NotRegular:
+        raise ConfigError(f"{why}, and {shown} is not a regular file (a FIFO, a device or a folder); {fix}") from None
+    except TooLarge:
+        raise ConfigError(f"keys file {shown} is over 1 MiB, far more than any list of keys; {fix}") from None
     except OSError as exc:
         raise ConfigError(f"{why}, and that file cannot be read ({exc.strerror}); {fix}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            raise ConfigError(f"{why}, and {shown} is not a regular file (a FIFO, a device or a folder); {fix}")
-        with os.fdopen(handle, "rb", closefd=False) as file:
-            data = file.read(MAX_KEYS_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{why}, and that file cannot be read ({exc.strerror}); {fix}") from None
-    finally:
-        os.close(handle)
-    if len(data) > MAX_KEYS_FILE_BYTES:
-        raise ConfigError(f"keys file {shown} is over 1 MiB, far more than any list of keys; {fix}")
     try:
         return data.decode("utf-8-sig")  # a byte-order mark (Notepad's "UTF-8 with BOM") is dropped
     except UnicodeDecodeError:

@@ -16,8 +16,8 @@ import errno
 import hashlib
 import os
 from pathlib import Path
-from stat import S_ISREG
 
+from retriever.text.regular import NotRegular, TooLarge, open_nonblocking, read_opened
 from retriever.text.walk import DEFAULT_MAX_FILES, ENTRIES_PER_FILE, MAX_DEPTH, Entry, is_memory_file, printable, scan
 
 __all__ = [
@@ -60,25 +60,23 @@ def read_text(root: Path, rel_path: str, max_bytes: int, vetted: Entry | None = 
     fresh = vetted is None or vetted.identity is None  # no walk behind it: vetted here, and checked again below
     if vetted is None or vetted.identity is None:  # ``fresh``, spelt out so the type checker narrows ``vetted``
         vetted = vet(root, rel_path)
-    fd = _open_vetted(root, vetted)
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            stat = os.fstat(fd)
-            if (stat.st_dev, stat.st_ino) != vetted.identity:
-                raise Unreadable(_CHANGED)
-            if not S_ISREG(stat.st_mode):
-                raise Unreadable("not a regular file; remove it or give it a name without .md")
-            check_size(stat.st_size, max_bytes)
-            data = handle.read(max_bytes + 1)
-        except OSError as exc:
-            raise Unreadable(f"cannot be read: {exc.strerror}") from exc
-    check_size(len(data), max_bytes)  # it grew since the stat
+    identity = vetted.identity
+
+    def same_file(stat: os.stat_result) -> None:
+        if (stat.st_dev, stat.st_ino) != identity:
+            raise Unreadable(_CHANGED)
+
+    try:
+        data = read_opened(_open_vetted(root, vetted), max_bytes, same_file)
+    except NotRegular:
+        raise Unreadable("not a regular file; remove it or give it a name without .md") from None
+    except TooLarge as exc:
+        raise Unreadable(_too_large(exc.size, max_bytes)) from None
+    except OSError as exc:
+        raise Unreadable(f"cannot be read: {exc.strerror}") from exc
     if fresh and not Path(os.path.realpath(root / rel_path)).is_relative_to(root.resolve()):
         raise Unreadable(_CHANGED)  # a folder swapped for a symlink while ``vet`` looked: vetted and read outside
     return decode(data)
-
-
-_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 def _open_vetted(root: Path, vetted: Entry) -> int:
@@ -89,7 +87,7 @@ def _open_vetted(root: Path, vetted: Entry) -> int:
         if not path.is_relative_to(root.resolve()):
             raise Unreadable(_CHANGED)
     try:
-        return os.open(path, _FLAGS)
+        return open_nonblocking(path, follow=False)
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # a symlink where the walk saw a plain file
             raise Unreadable(_CHANGED) from exc
@@ -116,7 +114,11 @@ def vet(root: Path, rel_path: str) -> Entry:
 
 def check_size(size: int, max_bytes: int) -> None:
     if size > max_bytes:
-        raise Unreadable(f"larger than the {max_bytes:,}-byte limit ({size:,} bytes); split it or raise max_file_bytes")
+        raise Unreadable(_too_large(size, max_bytes))
+
+
+def _too_large(size: int, max_bytes: int) -> str:
+    return f"larger than the {max_bytes:,}-byte limit ({size:,} bytes); split it or raise max_file_bytes"
 
 
 def decode(data: bytes) -> tuple[str, str]:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from retriever.errors import ConfigError
 from retriever.text.models import Skipped
+from retriever.text.regular import NotRegular, read_regular
 from retriever.text.safe import preview
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ BAD_LINES_NAMED = 5  # of a .gitignore's invalid lines, the first is shown and t
 # by path, as ``os.scandir`` alone would.
 _BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW")
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCKING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+MAX_GITIGNORE_BYTES = 1 << 20  # past this (1 MiB) a .gitignore is read no further
 # What opening a symlink (or a file) with O_DIRECTORY | O_NOFOLLOW raises: ENOTDIR on Linux, ELOOP on macOS,
 # EMLINK on FreeBSD.
 _NOT_A_FOLDER = frozenset({errno.ENOTDIR, errno.ELOOP, errno.EMLINK})
@@ -84,25 +85,25 @@ def _is_noise(name: str) -> bool:
 
 def _gitignore(directory: Path, fd: int | None) -> tuple[pathspec.PathSpec[Any] | None, str | None]:
     """The rules of the folder's ``.gitignore`` (None when it has none or it is not a readable regular file),
-    and why some of its lines were left out (``_rules``), else None.
+    and why some of its lines were left out (``_rules``; past ``MAX_GITIGNORE_BYTES``), else None.
 
     Read through ``fd``, the folder's vetted descriptor, where there is one: by path, a folder swapped for a
-    symlink since would lend its rules from elsewhere.  Opened non-blocking and read only if it is a regular
-    file: a FIFO named ``.gitignore`` would otherwise hang the walk.
+    symlink since would lend its rules from elsewhere.  Read as ``regular.read_regular`` reads: a FIFO named
+    ``.gitignore`` would otherwise hang the walk, a huge one fill the memory.
     """
+    name = ".gitignore" if fd is not None else directory / ".gitignore"
     try:
-        handle = os.open(".gitignore" if fd is not None else directory / ".gitignore", _NONBLOCKING, dir_fd=fd)
-    except OSError:
+        data = read_regular(name, MAX_GITIGNORE_BYTES + 1, dir_fd=fd, whole=False)
+    except (OSError, NotRegular):
         return None, None
-    with os.fdopen(handle, "rb") as file:
-        try:
-            if not S_ISREG(os.fstat(handle).st_mode):
-                return None, None
-            data = file.read()
-        except OSError:
-            return None, None
+    cut = None
+    if len(data) > MAX_GITIGNORE_BYTES:  # the lines that fit still apply: none would index all that it hides
+        data = data[: data.rfind(b"\n", 0, MAX_GITIGNORE_BYTES) + 1]
+        kept = data.count(b"\n")
+        cut = f"it is over {MAX_GITIGNORE_BYTES >> 20} MiB: only its first {kept:,} lines apply; shorten it"
     # Lines end at '\n' only, as git reads them (a form feed or U+2028 would shift the numbers shown).
-    return _rules([line.removesuffix("\r") for line in data.decode("utf-8", errors="replace").split("\n")])
+    spec, bad = _rules([line.removesuffix("\r") for line in data.decode("utf-8", errors="replace").split("\n")])
+    return spec, "; ".join(why for why in (cut, bad) if why) or None
 
 
 def _rules(lines: list[str]) -> tuple[pathspec.PathSpec[Any], str | None]:

@@ -522,3 +522,15 @@ def test_whichever_folder_is_swapped_as_the_walk_reaches_it_only_its_files_are_l
     kept = sorted(f"{f}/n.md" for f in folders if f != swapped and not f.startswith(f"{swapped}/"))
     assert [e.rel_path for e in entries] == kept
     assert skipped == [Skipped(swapped, FOLDER_CHANGED)]
+
+
+def test_a_gitignore_over_its_bound_applies_its_first_lines_and_says_the_rest_were_not_read(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(walk, "MAX_GITIGNORE_BYTES", 40)
+    rules = "hidden.md\n" + "#" * 25 + "\n" + "late.md\n" * 3  # the first two lines fit in 40 bytes
+    root = make_tree({"hidden.md": "h", "late.md": "l", "kept.md": "k", ".gitignore": rules})
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == ["kept.md", "late.md"]
+    assert [s.rel_path for s in skipped] == [".gitignore"]
+    assert "only its first 2 lines apply" in skipped[0].reason
