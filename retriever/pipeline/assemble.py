@@ -107,20 +107,22 @@ _COVERED = {
 
 
 def summarize(
-    facts: tuple[Fact, ...], coverage: str, question: str = "", relations: tuple[Relationship, ...] = ()
+    facts: tuple[Fact, ...], coverage: str, question: str | Query = "", relations: tuple[Relationship, ...] = ()
 ) -> str:
     """An extractive summary that says the answer first: for a who-question, what the best document
     names (owner, lead, team…); then the two strongest facts as sentences; then how well the memory
     covers it and where.  A weak match (limited, none) says so before anything else, and a question whose
-    words only ask ("update", "status?") says that it names no topic (``query.no_topic``)."""
+    words only ask ("update", "status?") says that it names no topic (``query.no_topic``).  ``question``
+    is its text or, from the pipeline, the query already analysed (so it is not analysed again)."""
     if not facts:
         return "The memory holds nothing that matches this query."
     sources = list(dict.fromkeys(f.source_title for f in facts))
     where = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
-    answer = relation_answer(question, facts, relations)
+    query = analyze(question) if isinstance(question, str) else question
+    answer = relation_answer(query.text, facts, relations)
     said = [answer] if answer else []
     said += list(dict.fromkeys(fact_sentence(f) for f in facts[:2]))
-    vague = no_topic(analyze(question)) if question else ()
+    vague = no_topic(query)
     if vague:
         named = ", ".join(f'"{word}"' for word in vague[:3])
         lead = f"The question names no topic ({named}): say what it is about. The closest matches"
@@ -131,26 +133,26 @@ def summarize(
 
 
 def _summary(
-    facts: tuple[Fact, ...], coverage: str, ctx: Context, asked: tuple[str, str], relations: tuple[Relationship, ...]
+    facts: tuple[Fact, ...], coverage: str, ctx: Context, asked: tuple[Query, str], relations: tuple[Relationship, ...]
 ) -> str:
     """The model's summary of the kept facts when one is configured and grounded, else the extractive one.
 
     ``asked`` is (the query retrieval worked on, the words the user gave).  The model summarises the
     query, but only the facts and the user's words count as known when its summary is judged: a
     query the model rewrote is its own text, and a claim in it would otherwise pass as "asked"."""
-    question, own_words = asked
+    query, own_words = asked
     if ctx.llm is not None and facts:
         from retriever.llm.grounding import summary_problem  # loaded only with a model: see pipeline.context
         from retriever.llm.guided import guide_summary
 
         statements = [f.statement for f in facts[:SUMMARY_FACTS]]
-        written = guide_summary(ctx.llm, question, statements)
+        written = guide_summary(ctx.llm, query.text, statements)
         problem = None if written is None else summary_problem(written, statements, own_words)
         if written is not None and problem is None:
             return written
         if problem is not None:
             ctx.llm.fall_back("summary", problem)
-    return summarize(facts, coverage, question, relations)
+    return summarize(facts, coverage, query, relations)
 
 
 def _users_words(state: Run, ctx: Context) -> str:
@@ -180,7 +182,6 @@ def _bounded(fact: Fact) -> Fact:
 def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Query) -> Retrieval:
     """The retrieval: facts with entities, relationships, excerpts, answerability, coverage and a summary."""
     facts = tuple(map(_bounded, _mark_model_written(state.facts, state.candidates)))
-    question = state.query_text
     docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
     resolve = memory.resolve
     answerability = confidence.estimate(memory, query, phase1.targets, facts, state.candidates, state.speakers)
@@ -188,7 +189,7 @@ def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Qu
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
     relations = relationships(docs, memory, resolve)
     return Retrieval(
-        context_summary=_summary(facts, cover, ctx, (question, _users_words(state, ctx)), relations),
+        context_summary=_summary(facts, cover, ctx, (query, _users_words(state, ctx)), relations),
         facts=facts,
         entities=entities(docs, memory, resolve),
         relationships=relations,
