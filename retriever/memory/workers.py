@@ -88,8 +88,11 @@ class _Worker:
 
     def __init__(self) -> None:
         path = os.pathsep.join(p for p in (_PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p)
+        # -P: ``-m`` would put the working directory first on the worker's module path, and that is often
+        # the memory tree itself (`retriever index --root .`, an MCP client started in a project): a
+        # ``yaml.py`` or ``pickle.py`` committed there would run as code in every worker.
         self.process = subprocess.Popen(
-            [sys.executable, "-m", __name__],
+            [sys.executable, "-P", "-m", __name__],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": path},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,16 @@ def test_closing_early_stops_the_workers() -> None:
 def test_without_an_interpreter_to_start_the_work_runs_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(workers.sys, "executable", "/nonexistent/python")
     assert set(workers.ordered(os.readlink, ["/proc/self"] * 20, 2)) == {_self()}
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_a_module_in_the_working_folder_never_runs_in_a_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The working folder is often the memory tree: a ``pickle.py`` committed there is data, not code."""
+    marker = tmp_path / "ran"
+    (tmp_path / "pickle.py").write_text(f"open({str(marker)!r}, 'w').write('shadowed')\nraise SystemExit(3)\n")
+    monkeypatch.chdir(tmp_path)
+    pids = set(workers.ordered(os.readlink, ["/proc/self"] * 30, 2))
+    assert not marker.exists()
+    assert _self() not in pids  # the batches really ran in the workers, not here after they died
