@@ -1,6 +1,10 @@
-"""The index caches under the cache home: list them, and remove the ones no longer wanted.
+"""The index caches under the cache home: open a root's, save into it, list them, remove unwanted ones.
 
-Contract: ``list_caches(settings)`` returns one ``CacheEntry`` per folder under the index home
+Contract: ``open_cache(settings, root)`` opens the cache of a root, or returns None with the warning
+``unavailable`` words (the session indexes in memory); ``save`` writes a refresh's index and commits
+its records, raising ``CacheUnwritable`` or ``sqlite3.Error`` when the cache cannot take them (a
+full disk), upon which ``memory.refresh`` drops the cache for the session the same way.
+``list_caches(settings)`` returns one ``CacheEntry`` per folder under the index home
 (``cache_home(settings)/index``): its root (from ``root.json``; None for a cache written before
 roots were recorded), whether that root still exists, its size, when it was last opened
 (``root.json``, else its newest file) and whether a process has it open (``locks.unused``).
@@ -13,18 +17,22 @@ holding their locks exclusively: a cache some process has open, or is refreshing
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
+import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from retriever.config import Settings, cache_home
+from retriever.config import Settings, cache_home, index_cache_dir
 from retriever.memory import locks
-from retriever.memory.cache import ROOT_FILE
+from retriever.memory.cache import ROOT_FILE, IndexCache, IndexState
+
+log = logging.getLogger(__name__)
 
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "": 86400}
@@ -63,6 +71,38 @@ class Pruned:
     entry: CacheEntry
     outcome: Outcome
     detail: str = ""
+
+
+class CacheUnwritable(Exception):
+    """The index could not be written to its cache (an ``OSError``: a full disk, a read-only folder)."""
+
+
+def open_cache(settings: Settings, root: Path) -> tuple[IndexCache | None, list[str]]:
+    """The index cache of ``root`` (None, with a warning, when it is unusable or inside the tree)."""
+    folder = index_cache_dir(settings, root)
+    try:
+        if folder.resolve().is_relative_to(root.resolve()):
+            return None, [f"state folder {folder} is inside the memory tree; index cache disabled"]
+        return IndexCache(folder), []
+    except (OSError, sqlite3.Error) as exc:
+        return None, [unavailable(folder, exc)]
+
+
+def unavailable(folder: Path, cause: Exception) -> str:
+    """The warning of a session without its cache (logged too): which folder, why, and that it indexes in memory."""
+    log.warning("index cache unavailable at %s: %s", folder, cause)
+    return f"index cache unavailable at {folder} ({cause}); indexing in memory"
+
+
+def save(cache: IndexCache, state: IndexState | None) -> None:
+    """Write ``state`` (None: the index did not change) then commit the refresh's file records; raises
+    ``CacheUnwritable`` or ``sqlite3.Error`` when the cache cannot take them (the caller rolls back)."""
+    if state is not None:
+        try:
+            cache.save_index(state)
+        except OSError as exc:  # committing the records without their index would leave the two out of step
+            raise CacheUnwritable(f"the index could not be saved: {exc}") from exc
+    cache.commit()
 
 
 def index_home(settings: Settings) -> Path:

@@ -9,9 +9,10 @@ is parsed, so no document is held until the end.  Files that cannot be read are 
 ``skipped`` with a reason and never stop the rest.  Reading and parsing happen outside the write
 lock; retrievals wait only for the swap.  ``refresh()`` never raises: a failure keeps the last good
 index answering and is named in ``warnings`` (``refresh_error``) until a refresh succeeds;
-``refresh_or_raise()`` (the first load) raises instead.  Two processes sharing a cache refresh it
-one after the other (``locks.cross_process``).  ``progress(phase, done, total)`` hears how a long
-one advances (``PHASES``).
+``refresh_or_raise()`` (the first load) raises instead, but a cache that cannot be written (a full
+disk) is dropped for the session: writes rolled back, the index built in memory, a warning given, as
+when it cannot be opened (``caches.open_cache``).  Two processes sharing a cache refresh it one after
+the other (``locks.cross_process``).  ``progress(phase, done, total)`` hears a long one (``PHASES``).
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from retriever.config import Settings, index_cache_dir
+from retriever.config import Settings
 from retriever.errors import RetrieverError
-from retriever.memory import gitinfo, locks, records
+from retriever.memory import caches, gitinfo, locks, records
 from retriever.memory.build import NewIndex, SegmentBuilder, empty_state, register
 from retriever.memory.cache import IndexCache, IndexState
+from retriever.memory.caches import open_cache as open_cache  # where ``memory`` has always imported it from
 from retriever.memory.documents import Documents
 from retriever.memory.fileview import FileRow
 from retriever.memory.index import Params, SectionIndex
@@ -113,15 +115,33 @@ class Refresher:
         return self.stats
 
     def refresh_or_raise(self, after: Callable[[], None], progress: Progress | None = None) -> None:
-        with self._refreshing, locks.cross_process(self.cache.folder if self.cache else None):
+        """Refresh, then ``after()``; raises what stopped it, except a cache that cannot be written (see the module)."""
+        with self._refreshing:
             try:
-                self.apply(self._scan(progress), progress)
-            except Exception:
-                if self.cache:
-                    self.cache.rollback()  # file records written before the failure were never applied
-                raise
-            after()
+                with locks.cross_process(self.cache.folder if self.cache else None):
+                    try:
+                        self.apply(self._scan(progress), progress)
+                    except Exception:
+                        if self.cache:
+                            self.cache.rollback()  # file records written before the failure were never applied
+                        raise
+                    after()
+            except (sqlite3.Error, caches.CacheUnwritable) as exc:  # only the cache speaks SQL: it failed, not the tree
+                self._without_cache(exc, progress)
+                after()
         self._set_refresh_error(None)
+
+    def _without_cache(self, cause: Exception, progress: Progress | None) -> None:
+        """Go on in memory after a cache write failed: the index and its documents built anew without the cache
+        and swapped in whole, the cache closed for the rest of the session, and a warning saying so."""
+        cache, alone = self.cache, Refresher(self.root, self.settings, self.params, None, self.warnings)
+        assert cache is not None  # only a cache raises what brings us here
+        self.warnings.append(caches.unavailable(cache.folder, cause))
+        with self.rw.writing():  # retrievals wait: the index a failed commit swapped in reads the rolled-back cache
+            alone.apply(alone._scan(progress), progress)
+            self.cache, self.documents, self.state, self.stats = None, alone.documents, alone.state, alone.stats
+            self._file_sections, self._rows, self.skipped = alone._file_sections, alone._rows, alone.skipped
+        cache.close()
 
     def _failed(self, exc: Exception) -> None:
         problem = exc.message if isinstance(exc, RetrieverError) else f"{type(exc).__name__}: {exc}"
@@ -299,14 +319,9 @@ class Refresher:
     def _save(self, dirty: bool, progress: Progress | None) -> None:
         if not self.cache:
             return
-        if dirty:
-            if progress:
-                progress(SAVING, 0, 1)
-            try:
-                self.cache.save_index(self.state)
-            except OSError as exc:
-                self.warnings.append(f"index cache not saved ({exc.strerror}); next start re-indexes")
-        self.cache.commit()
+        if dirty and progress:
+            progress(SAVING, 0, 1)
+        caches.save(self.cache, self.state if dirty else None)
         if dirty and progress:
             progress(SAVING, 1, 1)
 
@@ -345,18 +360,6 @@ def snapshot_changes(snapshot: gitinfo.GitSnapshot, settings: Settings, progress
         else:
             skipped.append(Skipped(record.entry.rel_path, record.reason or "could not be read"))
     return Changes(changed, [], set(changed), skipped, found, len(changed))
-
-
-def open_cache(settings: Settings, root: Path) -> tuple[IndexCache | None, list[str]]:
-    """The index cache of ``root`` (None, with a warning, when it is unusable or inside the tree)."""
-    folder = index_cache_dir(settings, root)
-    try:
-        if folder.resolve().is_relative_to(root.resolve()):
-            return None, [f"state folder {folder} is inside the memory tree; index cache disabled"]
-        return IndexCache(folder), []
-    except (OSError, sqlite3.Error) as exc:
-        log.warning("index cache unavailable at %s: %s", folder, exc)
-        return None, [f"index cache unavailable at {folder} ({exc}); indexing in memory"]
 
 
 def _kept(record: Record, keep: bool) -> Document | None:
