@@ -1,23 +1,41 @@
 """``retriever init``: a new memory repository, ready to edit, lint and check in CI.
 
-Contract: ``scaffold(target)`` writes ``FILES`` under ``target`` (which must not exist or be
-empty, else ``TargetNotEmpty``) and returns the files it wrote, in order.  The example
-documents name each other in their relation fields and link each other with relative links,
-so the scaffold passes ``retriever check`` with no findings.
+Contract: ``scaffold(target)`` writes ``FILES`` under ``target`` (which must not exist, or be an
+empty folder of the user's own, else ``TargetNotEmpty`` / ``TargetNotOwned``) and returns the files
+it wrote, in order.  It never overwrites and never follows a symlink: every folder and file under
+``target`` is created new (``mkdir`` that fails on an existing name, ``O_CREAT|O_EXCL|O_NOFOLLOW``), so
+something that appears there while it writes stops it (``TargetChanged``) instead of being written
+through.  The example documents name each other in their relation fields and link each other with
+relative links, so the scaffold passes ``retriever check`` with no findings.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from pathlib import Path
 
 from retriever.errors import InvalidArguments
 
 FOLDERS = ("people", "teams", "projects", "decisions", "processes", "policies", "meetings", "glossary")
+# Create, never open what is there: O_EXCL fails on any existing name (a symlink included) and O_NOFOLLOW
+# says so again; O_BINARY keeps Windows from turning "\n" into "\r\n".  Both are missing on some systems.
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
 class TargetNotEmpty(InvalidArguments):
     """``retriever init`` never writes into a folder that already holds something."""
+
+
+class TargetNotOwned(InvalidArguments):
+    """``retriever init`` never writes into a folder that belongs to another user: they could swap its
+    contents for links to your files while it writes."""
+
+
+class TargetChanged(InvalidArguments):
+    """Something appeared in the folder ``retriever init`` was filling; it stopped without touching it."""
 
 
 README = """\
@@ -503,15 +521,80 @@ def scaffold(target: Path, source: str | None = None) -> list[Path]:
     """Write a new memory tree under ``target``; the files written, in order.
 
     ``source`` is where the CI workflow installs the retriever from unless the repository variable
-    RETRIEVER_SOURCE says otherwise; without either, the workflow fails saying how to set it.
+    RETRIEVER_SOURCE says otherwise; without either, the workflow fails saying how to set it.  Raises
+    ``TargetNotEmpty``, ``TargetNotOwned`` or ``TargetChanged`` (see the module's contract); files
+    written before a ``TargetChanged`` stay.
     """
-    if target.exists() and (not target.is_dir() or next(target.iterdir(), None) is not None):
-        raise TargetNotEmpty(f"{target} already exists and is not empty; choose a new or empty folder")
-    files = {**FILES, WORKFLOW_PATH: workflow(source)}
+    files = {**FILES, WORKFLOW_PATH: workflow(source)}  # a bad source stops it before anything is made
+    _claim(target)
+    made = {target}
     written: list[Path] = []
     for rel_path, content in files.items():
         path = target / rel_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8", newline="\n")
+        _make_folders(target, path.parent, made)
+        _create(target, path, content)
         written.append(path)
     return written
+
+
+def _claim(target: Path) -> None:
+    """Make ``target`` (and its missing parents), or accept it as it is: an empty folder of this user's.
+
+    ``mkdir`` without ``exist_ok``: a folder made here is new, this user's and empty.  Otherwise
+    ``TargetNotEmpty`` for anything but an empty folder and ``TargetNotOwned`` for another user's
+    (where the system has user ids).
+    """
+    try:
+        target.mkdir(parents=True)
+        return
+    except FileExistsError:
+        if not os.path.lexists(target):
+            raise  # a parent is a file: the OSError names it
+    try:
+        info = target.stat()  # follows a link: a link to your own empty folder is fine
+    except OSError:
+        info = None  # a link to nothing, or one that loops
+    if info is None or not stat.S_ISDIR(info.st_mode) or next(target.iterdir(), None) is not None:
+        raise TargetNotEmpty(f"{target} already exists and is not empty; choose a new or empty folder")
+    geteuid = getattr(os, "geteuid", None)  # files made here would be this (effective) user's
+    if geteuid is not None and info.st_uid != geteuid():
+        raise TargetNotOwned(
+            f"{target} belongs to another user (uid {info.st_uid}), who could swap what init writes for links "
+            f"to your files; nothing was written: pass a folder that does not exist yet (init creates it) or "
+            f"one you own"
+        )
+
+
+def _make_folders(target: Path, folder: Path, made: set[Path]) -> None:
+    """Create ``folder`` and those between it and ``target`` not made yet, each new (``TargetChanged``
+    when the name is already taken: a folder or link someone else put there)."""
+    missing: list[Path] = []
+    while folder not in made:
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            raise _changed(target, folder) from None
+        made.add(folder)
+
+
+def _create(target: Path, path: Path, content: str) -> None:
+    """Create ``path`` holding ``content``; ``TargetChanged`` when the name is taken (a symlink included)."""
+    try:
+        handle = os.open(path, _CREATE, 0o666)
+    except OSError as exc:
+        if exc.errno in (errno.EEXIST, errno.ELOOP):  # ELOOP: O_NOFOLLOW met a link
+            raise _changed(target, path) from None
+        raise
+    with os.fdopen(handle, "wb") as out:
+        out.write(content.encode("utf-8"))
+
+
+def _changed(target: Path, path: Path) -> TargetChanged:
+    """The error for ``path`` found taken while ``target`` was being filled."""
+    return TargetChanged(
+        f"{path} appeared while init was filling {target} (another process is writing there); init stopped "
+        f"and overwrote nothing: look at what is in {target}, then run init on a new folder you own"
+    )

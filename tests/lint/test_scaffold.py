@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -14,7 +15,7 @@ from retriever.adapters.cli import cli
 from retriever.config import Settings
 from retriever.lint.check import check
 from retriever.lint.config import load_config
-from retriever.lint.scaffold import FILES, FOLDERS, TargetNotEmpty, scaffold
+from retriever.lint.scaffold import FILES, FOLDERS, TargetChanged, TargetNotEmpty, TargetNotOwned, scaffold
 from retriever.memory.memory import Memory
 
 EXPECTED = [
@@ -146,3 +147,81 @@ def test_the_initialised_tree_checks_clean_through_the_command(
     for output in ("text", "github"):
         result = runner.invoke(cli, ["check", "--root", "memory", "--format", output])
         assert (result.exit_code, result.stdout, result.stderr) == (0, "No findings in 9 files.\n", "")
+
+
+def _plant_after_the_emptiness_check(monkeypatch: pytest.MonkeyPatch, target: Path, name: str, points_to: Path) -> None:
+    """Plant the symlink ``target/name`` right after init looked into ``target`` and found it empty: the moment
+    another user with write access to the folder would pick (deterministic: hooked, not raced)."""
+    listed = Path.iterdir
+
+    def iterdir_then_plant(self: Path) -> Any:
+        entries = list(listed(self))
+        if self == target:
+            (target / name).symlink_to(points_to)
+        return iter(entries)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir_then_plant)
+
+
+def test_a_symlink_planted_after_the_emptiness_check_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    victim = tmp_path / "victim.toml"
+    victim.write_text("my settings\n", encoding="utf-8")
+    (tmp_path / "memory").mkdir()
+    _plant_after_the_emptiness_check(monkeypatch, tmp_path / "memory", ".retriever.toml", victim)
+    with pytest.raises(TargetChanged) as caught:
+        scaffold(tmp_path / "memory")
+    assert victim.read_text(encoding="utf-8") == "my settings\n"
+    assert str(tmp_path / "memory" / ".retriever.toml") in caught.value.message
+    assert "overwrote nothing" in caught.value.message and "new folder you own" in caught.value.message
+
+
+def test_a_folder_symlink_planted_after_the_check_gets_no_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "memory").mkdir()
+    _plant_after_the_emptiness_check(monkeypatch, tmp_path / "memory", "people", elsewhere)
+    with pytest.raises(TargetChanged):
+        scaffold(tmp_path / "memory")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_init_reports_a_planted_file_as_an_error_naming_the_folder_without_a_traceback(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    victim = tmp_path / "victim.md"
+    victim.write_text("mine\n", encoding="utf-8")
+    (tmp_path / "memory").mkdir()
+    _plant_after_the_emptiness_check(monkeypatch, tmp_path / "memory", "README.md", victim)
+    result = runner.invoke(cli, ["init", str(tmp_path / "memory")])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"Error (invalid_arguments): {tmp_path / 'memory' / 'README.md'} appeared")
+    assert "Traceback" not in result.stderr
+    assert victim.read_text(encoding="utf-8") == "mine\n"
+
+
+def test_scaffold_refuses_a_dangling_symlink_as_the_target(tmp_path: Path) -> None:
+    (tmp_path / "memory").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(TargetNotEmpty):
+        scaffold(tmp_path / "memory")
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a folder away needs root")
+def test_init_refuses_an_empty_folder_that_belongs_to_another_user(runner: CliRunner, tmp_path: Path) -> None:
+    target = tmp_path / "memory"
+    target.mkdir(mode=0o777)
+    os.chown(target, 12345, 12345)  # as another user's shared, world-writable folder would be
+    result = runner.invoke(cli, ["init", str(target)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"Error (invalid_arguments): {target} belongs to another user (uid 12345), who could swap what init "
+        "writes for links to your files; nothing was written: pass a folder that does not exist yet (init "
+        "creates it) or one you own\n"
+    )
+    assert list(target.iterdir()) == []
+    with pytest.raises(TargetNotOwned):
+        scaffold(target)
