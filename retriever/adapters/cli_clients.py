@@ -7,7 +7,9 @@ and stderr says where it belongs.  With ``--write`` it is merged into the client
 and keys are kept, the previous file is backed up beside it, and nothing is written when the file is
 not plain JSON (exit 2).  Claude Code's ``--write`` writes the project's ``.mcp.json``; its local and
 user scopes live in ``~/.claude.json``, which only ``claude mcp add`` should edit.
-The file formats and locations are in ``client_config``.
+For a project scope (a file meant to be checked in), printed or written, secrets are references to the
+client's own environment, never values; stderr names the variables to set there.  A user-scope file
+holding secrets is made readable by its owner only.  The file formats and locations are in ``client_config``.
 """
 
 from __future__ import annotations
@@ -58,15 +60,16 @@ def mcp_config(client_name: str, root: Path | None, name: str, scope: str | None
     except RetrieverError as exc:
         fail(exc, as_json=False)
     entry = _entry(loaded.root, loaded.files.get("--config"))
-    references = client.name == "claude-code" and scope == "project"
-    _note_secrets(entry, path if write else None, references)
+    references = scope == "project"  # a project's file is shared (checked in): no secret's value goes in it
     if write and path is not None:
         _write(client, name, entry, path, references)
-    elif path is None or client.name == "claude-code":
+        return
+    _note_secrets(entry, client, references, None)
+    if path is None or client.name == "claude-code":
         click.echo(shlex.join(clients.claude_code_command(name, entry, scope)))
         click.echo("Run this command to add the server (or pass --write for the project's .mcp.json).", err=True)
     else:
-        click.echo(json.dumps(clients.snippet(client, name, entry), ensure_ascii=False, indent=2))
+        click.echo(json.dumps(clients.snippet(client, name, entry, references), ensure_ascii=False, indent=2))
         click.echo(f"Merge this into {path} (or run again with --write to merge it there).", err=True)
 
 
@@ -89,39 +92,62 @@ def _entry(root: Path, config: Path | None) -> clients.Entry:
     return clients.Entry(command[0], (*command[1:], "mcp", "--root", str(absolute), *named), env, secrets)
 
 
-def _note_secrets(entry: clients.Entry, written: Path | None, references: bool) -> None:
-    """Say which settings are secrets, and how they are kept (references, or a private file)."""
+def _note_secrets(entry: clients.Entry, client: clients.Client, references: bool, written: Path | None) -> None:
+    """Say which settings are secrets and where their values are: on screen, in ``written`` (and who can
+    read it), or nowhere (references in a project's file, then which variables to set and how)."""
     if not entry.secrets:
         return
     names = ", ".join(entry.secrets)
     if references:
-        click.echo(
-            f"Note: secrets ({names}) are written as ${{NAME}}: Claude Code fills them in from its own "
-            "environment when it starts the server, so the file holds none.",
-            err=True,
-        )
-    elif written is not None:
-        click.echo(f"Note: {written} holds secrets from your environment ({names}); only you can read it.", err=True)
-    else:
+        _note_references(client, names, written)
+    elif written is None:
         click.echo(
             f"Note: this configuration holds secrets from your environment ({names}); keep it private.", err=True
         )
+    elif clients.private_to_owner(written):
+        click.echo(f"Note: {written} holds secrets from your environment ({names}); only you can read it.", err=True)
+    else:
+        click.echo(
+            f"Note: {written} holds secrets from your environment ({names}) and other users may be able to read "
+            "it: restrict its permissions to yourself.",
+            err=True,
+        )
+
+
+def _note_references(client: clients.Client, names: str, written: Path | None) -> None:
+    """The note for a project's (shared) file: it holds no secret's value, so say where the values must be."""
+    where = str(written) if written is not None else "this configuration"
+    user_scope = "or use --scope user, whose file is private to you"
+    if client.env_reference is None:
+        click.echo(
+            f"Note: secrets ({names}) are left out of {where}: it is a project's file, meant to be shared, and "
+            f"{client.title} has no way to refer to them; the server starts without them ({user_scope}).",
+            err=True,
+        )
+        return
+    click.echo(
+        f"Note: secrets ({names}) are written as {client.env_reference}, which {client.title} fills in from its "
+        f"own environment when it starts the server, so {where} holds none of their values. Set {names} in the "
+        f"environment {client.title} starts from (e.g. exported in your shell profile, with {client.title} "
+        f"started from a new shell), {user_scope}.",
+        err=True,
+    )
 
 
 def _write(client: clients.Client, name: str, entry: clients.Entry, path: Path, references: bool) -> None:
     """Merge the entry into ``path`` and say what changed; a file that is not JSON is left alone (exit 2)."""
+    private = bool(entry.secrets) and not references  # secret values in it: readable by its owner only
     try:
-        text = path.read_text(encoding="utf-8") if path.exists() else None
-        document, change = clients.merge_into(text, path, client, name, entry.as_json(client, references))
-        if change == "unchanged":
-            click.echo(f"Server {name!r} in {path} is already up to date.")
-            return
-        backup = clients.write_config(path, document, private=bool(entry.secrets) and not references)
+        change, backup = clients.update_config(path, client, name, entry.as_json(client, references), private)
     except RetrieverError as exc:
         fail(exc, as_json=False)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
         fail(clients.ClientConfigError(f"cannot update {path}: {reason}; nothing was changed"), as_json=False)
+    _note_secrets(entry, client, references, path)
+    if change == "unchanged":
+        click.echo(f"Server {name!r} in {path} is already up to date.")
+        return
     click.echo(f"{change.capitalize()} server {name!r} in {path}.")
     if backup is not None:
         click.echo(f"The previous file is kept as {backup}.")

@@ -10,20 +10,25 @@
 
 Clients start a server with a bare environment (HOME, PATH and little else), so the entry carries an
 ``env`` block with the ``RETRIEVER_*`` and ``OPENAI_*`` settings in use.  Secrets are included only when
-set; in Claude Code's ``.mcp.json`` (meant to be checked in) they are written as ``${NAME}``, which Claude
-Code expands from its own environment.  ``merge_into`` keeps every other server and key of the file.
+set.  A project's file is meant to be checked in, so there a secret is written as a reference the client
+fills in from its own environment when it starts the server: ``${NAME}`` in Claude Code's ``.mcp.json``,
+``${env:NAME}`` in Cursor's and VS Code's ``mcp.json`` (each client's documented syntax); a client with no
+such syntax gets no secret there at all.  ``update_config`` merges under a lock and keeps every other
+server and key of the file, writing through a symlink to the file it points at.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +58,9 @@ class Client:
     scopes: tuple[str, ...]
     default_scope: str
     reload_hint: str
+    # How the client's file names a variable of the client's own environment (NAME stands for the name),
+    # or None when it has no such syntax: then a shared (project) file gets no secret at all.
+    env_reference: str | None
 
 
 CLIENTS: dict[str, Client] = {
@@ -60,19 +68,20 @@ CLIENTS: dict[str, Client] = {
     for c in (
         Client(
             "claude-desktop", "Claude Desktop", "mcpServers", False, ("user",), "user",
-            "Quit Claude Desktop fully and start it again to load the server.",
+            "Quit Claude Desktop fully and start it again to load the server.", None,
         ),
         Client(
             "claude-code", "Claude Code", "mcpServers", True, ("local", "user", "project"), "local",
-            "Claude Code asks to approve a project's servers the next time it starts in this folder.",
+            "Claude Code asks to approve a project's servers the next time it starts in this folder.", "${NAME}",
         ),
         Client(
             "cursor", "Cursor", "mcpServers", False, ("user", "project"), "user",
-            "Cursor picks the server up under Settings > MCP (toggle it on if it is off).",
+            "Cursor picks the server up under Settings > MCP (toggle it on if it is off).", "${env:NAME}",
         ),
         Client(
             "vscode", "VS Code", "servers", True, ("project", "user"), "project",
             "VS Code starts the server from the mcp.json code lens or the MCP: List Servers command.",
+            "${env:NAME}",
         ),
     )
 }  # fmt: skip
@@ -87,9 +96,17 @@ class Entry:
     env: tuple[tuple[str, str], ...]
     secrets: tuple[str, ...]  # names in ``env`` whose values are secrets
 
-    def as_json(self, client: Client, secrets_as_references: bool = False) -> dict[str, Any]:
-        """The entry in ``client``'s format; secrets as ``${NAME}`` when asked (Claude Code's project file)."""
-        env = {k: f"${{{k}}}" if secrets_as_references and k in self.secrets else v for k, v in self.env}
+    def as_json(self, client: Client, references: bool = False) -> dict[str, Any]:
+        """The entry in ``client``'s format.  With ``references`` (a project's file, which is shared) no
+        secret's value is in it: each secret is the client's reference to its own environment variable,
+        or is left out where the client has no reference syntax."""
+        env: dict[str, str] = {}
+        for key, value in self.env:
+            if references and key in self.secrets:
+                if client.env_reference is None:
+                    continue  # no way to name it: a shared file must not hold its value
+                value = client.env_reference.replace("NAME", key)
+            env[key] = value
         entry: dict[str, Any] = {"type": "stdio"} if client.typed else {}
         entry.update(command=self.command, args=list(self.args))
         if env:
@@ -156,15 +173,16 @@ def _app_folder(platform: str, environ: Mapping[str, str], home: Path, app: str)
     return Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / app
 
 
-def snippet(client: Client, name: str, entry: Entry, secrets_as_references: bool = False) -> dict[str, Any]:
-    """What to paste into the client's file: the servers object holding this one server."""
-    return {client.servers_key: {name: entry.as_json(client, secrets_as_references)}}
+def snippet(client: Client, name: str, entry: Entry, references: bool = False) -> dict[str, Any]:
+    """What to paste into the client's file: the servers object holding this one server (secrets as
+    references with ``references``, as ``Entry.as_json``)."""
+    return {client.servers_key: {name: entry.as_json(client, references)}}
 
 
 def claude_code_command(name: str, entry: Entry, scope: str) -> list[str]:
     """``claude mcp add`` for this server.  The name comes before ``--env``: that option takes several
     values and would swallow a name after it; ``--`` ends the options before the server's command."""
-    env = entry.as_json(CLIENTS["claude-code"], secrets_as_references=scope == "project").get("env", {})
+    env = entry.as_json(CLIENTS["claude-code"], references=scope == "project").get("env", {})
     command = ["claude", "mcp", "add", "--transport", "stdio", "--scope", scope, name]
     for key, value in env.items():
         command += ["--env", f"{key}={value}"]
@@ -181,7 +199,7 @@ def merge_into(
     """
     try:
         document = json.loads(text) if text and text.strip() else {}
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
         raise ClientConfigError(
             f"{path} is not plain JSON ({str(exc)[:80]}); it was left as it is: merge the printed block by hand "
             "(run without --write to print it)"
@@ -209,20 +227,83 @@ def _claim_backup(path: Path) -> Path:
     raise AssertionError("unreachable")  # itertools.count never ends
 
 
+def update_config(
+    path: Path, client: Client, name: str, entry: dict[str, Any], private: bool
+) -> tuple[str, Path | None]:
+    """Merge the server ``name`` into ``path``; (what changed, as ``merge_into`` says; the backup, if any).
+
+    Read, merge and write happen under an exclusive lock (``_locked``), so writers running at once each
+    see the others' servers and none is lost.  A symlink is written through (``write_config``).  With
+    ``private`` (secrets inside) the file ends readable by its owner only, even when it was up to date.
+    Raises ``ClientConfigError`` (nothing written) when the file is not a plain JSON object.
+    """
+    real = _target(path)
+    with _locked(real):
+        text = real.read_text(encoding="utf-8") if real.exists() else None
+        document, change = merge_into(text, path, client, name, entry)
+        if change != "unchanged":
+            return change, write_config(path, document, private)
+    if private and os.name != "nt" and not private_to_owner(real):
+        os.chmod(real, 0o600)  # the secrets it already held were readable by others: no longer
+    return change, None
+
+
+def private_to_owner(path: Path) -> bool:
+    """True when no one but the owner may read or write ``path`` (never on Windows: no such mode bits)."""
+    return os.name != "nt" and stat.S_IMODE(os.stat(path).st_mode) & 0o077 == 0
+
+
+def _target(path: Path) -> Path:
+    """The file a write to ``path`` must replace: ``path``, or the file its symlinks lead to.  Replacing
+    the link itself would turn e.g. a link into a dotfiles repository into a copy that no longer syncs."""
+    return Path(os.path.realpath(path))
+
+
+@contextlib.contextmanager
+def _locked(real: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the folder holding the file while it is read, merged and replaced.
+
+    Not on the file itself: it is replaced by a new one, and a lock on the old one guards nothing.  Not on
+    a lock file beside it either: that would stay in the folder (a project's ``.vscode/``, say) for good.
+    Nothing is locked where ``fcntl`` is missing (Windows) or the file system refuses a folder's lock (some
+    network mounts): the write stays atomic, only writers racing there may lose a server.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    real.parent.mkdir(parents=True, exist_ok=True)
+    handle = None
+    try:
+        handle = os.open(real.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    except OSError:
+        pass  # a folder we may write but not list, or a mount without locks: written unlocked, as above
+    try:
+        yield
+    finally:
+        if handle is not None:
+            os.close(handle)  # closing releases the lock
+
+
 def write_config(path: Path, document: dict[str, Any], private: bool) -> Path | None:
     """Write ``document`` to ``path`` atomically; returns the backup of the previous file, if there was one.
 
-    The backup sits beside the file (``NAME.bak-YYYYMMDD-HHMMSS``, then ``-2``, ``-3``… within one second:
-    a backup is never overwritten) with the same permissions.  A replaced file keeps its permissions,
-    unless ``private`` (secrets inside): then, like a new file, it is readable by its owner only.
+    When ``path`` is a symlink the file it points at is replaced and the link stays.  The backup sits
+    beside ``path`` (``NAME.bak-YYYYMMDD-HHMMSS``, then ``-2``, ``-3``… within one second: a backup is
+    never overwritten) with the same permissions.  A replaced file keeps its permissions, unless
+    ``private`` (secrets inside): then, like a new file, it is readable by its owner only.  Callers that
+    read the file first hold ``_locked`` (``update_config`` does).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    real = _target(path)
+    real.parent.mkdir(parents=True, exist_ok=True)
     backup = None
-    if path.exists():
+    if real.exists():
         backup = _claim_backup(path)
-        shutil.copy2(path, backup)
+        shutil.copy2(real, backup)
     text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    handle, temporary = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)  # same folder: atomic
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
@@ -230,7 +311,7 @@ def write_config(path: Path, document: dict[str, Any], private: bool) -> Path | 
             shutil.copymode(backup, temporary)
         if private:
             os.chmod(temporary, 0o600)
-        os.replace(temporary, path)
+        os.replace(temporary, real)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -3,12 +3,15 @@ and a written configuration that really starts a working server."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
 import stat
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -331,3 +334,129 @@ def test_a_config_file_named_with_config_reaches_the_server_as_an_absolute_argum
     assert result.exit_code == 0, result.stderr
     entry = json.loads(result.stdout)["mcpServers"]["company-memory"]
     assert entry["args"] == [*COMMAND[1:], "mcp", "--root", str(root), "--config", str(named)]
+
+
+@pytest.mark.parametrize(
+    ("args", "relative", "servers"),
+    [
+        (["vscode"], ".vscode/mcp.json", "servers"),  # project is VS Code's default scope
+        (["cursor", "--scope", "project"], ".cursor/mcp.json", "mcpServers"),
+    ],
+)
+def test_a_project_file_gets_environment_references_never_a_secrets_value(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, args: list[str], relative: str, servers: str
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-SECRET123")
+    monkeypatch.setenv("RETRIEVER_TOP_K", "3")
+    result = _invoke(*args, "--root", str(make_tree(ACME)), "--write")
+    assert result.exit_code == 0, result.stderr
+    path = Path.cwd() / relative
+    assert "sk-live-SECRET123" not in path.read_text()
+    env = json.loads(path.read_text())[servers]["company-memory"]["env"]
+    assert env == {  # the client's documented syntax for its own environment; plain settings as they are
+        "OPENAI_API_KEY": "${env:OPENAI_API_KEY}",
+        "RETRIEVER_STATE_DIR": os.environ["RETRIEVER_STATE_DIR"],
+        "RETRIEVER_TOP_K": "3",
+    }
+    assert "written as ${env:NAME}" in result.stderr and "Set OPENAI_API_KEY in the environment" in result.stderr
+    assert "--scope user" in result.stderr and "only you can read it" not in result.stderr
+
+
+def test_a_printed_project_configuration_shows_references_and_a_user_one_shows_values_with_a_note(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(ACME)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-SECRET123")
+    project = _invoke("vscode", "--root", str(root))  # to be pasted into .vscode/mcp.json, a shared file
+    assert "sk-live-SECRET123" not in project.stdout
+    assert json.loads(project.stdout)["servers"]["company-memory"]["env"]["OPENAI_API_KEY"] == "${env:OPENAI_API_KEY}"
+    assert "Set OPENAI_API_KEY in the environment VS Code starts from" in project.stderr
+    user = _invoke("vscode", "--root", str(root), "--scope", "user")  # your own screen, for your own file
+    assert json.loads(user.stdout)["servers"]["company-memory"]["env"]["OPENAI_API_KEY"] == "sk-live-SECRET123"
+    assert "holds secrets from your environment (OPENAI_API_KEY); keep it private" in user.stderr
+
+
+def test_a_client_without_a_reference_syntax_gets_no_secret_in_a_shared_file() -> None:
+    entry = clients.Entry(
+        "retriever", ("mcp",), (("OPENAI_API_KEY", "sk-1"), ("RETRIEVER_TOP_K", "3")), ("OPENAI_API_KEY",)
+    )
+    plain = dataclasses.replace(clients.CLIENTS["cursor"], env_reference=None)
+    assert entry.as_json(plain, references=True)["env"] == {"RETRIEVER_TOP_K": "3"}
+    assert entry.as_json(plain)["env"] == {"OPENAI_API_KEY": "sk-1", "RETRIEVER_TOP_K": "3"}
+
+
+def test_an_up_to_date_user_file_holding_secrets_is_still_made_private(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(ACME)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    assert _invoke("cursor", "--root", str(root), "--write").exit_code == 0
+    path = home / ".cursor" / "mcp.json"
+    path.chmod(0o644)
+    again = _invoke("cursor", "--root", str(root), "--write")
+    assert "already up to date" in again.stdout
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert f"{path} holds secrets from your environment (OPENAI_API_KEY); only you can read it." in again.stderr
+
+
+def test_a_symlinked_config_is_written_through_and_stays_a_link(home: Path, make_tree: TreeFactory) -> None:
+    dotfiles = home / "dotfiles" / "cursor-mcp.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"mcpServers": {"github": {"command": "gh-mcp"}}}')
+    link = home / ".cursor" / "mcp.json"
+    link.parent.mkdir()
+    link.symlink_to(dotfiles)
+    result = _invoke("cursor", "--root", str(make_tree(ACME)), "--write")
+    assert result.exit_code == 0, result.stderr
+    assert link.is_symlink() and link.resolve() == dotfiles
+    assert set(json.loads(dotfiles.read_text())["mcpServers"]) == {"github", "company-memory"}
+    [backup] = link.parent.glob("mcp.json.bak-*")  # beside the path the user knows, not in the dotfiles folder
+    assert json.loads(backup.read_text()) == {"mcpServers": {"github": {"command": "gh-mcp"}}}
+
+
+def test_parallel_writers_keep_every_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fcntl = pytest.importorskip("fcntl")
+    path = tmp_path / "mcp.json"
+    writers = 8
+    together = threading.Barrier(writers, timeout=30)
+    merge = clients.merge_into
+
+    def merge_after_all_have_read(*args: Any) -> Any:
+        # Between this writer's read and its write.  Unlocked, every writer gets here having read the same
+        # file and waits for the rest, so all merge into that one file and each write drops the others'
+        # servers.  Locked (the probe cannot share the folder's lock), the others are kept out: no one to
+        # wait for.
+        probe = os.open(tmp_path, os.O_RDONLY)
+        try:
+            fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            together.wait()
+        except BlockingIOError:
+            pass
+        finally:
+            os.close(probe)
+        return merge(*args)
+
+    monkeypatch.setattr(clients, "merge_into", merge_after_all_have_read)
+    client = clients.CLIENTS["cursor"]
+
+    def write(number: int) -> str:
+        change, _ = clients.update_config(path, client, f"s{number}", {"command": "x"}, private=False)
+        return change
+
+    with ThreadPoolExecutor(writers) as pool:
+        changes = list(pool.map(write, range(1, writers + 1)))
+    assert changes == ["added"] * writers
+    assert sorted(json.loads(path.read_text())["mcpServers"]) == [f"s{n}" for n in range(1, writers + 1)]
+
+
+def test_a_file_nested_too_deep_to_parse_is_not_plain_json_and_is_left_alone(
+    home: Path, make_tree: TreeFactory
+) -> None:
+    path = Path.cwd() / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    content = '{"servers": {"x": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    path.write_text(content)
+    result = _invoke("vscode", "--root", str(make_tree(ACME)), "--write")
+    assert result.exit_code == 2
+    assert f"{path} is not plain JSON" in result.stderr and "merge the printed block by hand" in result.stderr
+    assert "Traceback" not in result.stderr and path.read_text() == content
