@@ -47,6 +47,7 @@ import dataclasses
 import heapq
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,7 +62,7 @@ from retriever.pipeline.evidence import coverage_gap, reachable
 from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
 from retriever.pipeline.results import Candidate, Fact, Target
 from retriever.pipeline.speakers import Speakers, named_speakers, silent
-from retriever.text import analyzer
+from retriever.text import analyzer, vocabulary
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,9 @@ class ScoreParams:
 DEFAULT = ScoreParams()
 LLM_BLEND = 0.4  # weight of the model's relevance for the facts it extracted
 SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
+# Where a superseded document's successor is among the statements read, the old one's best statement is
+# brought to this share of the successor's best (all its statements scaled alike, keeping their order).
+SUCCESSOR_MARGIN = 0.95
 REACH = 40  # statements at least that meaning may reorder (``reach``)
 TIE_DIGITS = 3  # relevances equal to this many digits are a tie, which recency breaks
 _PUNCT = re.compile(r"[\W_]+")
@@ -205,6 +209,44 @@ def with_meaning(
     ]
 
 
+def below_successors(scored: list[_Scored], memory: Memory) -> list[_Scored]:
+    """The statements, a superseded document's scaled below its successor's best when that successor was read
+    too: "Which engine do we use?" must not answer with the decision that was replaced.  The successor is named
+    by the old document's ``superseded_by`` or by the new one's ``supersedes`` (``memory.resolve``)."""
+    best: dict[str, float] = {}
+    for s in scored:
+        path = s.candidate.target.rel_path
+        best[path] = max(best.get(path, 0.0), s.relevance)
+    scale: dict[str, float] = {}
+    for old, new in _successions(best, memory):
+        limit = SUCCESSOR_MARGIN * best[new]
+        if best[old] > limit:
+            scale[old] = min(scale.get(old, 1.0), limit / best[old])
+    if not scale:
+        return scored
+    return [
+        dataclasses.replace(s, relevance=s.relevance * scale[s.candidate.target.rel_path])
+        if s.candidate.target.rel_path in scale
+        else s
+        for s in scored
+    ]
+
+
+def _successions(paths: Iterable[str], memory: Memory) -> Iterator[tuple[str, str]]:
+    """(superseded document, its successor) for the pairs among ``paths`` that front matter links either way."""
+    read = set(paths)
+    for path in sorted(read):
+        front = memory.document(path).front_matter
+        for name in vocabulary.names(front.get(vocabulary.SUPERSEDED_BY)):
+            new = memory.resolve(name)
+            if new in read and new != path:
+                yield path, new
+        for name in vocabulary.names(front.get(vocabulary.SUPERSEDES)):
+            old = memory.resolve(name)
+            if old in read and old != path:
+                yield old, path
+
+
 def reach(top_k: int) -> int:
     """How many of the best statements meaning may reorder: enough that the facts returned come from
     them even after the greedy order discounts a section's further facts (``rank``)."""
@@ -292,7 +334,7 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     params = params or DEFAULT
     assert state.query is not None
     words = relevance(state.candidates, ctx.memory, state.query, params, state.speakers)
-    scored = with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k)
+    scored = below_successors(with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k), ctx.memory)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay
     ranked = calibrate(rank(scored, ctx.settings.top_k, decay))

@@ -12,7 +12,7 @@ from typing import Any
 
 TITLE, TYPE, ALIASES, SUMMARY, TAGS, OWNER = "title", "type", "aliases", "summary", "tags", "owner"
 CREATED, UPDATED, DATE = "created", "updated", "date"
-STATUS, SUPERSEDED_BY = "status", "superseded_by"
+STATUS, SUPERSEDED_BY, SUPERSEDES = "status", "superseded_by", "supersedes"
 
 # Fields that hold one text value.
 STRING_FIELDS = frozenset({TITLE, SUMMARY, TYPE, OWNER})

@@ -212,3 +212,32 @@ def test_a_documents_alias_frames_its_statements_as_its_title_does(make_tree: Tr
     assert statement_evidence(statement, framed, sets, query, DEFAULT) > statement_evidence(
         statement, without, sets, query, DEFAULT
     )
+
+
+_OLD_ENGINE = (
+    "---\ntitle: Engine decision 2025\n{link}---\n# Engine decision 2025\n\n"
+    "## Decision\n\nThe stream processing engine for ingestion is Kafka Streams, our stream processing engine.\n"
+)
+_NEW_ENGINE = (
+    "---\ntitle: Engine decision 2026\n{link}---\n# Engine decision 2026\n\n## Decision\n\nWe use Flink now.\n"
+)
+
+
+def _engine_facts(make_tree: TreeFactory, old_link: str, new_link: str) -> list[str]:
+    root = make_tree(
+        {"old.md": _OLD_ENGINE.format(link=old_link), "new.md": _NEW_ENGINE.format(link=new_link)}
+    )
+    retrieval = Retriever(root, Settings.from_env()).retrieve("Which stream processing engine do we use?")
+    return [f.rel_path for f in retrieval.facts]
+
+
+@pytest.mark.parametrize(
+    ("old_link", "new_link"),
+    [("superseded_by: Engine decision 2026\n", ""), ("status: superseded\n", "supersedes: Engine decision 2025\n")],
+)
+def test_a_superseded_documents_facts_rank_below_its_successors_best_when_both_are_read(
+    make_tree: TreeFactory, old_link: str, new_link: str
+) -> None:
+    assert _engine_facts(make_tree, "", "")[0] == "old.md"  # unlinked, the old text matches the question better
+    facts = _engine_facts(make_tree, old_link, new_link)
+    assert facts[0] == "new.md" and "old.md" in facts
