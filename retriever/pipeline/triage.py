@@ -152,10 +152,27 @@ def rewrite(prompt: str, history: Sequence[str]) -> str | None:
     only ask ("status?", "any updates?": ``query.no_topic``) is a follow-up too: in a session, its topic
     is the one asked about last."""
     recent = [p for p in history[-HISTORY_FOR_TRIAGE:] if not is_low_information(p)]
-    if not recent or not (is_follow_up(prompt) or no_topic(analyze(prompt))):
+    if not recent or not _leans(prompt):
         return None
-    topic = " ".join(content_words(recent[-1]))
+    topic = " ".join(_topic(recent))
     return f"{prompt.rstrip()} (context: {topic})" if topic else None
+
+
+def _leans(prompt: str) -> bool:
+    """Whether ``prompt`` leans on an earlier one: a follow-up, or a question whose words only ask."""
+    return is_follow_up(prompt) or bool(no_topic(analyze(prompt)))
+
+
+def _topic(recent: Sequence[str]) -> list[str]:
+    """The words the last of ``recent`` was searched with: its own content words and, where it leaned on an
+    earlier prompt itself, that one's topic too ("status?" after "and who owns it?" after the Helix question
+    is about Helix, not about "owns")."""
+    words: list[str] = []
+    for back, prompt in enumerate(reversed(recent)):
+        words += content_words(prompt)
+        if back == len(recent) - 1 or not _leans(prompt):
+            break
+    return list(dict.fromkeys(words))
 
 
 def triage(prompt: str, history: Sequence[str] = (), is_person: IsPerson | None = None) -> Triage:

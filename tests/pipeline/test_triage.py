@@ -238,3 +238,12 @@ def test_the_library_skips_thanks_to_a_known_person_and_retrieves_a_capitalised_
     retriever = Retriever(make_tree(ACME))
     assert retriever.retrieve("Thanks Olena!").structured["triage"]["decision"] == "skip"
     assert retriever.retrieve("thanks, Billing").structured["triage"]["decision"] == "retrieve"
+
+
+def test_a_question_naming_no_topic_after_a_follow_up_takes_the_topic_the_follow_up_was_asked_with() -> None:
+    history = ["What is the Helix EU data residency project?", "and who owns it?"]
+    assert rewrite("status?", history) == "status? (context: owns helix eu data residency project)"
+    # a question with a topic of its own ends the chain: "status?" is about what was asked last
+    assert rewrite("status?", ["Tell me about Riverbed", "What is the Helix project?"]) == (
+        "status? (context: helix project)"
+    )
