@@ -3,7 +3,7 @@
     retriever check [--root DIR] [--format text|json|github]
     retriever init DIR
 
-``check`` exits 0 without findings, 1 with findings, 2 on usage errors (missing root, bad
+``check`` exits 0 without findings, 1 with findings, 2 on usage errors (missing or empty root, bad
 settings or a malformed check config).  ``init`` exits 2 when DIR exists and is not empty.
 Findings go to stdout, errors to stderr.  ``retriever.adapters.cli`` registers ``COMMANDS``.
 """
@@ -36,25 +36,29 @@ def check(root: Path | None, output: str) -> None:
     site-absolute), names, empty parts, relations.
 
     Exit codes: 0 when the tree is clean, 1 when there are findings, 2 on usage errors (a missing
-    root, an invalid setting or a malformed check config). Rules are turned off with
+    root or one without markdown, an invalid setting or a malformed check config). Rules are turned off with
     [tool.retriever.check] disable = [...] in pyproject.toml or [check] in the tree's .retriever.toml.
     """
-    from retriever.errors import RetrieverError
+    from retriever.errors import MemoryEmpty, RetrieverError
     from retriever.lint import check as linter
     from retriever.lint import config as check_config
     from retriever.lint import report as check_report
 
-    loaded = load_settings(root)
+    as_json = output == "json"
+    loaded = load_settings(root, as_json)
     try:
-        memory = open_memory(loaded.root, loaded.settings, as_json=False)
+        memory = open_memory(loaded.root, loaded.settings, as_json)
         config = check_config.load_config(memory.root)
     except RetrieverError as exc:
-        fail(exc, as_json=False)
+        fail(exc, as_json)
         return
     for warning in memory.warnings:
         click.echo(one_line(f"Warning: {warning}"), err=True)
     findings = linter.check(memory, config)
     files = linter.files_checked(memory)
+    if not findings and not memory.state.catalog:  # a CI job pointed at the wrong folder must not pass
+        fail(MemoryEmpty.at(str(memory.root), len(memory.skipped)), as_json)
+        return
     if output == "json":
         click.echo(check_report.format_json(findings, files))
     elif output == "github":

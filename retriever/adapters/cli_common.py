@@ -64,9 +64,11 @@ def load_memory(root: Path, settings: Any) -> Memory | RetrieverError:
         progress.close()
 
 
+# Any path: one that is no folder is the seed's ``memory_not_found``, as from RETRIEVER_ROOT (click's own
+# usage error would skip the JSON error object, and keep a server from starting to say so).
 root_option = click.option(
     "--root",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(path_type=Path),
     default=None,
     help="Memory tree folder [default: $RETRIEVER_ROOT, else root in a config file, else ./company_context].",
 )

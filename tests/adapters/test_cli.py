@@ -95,6 +95,15 @@ def test_missing_root_is_a_clear_usage_error(runner: CliRunner, tmp_path: Path) 
     )
 
 
+def test_a_root_that_is_a_file_is_memory_not_found_with_its_json_error_object(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    result = runner.invoke(cli, ["query", "billing", "--json", "--root", str(tmp_path / "notes.md")])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error_code"] == "memory_not_found"  # not click's usage error, as from the env
+
+
 def test_invalid_setting_in_the_environment_is_a_usage_error(runner: CliRunner, root: Path) -> None:
     result = runner.invoke(cli, ["query", "billing", "--root", str(root)], env={"RETRIEVER_TOP_K": "lots"})
     assert result.exit_code == 2

@@ -772,6 +772,20 @@ def test_check_exits_0_and_prints_the_summary_on_a_clean_tree(runner: CliRunner,
     assert result.stderr == ""
 
 
+def test_check_on_a_folder_without_markdown_is_memory_empty_not_a_pass(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not markdown")
+    result = runner.invoke(cli, ["check", "--root", str(tmp_path)])
+    assert result.exit_code == 2  # a CI job pointed at the wrong folder fails
+    assert result.stdout == ""
+    assert result.stderr.startswith("Error (memory_empty): memory root")
+
+
+def test_check_as_json_prints_the_error_object_for_a_missing_root(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["check", "--root", str(tmp_path / "nope"), "--format", "json"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error_code"] == "memory_not_found"
+
+
 def test_check_exits_1_and_prints_one_line_per_finding(runner: CliRunner, make_tree: TreeFactory) -> None:
     result = runner.invoke(cli, ["check", "--root", str(make_tree(MESSY))])
     assert result.exit_code == 1
