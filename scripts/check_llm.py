@@ -79,7 +79,8 @@ def reachable(model: str) -> str | None:
         where = os.environ.get("OPENAI_BASE_URL") or "the OpenAI API"
         return (
             f"cannot reach the LLM endpoint at {where} ({exc.__class__.__name__}); start the server "
-            f"(e.g. /work/shared/tools/real_llm_server.sh 8765) or fix OPENAI_BASE_URL, then check {model} again"
+            f"(any OpenAI-compatible server, e.g. llama.cpp's `llama-server -m MODEL.gguf --port 8080` with "
+            f"OPENAI_BASE_URL=http://127.0.0.1:8080/v1) or fix OPENAI_BASE_URL, then check {model} again"
         )
     return None
 
