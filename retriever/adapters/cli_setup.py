@@ -26,11 +26,12 @@ _LOOK_AT = 20_000  # entries looked at before a tree is taken to hold markdown (
 
 def retriever_command() -> list[str]:
     """The absolute command running this process: the ``retriever`` script when that is what ran,
-    else this interpreter with ``-m retriever`` (works in any venv, on PATH or not)."""
+    else this interpreter with ``-P -m retriever`` (works in any venv, on PATH or not; ``-P`` keeps the
+    folder a client starts it in, often a project or the memory tree, off the module path)."""
     script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if script is not None and script.stem == "retriever" and script.is_file():
         return [os.path.abspath(script)]
-    return [os.path.abspath(sys.executable), "-m", "retriever"]
+    return [os.path.abspath(sys.executable), "-P", "-m", "retriever"]
 
 
 def command_line(arguments: list[str]) -> str:

@@ -26,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters
 from retriever.adapters import client_config as clients
 from retriever.adapters.cli import cli
 
-COMMAND = [os.path.abspath(sys.executable), "-m", "retriever"]  # what a test process's retriever_command() gives
+COMMAND = [os.path.abspath(sys.executable), "-P", "-m", "retriever"]  # what a test process's retriever_command() gives
 
 
 @pytest.fixture

@@ -110,11 +110,11 @@ def test_init_prints_what_it_created(runner: CliRunner, tmp_path: Path) -> None:
     target = tmp_path / "memory"
     result = runner.invoke(cli, ["init", str(target), "--source", "git+https://example.test/org/retriever@v1"])
     assert result.exit_code == 0, result.stderr
-    # The "Next:" command runs this very retriever (here `python -m retriever`), on PATH or not.
+    # The "Next:" command runs this very retriever (here `python -P -m retriever`), on PATH or not.
     assert result.stdout.splitlines() == [
         f"Created a memory tree in {target}:",
         *(f"  {rel}" for rel in EXPECTED),
-        f"Next: cd {target} && git init && {os.path.abspath(sys.executable)} -m retriever check --root .",
+        f"Next: cd {target} && git init && {os.path.abspath(sys.executable)} -P -m retriever check --root .",
     ]
     assert result.stderr == ""
     assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == sorted(EXPECTED)
