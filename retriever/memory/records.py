@@ -68,10 +68,16 @@ class Record:
         return Fingerprint(self.entry.size, self.entry.mtime_ns, self.sha1)
 
 
-def check(entry: reader.Entry, known: FileRow | None, indexed: bool) -> Task | Skipped | None:
-    """None when the file is unchanged and indexed; its skip reason when unchanged and skipped; else a task."""
+def check(entry: reader.Entry, known: FileRow | None, indexed: bool, max_bytes: int) -> Task | Skipped | None:
+    """None when the file is unchanged and indexed; its skip reason when unchanged and skipped; else a task.
+
+    The size limit ``max_bytes`` is applied here, not only when a file is read: a file read under a higher
+    limit is skipped once the limit is lowered, and one skipped as too large is read once it is raised
+    (an unchanged fingerprint alone would keep either as the cache recorded it)."""
+    if entry.size > max_bytes:
+        return Skipped(entry.rel_path, reader.too_large(entry.size, max_bytes))
     fresh = known is not None and (known.fingerprint.size, known.fingerprint.mtime_ns) == (entry.size, entry.mtime_ns)
-    if fresh and known is not None and known.skipped:
+    if fresh and known is not None and known.skipped and not reader.is_too_large(known.skipped):
         return Skipped(entry.rel_path, known.skipped)
     if fresh and indexed:
         return None

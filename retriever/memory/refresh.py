@@ -166,7 +166,7 @@ class Refresher:
         tasks: list[Task] = []
         for entry in entries:
             indexed = entry.rel_path in self.state.catalog
-            outcome = records.check(entry, rows.get(entry.rel_path), indexed)
+            outcome = records.check(entry, rows.get(entry.rel_path), indexed, self.settings.max_file_bytes)
             if isinstance(outcome, Skipped):
                 skipped.append(outcome)
                 if indexed:  # was indexed, is unreadable now

@@ -29,10 +29,12 @@ __all__ = [
     "check_size",
     "decode",
     "is_memory_file",
+    "is_too_large",
     "modified_at",
     "printable",
     "read_text",
     "scan",
+    "too_large",
     "vet",
 ]
 
@@ -71,7 +73,7 @@ def read_text(root: Path, rel_path: str, max_bytes: int, vetted: Entry | None = 
     except NotRegular:
         raise Unreadable("not a regular file; remove it or give it a name without .md") from None
     except TooLarge as exc:
-        raise Unreadable(_too_large(exc.size, max_bytes)) from None
+        raise Unreadable(too_large(exc.size, max_bytes)) from None
     except OSError as exc:
         raise Unreadable(f"cannot be read: {exc.strerror}") from exc
     if fresh and not Path(os.path.realpath(root / rel_path)).is_relative_to(root.resolve()):
@@ -114,11 +116,20 @@ def vet(root: Path, rel_path: str) -> Entry:
 
 def check_size(size: int, max_bytes: int) -> None:
     if size > max_bytes:
-        raise Unreadable(_too_large(size, max_bytes))
+        raise Unreadable(too_large(size, max_bytes))
 
 
-def _too_large(size: int, max_bytes: int) -> str:
-    return f"larger than the {max_bytes:,}-byte limit ({size:,} bytes); split it or raise max_file_bytes"
+_TOO_LARGE = "larger than the "
+
+
+def too_large(size: int, max_bytes: int) -> str:
+    """The skip reason of a file over the size limit (``is_too_large`` recognises it)."""
+    return f"{_TOO_LARGE}{max_bytes:,}-byte limit ({size:,} bytes); split it or raise max_file_bytes"
+
+
+def is_too_large(reason: str) -> bool:
+    """Whether a recorded skip reason is ``too_large``'s: it depends on the limit, not on the file alone."""
+    return reason.startswith(_TOO_LARGE)
 
 
 def decode(data: bytes) -> tuple[str, str]:

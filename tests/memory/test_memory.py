@@ -262,6 +262,18 @@ def test_an_unchanged_skipped_file_keeps_the_cache_a_hit(make_tree: TreeFactory,
     assert len(memory.index.segments) == 1
 
 
+def test_a_changed_size_limit_applies_to_files_the_cache_already_knows(make_tree: TreeFactory) -> None:
+    root = make_tree({"small.md": "# Small\n\nShort.\n", "big.md": "# Big\n\n" + "lengthy words " * 200})
+
+    def opened(limit: int) -> tuple[list[str], list[str]]:
+        memory = Memory.open(root, Settings.from_env(max_file_bytes=limit))
+        return sorted(memory.state.catalog), [s.rel_path for s in memory.skipped]
+
+    assert opened(1000) == (["small.md"], ["big.md"])
+    assert opened(10_000) == (["big.md", "small.md"], [])  # raised: read, though the cache had it skipped
+    assert opened(1000) == (["small.md"], ["big.md"])  # lowered: dropped, though the cache had it indexed
+
+
 def test_a_reopened_memory_that_gained_a_file_still_retires_old_files_sections(acme: Path, settings: Settings) -> None:
     Memory.open(acme, settings)
     memory = Memory.open(acme, settings)  # the index comes from the cache
