@@ -15,37 +15,43 @@ re-indexes them too; ``documents`` returns the version of a document this instan
 cache holds a shared lock on ``in-use`` (``locks.in_use``) so ``retriever cache prune`` leaves it
 alone; ``mark_used`` records the root's path and the time in ``root.json`` for ``cache list``.
 
-Pickle is used for speed; the cache folder is the user's own, like any build cache.
+Pickle is used for speed, so only the user's own bytes are read: a cache folder another uid owns or
+others may write is refused when opened (``NotPrivate``, an ``OSError``: the caller indexes in memory
+and says why), and every file is checked again on its opened descriptor (``cachefiles``).  Opening
+waits at most ``LOCK_WAIT_SECONDS`` for another process's refresh, then raises ``TimeoutError``
+(also an ``OSError``), so a stopped process never hangs a query.  An index whose arrays do not fit
+together loads as absent (rebuilt).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import pickle
-import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from retriever.memory import locks
+from retriever.memory import cachefiles, locks
+from retriever.memory.cachefiles import atomic_write
 from retriever.memory.fileview import FileRow, FileView
-from retriever.memory.index import Params, SectionIndex, Segment
+from retriever.memory.index import Params, SectionIndex
 from retriever.text.models import Document, Fingerprint
 
-_PARTS = ("indptr", "indices", "values", "counts", "fields", "vectors", "scales", "moments")  # a .npy each
 FORMAT = 20  # bump when Document, the analyzer, the parser, the index layout, the embeddings or the cache tables change
 ROOT_FILE = "root.json"  # which root a cache folder belongs to, and when it was last opened
 SUPERSEDED_SECONDS = 3600.0  # how long a replaced document stays readable for processes not yet refreshed
 _TIDY_EVERY = 60.0
+# How long opening a cache waits for another process's refresh before this run indexes in memory (a
+# first build of a large tree can take longer; the other process then still fills the cache).
+LOCK_WAIT_SECONDS = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,45 +93,31 @@ class IndexState:
 class IndexCache:
     """One memory root's cache folder."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, lock_wait: float | None = None) -> None:
+        """Open (or create) the cache in ``folder``; raises ``OSError`` or ``sqlite3.Error`` when it cannot
+        be used (``NotPrivate``: not the user's own; ``TimeoutError``: another process's refresh held it
+        past ``lock_wait`` seconds, ``LOCK_WAIT_SECONDS`` unless given), leaving nothing open."""
         self.folder = folder
-        self._in_use = locks.in_use(folder)  # creates the folder; `cache prune` skips it while held
         # One connection shared by a server's threads: every statement goes through ``_sql``'s lock.
         self._lock = threading.Lock()
         self._files = FileView(self._read_rows)  # the rows this instance's index was built from, and its writes
         self._tidied = 0.0
-        database = folder / "records.sqlite"
-        # A database that reads but cannot be written (a file made read-only or immutable) would fail at the
-        # first refresh's write: refused here, so the caller (``refresh.open_cache``) indexes in memory and
-        # says why. Asked of the file system, not by writing: a write would wait on another process's.
-        if database.exists() and not os.access(database, os.W_OK):
-            self._release_lock()
-            raise PermissionError(f"{database} cannot be written")
-        self._db = sqlite3.connect(database, check_same_thread=False)
-        try:
-            self._open_tables()
-        except sqlite3.Error:
-            self.close()
-            raise
-
-    def _open_tables(self) -> None:
-        """Create or check the tables (a format change empties them)."""
-        self._sql("PRAGMA journal_mode=WAL")
-        self._sql(
-            "CREATE TABLE IF NOT EXISTS files (rel_path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
-            " sha1 TEXT, skipped TEXT, record BLOB)"
-        )
-        self._sql("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-        self._sql(
-            "CREATE TABLE IF NOT EXISTS superseded (rel_path TEXT, sha1 TEXT, record BLOB, at REAL,"
-            " PRIMARY KEY (rel_path, sha1))"
-        )
-        if self._meta("format") != str(FORMAT):
-            self._sql("DELETE FROM files")
-            self._sql("DELETE FROM superseded")
-            self._sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("format", str(FORMAT)))
-            self._drop_index()
-        self._db.commit()
+        self._in_use: IO[str] | None = None
+        with contextlib.ExitStack() as failing:
+            failing.callback(self._release_lock)  # whatever stops the opening below leaves nothing held
+            try:
+                # Creates the folder, refusing one not the user's own; `cache prune` skips it while held.
+                self._in_use = locks.in_use(folder)
+                # Under the refresh lock: a format change empties the tables and drops the index, which a
+                # refresh in another process may be writing.
+                with locks.cross_process(folder, wait=LOCK_WAIT_SECONDS if lock_wait is None else lock_wait):
+                    self._db = cachefiles.open_database(folder, FORMAT)
+            except locks.NotPrivate as exc:
+                raise locks.NotPrivate(
+                    f"{exc}: a cache another user could have written is never read; remove {folder} or set "
+                    "RETRIEVER_STATE_DIR to a folder of your own"
+                ) from exc
+            failing.pop_all()
 
     def _sql(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
@@ -142,15 +134,11 @@ class IndexCache:
             self._in_use.close()  # releases the shared lock
             self._in_use = None
 
-    def _meta(self, key: str) -> str | None:
-        rows = self._sql("SELECT value FROM meta WHERE key = ?", (key,))
-        return None if not rows else str(rows[0][0])
-
     def mark_used(self, root: Path) -> None:
         """Record in ``root.json`` which root this cache belongs to and that it is in use now."""
         data = {"root": str(root), "last_used": time.time(), "format": FORMAT}
         with contextlib.suppress(OSError):  # bookkeeping for `cache list`; never a reason to stop retrieval
-            _atomic_write(self.folder / ROOT_FILE, json.dumps(data, ensure_ascii=False).encode())
+            atomic_write(self.folder / ROOT_FILE, json.dumps(data, ensure_ascii=False).encode())
 
     # -- files ---------------------------------------------------------------------------
 
@@ -275,11 +263,12 @@ class IndexCache:
     def _read_index(self, params: Params) -> IndexState | None:
         base = self.folder / "index"
         try:
-            with open(base / "state.pkl", "rb") as handle:
-                saved = pickle.load(handle)
+            saved = cachefiles.read_pickle(base / "state.pkl")
             if saved["format"] != FORMAT or saved["params"] != _params_json(params):
                 return None
-            segments = [_load_segment(base, name) for name in saved["segments"]]
+            segments = [cachefiles.load_segment(base, name) for name in saved["segments"]]
+            # A shortened segment file still reads as an array: checked here, or every query would fail on it.
+            cachefiles.check_index(saved, segments, len(params.group_weights))
         except Exception:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything; rebuild instead
             return None
         index = SectionIndex(
@@ -303,12 +292,12 @@ class IndexCache:
     def save_index(self, state: IndexState) -> None:
         """Write the index: new segments as files of their own, the rest in one atomic state file."""
         base = self.folder / "index"
-        base.mkdir(exist_ok=True)
+        base.mkdir(mode=0o700, exist_ok=True)
         names = list(state.segment_names)
         for segment in state.index.segments[len(names) :]:
             name = uuid.uuid4().hex[:12]
-            for part in _PARTS:
-                np.save(base / f"{name}.{part}.npy", getattr(segment, part))
+            for part in cachefiles.PARTS:
+                cachefiles.save_array(base / f"{name}.{part}.npy", getattr(segment, part))
             names.append(name)
         saved = {
             "format": FORMAT,
@@ -324,7 +313,7 @@ class IndexCache:
             "catalog": state.catalog,
             "acronyms": state.acronyms,
         }
-        _atomic_write(base / "state.pkl", pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL))
+        atomic_write(base / "state.pkl", pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL))
         state.segment_names = names
         keep = set(names)
         for path in base.glob("*.npy"):
@@ -336,8 +325,7 @@ class IndexCache:
     def load_history(self, head: str) -> Any:
         """The git history saved for commit ``head``, or None."""
         try:
-            with open(self.folder / f"history-{head}.pkl", "rb") as handle:
-                return pickle.load(handle)
+            return cachefiles.read_pickle(self.folder / f"history-{head}.pkl")
         except Exception:  # noqa: BLE001 - a missing or corrupt file is simply read from git again
             return None
 
@@ -345,12 +333,7 @@ class IndexCache:
         """Keep one history: the one for the current commit."""
         for old in self.folder.glob("history-*.pkl"):
             old.unlink(missing_ok=True)
-        _atomic_write(self.folder / f"history-{head}.pkl", pickle.dumps(history, protocol=pickle.HIGHEST_PROTOCOL))
-
-    def _drop_index(self) -> None:
-        (self.folder / "index" / "state.pkl").unlink(missing_ok=True)
-        for path in (self.folder / "index").glob("*.npy"):
-            path.unlink(missing_ok=True)
+        atomic_write(self.folder / f"history-{head}.pkl", pickle.dumps(history, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def encode_document(doc: Document) -> bytes:
@@ -366,10 +349,6 @@ def decode_document(blob: bytes) -> Document:
     return doc
 
 
-def _load_segment(base: Path, name: str) -> Segment:
-    return Segment(**{part: np.load(base / f"{name}.{part}.npy") for part in _PARTS})
-
-
 def _params_json(params: Params) -> dict[str, Any]:
     return {
         "k1": params.k1,
@@ -378,9 +357,3 @@ def _params_json(params: Params) -> dict[str, Any]:
         "groups": list(params.groups),
         "group_weights": list(params.group_weights),
     }
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)

@@ -8,20 +8,39 @@
   caches no process has open (and none can open one while it is being removed).
 - ``private_folder(folder)``: create a folder and its missing parents readable by their owner only
   (a cache holds the memory's text, the store every prompt and response); folders that exist keep
-  their mode.
+  their mode, but ``folder`` itself must be private (``check_private``).
+- ``check_private(info, path)`` / ``open_private(path)``: refuse (``NotPrivate``) a folder or file another
+  uid owns or others may write: a cache unpickles what it reads, the store holds prompts, so bytes
+  someone else could have put there are never read or written.  Checked on the opened descriptor
+  (``fstat``), never by a separate ``stat`` that a swap could outrun.  Skipped where ``os.getuid``
+  does not exist (Windows).
+
+``cross_process`` says when it has to wait (one warning line naming the folder) and, given ``wait``,
+gives up after that many seconds with ``TimeoutError`` (an ``OSError``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import stat
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+log = logging.getLogger(__name__)
+
 IN_USE = "in-use"
 _OPEN_ATTEMPTS = 5
+_POLL_SECONDS = 0.05  # how often a bounded wait tries a held lock again (flock has no timeout of its own)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # a symlink planted in place of a file is refused, not followed
+
+
+class NotPrivate(PermissionError):
+    """A folder or file another user owns, or others may write (or, where asked, read)."""
 
 
 class ReadWriteLock:
@@ -63,8 +82,12 @@ class ReadWriteLock:
 
 
 @contextlib.contextmanager
-def cross_process(folder: Path | None) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``folder/lock`` (nothing when ``folder`` is None)."""
+def cross_process(folder: Path | None, *, wait: float | None = None) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``folder/lock`` (nothing when ``folder`` is None).
+
+    Tried without blocking first: when another process holds it, one warning says this one waits for
+    it; with ``wait`` (seconds) it gives up after that long, raising ``TimeoutError`` naming the folder.
+    """
     if folder is None:
         yield
         return
@@ -74,17 +97,44 @@ def cross_process(folder: Path | None) -> Iterator[None]:
         yield
         return
     with open(folder / "lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        _take(handle, folder, wait)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _take(handle: IO[str], folder: Path, wait: float | None) -> None:
+    """``flock`` ``handle`` exclusively, saying so when it must wait; bounded by ``wait`` seconds if given."""
+    import fcntl
+
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:  # held: a refresh in another process (or a stopped one) has it
+        log.warning("waiting for another retriever process refreshing %s", folder)
+    if wait is None:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        return
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"another retriever process has held {folder / 'lock'} for {wait:g} s (a long refresh, or a "
+                    "stopped process); let it finish or stop it"
+                ) from None
+            time.sleep(_POLL_SECONDS)
+
+
 def private_folder(folder: Path) -> None:
     """Create ``folder`` and its missing parents 0700, whatever the umask; a folder that exists keeps its
-    mode, whoever made it (a user's shared folder is theirs to set)."""
-    missing = []
+    mode, whoever made it (a user's shared folder is theirs to set).  ``folder`` itself must then be
+    ours and not writable by others: ``NotPrivate`` otherwise (``check_private``)."""
+    leaf, missing = folder, []
     while not folder.exists() and folder != folder.parent:
         missing.append(folder)
         folder = folder.parent
@@ -94,6 +144,42 @@ def private_folder(folder: Path) -> None:
         except FileExistsError:  # another process made it meanwhile: its mode is its own
             continue
         made.chmod(0o700)  # whatever the umask took away
+    if hasattr(os, "getuid"):  # Windows cannot open a folder as a file, and has no uids to check
+        os.close(open_private(leaf, folder=True))
+
+
+def check_private(info: os.stat_result, path: Path, *, unreadable: bool = False) -> None:
+    """Raise ``NotPrivate`` when ``info`` (``path``'s ``fstat``) shows another uid owns it, or group or
+    others may write it (with ``unreadable``: read or write it).  Nothing where ``os.getuid`` does not
+    exist (Windows: no uids or mode bits to check)."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:
+        return
+    uid = getuid()
+    if info.st_uid != uid:
+        raise NotPrivate(f"{path} belongs to uid {info.st_uid}, not to you (uid {uid})")
+    loose = info.st_mode & (0o077 if unreadable else 0o022)
+    if loose:
+        what = "readable or writable" if unreadable else "writable"
+        raise NotPrivate(f"{path} is {what} by others (mode {stat.S_IMODE(info.st_mode):o})")
+
+
+def open_private(path: Path, *, folder: bool = False, unreadable: bool = False) -> int:
+    """A read-only descriptor of ``path`` (a final symlink is not followed), once its ``fstat`` passes
+    ``check_private``; the caller closes it.  Raises ``NotPrivate`` (the descriptor closed) or the
+    ``OSError`` of opening (``FileNotFoundError`` when absent)."""
+    flags = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    if folder:
+        flags |= getattr(os, "O_DIRECTORY", 0)
+    else:
+        flags |= getattr(os, "O_NONBLOCK", 0)  # a FIFO planted in a file's place must not hang the open
+    descriptor = os.open(path, flags)
+    try:
+        check_private(os.fstat(descriptor), path, unreadable=unreadable)
+    except NotPrivate:
+        os.close(descriptor)
+        raise
+    return descriptor
 
 
 def in_use(folder: Path) -> IO[str] | None:

@@ -18,7 +18,7 @@ from conftest import TreeFactory
 from fixtures import ACME
 
 from retriever.config import Settings
-from retriever.memory import locks
+from retriever.memory import cachefiles, locks
 from retriever.memory.build import add_sections
 from retriever.memory.cache import (
     FORMAT,
@@ -439,3 +439,109 @@ def test_a_folder_that_exists_keeps_its_mode_when_a_cache_opens_in_it(tmp_path: 
     shared.chmod(0o755)
     IndexCache(shared / "abc").close()
     assert (shared.stat().st_mode & 0o777, (shared / "abc").stat().st_mode & 0o777) == (0o755, 0o700)
+
+
+@pytest.mark.parametrize(
+    ("part", "cut"),
+    [
+        ("values", slice(0, -1)),
+        ("fields", slice(0, -1)),
+        ("counts", slice(1, None)),
+        ("indices", slice(0, -3)),
+        ("indptr", slice(0, -1)),
+        ("vectors", slice(0, -1)),
+        ("scales", slice(0, -1)),
+    ],
+)
+def test_a_shortened_segment_file_loads_as_none_and_a_memory_rebuilds_and_answers(
+    make_tree: TreeFactory, part: str, cut: slice
+) -> None:
+    # A segment file cut short still reads as a well-formed array: only its shape gives it away.
+    root, settings = make_tree(ACME), Settings.from_env()
+    first = Memory.open(root, settings)
+    assert first.cache is not None
+    terms = analyzer.terms("billing migration")
+    expected = first.index.top(terms, 5)
+    [name] = first.state.segment_names
+    path = first.cache.folder / "index" / f"{name}.{part}.npy"
+    np.save(path, np.load(path)[cut])
+    assert first.cache.load_index(Params()) is None
+    first.cache.close()
+
+    again = Memory.open(root, settings)
+
+    assert again.stats.cache == "built"
+    assert again.index.top(terms, 5) == expected
+    assert again.cache is not None and again.cache.load_index(Params()) is not None  # saved whole again
+    again.cache.close()
+
+
+def test_section_indices_past_the_section_count_load_as_none(cache: IndexCache) -> None:
+    state = _state(_docs(ACME))
+    cache.save_index(state)
+    path = cache.folder / "index" / f"{state.segment_names[0]}.indices.npy"
+    indices = np.load(path)
+    indices[-1] = state.index.size
+    np.save(path, indices)
+    assert cache.load_index(Params()) is None
+
+
+@pytest.mark.parametrize("garbage", [os.urandom(50_000), b"SQLite format 3\x00" + b"\xff" * 4080])
+def test_a_records_file_that_is_not_a_database_is_moved_aside_and_a_new_one_started(
+    tmp_path: Path, garbage: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "cache"
+    IndexCache(folder).close()
+    (folder / "records.sqlite").write_bytes(garbage)
+
+    cache = IndexCache(folder)
+    try:
+        cache.put("a.md", Fingerprint(1, 1, "a"), parse_document("a.md", "Text."), None)
+        cache.commit()
+        assert set(cache.file_rows()) == {"a.md"}
+    finally:
+        cache.close()
+
+    assert (folder / "records.sqlite.corrupt").read_bytes() == garbage
+    [warning] = [r.getMessage() for r in caplog.records if "not a usable database" in r.getMessage()]
+    assert f"moved it to {folder / 'records.sqlite.corrupt'} and started a new one" in warning
+    reopened = IndexCache(folder)  # the new file is a database: opened as it is, nothing moved again
+    assert set(reopened.file_rows()) == {"a.md"}
+    reopened.close()
+    assert len([r for r in caplog.records if "not a usable database" in r.getMessage()]) == 1
+
+
+def test_a_records_file_that_stays_unusable_is_moved_aside_once_then_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "cache"
+    IndexCache(folder).close()
+    attempts = []
+
+    def never_a_database(db: sqlite3.Connection, format_: int) -> bool:
+        attempts.append(format_)
+        error = sqlite3.DatabaseError("file is not a database")
+        error.sqlite_errorcode = sqlite3.SQLITE_NOTADB
+        raise error
+
+    monkeypatch.setattr(cachefiles, "prepare", never_a_database)
+    with pytest.raises(sqlite3.DatabaseError, match="not a database"):
+        IndexCache(folder)
+    assert len(attempts) == 2
+    with locks.unused(folder) as free:
+        assert free
+
+
+def test_a_locked_or_unwritable_database_is_not_taken_for_a_corrupt_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "cache"
+    IndexCache(folder).close()
+
+    def busy(db: sqlite3.Connection, format_: int) -> bool:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(cachefiles, "prepare", busy)
+    with pytest.raises(sqlite3.OperationalError):
+        IndexCache(folder)
+    assert not (folder / "records.sqlite.corrupt").exists()
