@@ -11,7 +11,7 @@ import pytest
 
 from retriever.config import Settings, state_home
 from retriever.service.stores import open_store
-from retriever.service.stores.base import RequestRecord
+from retriever.service.stores.base import RequestRecord, StoreUnavailable
 from retriever.service.stores.sqlite import SQLiteStore
 
 SCOPE = "0123456789abcdef"
@@ -79,3 +79,66 @@ def test_a_store_an_earlier_version_left_readable_by_others_is_made_private_when
     }
     store.close()
     earlier.close()
+
+
+# -- a store someone else could read, or has planted, is refused ---------------------------------
+
+AS_ROOT = pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="os.chown to another uid needs root")
+OTHER_UID = 4242
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o773, 0o757])
+def test_a_store_folder_others_may_write_is_refused_naming_it_and_the_fix(tmp_path: Path, mode: int) -> None:
+    folder = tmp_path / "state"
+    folder.mkdir()
+    folder.chmod(mode)
+
+    with pytest.raises(StoreUnavailable) as refused:
+        SQLiteStore(folder / "store.sqlite")
+
+    message = refused.value.message
+    assert f"{folder} is writable by others (mode {mode:o})" in message
+    assert str(folder / "store.sqlite") in message and "RETRIEVER_STATE_DIR" in message
+    assert list(folder.iterdir()) == []  # nothing written there
+    assert _mode(folder) == mode
+
+
+@AS_ROOT
+@pytest.mark.parametrize("name", ["", "store.sqlite", "store.sqlite-wal", "store.sqlite-shm"])
+def test_a_store_whose_folder_or_files_another_uid_owns_is_refused(tmp_path: Path, name: str) -> None:
+    # The review's attack: another user made the state folder or an empty store.sqlite, to read the prompts.
+    folder = tmp_path / "state"
+    SQLiteStore(folder / "store.sqlite").close()
+    planted = folder / name
+    if name:
+        planted.touch()
+        planted.chmod(0o600)
+    os.chown(planted, OTHER_UID, OTHER_UID)
+
+    with pytest.raises(StoreUnavailable, match=rf"{planted} belongs to uid {OTHER_UID}, not to you \(uid 0\)"):
+        SQLiteStore(folder / "store.sqlite")
+
+
+def test_a_store_file_that_stays_readable_by_others_after_the_chmod_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store.sqlite"
+    SQLiteStore(path).close()
+    path.chmod(0o644)
+
+    def refused_chmod(fd: int, mode: int) -> None:  # as a file system that ignores modes (or ACLs) does
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchmod", refused_chmod)
+    with pytest.raises(StoreUnavailable, match=rf"{path} is readable or writable by others \(mode 644\)"):
+        SQLiteStore(path)
+
+
+def test_a_symlink_in_the_store_s_place_is_not_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.sqlite"
+    SQLiteStore(elsewhere).close()
+    (tmp_path / "state").mkdir(mode=0o700)
+    (tmp_path / "state" / "store.sqlite").symlink_to(elsewhere)
+
+    with pytest.raises(StoreUnavailable, match=r"store\.sqlite"):
+        SQLiteStore(tmp_path / "state" / "store.sqlite")

@@ -8,7 +8,10 @@ read lists them, and the TTL purge removes them.  Both are enforced every few
 writes (``purge`` does it at once), so the file stays bounded however many clients come and go.
 The store holds every prompt and response, so only its owner may read it: folders the store creates
 are 0700, the file and SQLite's -wal and -shm beside it 0600 (an older store is made so when opened);
-folders that already exist keep their mode.
+folders that already exist keep their mode when they are the user's own and others cannot write them.
+A store whose folder, file, -wal or -shm another uid owns, whose folder others may write, or whose
+files others could still read after the chmod, is refused (``StoreUnavailable`` naming it and the
+fix): someone else could read the prompts, or have planted the file.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from retriever.memory.locks import private_folder
+from retriever.memory.locks import NotPrivate, check_private, private_folder
 from retriever.service.stores.base import (
     REQUEST_TTL,
     SESSION_PROMPTS,
@@ -55,6 +58,7 @@ CREATE INDEX IF NOT EXISTS requests_by_scope ON requests (scope, received_at);
 CREATE INDEX IF NOT EXISTS requests_by_scope_session ON requests (scope, session_id, received_at);
 """
 # Sessions past their TTL, and those beyond the newest ``session_limit``.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # a symlink in the store's place is refused, not followed
 _DOOMED = (
     "SELECT session_id FROM sessions WHERE last_at < ? UNION "
     "SELECT session_id FROM (SELECT session_id FROM sessions ORDER BY last_at DESC LIMIT -1 OFFSET ?)"
@@ -68,11 +72,40 @@ def _private_file(path: Path) -> None:
 
 
 def _make_private(path: Path) -> None:
-    """Make the store and its -wal and -shm files 0600 where others could read them (ours to change only)."""
+    """Make the store and its -wal and -shm files 0600 where others could read them; raise ``NotPrivate``
+    when one belongs to another uid or others can still read or write it (a chmod that did not take).
+    Checked on the opened descriptor, so a file swapped in after the check is not the one judged."""
+    if not hasattr(os, "getuid"):  # Windows: no uids or mode bits to check
+        return
     for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        with contextlib.suppress(OSError):  # absent, or another user's file
-            if file.stat().st_mode & 0o077:
-                file.chmod(0o600)
+        try:
+            descriptor = os.open(file, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            continue
+        try:
+            info = os.fstat(descriptor)
+            if info.st_uid == os.getuid() and info.st_mode & 0o077:  # an older store's 0644: ours to tighten
+                with contextlib.suppress(OSError):  # one that did not take is refused just below
+                    os.fchmod(descriptor, 0o600)
+                info = os.fstat(descriptor)
+            check_private(info, file, unreadable=True)
+        finally:
+            os.close(descriptor)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """The store's connection, in WAL mode, once its folder and files pass the checks (see the module)."""
+    private_folder(path.parent)
+    _private_file(path)
+    _make_private(path)  # before SQLite reads a file someone else put there
+    db = sqlite3.connect(path, check_same_thread=False, timeout=10)
+    with contextlib.ExitStack() as failing:
+        failing.callback(db.close)  # a store refused below leaves no connection behind
+        # WAL with NORMAL sync: a commit per request costs microseconds, not an fsync.
+        db.execute("PRAGMA journal_mode=WAL")
+        _make_private(path)  # SQLite gives the -wal and -shm it just made the store's mode
+        failing.pop_all()
+    return db
 
 
 def unreadable(path: Path) -> str | None:
@@ -98,17 +131,22 @@ class SQLiteStore:
         self._lock = threading.Lock()
         self._logged = self._prompted = 0
         try:
-            private_folder(path.parent)
-            _private_file(path)
-            self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
-            # WAL with NORMAL sync: a commit per request costs microseconds, not an fsync.
-            self._db.execute("PRAGMA journal_mode=WAL")
-            _make_private(path)  # a store an earlier version made 0644; SQLite gives -wal and -shm its mode
+            self._db = _connect(path)
+        except NotPrivate as exc:
+            raise StoreUnavailable(
+                f"refusing the SQLite store at {path}: {exc}; it holds every prompt and response, so it must be "
+                "yours and readable by you only: remove it (or fix its owner and mode), or set RETRIEVER_STATE_DIR "
+                "to a folder of your own"
+            ) from exc
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreUnavailable(f"cannot open the SQLite store at {path}: {exc}; check RETRIEVER_STATE_DIR") from exc
+        try:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             _add_scope_column(self._db)
             self._db.executescript(_SCOPE_INDEXES)
-        except (OSError, sqlite3.Error) as exc:
+        except sqlite3.Error as exc:
+            self._db.close()
             raise StoreUnavailable(f"cannot open the SQLite store at {path}: {exc}; check RETRIEVER_STATE_DIR") from exc
         self._tidy()
 
