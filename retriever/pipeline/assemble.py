@@ -110,7 +110,8 @@ def summarize(
     facts: tuple[Fact, ...], coverage: str, question: str | Query = "", relations: tuple[Relationship, ...] = ()
 ) -> str:
     """An extractive summary that says the answer first: for a who-question, what the best document
-    names (owner, lead, team…); then the two strongest facts as sentences; then how well the memory
+    names (owner, lead, team…); then the two strongest facts as sentences, those of superseded documents
+    passed over where others were found; then how well the memory
     covers it and where.  A weak match (limited, none) says so before anything else, and a question whose
     words only ask ("update", "status?") says that it names no topic (``query.no_topic``).  ``question``
     is its text or, from the pipeline, the query already analysed (so it is not analysed again)."""
@@ -121,7 +122,8 @@ def summarize(
     query = analyze(question) if isinstance(question, str) else question
     answer = relation_answer(query.text, facts, relations)
     said = [answer] if answer else []
-    said += list(dict.fromkeys(fact_sentence(f) for f in facts[:2]))
+    current = [f for f in facts if not f.when.superseded]  # a replaced decision is cited, never the answer
+    said += list(dict.fromkeys(fact_sentence(f) for f in (current or list(facts))[:2]))
     vague = no_topic(query)
     if vague:
         named = ", ".join(f'"{word}"' for word in vague[:3])

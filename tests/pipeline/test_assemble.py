@@ -11,6 +11,7 @@ from fixtures import ACME
 from llm_server import Reply, answer, serve_for, stage_of
 
 from retriever import Retriever, Settings
+from retriever.memory.provenance import When
 from retriever.pipeline import confidence
 from retriever.pipeline.assemble import MAX_STATEMENT_CHARS, summarize
 from retriever.pipeline.results import Fact, Relationship
@@ -32,6 +33,17 @@ def test_summary_leads_with_the_strongest_statements_then_says_how_well_and_wher
         "Billing is owned by Olena. Due 2026-12-15. (The memory covers this well; sources: Billing, Plan.)"
     )
     assert summarize((), "none") == "The memory holds nothing that matches this query."
+
+
+def test_the_summary_passes_over_facts_of_superseded_documents_where_others_were_found() -> None:
+    old = When(superseded=True)
+    facts = (
+        Fact("Use Kafka Streams.", 0.9, "m/a.md", "M > A", (1, 1), "a.md", None, "DEC-1", 0, old),
+        Fact("Superseded by DEC-2.", 0.8, "m/a.md", "M > A", (2, 2), "a.md", None, "DEC-1", 0, old),
+        Fact("Use Flink.", 0.7, "m/b.md", "M > B", (1, 1), "b.md", None, "DEC-2", 1),
+    )
+    assert summarize(facts, "partial").startswith("Use Flink. (The memory covers this in part")
+    assert summarize(facts[:2], "partial").startswith("Use Kafka Streams. Superseded by DEC-2.")  # all there is
 
 
 def test_a_weak_summary_says_so_before_the_closest_matches() -> None:
