@@ -46,11 +46,13 @@ _STRIKE = re.compile(r"~~(.+?)~~")  # "." stops at a line end, and any two "~~" 
 _SPACES = re.compile(r"\s+")
 _EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]")
 
-# Abbreviations after which a full stop does not end a sentence.
+# Abbreviations after which a full stop does not end a sentence (English, then Ukrainian: street, lane, avenue,
+# boulevard, square, "named after", "for example", "see", thousand, "that is", "and so on").
 _ABBREVIATIONS = frozenset(
     "e.g i.e etc mr mrs ms dr st vs no approx incl fig dept inc ltd co u.s u.k a.m p.m jan feb mar apr "
-    "jun jul aug sep sept oct nov dec".split()
+    "jun jul aug sep sept oct nov dec вул пров просп бул пл ім напр див тис т.д т.п т.ч".split()
 )
+_OPENERS = "([{\"'“‘«*_"  # what may stand before an abbreviation: "(e.g. Ana…)", "«вул. …»"
 _LAST_WORD_WINDOW = 64  # characters; longer than any abbreviation
 _BOUNDARY = re.compile(r"(?<=[.!?…])([\"”’)]?)\s+(?=[\"“‘(\[*_]*[A-ZА-ЯІЇЄҐ0-9])")
 
@@ -152,7 +154,7 @@ def iter_sentences(text: str) -> Iterator[tuple[int, str]]:
         # ``start`` stays put and slicing from it each time would make the split quadratic.
         before = text[max(start, match.start() - _LAST_WORD_WINDOW) : match.start()].rstrip('"”’)')
         words = before.rsplit(None, 1)
-        last_word = words[-1].rstrip(".").casefold() if words else ""
+        last_word = words[-1].rstrip(".").lstrip(_OPENERS).casefold() if words else ""
         if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
             continue
         piece = text[start : match.start() + len(match.group(1))].strip()

@@ -113,6 +113,22 @@ def test_abbreviations_like_eg_and_ie_do_not_end_a_sentence() -> None:
     ]
 
 
+def test_an_abbreviation_after_a_bracket_or_quote_does_not_end_a_sentence() -> None:
+    assert split_sentences("A buyer (e.g. Ana Ferreira for Helix) pairs up. Next.") == [
+        (0, "A buyer (e.g. Ana Ferreira for Helix) pairs up."),
+        (48, "Next."),
+    ]
+    assert split_sentences("See «Fig. 3» there. Done.") == [(0, "See «Fig. 3» there."), (20, "Done.")]
+
+
+def test_ukrainian_abbreviations_such_as_street_do_not_end_a_sentence() -> None:
+    assert split_sentences("Офіс на Подолі, вул. Верхній Вал, 72. Приходьте.") == [
+        (0, "Офіс на Подолі, вул. Верхній Вал, 72."),
+        (38, "Приходьте."),
+    ]
+    assert split_sentences("Є знижки, напр. Квитки в театр. Далі.")[0] == (0, "Є знижки, напр. Квитки в театр.")
+
+
 def test_us_and_titles_like_dr_do_not_end_a_sentence() -> None:
     assert split_sentences("The U.S. Office opened. It is big.") == [(0, "The U.S. Office opened."), (24, "It is big.")]
     assert split_sentences("Mr. Brown met Dr. Who. They talked.") == [
