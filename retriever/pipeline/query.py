@@ -45,6 +45,15 @@ _COLLECTIVE = re.compile(
     re.I,
 )
 
+# A question asking what a term means ("What does MRR mean?", "What does DRI stand for?", "the meaning of ICP",
+# "що означає NRR?"): the verb asks for a definition and names no topic; the term is the topic.  Counted in full,
+# "mean" matched every row of a glossary table under its "Meaning" column before the row defining MRR.
+_DEFINING = re.compile(
+    r"\b(?:does|do|did)\b[^?.!]*?\b(mean|stand\s+for)\b\s*[?.!]*\s*$"
+    r"|\b(?:what|що)\b[^?.!]*?\b(meaning|означає|означають|розшифровується)\b",
+    re.I,
+)
+
 Acronyms = Mapping[str, Iterable[str]]  # acronym (lower-case) → its expansions, as the memory defines them
 
 
@@ -96,6 +105,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in terms))
     parts = question_parts(text)
     framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
+    framing |= {t for m in _DEFINING.finditer(text) for t in analyzer.terms(m.group(1) or m.group(2))}
     many = len(parts) >= 2
     return Query(text, terms, words, many, extra_terms, alternates, parts if many else (), framing)
 

@@ -76,6 +76,7 @@ class ScoreParams:
     length_penalty: float = 0.3
     meaning_weight: float = 0.5  # a statement's meaning, when words leave all of the question's topic uncovered
     typed_bonus: float = 0.15  # a statement holding the kind of answer asked for ranks this much higher (``expected``)
+    key_bonus: float = 0.15  # a table row whose first cell holds all of the question's weight ranks this much higher
     # A transcript where no speaker the question names took a turn keeps this much of its statements' rank
     # (``speakers.silent``; 0.3 to 0.9 measured the same).
     silent_speaker: float = 0.5
@@ -125,7 +126,26 @@ def statement_evidence(
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
     context = _context_terms(cand.context) if cand.context else frozenset()
     own = (set(terms) | headings) - muted
+    if cand.cells:  # a table's column names stand in every row: they frame it, as context does
+        header = _header_terms(cand.cells) - headings
+        own -= header - analyzer.term_set(" ".join(value for _, value in cand.cells))
+        context = context | header
     return framed_coverage(sets, own, context - muted, query, params.context_weight) * density
+
+
+def _key_share(cand: Candidate, whole: dict[str, float]) -> float:
+    """The share of the question's weight a table row's first cell holds: the cell that names what the row is
+    about ("MRR (monthly recurring revenue)", "Starter", "Night"), so a row keyed by the question's subject
+    is about it, where another row only mentions it."""
+    total = sum(whole.values())
+    if not cand.cells or not total:
+        return 0.0
+    key = analyzer.term_set(cand.cells[0][1])
+    return sum(w for t, w in whole.items() if t in key) / total
+
+
+def _header_terms(cells: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    return analyzer.term_set(" ".join(column for column, _ in cells))
 
 
 def _context_terms(context: str) -> frozenset[str]:
@@ -144,7 +164,8 @@ def relevance(
 ) -> list[_Scored]:
     """Every candidate with its rank value (0..1) and its answerability evidence; ``speakers`` are the ones
     the question names (``Run.speakers``; read off the candidates when not given)."""
-    sets = weight_sets(weights(query, memory.index), query)
+    whole = weights(query, memory.index)
+    sets = weight_sets(whole, query)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
     if speakers is None:
         speakers = named_speakers((c.speaker for c in candidates), query.text)
@@ -163,6 +184,7 @@ def relevance(
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
         if kinds and expected.holds(cand.statement, kinds):
             value *= 1 + params.typed_bonus
+        value *= 1 + params.key_bonus * _key_share(cand, whole)
         if cand.target.rel_path in unheard:
             value *= params.silent_speaker
         evidence = 0.5 * cand.target.coverage + 0.5 * e

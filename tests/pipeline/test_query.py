@@ -76,6 +76,21 @@ def test_a_collective_subject_frames_the_question_and_a_topic_team_does_not(text
     assert weights(query, index)[subject] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "framed"),
+    [
+        ("What does MRR mean?", {"mean"}),
+        ("What does DRI stand for?", {"stand"}),
+        ("What is the meaning of ICP?", {"mean"}),
+        ("Що означає NRR?", {"означ"}),
+        ("What do you mean by the budget", set()),  # not a definition question: "mean" is not its last verb
+        ("What is the mean time to recovery?", set()),  # the adjective, not the verb
+    ],
+)
+def test_a_question_asking_what_a_term_means_frames_the_verb_and_leaves_the_term(text: str, framed: set[str]) -> None:
+    assert analyze(text).framing == framed
+
+
 def test_coverage_is_the_share_of_weight_present_and_alternates_count() -> None:
     query = analyze("recurring revenue by account", {"mrr": ["monthly recurring revenue"]})
     term_weights = {"recur": 2.0, "revenu": 1.0, "account": 1.0}

@@ -241,3 +241,30 @@ def test_a_superseded_documents_facts_rank_below_its_successors_best_when_both_a
     assert _engine_facts(make_tree, "", "")[0] == "old.md"  # unlinked, the old text matches the question better
     facts = _engine_facts(make_tree, old_link, new_link)
     assert facts[0] == "new.md" and "old.md" in facts
+
+
+_GLOSSARY = (
+    "# Glossary\n\n| Term | Meaning |\n|---|---|\n| ICP | Ideal customer profile score. |\n"
+    "| Churn | Revenue lost from accounts that leave. |\n\n"
+    "# Revenue terms\n\n| Term | Definition |\n|---|---|\n| MRR | Monthly recurring revenue, after discounts. |\n"
+    "| ARR | MRR times twelve. |\n"
+)
+
+
+def test_a_tables_column_names_frame_its_rows_and_the_row_keyed_by_the_term_asked_about_ranks_first(
+    make_tree: TreeFactory,
+) -> None:
+    """Every row of the first table holds "meaning" through its column name: that frames the rows, as a heading
+    would, and tells none of them apart; the row whose first cell names MRR is the one about it."""
+    root = make_tree({"glossary.md": _GLOSSARY, "finance.md": "# Finance\n\nOur MRR grew in 2026.\n"})
+    facts = Retriever(root, Settings.from_env()).retrieve("What does MRR mean?").facts
+    assert facts[0].statement.startswith("Term: MRR; Definition: Monthly recurring revenue")
+
+
+def test_the_key_share_is_the_share_of_the_questions_weight_in_a_rows_first_cell() -> None:
+    target = Target(0, "a.md", 0, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
+    cells = (("Plan", "Starter"), ("Price", "990"))
+    row = Candidate("Plan: Starter; Price: 990", target, (1, 1), "sentence", cells=cells)
+    whole = {"starter": 3.0, "price": 1.0}
+    assert score._key_share(row, whole) == 0.75
+    assert score._key_share(dataclasses.replace(row, cells=()), whole) == 0.0
