@@ -67,6 +67,25 @@ def _names_asked(kind: str, asked: set[str]) -> bool:
     return any(part[:3] in asked for part in kind.casefold().split("_") if len(part) >= 3)
 
 
+def _names_document(title: str, words: Sequence[str]) -> bool:
+    """Whether the question's ``words`` hold every word of a document's title ("Who does Kateryna Melnyk…")."""
+    return set(re.findall(r"\w{3,}", title.casefold())) <= set(words)
+
+
+def _named_with_relation(
+    facts: Sequence[Fact], relationships: Sequence[Relationship], words: Sequence[str], asked: set[str]
+) -> str | None:
+    """The first fact's document that the question names by title and asks a relation of ("Who does Kateryna
+    Melnyk report to?" → her page's ``reports_to``), wherever its facts rank: the question says which
+    document it is about, and the best fact may come from another that only mentions her."""
+    for source in dict.fromkeys(f.source_title for f in facts):
+        if _names_document(source, words) and any(
+            r.source == source and r.type not in _GENERIC and _names_asked(r.type, asked) for r in relationships
+        ):
+            return source
+    return None
+
+
 def relation_lines(
     facts: Sequence[Fact], entities: Sequence[Entity], relationships: Sequence[Relationship]
 ) -> list[str]:
@@ -90,13 +109,13 @@ def relation_answer(question: str, facts: Sequence[Fact], relationships: Sequenc
     """The best fact's document and what it names, as a sentence, for a question that asks who or which."""
     if not facts or not (_WHO.search(question) or _RELATION_WORDS.search(question)):
         return None
-    source = facts[0].source_title
+    words = re.findall(r"\w{3,}", question.casefold())
+    asked = {w[:3] for w in words}
+    source = _named_with_relation(facts, relationships, words, asked) or facts[0].source_title
     edges = [r for r in relationships if r.source == source and r.type not in _GENERIC and r.target != source]
     if not edges:
         return None
-    words = re.findall(r"\w{3,}", question.casefold())
-    asked = {w[:3] for w in words}
-    about_it = set(re.findall(r"\w{3,}", source.casefold())) <= set(words)
+    about_it = _names_document(source, words)
     if not about_it and not any(_names_asked(r.type, asked) for r in edges):
         # Unless the question is about the document itself ("Who is Olena Marchenko?"), only a relation it
         # names or a responsibility answers it: "Who are our main clients?" is not the report's owner, and

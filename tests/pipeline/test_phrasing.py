@@ -75,3 +75,13 @@ def test_a_responsibility_question_is_not_answered_with_a_meetings_attendees() -
 def test_a_who_question_about_the_document_itself_is_answered_with_what_it_names() -> None:
     person = [_fact("VP Engineering", title="Olena Marchenko")]
     assert relation_answer("Who is Olena Marchenko?", person, RELATIONS) == "Olena Marchenko: team Platform Team."
+
+
+def test_a_question_naming_a_document_and_its_relation_is_answered_from_it_wherever_its_facts_rank() -> None:
+    facts = [_fact("Kateryna reports completion to Maksym.", title="Policies"), _fact("x", title="Kateryna Melnyk")]
+    relations = (Relationship("Kateryna Melnyk", "Rui Costa", "reports_to"), *RELATIONS)
+    assert relation_answer("Who does Kateryna Melnyk report to?", facts, relations) == (
+        "Kateryna Melnyk: reports to Rui Costa."
+    )
+    # a document the question does not name keeps the best fact's document as the one answering
+    assert relation_answer("Who does she report to?", facts, relations) is None
