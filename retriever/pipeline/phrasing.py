@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 
 from retriever.pipeline.results import Entity, Fact, Relationship
-from retriever.text.markup import truncate
+from retriever.text.markup import INDEX_NAMES, truncate
 
 # Edges every document has or that say nothing about who or what it belongs to.
 _GENERIC = frozenset({"related", "links_to", "tags", "aliases", "supersedes", "superseded_by", "parent"})
@@ -67,6 +67,10 @@ def _names_asked(kind: str, asked: set[str]) -> bool:
     return any(part[:3] in asked for part in kind.casefold().split("_") if len(part) >= 3)
 
 
+def _is_index(rel_path: str) -> bool:
+    return rel_path.rsplit("/", 1)[-1].casefold() in INDEX_NAMES
+
+
 def _names_document(title: str, words: Sequence[str]) -> bool:
     """Whether the question's ``words`` hold every word of a document's title ("Who does Kateryna Melnyk…")."""
     return set(re.findall(r"\w{3,}", title.casefold())) <= set(words)
@@ -111,11 +115,14 @@ def relation_answer(question: str, facts: Sequence[Fact], relationships: Sequenc
         return None
     words = re.findall(r"\w{3,}", question.casefold())
     asked = {w[:3] for w in words}
-    source = _named_with_relation(facts, relationships, words, asked) or facts[0].source_title
+    named_doc = _named_with_relation(facts, relationships, words, asked)
+    source = named_doc or facts[0].source_title
+    about_it = named_doc is not None or _names_document(source, words)
+    if not about_it and _is_index(facts[0].rel_path):
+        return None  # a folder's index lists things: its owner keeps the list, and owns none of what it lists
     edges = [r for r in relationships if r.source == source and r.type not in _GENERIC and r.target != source]
     if not edges:
         return None
-    about_it = _names_document(source, words)
     if not about_it and not any(_names_asked(r.type, asked) for r in edges):
         # Unless the question is about the document itself ("Who is Olena Marchenko?"), only a relation it
         # names or a responsibility answers it: "Who are our main clients?" is not the report's owner, and

@@ -85,3 +85,13 @@ def test_a_question_naming_a_document_and_its_relation_is_answered_from_it_where
     )
     # a document the question does not name keeps the best fact's document as the one answering
     assert relation_answer("Who does she report to?", facts, relations) is None
+
+
+def test_a_folders_index_does_not_answer_who_owns_what_it_lists_unless_asked_about_itself() -> None:
+    index = Fact("Northwind Retail — Tier 3", 0.9, "m/clients/README.md", "M > C", (1, 1), "clients/README.md", None,
+                 "Client Organizations", 0)
+    relations = (Relationship("Client Organizations", "Sofia Almeida", "owner"),)
+    assert relation_answer("Who owns the Northwind Retail account?", [index], relations) is None
+    assert relation_answer("Who owns the client organizations list?", [index], relations) == (
+        "Client Organizations: owner Sofia Almeida."
+    )
