@@ -8,7 +8,10 @@
 store or an LLM endpoint that does not answer, API keys ``serve`` would refuse to start with), each
 named under "Problems".  ``cache prune`` needs at
 least one of ``--missing``, ``--older-than``, ``--all`` (exit 2 otherwise) and removes the caches
-matching any of them; caches in use by a running process are left alone and named.
+matching any of them; caches in use by a running process are left alone and named.  A cache whose
+``root.json`` could not be taken as written is listed with the reason; ``--missing`` leaves it (its
+root is not known to be gone, and a wrong guess costs a full re-index), ``--older-than`` goes by its
+files' age, ``--all`` removes it.
 """
 
 from __future__ import annotations
@@ -154,14 +157,29 @@ def list_command(as_json: bool) -> None:
         click.echo(one_line(_entry_line(e)))  # a root's path may hold a newline
     total = sum(e.size for e in entries)
     click.echo(f"{len(entries)} caches, {_size(total)} in {index_home(settings)}", err=True)
+    if unsure := sum(e.problem is not None for e in entries):
+        click.echo(
+            f"{unsure} of them with a root.json that could not be taken as written: the next use of their root"
+            " rewrites it; `retriever cache prune --older-than AGE` goes by their files' age.",
+            err=True,
+        )
 
 
 def _entry_line(entry: Any) -> str:
+    """One cache: size, last use, root, and what is wrong with it (a root gone, root.json unreadable)."""
     root = str(entry.root) if entry.root is not None else f"(root unknown: {entry.folder.name})"
     gone = "  [root missing]" if entry.root_exists is False else ""
     busy = "  [in use]" if entry.in_use else ""
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.last_used))
-    return f"{_size(entry.size):>9}  {when}  {root}{gone}{busy}"
+    problem = f"  [{entry.problem}]" if entry.problem else ""
+    return f"{_size(entry.size):>9}  {_when(entry.last_used)}  {root}{gone}{busy}{problem}"
+
+
+def _when(seconds: float) -> str:
+    """A Unix time as local date and minute; one this system cannot show (a file dated past year 9999) as such."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds))
+    except (OverflowError, OSError, ValueError):
+        return f"{'(no date)':<16}"  # as wide as a date, so the columns stay aligned
 
 
 @cache.command("prune")

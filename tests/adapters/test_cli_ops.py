@@ -466,3 +466,53 @@ def test_cache_prune_needs_something_to_prune_and_a_valid_age(runner: CliRunner)
     bad_age = runner.invoke(cli, ["cache", "prune", "--older-than", "soon"])
     assert nothing.exit_code == 2 and "--missing, --older-than AGE or --all" in nothing.stderr
     assert bad_age.exit_code == 2 and "'soon' is not an age; write it like 30d, 12h, 90m or 2w" in bad_age.stderr
+
+
+_HOSTILE_ROOT_FILES = {  # {root} is a folder that exists
+    "far-future": '{{"root": "{root}", "last_used": 1e300}}',
+    "not-a-number": '{{"root": "{root}", "last_used": NaN}}',
+    "long-root": json.dumps({"root": "/" + "a" * 5000, "last_used": 1.0}).replace("{", "{{").replace("}", "}}"),
+    "root-not-a-path": '{{"root": ["{root}"], "last_used": "yesterday"}}',
+    "not-json": '{{"root": "{root}", ',
+}
+
+
+def test_cache_list_and_prune_take_a_malformed_root_json_as_unknown_and_say_why(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    from retriever.config import Settings
+    from retriever.memory.caches import index_home
+
+    home = index_home(Settings.from_env())
+    for name, content in _HOSTILE_ROOT_FILES.items():
+        (home / name).mkdir(parents=True)
+        (home / name / "root.json").write_text(content.format(root=tmp_path), encoding="utf-8")
+
+    listed = runner.invoke(cli, ["cache", "list"])
+    as_json = runner.invoke(cli, ["cache", "list", "--json"])
+    missing = runner.invoke(cli, ["cache", "prune", "--missing"])
+    dry = runner.invoke(cli, ["cache", "prune", "--older-than", "1d", "--dry-run"])
+    old = runner.invoke(cli, ["cache", "prune", "--older-than", "1d"])
+    everything = runner.invoke(cli, ["cache", "prune", "--all", "--dry-run"])
+
+    assert all(r.exit_code == 0 for r in (listed, as_json, missing, dry, old, everything)), listed.output
+    lines = listed.stdout.splitlines()
+    assert len(lines) == 5 and all("[root.json" in line for line in lines)
+    assert any("root.json's last_used 1e+300 is not a time" in line for line in lines)
+    assert "5 of them with a root.json that could not be taken as written" in listed.stderr
+    entries = {Path(e["folder"]).name: e for e in json.loads(as_json.stdout)}
+    assert "root.json is unreadable (Expecting" in entries["not-json"]["problem"]
+    assert entries["long-root"]["root"] is None and entries["long-root"]["root_exists"] is None
+    assert missing.stdout == ""  # a root not known to be gone is never taken for gone (nor one that exists)
+    # By age: a last use that is a time stands (1970: pruned); one that is not gives way to the files' (new: kept).
+    assert dry.stdout.startswith(f"would remove: {home / 'long-root'}") and len(dry.stdout.splitlines()) == 1
+    assert old.stdout.startswith(f"removed: {home / 'long-root'}") and len(old.stdout.splitlines()) == 1
+    assert len(everything.stdout.splitlines()) == 4 and all(
+        (home / name).is_dir() for name in entries if "long" not in name
+    )
+
+
+def test_a_last_use_no_calendar_can_show_is_listed_without_a_date() -> None:
+    from retriever.adapters import cli_ops
+
+    assert cli_ops._when(1e300) == "(no date)       " and len(cli_ops._when(0.0)) == 16
