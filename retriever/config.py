@@ -315,10 +315,35 @@ def state_home(settings: Settings, environ: Mapping[str, str] | None = None) -> 
     return Path(base) / APP_DIR
 
 
+_NAME_BYTES = 255  # the longest file name most file systems take (NAME_MAX), in bytes
+_KEY_CHARS = 16  # hex digits of the hash of the root's absolute path
+
+
 def index_cache_dir(settings: Settings, root: Path) -> Path:
-    """One cache folder per memory root, named after the root's absolute path."""
-    key = hashlib.sha1(str(root.resolve()).encode(), usedforsecurity=False).hexdigest()[:16]
-    return cache_home(settings) / "index" / f"{root.resolve().name}-{key}"
+    """One cache folder per memory root: ``<folder name>-<16 hex digits of a hash of its absolute path>``.
+
+    The name part is cut at a character boundary so that the whole name stays within 255 bytes (a root
+    whose name is 250 characters made a name no file system takes, and the cache was never there); the
+    hash keeps roots apart whatever the cut. A name that fits is kept whole: existing caches keep their folders.
+    """
+    resolved = root.resolve()
+    # fsencode: the bytes the file system holds (a name that is not UTF-8 cannot be .encode()d); the same
+    # bytes as before for every other path, so no existing cache changes its name.
+    key = hashlib.sha1(os.fsencode(str(resolved)), usedforsecurity=False).hexdigest()[:_KEY_CHARS]
+    return cache_home(settings) / "index" / f"{_cut_name(resolved.name, _NAME_BYTES - 1 - _KEY_CHARS)}-{key}"
+
+
+def _cut_name(name: str, limit: int) -> str:
+    """The longest prefix of whole characters of ``name`` within ``limit`` bytes, as the file system encodes it."""
+    if len(os.fsencode(name)) <= limit:
+        return name
+    kept, size = [], 0
+    for char in name:
+        size += len(os.fsencode(char))
+        if size > limit:
+            break
+        kept.append(char)
+    return "".join(kept)
 
 
 _CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:@/\s]*)(?P<password>:[^/\s]*)?@")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 import traceback
+from pathlib import Path
 
 import pytest
 
-from retriever.config import ENV_VARIABLES, MAX_SECONDS, Settings, mask_url
+from retriever.config import ENV_VARIABLES, MAX_SECONDS, Settings, index_cache_dir, mask_url
 from retriever.errors import ConfigError
 
 
@@ -82,3 +85,41 @@ def test_the_longest_duration_accepted_is_one_every_thread_wait_accepts() -> Non
     longest = Settings(**{**dict.fromkeys(durations, MAX_SECONDS), "store_timeout_seconds": 10})
     assert longest.refresh_seconds == MAX_SECONDS
     assert threading.Lock().acquire(timeout=longest.refresh_seconds)  # what overflowed on inf or 1e300
+
+
+# The index cache folder's name: <root folder name>-<16 hex digits of sha1(absolute path)>.
+
+
+def _as_named_before(root: Path) -> str:
+    """The cache folder name every release so far gave ``root`` (a changed name would rebuild its cache)."""
+    resolved = root.resolve()
+    return f"{resolved.name}-{hashlib.sha1(str(resolved).encode(), usedforsecurity=False).hexdigest()[:16]}"
+
+
+@pytest.mark.parametrize("name", ["company_context", "Mémoire d'équipe", "a" * 238, "é" * 119])
+def test_a_root_whose_name_fits_keeps_its_cache_folder_name(tmp_path: Path, name: str) -> None:
+    root = tmp_path / name
+    root.mkdir()
+    assert index_cache_dir(Settings.from_env(), root).name == _as_named_before(root)
+
+
+@pytest.mark.parametrize("name", ["a" * 250, "é" * 127, "😀" * 63, "a" + "😀" * 62, "日本語" * 28])
+def test_a_long_root_name_is_cut_at_a_character_so_the_cache_folder_name_fits_in_255_bytes(
+    tmp_path: Path, name: str
+) -> None:
+    root, twin = tmp_path / name, tmp_path / "twin" / name  # the same cut name, another path
+    root.mkdir()
+    folder = index_cache_dir(Settings.from_env(), root).name
+    cut, key = folder.rsplit("-", 1)
+    assert len(os.fsencode(folder)) <= 255 and name.startswith(cut) and len(os.fsencode(cut)) > 234
+    assert key == hashlib.sha1(str(root.resolve()).encode(), usedforsecurity=False).hexdigest()[:16]
+    assert index_cache_dir(Settings.from_env(), twin).name != folder
+    (tmp_path / "cache" / folder).mkdir(parents=True)  # the file system takes it
+
+
+def test_a_root_name_that_is_not_utf8_still_gets_a_cache_folder(tmp_path: Path) -> None:
+    root = Path(os.fsdecode(os.fsencode(tmp_path) + b"/mem\xff"))
+    root.mkdir()
+    folder = index_cache_dir(Settings.from_env(), root).name
+    assert folder.startswith("mem\udcff-")
+    assert folder.endswith(hashlib.sha1(os.fsencode(root.resolve()), usedforsecurity=False).hexdigest()[:16])

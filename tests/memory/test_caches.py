@@ -1,4 +1,4 @@
-"""``caches.describe`` on a cache folder whose root.json is hostile: never a crash, always a reason."""
+"""``caches``: a root's cache opens whatever its name; ``describe`` of a hostile root.json says why, never crashes."""
 
 from __future__ import annotations
 
@@ -15,9 +15,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.memory.caches import CacheEntry, describe, select
+from retriever.config import Settings
+from retriever.memory.caches import CacheEntry, describe, open_cache, select
 
 NOW = time.time()
+
+
+@pytest.mark.parametrize("name", ["a" * 250, "é" * 127])
+def test_the_cache_of_a_root_with_a_long_name_opens(tmp_path: Path, name: str) -> None:
+    root = tmp_path / name
+    root.mkdir()
+    cache, warnings = open_cache(Settings.from_env(), root)  # its folder name was over 255 bytes: ENAMETOOLONG
+    assert cache is not None and warnings == []
+    cache.close()
 
 _scalars = st.one_of(
     st.none(),
