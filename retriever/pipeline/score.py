@@ -103,6 +103,7 @@ class _Scored:
     relevance: float  # the rank value until ``calibrate``, then the relevance score
     valid_at: str = ""  # the document's last change, for "among equals, the newer wins"
     evidence: float = 0.0  # answerability evidence of this fact (used when it ranks first)
+    own: float = 0.0  # the query weight its own words cover, headings aside: breaks ties within a section
 
 
 def _heading_terms(memory: Memory, target: Target) -> set[str]:
@@ -179,7 +180,8 @@ def relevance(
         if sid not in headings:
             headings[sid] = _heading_terms(memory, cand.target)
             when[sid] = memory.when(memory.section(sid)[0])
-        e = statement_evidence(cand, headings[sid], sets, query, params, speakers.muted(cand.speaker))
+        muted = speakers.muted(cand.speaker)
+        e = statement_evidence(cand, headings[sid], sets, query, params, muted)
         share = params.statement_share
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
         if kinds and expected.holds(cand.statement, kinds):
@@ -193,7 +195,8 @@ def relevance(
             evidence = (1 - LLM_BLEND) * evidence + LLM_BLEND * cand.llm_relevance
         if when[sid].superseded:  # a superseded document ranks, and scores, below its successor
             value, evidence = value * SUPERSEDED_FACTOR, evidence * SUPERSEDED_FACTOR
-        out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence))
+        own = statement_evidence(cand, set(), sets, query, params, muted) if headings[sid] else e
+        out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence, own))
     return out
 
 
@@ -301,7 +304,7 @@ def calibrate(ranked: list[_Scored]) -> list[_Scored]:
 def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
     """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
     # Newest first among equals: a stable sort by date, then by relevance; the earliest of a tie wins.
-    order = sorted(scored, key=lambda s: (s.candidate.target.section_id, s.candidate.lines))
+    order = sorted(scored, key=lambda s: (s.candidate.target.section_id, -s.own, s.candidate.lines))
     order.sort(key=lambda s: s.valid_at, reverse=True)
     order.sort(key=lambda s: -round(s.relevance, TIE_DIGITS))
     cited: Counter[int] = Counter()

@@ -268,3 +268,19 @@ def test_the_key_share_is_the_share_of_the_questions_weight_in_a_rows_first_cell
     whole = {"starter": 3.0, "price": 1.0}
     assert score._key_share(row, whole) == 0.75
     assert score._key_share(dataclasses.replace(row, cells=()), whole) == 0.0
+
+
+def test_among_a_sections_statements_tied_by_its_headings_the_one_saying_the_question_ranks_first(
+    make_tree: TreeFactory,
+) -> None:
+    """The alias "home office budget" gives every statement of the page the whole question: the tie is
+    broken by what each says itself, not by which comes first."""
+    page = (
+        "---\ntitle: Equipment Policy\naliases: [home office budget]\n---\n# Equipment Policy\n\n"
+        "## Peripherals and home office\n\n- Standard kit on request: monitor, keyboard, mouse.\n"
+        "- Home-office budget: €600 on joining and €200 per year after that.\n"
+    )
+    facts = Retriever(make_tree({"equipment.md": page}), Settings.from_env()).retrieve(
+        "What is the home office budget?"
+    ).facts
+    assert facts[0].statement.startswith("Home-office budget: €600")
