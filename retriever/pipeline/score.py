@@ -134,6 +134,13 @@ def statement_evidence(
     return framed_coverage(sets, own, context - muted, query, params.context_weight) * density
 
 
+def _bonus(cand: Candidate, kinds: frozenset[str], whole: dict[str, float], params: ScoreParams) -> float:
+    """What a statement's form adds to its rank: the kind of answer asked for (``expected``), a table row keyed
+    by the question's words (``_key_share``)."""
+    typed = params.typed_bonus if kinds and expected.holds(cand.statement, kinds) else 0.0
+    return (1 + typed) * (1 + params.key_bonus * _key_share(cand, whole))
+
+
 def _key_share(cand: Candidate, whole: dict[str, float]) -> float:
     """The share of the question's weight a table row's first cell holds: the cell that names what the row is
     about ("MRR (monthly recurring revenue)", "Starter", "Night"), so a row keyed by the question's subject
@@ -184,11 +191,7 @@ def relevance(
         e = statement_evidence(cand, headings[sid], sets, query, params, muted)
         share = params.statement_share
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
-        if kinds and expected.holds(cand.statement, kinds):
-            value *= 1 + params.typed_bonus
-        value *= 1 + params.key_bonus * _key_share(cand, whole)
-        if cand.target.rel_path in unheard:
-            value *= params.silent_speaker
+        value *= _bonus(cand, kinds, whole, params) * (params.silent_speaker if cand.target.rel_path in unheard else 1)
         evidence = 0.5 * cand.target.coverage + 0.5 * e
         if cand.llm_relevance is not None:  # one scale: ours, tempered by the model's own relevance
             value = (1 - LLM_BLEND) * value + LLM_BLEND * cand.llm_relevance
