@@ -138,7 +138,9 @@ class IndexCache:
         """Record in ``root.json`` which root this cache belongs to and that it is in use now."""
         data = {"root": str(root), "last_used": time.time(), "format": FORMAT}
         with contextlib.suppress(OSError):  # bookkeeping for `cache list`; never a reason to stop retrieval
-            atomic_write(self.folder / ROOT_FILE, json.dumps(data, ensure_ascii=False).encode())
+            # surrogateescape: a root whose name is not UTF-8 holds lone surrogates, which plain encode() refuses
+            text = json.dumps(data, ensure_ascii=False)
+            atomic_write(self.folder / ROOT_FILE, text.encode("utf-8", "surrogateescape"))
 
     # -- files ---------------------------------------------------------------------------
 

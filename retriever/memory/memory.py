@@ -19,9 +19,10 @@ from retriever.config import Settings
 from retriever.errors import MemoryNotFound
 from retriever.memory import gitinfo, paths
 from retriever.memory.cache import DocInfo, IndexCache, IndexState
+from retriever.memory.caches import open_cache
 from retriever.memory.index import Params, SectionIndex
 from retriever.memory.provenance import Provenance, When
-from retriever.memory.refresh import Progress, Refresher, RefreshStats, open_cache, snapshot_changes
+from retriever.memory.refresh import Progress, Refresher, RefreshStats, snapshot_changes
 from retriever.text.models import Document, Section, Skipped
 from retriever.text.safe import preview
 

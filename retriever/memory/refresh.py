@@ -32,7 +32,6 @@ from retriever.errors import RetrieverError
 from retriever.memory import caches, gitinfo, locks, records
 from retriever.memory.build import NewIndex, SegmentBuilder, empty_state, register
 from retriever.memory.cache import IndexCache, IndexState
-from retriever.memory.caches import open_cache as open_cache  # where ``memory`` has always imported it from
 from retriever.memory.documents import Documents
 from retriever.memory.fileview import FileRow
 from retriever.memory.index import Params, SectionIndex

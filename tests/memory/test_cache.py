@@ -318,6 +318,18 @@ def test_an_open_cache_records_its_root_and_is_marked_in_use(make_tree: TreeFact
         assert free
 
 
+
+def test_a_root_whose_name_is_not_utf8_is_recorded_and_its_cache_used(tmp_path: Path) -> None:
+    root = tmp_path / os.fsdecode(b"notes-\xff")  # a Latin-1 name: a lone surrogate once decoded
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nAlpha beta.\n")
+    Memory.open(root, Settings.from_env())
+    memory = Memory.open(root, Settings.from_env())
+    assert memory.cache is not None and memory.stats.cache == "hit"
+    recorded = json.loads((memory.cache.folder / ROOT_FILE).read_bytes().decode("utf-8", "surrogateescape"))
+    assert recorded["root"] == str(root.resolve())
+
+
 # index
 
 
