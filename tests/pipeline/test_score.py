@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import heapq
 
 import numpy as np
 import pytest
@@ -56,6 +57,48 @@ def test_a_lower_decay_puts_every_sections_best_fact_first() -> None:
     scored = [_scored(1, 0.9, "a"), _scored(1, 0.8, "b"), _scored(2, 0.35, "c")]
     assert [s.candidate.statement for s in rank(scored, 3, decay=0.5)] == ["a", "b", "c"]
     assert [s.candidate.statement for s in rank(scored, 3, decay=0.25)] == ["a", "c", "b"]
+
+
+def _lazy_greedy(scored: list[_Scored], top_k: int, decay: float) -> list[tuple[str, float]]:
+    """The greedy order as one heap of every statement, stale entries re-pushed: the reference ``rank`` keeps."""
+    order = sorted(scored, key=lambda s: (s.candidate.target.section_id, -s.own, s.candidate.lines))
+    order.sort(key=lambda s: -round(s.relevance, score.TIE_DIGITS))
+    cited: dict[int, int] = {}
+    seen: set[str] = set()
+    chosen: list[tuple[str, float]] = []
+    heap = [(-round(s.relevance, score.TIE_DIGITS), i) for i, s in enumerate(order)]
+    heapq.heapify(heap)
+    while heap and len(chosen) < top_k:
+        key, i = heapq.heappop(heap)
+        pick = order[i]
+        value = pick.relevance * decay ** cited.get(pick.candidate.target.section_id, 0)
+        if round(value, score.TIE_DIGITS) != -key:
+            heapq.heappush(heap, (-round(value, score.TIE_DIGITS), i))
+            continue
+        if pick.candidate.statement in seen:
+            continue
+        seen.add(pick.candidate.statement)
+        chosen.append((pick.candidate.statement, value))
+        cited[pick.candidate.target.section_id] = cited.get(pick.candidate.target.section_id, 0) + 1
+    return chosen
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4), st.sampled_from([0.9, 0.8, 0.75, 0.5, 0.45, 0.3]), st.sampled_from("abcdefgh")),
+        max_size=30,
+    ),
+    st.integers(1, 12),
+    st.sampled_from([0.25, 0.5, 0.7]),
+)
+def test_ranking_with_one_queue_per_section_picks_as_one_heap_of_every_statement_does(
+    rows: list[tuple[int, float, str]], top_k: int, decay: float
+) -> None:
+    scored = [_scored(sid, relevance, text) for sid, relevance, text in rows]
+    assert [(s.candidate.statement, s.relevance) for s in rank(scored, top_k, decay)] == _lazy_greedy(
+        scored, top_k, decay
+    )
 
 
 # evidence and calibration
