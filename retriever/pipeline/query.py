@@ -7,8 +7,8 @@ speakers, not the topic; ``Query.framing``).  Compound terms (``end-of-year``) r
 match is a strong sign, but leave coverage to their parts: a text that writes "end of
 year" answers the question as well as one that hyphenates it.
 
-A many-part question also keeps its parts (``Query.parts``): phase 1 reads the sections that
-best answer any one part, each part searched in the context of the whole question.
+A many-part question also keeps its parts (``Query.parts``, the first ``MAX_PARTS``): phase 1 reads
+the sections that best answer any one part, each part searched in the context of the whole question.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from itertools import islice
 
 from retriever.memory.index import SectionIndex
 from retriever.text import analyzer
@@ -26,13 +27,20 @@ FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
 EXPANSION_WEIGHT = 0.6  # an acronym, expansion or spelling variant added to the query counts this much
 PART_CONTEXT = 0.3  # for one part of a many-part question, the weight of the question's other words
 PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
+# A many-part question is searched and scored once per part, each time over all of the question's terms,
+# so its parts are capped: real questions have up to five ("where do I submit them, who approves them, how
+# long do they take, and how often…?"), and a prompt of 8,000 characters in 800 "…?" parts took 30-40 s.
+MAX_PARTS = 8
 # Where a question splits into parts: "?" between questions, ";" or ":", ", and how…", " and what…",
-# "both … and …", and a comma before a final "and" list.
+# "both … and …" (``_CLAUSE``), and a comma before a final "and" list (``_clauses``: the last comma, when
+# an "and" follows it; a lookahead for that, tried at every comma, took cubic time on long whitespace runs).
 _CLAUSE = re.compile(
     r"\?\s+|[;:]\s+|\bboth\b|,\s+(?=(?:and\s+)?(?:how|what|who|when|where|which|why|is|are|do|does|can)\b)"
-    r"|\s+and\s+(?=(?:how|what|who|when|where|which|why)\b)|,\s+(?=[^,]*\band\b[^,]*$)",
+    r"|\s+and\s+(?=(?:how|what|who|when|where|which|why)\b)",
     re.I,
 )
+_AND = re.compile(r"\band\b", re.I)
+_SPACE = re.compile(r"\s+")
 _FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
 _VAGUE_TERMS = frozenset(t for word in VAGUE for t in analyzer.terms(word))
 _CAPITALS = re.compile(r"\b[A-ZА-ЯІЇЄҐ]{2,}\b")  # an acronym: "IT", "HR", "ЗСУ"
@@ -72,7 +80,7 @@ class Query:
     many_part: bool = False  # asks several things at once ("…, and how far ahead must I ask?")
     extra: tuple[str, ...] = ()
     alternates: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
-    parts: tuple[tuple[str, ...], ...] = ()  # a many-part question's terms, part by part
+    parts: tuple[tuple[str, ...], ...] = ()  # a many-part question's terms, part by part (``MAX_PARTS`` at most)
     framing: frozenset[str] = frozenset()  # this question's own framing terms: its collective subject
 
     def word(self, term: str) -> str:
@@ -111,10 +119,24 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
 
 
 def question_parts(text: str) -> tuple[tuple[str, ...], ...]:
-    """The terms of each clause that has a content word of its own (see ``_CLAUSE``)."""
-    clauses = [c for c in _CLAUSE.split(text) if c and c.strip(" ,.?")]
+    """The terms of each clause that has a content word of its own (see ``_clauses``), in order: the
+    first ``MAX_PARTS`` such clauses.  Time linear in the text's length."""
+    clauses = (c for c in _clauses(text) if c and c.strip(" ,.?"))
     parts = (tuple(dict.fromkeys(analyzer.terms(c))) for c in clauses)
-    return tuple(p for p in parts if any(t not in _FRAMING_TERMS for t in p))
+    return tuple(islice((p for p in parts if any(t not in _FRAMING_TERMS for t in p)), MAX_PARTS))
+
+
+def _clauses(text: str) -> list[str]:
+    """``text`` split where a question splits into parts (see ``_CLAUSE``), whitespace runs written as one
+    space (no term holds whitespace, and each ``\\s+`` of ``_CLAUSE`` then matches one character, so no
+    match backtracks over a long run).  The last comma splits too when whitespace and an "and" follow it
+    ("… team budget, hotels and meals"): no comma after it is a list's final comma."""
+    flat = _SPACE.sub(" ", text)
+    last = flat.rfind(",")
+    if last >= 0 and flat.startswith(" ", last + 1) and _AND.search(flat, last + 2):
+        # A match of ``_CLAUSE`` holds a comma only as its first character: none spans this one.
+        return [*_CLAUSE.split(flat[:last]), *_CLAUSE.split(flat[last + 2 :])]
+    return _CLAUSE.split(flat)
 
 
 def is_many_part(text: str) -> bool:
@@ -195,27 +217,42 @@ def weight_sets(weights: Mapping[str, float], query: Query) -> list[dict[str, fl
 
 
 def best_coverage(weights: Mapping[str, float], present: set[str], query: Query) -> float:
-    """Coverage of the question or, when it has several parts, of the part ``present`` covers best."""
-    return max(coverage(w, present, query) for w in weight_sets(weights, query))
+    """Coverage of the question or, when it has several parts, of the part ``present`` covers best: the best
+    ``coverage`` over ``weight_sets``, to the last bit, with the terms looked up once for all the sets."""
+    found = present_terms(weights, present, query)
+    hits = list(filter(found.__contains__, weights))  # in the weights' order: each sum adds as ``coverage`` does
+    best = _share(weights.values(), (weights[t] for t in hits))
+    for part in query.parts:
+        own = set(part)
+        total = (w * (1.0 if t in own else PART_CONTEXT) for t, w in weights.items())  # as ``part_weights``
+        best = max(best, _share(total, (weights[t] * (1.0 if t in own else PART_CONTEXT) for t in hits)))
+    return best
+
+
+def _share(weights: Iterable[float], found: Iterable[float]) -> float:
+    """The sum of ``found`` over the sum of ``weights`` (0 when that is 0), each summed in the order given."""
+    total = sum(weights)
+    return sum(found) / total if total else 0.0
 
 
 def framed_coverage(
     sets: list[dict[str, float]], own: set[str], context: frozenset[str], query: Query, context_weight: float
 ) -> float:
-    """The best, over ``weight_sets`` (the same terms, weighed differently), of the share found in ``own``
-    plus ``context_weight`` of the share found only in ``context``."""
+    """The best, over ``weight_sets`` (the same terms in the same order, weighed differently), of the share
+    found in ``own`` plus ``context_weight`` of the share found only in ``context``.  Each set's found share
+    is summed over the terms found alone, so a many-part question's sets cost little beyond their totals."""
     if not sets:
         return 0.0
     terms = set(sets[0])  # each term is looked up once, whatever the number of weight sets
     credit = dict.fromkeys(present_terms(terms, own, query), 1.0)
     if context:
         credit.update(dict.fromkeys(present_terms(terms - credit.keys(), context, query), context_weight))
+    hits = list(filter(credit.__contains__, sets[0]))  # the sets' shared order: each sum adds as it always has
     best = 0.0
     for weights in sets:
         total = sum(weights.values())
         if total:
-            found = sum(weight * credit[term] for term, weight in weights.items() if term in credit)
-            best = max(best, found / total)
+            best = max(best, sum(weights[t] * credit[t] for t in hits) / total)
     return best
 
 
