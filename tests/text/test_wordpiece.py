@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever.text.embeddings import table
-from retriever.text.wordpiece import WordPiece, _exact_words, words
+from retriever.text.wordpiece import _SPACE_CHARS, WordPiece, _exact_words, _non_ascii_tokens, words
 
 # Piece ids from Hugging Face tokenizers 0.22 (BertNormalizer lowercase, BertPreTokenizer, WordPiece) with the
 # packaged vocabulary, [UNK] (id 1) left out: the retriever drops unknown words.
@@ -65,3 +67,29 @@ _MIXED = st.characters(codec="utf-8") | st.sampled_from(" \t\n\x0b\x0c\u00a0\u20
 @given(st.text(alphabet=_MIXED, max_size=80))
 def test_mixed_text_gives_the_same_words_as_the_character_rules(text: str) -> None:
     assert words(text) == _exact_words(text)
+
+
+# The pattern that found the non-ASCII tokens before: the reference ``_non_ascii_tokens`` must agree with.
+_SPACES = " \t\n\r\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+_OLD_NON_ASCII_TOKEN = re.compile(f"[^{_SPACES}]*[^\\x00-\\x7f{_SPACES}][^{_SPACES}]*")
+_SPACY = st.sampled_from(
+    [*"ab1-'. \t\n\r\x00\x01", "\u00a0", "\u2003", "\u3000", "é", "日", "’", "\u200b", "\U0001f44d"]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=_SPACY, max_size=40))
+def test_non_ascii_tokens_are_the_spans_the_old_pattern_found(text: str) -> None:
+    assert list(_non_ascii_tokens(text)) == [m.span() for m in _OLD_NON_ASCII_TOKEN.finditer(text)]
+
+
+def test_the_space_characters_are_the_space_class() -> None:
+    spaces = {chr(cp) for cp in range(0x3001) if re.fullmatch(f"[{_SPACES}]", chr(cp))}
+    assert spaces == _SPACE_CHARS
+
+
+def test_a_long_ascii_run_after_a_non_ascii_word_is_read_in_linear_time() -> None:
+    # The old pattern retried every start of the run: 40,000 letters took 8.6 s, so these would take minutes.
+    run = "a" * 200_000
+    assert words(f"Café {run} naïve {run}") == ["cafe", run, "naive", run]
+    assert words(f"{run}é {run}") == [f"{run}e", run]
