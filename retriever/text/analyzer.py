@@ -26,11 +26,16 @@ from typing import Any
 from retriever.text.inflections import BASE_FORMS
 from retriever.text.stopwords import WORDS as STOP_WORDS
 
-# Emails first, then words joined by inner punctuation (hyphen, dot, slash, apostrophe).
+# Emails first, then words joined by inner punctuation (hyphen, dot, slash, apostrophe): the tokens are what
+# this pattern finds.  It is the specification, not run: its email branch retried the local part at every
+# start of a long run of word characters, dots and pluses ("a+" * 40,000 and one "@": 11 s).  ``_tokens``
+# finds the same tokens in linear time, by ``_WORD`` and by each "@" read outward (``_emails``).
 _TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\w+(?:['’ʼ./\-]\w+)*")
 # ``_TOKEN``'s second branch alone: what ``_TOKEN`` finds in a text without "@" (no email can match),
 # without first trying an email at every word (a fifth of ``terms``' time on typical sections).
 _WORD = re.compile(r"\w+(?:['’ʼ./\-]\w+)*")
+_NOT_LOCAL = re.compile(r"[^\w.+-]")  # what ends an email's local part: searched back from an "@", reversed
+_DOMAIN = re.compile(r"[\w-]+(?:\.[\w-]+)+")  # no backtracking: "." is not in [\w-]
 _JOINERS = re.compile(r"['’ʼ./\-_@+]+")
 _APOSTROPHE_MARKS = ("’", "ʼ", "`")  # written as "'" by ``normalize``
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -163,9 +168,61 @@ def _token_terms(token: str) -> tuple[str, ...]:
     return tuple(_expand(token))
 
 
+def _tokens(text: str) -> list[str]:
+    """``_TOKEN.findall(text)``, in time linear in ``text``.
+
+    An email matches at a position exactly when the position lies in the run of local-part characters
+    ([\\w.+-], which holds no "@") just before an "@" whose domain matches: the run cannot stop short of
+    the "@", and the domain does not depend on where the run starts.  Elsewhere ``_WORD`` matches as
+    ``_TOKEN``'s second branch does; a word may run on into an email's local part, which then starts
+    where the word ends (or, reaching the "@", leaves no email)."""
+    if "@" not in text:
+        return _WORD.findall(text)
+    out: list[str] = []
+    done = 0
+    for local, at, end in _emails(text):
+        if done < local:
+            done = _words_before(text, done, local, out)
+        if done < at:  # the scan reaches the local part before its "@": the email is the next token
+            out.append(text[max(done, local) : end])
+            done = end
+    out.extend(_WORD.findall(text, done))
+    return out
+
+
+def _emails(text: str) -> Iterator[tuple[int, int, int]]:
+    """For each "@" of ``text`` with a domain after it and local-part characters before it, in order:
+    where that run of local-part characters starts, where the "@" is, and where the domain ends."""
+    reversed_text = text[::-1]  # a run before a position is a run after it here: found by one search
+    at = text.find("@")
+    while at >= 0:
+        stop = _NOT_LOCAL.search(reversed_text, len(text) - at)  # reversed_text[len(text) - at] is text[at - 1]
+        local = len(text) - stop.start() if stop is not None else 0
+        domain = _DOMAIN.match(text, at + 1) if local < at else None
+        if domain is not None:
+            yield local, at, domain.end()
+        at = text.find("@", at + 1)
+
+
+def _words_before(text: str, done: int, stop: int, out: list[str]) -> int:
+    """Append ``_WORD``'s matches in ``text`` that start in [done, stop); return where the last one ends.
+    Matched with ``stop`` as the text's end, the last one may be cut short: it is matched again whole."""
+    last = None
+    for match in _WORD.finditer(text, done, stop):
+        if last is not None:
+            out.append(last.group())
+        last = match
+    if last is None:
+        return done
+    whole = _WORD.match(text, last.start())
+    assert whole is not None  # it matched there on less text
+    out.append(whole.group())
+    return whole.end()
+
+
 def _terms(text: str) -> Iterator[str]:
     text = normalize(text)
-    tokens = (_TOKEN if "@" in text else _WORD).findall(text)
+    tokens = _tokens(text)
     # map and chain iterate in C: a Python loop over every token cost more than the cached lookups.
     return chain.from_iterable(map(_token_terms, tokens))
 
@@ -195,4 +252,4 @@ def term_set(text: str) -> frozenset[str]:
 
 def raw_words(text: str) -> list[str]:
     """Lower-cased words of ``text`` before stop-word removal (for triage)."""
-    return [m.group() for m in _TOKEN.finditer(normalize(text))]
+    return _tokens(normalize(text))

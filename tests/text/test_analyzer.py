@@ -6,6 +6,7 @@ import subprocess
 import sys
 from collections import Counter
 
+import pytest
 import snowballstemmer
 from conftest import REPO
 from hypothesis import given, settings
@@ -207,3 +208,30 @@ def test_terms_fast_paths_give_the_terms_of_the_plain_tokeniser(text: str) -> No
 
 def test_off_is_a_topic_word_in_time_off() -> None:
     assert analyzer.terms("How do I request time off?") == ["request", "time", "off"]
+
+
+_EMAILISH = st.text(alphabet=st.sampled_from([*"ab1_.+-@'/ x", "’", "ʼ", "é", "Ж", "\n"]), max_size=30)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_EMAILISH)
+def test_tokens_are_what_the_token_pattern_finds(text: str) -> None:
+    # ``_TOKEN`` is the specification; ``_tokens`` finds the same in linear time.
+    assert analyzer._tokens(text) == analyzer._TOKEN.findall(text)
+
+
+@pytest.mark.parametrize(
+    ("run", "words"),
+    [("a+", ["a"] * 100_000), (".", []), ("-", []), ("+", []), ("a.+", ["a"] * 66_666)],
+)
+def test_an_email_after_a_long_run_of_local_part_characters_is_found_in_linear_time(run: str, words: list[str]) -> None:
+    # The email pattern retried the run at every start: "a+" * 40,000 took 11 s, so 200,000 would take minutes.
+    text = run * (200_000 // len(run)) + " x@y.io and olena@brightwave.io"
+    assert raw_words(text) == [*words, "x@y.io", "and", "olena@brightwave.io"]
+    assert terms(text)[-5:] == ["io", "olena@brightwave.io", "olena", "brightwav", "io"]
+
+
+def test_a_word_running_into_an_email_leaves_it_the_rest_of_its_local_part() -> None:
+    assert raw_words("path/user+tag@x.io") == ["path/user", "+tag@x.io"]
+    assert raw_words("a/b@x.io c@d.e") == ["a/b", "x.io", "c@d.e"]
+    assert raw_words("a@b.c+d@e.f") == ["a@b.c", "+d@e.f"]
