@@ -14,7 +14,7 @@ the sections that best answer any one part, each part searched in the context of
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import islice
@@ -221,18 +221,32 @@ def best_coverage(weights: Mapping[str, float], present: set[str], query: Query)
     ``coverage`` over ``weight_sets``, to the last bit, with the terms looked up once for all the sets."""
     found = present_terms(weights, present, query)
     hits = list(filter(found.__contains__, weights))  # in the weights' order: each sum adds as ``coverage`` does
-    best = _share(weights.values(), (weights[t] for t in hits))
-    for part in query.parts:
+    best = _share(sum(weights.values()), (weights[t] for t in hits))
+    for part, total in zip(query.parts, _part_totals(weights, query.parts), strict=True):
         own = set(part)
-        total = (w * (1.0 if t in own else PART_CONTEXT) for t, w in weights.items())  # as ``part_weights``
         best = max(best, _share(total, (weights[t] * (1.0 if t in own else PART_CONTEXT) for t in hits)))
     return best
 
 
-def _share(weights: Iterable[float], found: Iterable[float]) -> float:
-    """The sum of ``found`` over the sum of ``weights`` (0 when that is 0), each summed in the order given."""
-    total = sum(weights)
+def _share(total: float, found: Iterable[float]) -> float:
+    """The sum of ``found`` (in the order given) over ``total``; 0 when ``total`` is 0."""
     return sum(found) / total if total else 0.0
+
+
+def _part_totals(weights: Mapping[str, float], parts: Sequence[Sequence[str]]) -> list[float]:
+    """Each part's total weight (``part_weights``), summed in the weights' order as ``coverage`` sums it: a
+    copy of the muted weights per part, its own terms' put back (``w * 1.0`` is ``w``), then one sum in C."""
+    if not parts:
+        return []
+    muted = [w * PART_CONTEXT for w in weights.values()]
+    position = {t: i for i, t in enumerate(weights)}
+    out = []
+    for part in parts:
+        values = muted.copy()
+        for term in position.keys() & set(part):
+            values[position[term]] = weights[term]
+        out.append(sum(values))
+    return out
 
 
 def framed_coverage(
