@@ -180,6 +180,20 @@ def humanize(name: str) -> str:
     return " ".join(w if any(c.isupper() for c in w) else w[:1].upper() + w[1:] for w in words)
 
 
+def default_title(rel_path: str) -> str:
+    """A document's title when neither front matter nor a leading H1 gives one."""
+    parts = rel_path.split("/")
+    if parts[-1].lower() in INDEX_NAMES and len(parts) > 1:
+        return humanize(parts[-2])
+    return humanize(parts[-1])
+
+
+def title_key(text: str) -> str:
+    """What two titles must share to be the same title: their letters and digits, case-folded."""
+    # "Sync — 2026-11-12" repeats the title "Sync 2026-11-12".
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
 def truncate(text: str, limit: int, marker: str = " … [truncated]") -> tuple[str, bool]:
     """``text`` cut at a word boundary to at most ``limit`` characters, plus a visible marker."""
     if len(text) <= limit:

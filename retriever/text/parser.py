@@ -2,8 +2,9 @@
 
 Contract: ``parse_document(rel_path, text)`` returns a ``Document`` or raises ``ParseError``
 with a reason a user can act on (bad YAML, front matter that is not a mapping, nested too
-deeply or expanding past a budget, a file with too many headings, statements or blocks, or with lists
-or quotes nested past ``MAX_NESTING``).
+deeply or expanding past a budget, a file with too many headings, statements, blocks or link reference
+definitions, with lists or quotes nested past ``MAX_NESTING``, or with nested quotes continued by more lines
+without their ">" marks than ``MAX_QUOTE_REREADS`` allows).
 It raises nothing else, takes time linear in the text and bounded memory: markdown-it's
 tokens are handed over block by block instead of held for the whole file.
 Headings come from markdown-it-py's block parser, so ``#`` lines inside code fences,
@@ -18,17 +19,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from markdown_it import MarkdownIt
-from markdown_it.rules_block import StateBlock
+from markdown_it.rules_block import StateBlock, reference
 from markdown_it.token import Token
 
 from retriever.text.front_matter import ParseError, split_front_matter
 from retriever.text.markup import (
     INDEX_NAMES,
     clean_inline,
+    default_title,
     find_acronyms,
-    humanize,
     iter_sentences,
     markdown_links,
+    title_key,
     truncate,
 )
 from retriever.text.models import Document, Section, Unit, UnitKind
@@ -53,9 +55,16 @@ MAX_BLOCK_TOKENS = 100_000  # tokens of one top-level block held at once (a 19,0
 # markdown-it drops the rest of the container, and of the file after a list: such a file is refused, not cut.
 MAX_NESTING = 100
 _CONTAINERS = frozenset({"blockquote_open", "list_item_open"})  # opened at MAX_NESTING - 1, their content is dropped
+# Work markdown-it does without making tokens, which MAX_TOKENS cannot bound.  A line that a nested quote reads
+# without its ">" marks (a lazy continuation) is read again for every quote it continues, ~10 µs a line and up to
+# ~0.1 µs a character (a quote 96 deep and 20,000 plain lines took 11 s): each reading but the outermost quote's
+# is charged its characters plus _LINE_CHARGE.  A link reference definition costs 17-35 µs (2 MB: 3.4-7 s).
+MAX_QUOTE_REREADS, _LINE_CHARGE = 10_000_000, 100  # characters' worth (about a second); a line's fixed cost
+MAX_REFERENCES = 10_000  # real files hold at most 10
 
 
 _FEED = "retriever.feed"  # the env key under which ``_hand_over`` finds the builder's feed
+_QUOTE_REREADS, _REFERENCES = "retriever.quote_rereads", "retriever.references"  # env keys of the two counts
 
 
 def _hand_over(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
@@ -83,10 +92,36 @@ class _Tokens(list[Token]):
         super().append(token)
 
 
+def _count_quote_line(state: StateBlock, line: int, end_line: int, silent: bool) -> bool:
+    """A rule that never matches.  As a block rule (not ``silent``) it does nothing; first of the rules that may
+    end a quote, it is called for each line a quote reads without ">", once per quote the line continues: it
+    charges nested quotes' readings (``state.level`` is still the quote's parent's) up to ``MAX_QUOTE_REREADS``."""
+    if silent and state.level > 0:
+        state.env[_QUOTE_REREADS] += state.eMarks[line] - state.bMarks[line] + _LINE_CHARGE
+        if state.env[_QUOTE_REREADS] > MAX_QUOTE_REREADS:
+            raise ParseError(
+                "quotes nested in quotes or lists go on over many lines without their '>' marks, which markdown "
+                "reads again for every level; start each quoted line with its '>' marks, or flatten the quotes"
+            )
+    return False
+
+
+def _count_reference(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    """markdown-it's link reference definition rule, refusing a file of more than ``MAX_REFERENCES``."""
+    if not reference(state, start_line, end_line, silent):
+        return False
+    state.env[_REFERENCES] += 1
+    if state.env[_REFERENCES] > MAX_REFERENCES:
+        raise ParseError(f"more than {MAX_REFERENCES:,} link reference definitions ('[label]: url'); split it up")
+    return True
+
+
 # Only block rules run: inline parsing is done by ``clean_inline`` on the pieces we keep.
 _MD = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table")
 _MD.disable(["inline", "text_join"], ignoreInvalid=True)
 _MD.block.ruler.before("table", "hand_over", _hand_over)
+_MD.block.ruler.before("table", "count_quote_line", _count_quote_line, {"alt": ["blockquote"]})
+_MD.block.ruler.at("reference", _count_reference)  # its alternatives stay none: a definition ends no block
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -95,14 +130,6 @@ def _strings(value: Any) -> tuple[str, ...]:
     if isinstance(value, list):
         return tuple(str(v).strip() for v in value if isinstance(v, str | int | float) and str(v).strip())
     return ()
-
-
-def default_title(rel_path: str) -> str:
-    """A document's title when neither front matter nor a leading H1 gives one."""
-    parts = rel_path.split("/")
-    if parts[-1].lower() in INDEX_NAMES and len(parts) > 1:
-        return humanize(parts[-2])
-    return humanize(parts[-1])
 
 
 @dataclass
@@ -209,7 +236,8 @@ def _tokenize(body: str, builder: _Builder) -> None:
     tokens = _Tokens()
     # The block parser directly: the core's other steps are off or done already (line endings above),
     # except NUL, which CommonMark replaces (binary files were refused before, but not a NUL past 8 KB).
-    _MD.block.parse(body.replace("\0", "\ufffd"), _MD, {_FEED: lambda done: _walk(done, builder)}, tokens)
+    env = {_FEED: lambda done: _walk(done, builder), _QUOTE_REREADS: 0, _REFERENCES: 0}
+    _MD.block.parse(body.replace("\0", "\ufffd"), _MD, env, tokens)
     _walk(tokens, builder)
 
 
@@ -221,31 +249,13 @@ def _meta_title(meta: Mapping[str, Any]) -> str | None:
 
 def _drop_title_heading(sections: list[Section], title: str) -> list[Section]:
     """Leave the document title out of heading paths where the top heading repeats it."""
-    key = _comparable(title)
+    key = title_key(title)
     return [
-        _replace_path(s, s.heading_path[1:]) if s.heading_path and _comparable(s.heading_path[0]) == key else s
+        dataclasses.replace(s, heading_path=s.heading_path[1:])
+        if s.heading_path and title_key(s.heading_path[0]) == key
+        else s
         for s in sections
     ]
-
-
-def _comparable(text: str) -> str:
-    # "Sync — 2026-11-12" repeats the title "Sync 2026-11-12": compare letters and digits only.
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
-
-
-def _replace_path(section: Section, path: tuple[str, ...]) -> Section:
-    if path == section.heading_path:
-        return section
-    return Section(
-        ordinal=section.ordinal,
-        heading=section.heading,
-        title=section.title,
-        level=section.level,
-        heading_path=path,
-        lines=section.lines,
-        text=section.text,
-        units=section.units,
-    )
 
 
 def _walk(tokens: list[Token], builder: _Builder) -> None:
