@@ -56,11 +56,13 @@ _COLLECTIVE = re.compile(
 # A question asking what a term means ("What does MRR mean?", "What does DRI stand for?", "the meaning of ICP",
 # "що означає NRR?"): the verb asks for a definition and names no topic; the term is the topic.  Counted in full,
 # "mean" matched every row of a glossary table under its "Meaning" column before the row defining MRR.
-_DEFINING = re.compile(
-    r"\b(?:does|do|did)\b[^?.!]*?\b(mean|stand\s+for)\b\s*[?.!]*\s*$"
-    r"|\b(?:what|що)\b[^?.!]*?\b(meaning|означає|означають|розшифровується)\b",
-    re.I,
+# Each verb is found first and its asking word looked for back to the sentence's start, so the time stays linear
+# (a lazy scan from every "does" or "what" was quadratic in a prompt of them).
+_DEFINING_VERB = re.compile(
+    r"\b(mean|stand\s+for)\b\s*[?.!]*\s*$|\b(meaning|означає|означають|розшифровується)\b", re.I
 )
+_DEFINING_ASK = (re.compile(r"\b(?:does|do|did)\b", re.I), re.compile(r"\b(?:what|що)\b", re.I))
+_SENTENCE_END = re.compile(r"[?.!]")
 
 Acronyms = Mapping[str, Iterable[str]]  # acronym (lower-case) → its expansions, as the memory defines them
 
@@ -113,9 +115,23 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in terms))
     parts = question_parts(text)
     framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
-    framing |= {t for m in _DEFINING.finditer(text) for t in analyzer.terms(m.group(1) or m.group(2))}
+    framing |= _defining(text)
     many = len(parts) >= 2
     return Query(text, terms, words, many, extra_terms, alternates, parts if many else (), framing)
+
+
+def _defining(text: str) -> set[str]:
+    """The terms of a verb asking what something means ("What does MRR mean?", "the meaning of", "що означає"),
+    when its asking word ("does", "what", "що") comes before it in the same sentence."""
+    found: set[str] = set()
+    for match in _DEFINING_VERB.finditer(text):
+        which = 0 if match.group(1) else 1
+        before = text[: match.start()]
+        starts = [m.end() for m in _SENTENCE_END.finditer(before, max(0, len(before) - 400))]
+        sentence = before[starts[-1] if starts else max(0, len(before) - 400) :]
+        if _DEFINING_ASK[which].search(sentence):
+            found.update(analyzer.terms(match.group(which + 1)))
+    return found
 
 
 def question_parts(text: str) -> tuple[tuple[str, ...], ...]:

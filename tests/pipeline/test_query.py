@@ -158,3 +158,10 @@ def test_a_question_with_one_topic_word_is_not_no_topic(question: str) -> None:
 
 def test_a_question_with_no_words_at_all_is_not_no_topic() -> None:
     assert no_topic(analyze("what is it?")) == ()
+
+
+@pytest.mark.parametrize("word", ["does ", "what ", "mean ", "що "])
+def test_a_prompt_of_asking_words_is_read_for_a_definition_question_in_linear_time(word: str) -> None:
+    # 8,000 characters of one asking word: a lazy scan from each of them to the sentence's end was quadratic
+    prompt = (word * 8000)[:8000] + " What does MRR mean?"
+    assert "mean" in analyze(prompt).framing
