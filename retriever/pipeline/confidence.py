@@ -268,24 +268,24 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-11.4595,
+    intercept=-11.4327,
     weights={
-        "known_weight": 0.2936,
-        "best_section_coverage": 3.032,
-        "matched_mass": 1.916,
-        "fact_coverage": 1.8812,
-        "top_fact": 1.4952,
-        "fact_concentration": 1.6257,
-        "meaning_match": 3.8343,
-        "speaker_agreement": 2.9604,
+        "known_weight": 0.3079,
+        "best_section_coverage": 3.0337,
+        "matched_mass": 1.8971,
+        "fact_coverage": 1.937,
+        "top_fact": 1.4355,
+        "fact_concentration": 1.6148,
+        "meaning_match": 3.8091,
+        "speaker_agreement": 2.9591,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    dialogue_scale=0.2479,
-    dialogue_centre=-0.8652,
-    dialogue_shift=-0.7143,
+    dialogue_scale=0.2482,
+    dialogue_centre=-0.8624,
+    dialogue_shift=-0.7073,
     neutral={"meaning_match": 0.429},
     heldout_auc=0.84,
-    heldout_ece=0.041,
+    heldout_ece=0.038,
     rows=1398,
 )
 # END MODEL
