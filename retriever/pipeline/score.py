@@ -113,19 +113,6 @@ def _heading_terms(memory: Memory, target: Target) -> set[str]:
     return set(analyzer.term_set(" ".join([title_text(doc), *section.heading_path])))
 
 
-def statement_evidence(
-    cand: Candidate,
-    headings: set[str],
-    sets: list[dict[str, float]],
-    query: Query,
-    params: ScoreParams,
-    muted: frozenset[str] = frozenset(),
-) -> float:
-    """e(u): the query weight a statement covers with its headings, its context's words at ``context_weight``;
-    ``muted`` terms (another speaker's label: ``speakers``) count for neither."""
-    return statement_evidences(cand, headings, sets, query, params, muted)[0]
-
-
 def statement_evidences(
     cand: Candidate,
     headings: set[str],
@@ -134,8 +121,10 @@ def statement_evidences(
     params: ScoreParams,
     muted: frozenset[str] = frozenset(),
 ) -> tuple[float, float]:
-    """``statement_evidence`` with its headings, and without them (what its own words and context cover: the
-    tie-break within a section), from one reading of the statement and its context."""
+    """e(u), the query weight a statement covers with its headings, its context's words at ``context_weight``,
+    and the same without its headings (what its own words and context cover: the tie-break within a section),
+    from one reading of the statement and its context.  ``muted`` terms (another speaker's label:
+    ``speakers``) count for neither."""
     terms = analyzer.cached_terms(cand.statement)
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
     context = _context_terms(cand.context) if cand.context else frozenset()

@@ -27,7 +27,7 @@ from retriever.pipeline.score import (
     rank,
     reach,
     relevance,
-    statement_evidence,
+    statement_evidences,
     strength,
     with_meaning,
 )
@@ -121,8 +121,8 @@ def test_a_word_found_only_in_the_context_counts_half() -> None:
     target = Target(1, "a.md", 1, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
     alone = Candidate("It is in Lisbon.", target, (2, 2), "sentence")
     framed = Candidate("It is in Lisbon.", target, (2, 2), "sentence", context="The offsite is yearly.")
-    assert statement_evidence(alone, set(), [weights], query, ScoreParams()) == 0.5
-    assert statement_evidence(framed, set(), [weights], query, ScoreParams()) == 0.75
+    assert statement_evidences(alone, set(), [weights], query, ScoreParams())[0] == 0.5
+    assert statement_evidences(framed, set(), [weights], query, ScoreParams())[0] == 0.75
 
 
 def test_coverage_counts_less_in_a_long_section_than_in_a_short_one(make_tree: TreeFactory) -> None:
@@ -252,9 +252,9 @@ def test_a_documents_alias_frames_its_statements_as_its_title_does(make_tree: Tr
     assert {"vacat", "leav", "polici", "allow"} <= framed
     # the statement holds the question's "vacation" through the alias, as it would through the title
     without = framed - {"vacat"}
-    assert statement_evidence(statement, framed, sets, query, DEFAULT) > statement_evidence(
+    assert statement_evidences(statement, framed, sets, query, DEFAULT)[0] > statement_evidences(
         statement, without, sets, query, DEFAULT
-    )
+    )[0]
 
 
 _OLD_ENGINE = (
