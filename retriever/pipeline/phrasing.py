@@ -3,7 +3,8 @@
 Contract:
 - ``fact_sentence(fact)``: a statement as a sentence.  A table row reads as its first value
   followed by the other columns ("Send the DPA annex — owner Hannah Clarke, due 2026-11-27."),
-  never as a "column: value; column: value" dump.
+  never as a "column: value; column: value" dump; a line of fields ("Status: accepted · Date: …") reads as
+  its document's title followed by them ("DEC-0049 — status accepted, date 2026-04-15.").
 - ``relation_lines(facts, entities, relationships)``: for the documents the facts came from,
   best first, who and what their front matter names (owner, lead, team, client, …), one line each.
 - ``relation_answer(question, …)``: the first of those lines as a sentence, when the question asks
@@ -39,11 +40,32 @@ MAX_EDGES = 6
 _SENTENCE_CHARS = 240
 
 
+# A line of fields ("Status: accepted · Date: 2026-04-15 · Decided by: Ana Ferreira"): each a short capitalised
+# name, a colon and a value, two or more joined by middle dots.
+_FIELD = re.compile(r"([A-ZА-ЯІЇЄҐ][\w &/()'-]{0,30}):\s+(\S.*)")
+_FIELD_SEPARATOR = " · "
+
+
 def fact_sentence(fact: Fact) -> str:
-    """The fact as one readable sentence, cut at ``_SENTENCE_CHARS``."""
-    text = _row_sentence(fact.cells) if len(fact.cells) > 1 else fact.statement
+    """The fact as one readable sentence, cut at ``_SENTENCE_CHARS``: a table row or a line of fields reads as
+    "subject — name value, …", a line of fields taking its document's title for the subject it lacks
+    ("Status: accepted · Date: …" alone never says what was accepted)."""
+    fields = _fields(fact.statement) if len(fact.cells) <= 1 else None
+    if fields:
+        text = _row_sentence([("", fact.source_title), *fields])
+    else:
+        text = _row_sentence(fact.cells) if len(fact.cells) > 1 else fact.statement
     text, _ = truncate(" ".join(text.split()), _SENTENCE_CHARS, marker="…")
     return text if text.endswith((".", "!", "?", "…")) else text.rstrip(" :;,") + "."
+
+
+def _fields(statement: str) -> list[tuple[str, str]] | None:
+    """The (name, value) pairs of a line of fields, or None when the statement is not one."""
+    parts = statement.rstrip(".").split(_FIELD_SEPARATOR)
+    matches = [_FIELD.fullmatch(part.strip()) for part in parts]
+    if len(parts) < 2 or not all(matches):
+        return None
+    return [(m.group(1), m.group(2)) for m in matches if m]
 
 
 def _row_sentence(cells: Sequence[tuple[str, str]]) -> str:

@@ -95,3 +95,11 @@ def test_a_folders_index_does_not_answer_who_owns_what_it_lists_unless_asked_abo
     assert relation_answer("Who owns the client organizations list?", [index], relations) == (
         "Client Organizations: owner Sofia Almeida."
     )
+
+
+def test_a_line_of_fields_reads_as_its_documents_fields() -> None:
+    line = _fact("Status: accepted · Date: 2026-04-15 · Decided by: Ana Ferreira, Rui Costa", title="DEC-0049")
+    assert fact_sentence(line) == "DEC-0049 — status accepted, date 2026-04-15, decided by Ana Ferreira, Rui Costa."
+    # a line with one field, or parts that are no fields, reads as written
+    assert fact_sentence(_fact("Owner: Kateryna Melnyk")) == "Owner: Kateryna Melnyk."
+    assert fact_sentence(_fact("People lead · Kyiv · k@example.com")) == "People lead · Kyiv · k@example.com."
