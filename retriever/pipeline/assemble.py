@@ -20,6 +20,7 @@ from retriever.pipeline.context import Context, Run
 from retriever.pipeline.phrasing import fact_sentence, relation_answer
 from retriever.pipeline.query import Query, analyze, no_topic
 from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
+from retriever.text import analyzer
 from retriever.text.markup import truncate
 from retriever.text.models import Document
 from retriever.text.vocabulary import NOT_PROPERTIES, RELATION_FIELDS, names
@@ -122,8 +123,7 @@ def summarize(
     query = analyze(question) if isinstance(question, str) else question
     answer = relation_answer(query.text, facts, relations)
     said = [answer] if answer else []
-    current = [f for f in facts if not f.when.superseded]  # a replaced decision is cited, never the answer
-    said += list(dict.fromkeys(fact_sentence(f) for f in (current or list(facts))[:2]))
+    said += list(dict.fromkeys(fact_sentence(f) for f in _telling(facts, query)[:2]))
     vague = no_topic(query)
     if vague:
         named = ", ".join(f'"{word}"' for word in vague[:3])
@@ -132,6 +132,15 @@ def summarize(
     if coverage in ("limited", "none"):
         return f"{_COVERED[coverage]} (sources: {where}). " + " ".join(said)
     return " ".join(said) + f" ({_COVERED[coverage]}; sources: {where}.)"
+
+
+def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
+    """The facts a summary may lead with, best first: not from a superseded document (a replaced decision is
+    cited, never the answer) and saying something the question does not ("Decided at Q1 2027 Planning." only
+    echoes "What was decided at the Q1 2027 planning meeting?"); all of them when none is left."""
+    asked = set(query.terms)
+    telling = [f for f in facts if not f.when.superseded and not analyzer.term_set(f.statement) <= asked]
+    return telling or list(facts)
 
 
 def _summary(

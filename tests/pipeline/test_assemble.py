@@ -46,6 +46,15 @@ def test_the_summary_passes_over_facts_of_superseded_documents_where_others_were
     assert summarize(facts[:2], "partial").startswith("Use Kafka Streams. Superseded by DEC-2.")  # all there is
 
 
+def test_the_summary_passes_over_a_fact_that_only_echoes_the_question() -> None:
+    facts = (
+        Fact("Decided at Q1 Planning.", 0.9, "m/a.md", "M > A", (1, 1), "a.md", None, "DEC-58", 0),
+        Fact("Hire six engineers in Q1.", 0.7, "m/b.md", "M > B", (1, 1), "b.md", None, "Plan", 1),
+    )
+    assert summarize(facts, "partial", "What was decided at the Q1 planning?").startswith("Hire six engineers")
+    assert summarize(facts[:1], "partial", "What was decided at the Q1 planning?").startswith("Decided at")
+
+
 def test_a_weak_summary_says_so_before_the_closest_matches() -> None:
     facts = (Fact("Lunch is at noon", 0.2, "m/a.md", "M > A", (1, 1), "a.md", None, "Office", 0),)
     assert summarize(facts, "limited") == (
