@@ -31,12 +31,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from retriever.text.regular import open_folder, open_nonblocking
+
 log = logging.getLogger(__name__)
 
 IN_USE = "in-use"
 _OPEN_ATTEMPTS = 5
 _POLL_SECONDS = 0.05  # how often a bounded wait tries a held lock again (flock has no timeout of its own)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # a symlink planted in place of a file is refused, not followed
 
 
 class NotPrivate(PermissionError):
@@ -168,12 +169,8 @@ def open_private(path: Path, *, folder: bool = False, unreadable: bool = False) 
     """A read-only descriptor of ``path`` (a final symlink is not followed), once its ``fstat`` passes
     ``check_private``; the caller closes it.  Raises ``NotPrivate`` (the descriptor closed) or the
     ``OSError`` of opening (``FileNotFoundError`` when absent)."""
-    flags = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    if folder:
-        flags |= getattr(os, "O_DIRECTORY", 0)
-    else:
-        flags |= getattr(os, "O_NONBLOCK", 0)  # a FIFO planted in a file's place must not hang the open
-    descriptor = os.open(path, flags)
+    # A file non-blocking: a FIFO planted in its place must not hang the open.
+    descriptor = open_folder(path) if folder else open_nonblocking(path, follow=False)
     try:
         check_private(os.fstat(descriptor), path, unreadable=unreadable)
     except NotPrivate:

@@ -1,5 +1,6 @@
-"""Reading a regular file without blocking and within a size bound: the one way the core reads a file it
-did not write (memory files, ``.gitignore`` files, the API keys file).
+"""Opening what the retriever did not write without blocking or following a planted link, and reading a
+regular file within a size bound: the one way the core reads such a file (memory files, ``.gitignore``
+files, the API keys file, the cache's and the store's own files).
 
 Contract:
 - ``read_regular(path, max_bytes)`` opens ``path`` non-blocking (a FIFO would hang the caller, a terminal
@@ -10,6 +11,8 @@ Contract:
   file's ``stat`` before a byte is read (to refuse a file swapped since it was vetted); ``whole=False``
   returns the first ``max_bytes`` bytes of a longer file instead of refusing it.
 - ``read_opened(fd, max_bytes, check)`` does the same with a descriptor the caller opened, and closes it.
+- ``open_nonblocking(path, follow=False)`` and ``open_folder(path)`` are the opens themselves, for readers
+  that check the descriptor their own way (``memory.locks``, the store, the walk).
 - Errors: ``OSError`` (cannot be opened or read), ``NotRegular`` and ``TooLarge`` (both ``ValueError``);
   each caller words its own message, since each names a different next step.
 """
@@ -42,6 +45,12 @@ class TooLarge(ValueError):
 def open_nonblocking(path: str | Path, *, dir_fd: int | None = None, follow: bool = True) -> int:
     """A read-only descriptor of ``path`` that never blocks on open; ``OSError`` when it cannot be opened."""
     return os.open(path, _OPEN_FLAGS | (0 if follow else _NO_FOLLOW), dir_fd=dir_fd)
+
+
+def open_folder(path: str | Path) -> int:
+    """A read-only descriptor of the folder ``path``, never through a symlink at its last step (``ENOTDIR``
+    on Linux, ``ELOOP`` on macOS, ``EMLINK`` on FreeBSD for a link or a file)."""
+    return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NO_FOLLOW)
 
 
 def read_opened(

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from retriever.errors import ConfigError
 from retriever.text.models import Skipped
-from retriever.text.regular import NotRegular, read_regular
+from retriever.text.regular import NotRegular, open_folder, read_regular
 from retriever.text.safe import preview
 
 if TYPE_CHECKING:
@@ -42,7 +42,6 @@ BAD_LINES_NAMED = 5  # of a .gitignore's invalid lines, the first is shown and t
 # Folders are listed through a descriptor where the platform can (see ``_Walk.folder``); elsewhere (Windows)
 # by path, as ``os.scandir`` alone would.
 _BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW")
-_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 MAX_GITIGNORE_BYTES = 1 << 20  # past this (1 MiB) a .gitignore is read no further
 # What opening a symlink (or a file) with O_DIRECTORY | O_NOFOLLOW raises: ENOTDIR on Linux, ELOOP on macOS,
 # EMLINK on FreeBSD.
@@ -285,7 +284,7 @@ def _open_folder(path: Path, seen: tuple[int, int] | None) -> int | None:
     if not _BY_FD:
         return None
     try:
-        fd = os.open(path, _FOLDER_FLAGS)
+        fd = open_folder(path)
     except OSError as exc:
         if seen is not None and exc.errno in _NOT_A_FOLDER:
             raise _Swapped(_FOLDER_CHANGED) from exc

@@ -35,6 +35,7 @@ from retriever.service.stores.base import (
     encode_record,
     read_records,
 )
+from retriever.text.regular import open_nonblocking
 from retriever.text.safe import clean_text
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,6 @@ CREATE INDEX IF NOT EXISTS requests_by_scope ON requests (scope, received_at);
 CREATE INDEX IF NOT EXISTS requests_by_scope_session ON requests (scope, session_id, received_at);
 """
 # Sessions past their TTL, and those beyond the newest ``session_limit``.
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # a symlink in the store's place is refused, not followed
 _DOOMED = (
     "SELECT session_id FROM sessions WHERE last_at < ? UNION "
     "SELECT session_id FROM (SELECT session_id FROM sessions ORDER BY last_at DESC LIMIT -1 OFFSET ?)"
@@ -79,7 +79,7 @@ def _make_private(path: Path) -> None:
         return
     for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         try:
-            descriptor = os.open(file, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK)
+            descriptor = open_nonblocking(file, follow=False)  # a symlink in the store's place is refused
         except FileNotFoundError:
             continue
         try:
