@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.text.regular import NotRegular, TooLarge, open_nonblocking, read_opened, read_regular
+from retriever.text.regular import NotRegular, TooLarge, open_folder, open_nonblocking, read_opened, read_regular
 
 
 def test_a_file_within_the_bound_is_read_whole(tmp_path: Path) -> None:
@@ -120,3 +120,15 @@ def test_any_content_is_returned_whole_within_the_bound_else_refused_or_cut(
             read_regular(path, bound)
     else:
         assert read_regular(path, bound, whole=False) == content[:bound]
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="O_NOFOLLOW unsupported")
+def test_a_folder_opens_and_a_symlink_or_file_in_its_place_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "file").write_bytes(b"x")
+    os.close(open_folder(tmp_path / "real"))
+    for name in ("link", "file"):
+        with pytest.raises(OSError) as caught:
+            open_folder(tmp_path / name)
+        assert caught.value.errno in {errno.ENOTDIR, errno.ELOOP, errno.EMLINK}
