@@ -343,6 +343,22 @@ def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
     return chosen
 
 
+def own_first(ranked: list[_Scored]) -> list[_Scored]:
+    """Within each document, its facts whose own words (or their neighbours') hold some of the question come
+    before those that only their headings tie to it, in the places the document's facts already hold.  A
+    preamble line ("Period: 2026-01-01 to 2026-11-20.") under a title that is the question ranked above the
+    row holding the answer; documents keep their places, so which documents rank where is unchanged."""
+    slots: dict[str, list[int]] = {}
+    for i, s in enumerate(ranked):
+        slots.setdefault(s.candidate.target.rel_path, []).append(i)
+    out = list(ranked)
+    for places in slots.values():
+        facts = sorted((ranked[i] for i in places), key=lambda s: s.own <= 0)  # stable: rank order otherwise
+        for i, fact in zip(places, facts, strict=True):
+            out[i] = fact
+    return out
+
+
 def to_fact(memory: Memory, scored: _Scored) -> Fact:
     cand = scored.candidate
     doc, section = memory.section(cand.target.section_id)
@@ -371,5 +387,5 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     scored = below_successors(with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k), ctx.memory)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay
-    ranked = calibrate(rank(scored, ctx.settings.top_k, decay))
+    ranked = calibrate(own_first(rank(scored, ctx.settings.top_k, decay)))
     return dataclasses.replace(state, facts=tuple(to_fact(ctx.memory, s) for s in ranked))
