@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,3 +144,30 @@ def test_a_symlink_in_the_store_s_place_is_not_followed(tmp_path: Path) -> None:
 
     with pytest.raises(StoreUnavailable, match=r"store\.sqlite"):
         SQLiteStore(tmp_path / "state" / "store.sqlite")
+
+
+def test_another_process_closing_the_same_store_loses_none_of_this_ones_writes(tmp_path: Path) -> None:
+    """Checking the -wal and -shm by opening them once dropped SQLite's POSIX locks in this process (closing
+    any descriptor of a file drops them all): a second process (an agent's ``retriever mcp``) closing the
+    store then took itself for the last, checkpointed and deleted them, and this process's later writes
+    went to a deleted file that no other process reads."""
+    path = tmp_path / "store.sqlite"
+    _in_another_process("s = SQLiteStore(path); s.add_prompt('c', 'made it'); s.close()", path)  # WAL already
+    store = SQLiteStore(path)
+    try:
+        store.add_prompt("s", "first")
+        _in_another_process("s = SQLiteStore(path); s.add_prompt('t', 'from the other process'); s.close()", path)
+        store.add_prompt("s", "second")
+        seen = _in_another_process("print(sorted(SQLiteStore(path).prompts('s')))", path)
+        assert seen.strip() == "['first', 'second']"
+    finally:
+        store.close()
+
+
+def _in_another_process(code: str, path: Path) -> str:
+    """Run ``code`` in a new Python process with ``path`` and ``SQLiteStore`` defined; its standard output."""
+    preamble = "import sys; from pathlib import Path; from retriever.service.stores.sqlite import SQLiteStore\n"
+    program = preamble + "path = Path(sys.argv[1])\n" + code + "\n"
+    done = subprocess.run([sys.executable, "-P", "-c", program, str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout

@@ -20,6 +20,7 @@ import contextlib
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from pathlib import Path
@@ -93,17 +94,34 @@ def _make_private(path: Path) -> None:
             os.close(descriptor)
 
 
+def _check_siblings(path: Path) -> None:
+    """Raise ``NotPrivate`` unless the -wal and -shm SQLite made are the user's own and 0600 (SQLite gives
+    them the store's mode, which ``_make_private`` set).  Checked by path, never opened: closing any
+    descriptor of a file drops every POSIX lock this process holds on it, SQLite's included, and another
+    process closing the store then took itself for the last, checkpointed and deleted the -wal and -shm
+    under this one (its later writes were lost, then "database disk image is malformed").  The folder is
+    0700 and the user's own, so nobody else can swap the files between this check and SQLite's use."""
+    for file in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            info = os.lstat(file)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            raise NotPrivate(f"{file} is not a regular file")
+        check_private(info, file, unreadable=True)
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     """The store's connection, in WAL mode, once its folder and files pass the checks (see the module)."""
     private_folder(path.parent)
     _private_file(path)
-    _make_private(path)  # before SQLite reads a file someone else put there
+    _make_private(path)  # before SQLite reads a file someone else put there (and before it holds any lock)
     db = sqlite3.connect(path, check_same_thread=False, timeout=10)
     with contextlib.ExitStack() as failing:
         failing.callback(db.close)  # a store refused below leaves no connection behind
         # WAL with NORMAL sync: a commit per request costs microseconds, not an fsync.
         db.execute("PRAGMA journal_mode=WAL")
-        _make_private(path)  # SQLite gives the -wal and -shm it just made the store's mode
+        _check_siblings(path)
         failing.pop_all()
     return db
 
