@@ -6,6 +6,8 @@ canonical user id when valid) and never raises for what a client sends:
   a plain name (``loc`` is ``["header", header]``); ``input`` is a bounded prefix;
 - 403 ``{"detail": "…"}`` when ``allowed`` is a set (the users the caller's key is bound to) and the
   user is not in it; ``None`` allows any user;
+- 504 (``retrieval_timeout``) or 503 (a tree missing or empty: ``memory_not_found``, ``memory_empty``)
+  ``{"detail": message, "error_code": code}`` when retrieval itself fails;
 - 200 with the blended retrieval (``compat.graphs``) otherwise.
 """
 
@@ -17,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from retriever.compat.graphs import GraphRetrieval, InvalidUserId, UnknownGraph, canonical_user_id
-from retriever.errors import InvalidArguments
+from retriever.errors import InvalidArguments, RetrievalTimeout, RetrieverError
 from retriever.pipeline.contracts import MemoriesRetrieveRequest
 from retriever.text.safe import bounded, preview
 
@@ -50,6 +52,8 @@ def answer(
     except InvalidArguments as exc:  # a query the model accepts but retrieval cannot use (only spaces, say)
         query: dict[str, Any] = {"type": "value_error", "loc": ["body", "query"], "msg": exc.message, "input": ""}
         return 422, {"detail": [query]}, user
+    except RetrieverError as exc:  # seed 000's error codes; a timeout had been a 500 "internal error"
+        return (504 if isinstance(exc, RetrievalTimeout) else 503), {"detail": exc.message, "error_code": exc.code}, user
 
 
 def _canonical(users: Iterable[str]) -> set[str]:

@@ -184,7 +184,7 @@ class MemoryService:
         """
         started = _Started()
         status, response, user = memories.answer(self.graphs, body, user_id, allowed_users, user_header)
-        code = {200: None, 403: "forbidden"}.get(status, "validation_error")
+        code = {200: None, 403: "forbidden"}.get(status, response.get("error_code") or "validation_error")
         logged = bounded(response, items=1000, depth=12)  # the answer echoes the body, so it is bounded too
         self._log(started.record(str(uuid.uuid4()), user, "memories/retrieve", "http", body, logged, code, "body"))
         return status, response

@@ -96,6 +96,15 @@ def test_a_timeout_is_an_error_result(make_tree: TreeFactory, store: Store) -> N
     assert slow.call_tool(TOOL_NAME, {"prompt": "billing"})["isError"] is True  # and it goes on serving
 
 
+def test_a_timeout_on_memories_retrieve_is_a_504_naming_retrieval_timeout(make_tree: TreeFactory, store: Store) -> None:
+    """It had escaped as an unhandled exception: HTTP 500 "internal error", a traceback in the server's log."""
+    slow = MemoryService(Retriever(make_tree(ACME), Settings.from_env(deadline_seconds=0)), store, watch=False)
+    status, body = slow.memories_retrieve({"query": "billing", "agent_id": "a"}, None)
+    assert (status, body["error_code"]) == (504, "retrieval_timeout")
+    assert "deadline" in body["detail"] or "seconds" in body["detail"]
+    assert slow.requests(10, None, None)[0]["error_code"] == "retrieval_timeout"
+
+
 def test_an_unknown_tool_is_a_protocol_error(service: MemoryService) -> None:
     with pytest.raises(UnknownTool, match="unknown tool 'delete_memory'"):
         service.call_tool("delete_memory", {})
