@@ -22,7 +22,8 @@ MAX_SESSION_ID_CHARS = 256
 NAMES_SHOWN = 5  # unknown argument names quoted in a message; the rest are counted
 
 
-def _type_name(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type ("integer", "array", "null"), as error messages name it."""
     return {bool: "boolean", int: "integer", float: "number", list: "array", dict: "object"}.get(
         type(value), "null" if value is None else type(value).__name__
     )
@@ -32,7 +33,7 @@ def validate_arguments(arguments: Any) -> Request:
     """A ``Request`` from tool arguments, or ``InvalidArguments`` naming the bad value."""
     if not isinstance(arguments, Mapping):
         raise InvalidArguments(
-            f"arguments must be an object with 'prompt' and optional 'session_id', got {_type_name(arguments)}"
+            f"arguments must be an object with 'prompt' and optional 'session_id', got {json_type(arguments)}"
         )
     unknown = sorted(str(k) for k in arguments if k not in ALLOWED)
     if unknown:
@@ -60,7 +61,7 @@ def _prompt(value: Any) -> str:
     if value is None:
         raise InvalidArguments("'prompt' is required: describe the company context you need")
     if not isinstance(value, str):
-        raise InvalidArguments(f"'prompt' must be a string, got {_type_name(value)}")
+        raise InvalidArguments(f"'prompt' must be a string, got {json_type(value)}")
     if not value.strip():
         raise InvalidArguments("'prompt' is empty: describe the company context you need")
     if len(value) > MAX_PROMPT_CHARS:
@@ -74,7 +75,7 @@ def session_id_value(value: Any) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise InvalidArguments(f"'session_id' must be a string, got {_type_name(value)}")
+        raise InvalidArguments(f"'session_id' must be a string, got {json_type(value)}")
     if len(value) > MAX_SESSION_ID_CHARS:
         raise InvalidArguments(f"'session_id' is {len(value)} characters; the limit is {MAX_SESSION_ID_CHARS}")
     check_text("session_id", value)

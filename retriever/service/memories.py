@@ -53,7 +53,8 @@ def answer(
         query: dict[str, Any] = {"type": "value_error", "loc": ["body", "query"], "msg": exc.message, "input": ""}
         return 422, {"detail": [query]}, user
     except RetrieverError as exc:  # seed 000's error codes; a timeout had been a 500 "internal error"
-        return (504 if isinstance(exc, RetrievalTimeout) else 503), {"detail": exc.message, "error_code": exc.code}, user
+        status = 504 if isinstance(exc, RetrievalTimeout) else 503
+        return status, {"detail": exc.message, "error_code": exc.code}, user
 
 
 def _canonical(users: Iterable[str]) -> set[str]:

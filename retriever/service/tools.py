@@ -13,7 +13,7 @@ from typing import Any
 from retriever.config import MAX_PROMPT_CHARS
 from retriever.errors import InvalidArguments, RetrieverError
 from retriever.pipeline.report import error_content, error_text
-from retriever.pipeline.validate import check_text, quote_names
+from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, check_text, json_type, quote_names
 
 SERVER_NAME = "company-memory-retriever"  # as MCP clients see it in ``serverInfo``, on every transport
 SERVER_INSTRUCTIONS = (
@@ -56,7 +56,9 @@ INPUT_SCHEMA: dict[str, Any] = {
         },
         "session_id": {
             "type": "string",
-            "description": "Optional stable conversation ID; defaults to the MCP session.",
+            "maxLength": MAX_SESSION_ID_CHARS,
+            "description": "Optional stable conversation ID; defaults to the MCP session. "
+            f"Maximum length: {MAX_SESSION_ID_CHARS} characters.",
         },
     },
     "required": ["prompt"],
@@ -80,7 +82,8 @@ dashboard assistant), and the DECISIONS recorded on agents (accepted/rejected pr
 Narrow with `agent` (a name like "Tanya" or an agent_ id) and/or `query` (a keyword like "Hinglish" or \
 "pricing"). Use for "what did we decide about X on agent Y", "which agents changed this week", "what is \
 our policy on pricing", "does this match our brand voice". The profile describes ONE business and the \
-result names it: never apply it to an agent that serves a different business. Not call transcripts."""
+result names it: never apply it to an agent that serves a different business, and if "my business" could mean \
+either, ask which. Not call transcripts — this is the editing history and the business profile, not the calls."""
 
 GET_MEMORY_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -93,6 +96,27 @@ GET_MEMORY_SCHEMA: dict[str, Any] = {
         "query": {"type": "string", "description": "Keyword to filter recaps and decisions. Omit for the most recent."},
     },
     "additionalProperties": False,
+}
+# Seed 002's "Registered output schema", as written there: MCP clients check a successful result against it.
+GET_MEMORY_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "text": {
+            "type": "string",
+            "description": "Business facts, recaps and decisions grouped by source and agent, most relevant first, "
+            "or an empty string when nothing matched",
+        },
+        "facts": {"type": "number", "description": "Number of confirmed business-profile rows matched"},
+        "episodes": {"type": "number", "description": "Number of session recaps matched"},
+        "decisions": {"type": "number", "description": "Number of ledger lines matched"},
+        "floor": {
+            "type": "boolean",
+            "description": "True when nothing matched the query and the most recent entries were returned instead",
+        },
+    },
+    "required": ["text", "facts", "episodes", "decisions", "floor"],
+    "additionalProperties": True,
+    "$schema": "http://json-schema.org/draft-07/schema#",
 }
 MAX_FILTER_CHARS = 500
 
@@ -121,6 +145,7 @@ def tool_definitions() -> list[dict[str, Any]]:
         "title": "Get assistant memory",
         "description": GET_MEMORY_DESCRIPTION,
         "inputSchema": GET_MEMORY_SCHEMA,
+        "outputSchema": GET_MEMORY_OUTPUT_SCHEMA,
         "annotations": {**ANNOTATIONS, "title": "Get assistant memory"},
     }
     return [tool_definition(), get_memory]
@@ -143,7 +168,7 @@ def validate_get_memory(arguments: Any) -> tuple[str | None, str | None]:
     for key in ("agent", "query"):
         value = arguments.get(key)
         if value is not None and not isinstance(value, str):
-            raise InvalidArguments(f"'{key}' must be a string, got {type(value).__name__}")
+            raise InvalidArguments(f"'{key}' must be a string, got {json_type(value)}")
         if isinstance(value, str) and len(value) > MAX_FILTER_CHARS:
             raise InvalidArguments(f"'{key}' is {len(value):,} characters; the limit is {MAX_FILTER_CHARS}")
         if isinstance(value, str):

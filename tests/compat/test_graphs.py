@@ -238,7 +238,7 @@ def test_get_memory_floors_to_recent_entries_and_rejects_unknown_arguments(base:
         "unknown argument 'limit': get_memory accepts only 'agent' and 'query'"
     )
     wrong = _call(base, {"query": 5})
-    assert wrong["structuredContent"]["error_message"] == "'query' must be a string, got int"
+    assert wrong["structuredContent"]["error_message"] == "'query' must be a string, got integer"
 
 
 # -- a user id is a name, never a path (issue 9) ---------------------------------------------------
