@@ -41,10 +41,11 @@ from retriever import __version__
 from retriever.adapters.jsonrpc_lines import MAX_LINE_BYTES, Rejection, classify, overlong_id, too_long
 from retriever.service.service import MemoryService
 from retriever.service.tools import SERVER_INSTRUCTIONS, SERVER_NAME, UnknownTool, tool_definitions
-from retriever.text.safe import one_line
+from retriever.text.safe import bounded, one_line
 
 log = logging.getLogger(__name__)
 DRAIN_GRACE_SECONDS = 5.0  # past the retrieval deadline: time to log the request and write the answer
+ECHO_CHARS = 200  # of an unknown method's name, in its -32601 error
 _SDK_GATE_MESSAGE = "Invalid request parameters"  # what the SDK answers a request sent before initialize
 
 
@@ -55,6 +56,7 @@ def _tool(definition: dict[str, Any]) -> types.Tool:
         title=definition["title"],
         description=definition["description"],
         input_schema=definition["inputSchema"],
+        output_schema=definition.get("outputSchema"),
         annotations=types.ToolAnnotations(
             title=hints["title"],
             read_only_hint=hints["readOnlyHint"],
@@ -93,6 +95,20 @@ class InitializeFirst(ServerMiddleware[Any]):
                 f"send initialize first: {method} is answered only after the initialize handshake "
                 "(initialize, then notifications/initialized)",
             ) from None
+
+
+class BoundedEcho(ServerMiddleware[Any]):
+    """Cuts the method name the SDK echoes in a -32601 "Method not found" (its ``data``) to ``ECHO_CHARS``:
+    a 500,000-character name came back whole, where nothing a client sends is echoed unbounded."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        try:
+            return await call_next(ctx)
+        except MCPError as exc:
+            if exc.error.code != types.METHOD_NOT_FOUND or not isinstance(exc.error.data, str):
+                raise
+            name = bounded(exc.error.data, chars=ECHO_CHARS)
+            raise MCPError(types.METHOD_NOT_FOUND, exc.error.message, data=name) from None
 
 
 def _refused_before_initialize(exc: MCPError, ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -139,6 +155,7 @@ def build_server(service: MemoryService) -> Server[Any]:
         on_call_tool=call_tool,
     )
     server.middleware.append(InitializeFirst())  # inside the SDK's tracing middleware: spans see our message
+    server.middleware.append(BoundedEcho())
     return server
 
 

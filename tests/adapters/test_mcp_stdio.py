@@ -26,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from retriever.adapters.jsonrpc_lines import MAX_DEPTH, MAX_LINE_BYTES, classify
 from retriever.adapters.mcp_stdio import _Outstanding
+from retriever.service.tools import GET_MEMORY_OUTPUT_SCHEMA
 
 WAIT = 30.0  # seconds: the bound on every read from the server
 
@@ -134,11 +135,13 @@ def test_the_sdk_client_lists_and_calls_the_tool_over_stdio(make_tree: TreeFacto
             first = await client.call_tool("retrieve_memory", {"prompt": "Tell me about the billing migration project"})
             follow = await client.call_tool("retrieve_memory", {"prompt": "and who owns it?"})
             bad = await client.call_tool("retrieve_memory", {"prompt": ""})
+            await client.call_tool("get_memory", {"query": "pricing"})  # the client checks it against outputSchema
             return tools, first, follow, bad
 
     tools, first, follow, bad = anyio.run(session)
     tool = tools.tools[0]
     assert [t.name for t in tools.tools] == ["retrieve_memory", "get_memory"]
+    assert tools.tools[1].output_schema == GET_MEMORY_OUTPUT_SCHEMA
     assert all(t.annotations.read_only_hint for t in tools.tools)
     assert (tool.name, tool.annotations.read_only_hint) == ("retrieve_memory", True)
     assert tool.input_schema["additionalProperties"] is False
@@ -291,6 +294,14 @@ def test_a_request_before_initialize_is_refused_saying_to_send_initialize_first(
         )
     assert [r["id"] for r in early] == [1, 2, 3] and early[2]["result"] == {}  # ping needs no handshake
     assert late["id"] == 4 and late["result"]["isError"] is False
+
+
+def test_an_unknown_methods_name_is_echoed_cut_to_a_bounded_prefix(wire: Wire) -> None:
+    wire.initialize()
+    wire.send(_line({"jsonrpc": "2.0", "id": 9, "method": "m" * 300_000}) + _ping(10))
+    unknown, ping = sorted((wire.reply() for _ in range(2)), key=lambda reply: reply["id"])
+    assert unknown["error"]["code"] == -32601 and ping["result"] == {}
+    assert unknown["error"]["data"].startswith("mmm") and len(json.dumps(unknown)) < 1_000
 
 
 def test_an_over_long_line_is_refused_without_being_held_and_the_next_line_is_served(wire: Wire) -> None:
