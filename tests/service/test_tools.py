@@ -43,4 +43,4 @@ def test_get_memorys_description_is_seed_002s_word_for_word() -> None:
     text = SEED_002.read_text(encoding="utf-8")
     seed = re.search(r"^The organization's assistant memory.*$", text, re.M)
     assert seed is not None
-    assert GET_MEMORY_DESCRIPTION == seed.group(0).replace("agent\\_ id", "agent_ id")
+    assert seed.group(0).replace("agent\\_ id", "agent_ id") == GET_MEMORY_DESCRIPTION
