@@ -63,10 +63,11 @@ def test_follow_up_owner_question_ranks_owner_statements_and_table_rows(acme: Re
     }
 
 
-def test_entities_and_relationships_come_from_front_matter_of_contributing_documents(acme: Retriever) -> None:
+def test_entities_are_the_people_and_organizations_the_contributing_documents_name(acme: Retriever) -> None:
     retrieval = acme.retrieve("Who owns the billing migration?").structured["retrieval"]
     labels = {(e["label"], e["type"]) for e in retrieval["entities"]}
-    assert {("Billing Migration", "project"), ("Olena Marchenko", "person")} <= labels
+    assert {("Olena Marchenko", "person"), ("Northwind Retail", "organization")} <= labels
+    assert ("Billing Migration", "project") not in labels  # seed 000: "people and organizations"
     edges = {(r["source"], r["target"], r["type"]) for r in retrieval["relationships"]}
     assert ("Billing Migration", "Olena Marchenko", "owner") in edges
     assert ("Billing Migration", "Northwind Retail", "client") in edges

@@ -11,7 +11,7 @@ know" can be said even when every query word occurs somewhere.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from retriever.memory.memory import Memory
@@ -23,7 +23,14 @@ from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1,
 from retriever.text import analyzer
 from retriever.text.markup import truncate
 from retriever.text.models import Document
-from retriever.text.vocabulary import NOT_PROPERTIES, RELATION_FIELDS, names
+from retriever.text.vocabulary import (
+    DOCUMENT_RELATIONS,
+    NOT_PROPERTIES,
+    NOT_RELATIONS,
+    PARTY_TYPES,
+    RELATION_FIELDS,
+    names,
+)
 
 Resolve = Callable[[str], str | None]  # a name → the document it refers to (``Memory.resolve``)
 
@@ -47,38 +54,57 @@ def _properties(doc: Document, memory: Memory) -> dict[str, Any]:
 
 
 def entities(docs: list[Document], memory: Memory, resolve: Resolve) -> tuple[Entity, ...]:
-    """Typed documents that contributed, then the typed documents their relations name."""
+    """People and organizations tied to the query (seed 000; ``PARTY_TYPES``): the facts' documents that are
+    one, then those the facts' documents name in their relation fields, at most ``MAX_ENTITIES``."""
     out: dict[str, Entity] = {}
     for doc in docs:
-        if doc.doc_type:
-            out.setdefault(doc.rel_path, Entity(doc.title, doc.doc_type, _properties(doc, memory)))
+        if kind := _party(doc.doc_type):
+            out.setdefault(doc.rel_path, Entity(doc.title, kind, _properties(doc, memory)))
     for doc in docs:
         for rel in _relations(doc, resolve):
             path = resolve(rel.target)
             info = memory.state.catalog.get(path) if path else None
-            if path and info and info.doc_type and path not in out and len(out) < MAX_ENTITIES:
-                out[path] = Entity(info.title, info.doc_type, _properties(memory.document(path), memory))
+            kind = _party(info.doc_type) if path and info else None
+            if path and info and kind and path not in out and len(out) < MAX_ENTITIES:
+                out[path] = Entity(info.title, kind, _properties(memory.document(path), memory))
     return tuple(out.values())[:MAX_ENTITIES]
 
 
+def _party(doc_type: str | None) -> str | None:
+    """``doc_type`` when it is a person's or an organization's (``PARTY_TYPES``), else None."""
+    return doc_type if doc_type and doc_type.lower() in PARTY_TYPES else None
+
+
 def _relations(doc: Document, resolve: Resolve) -> Iterator[Relationship]:
+    """A document's front-matter relations: a relation field's names, and another field's names that are
+    documents' (a custom ``approver: Rui Costa``); never a tag's or a type's (``NOT_RELATIONS``)."""
     for key, value in doc.front_matter.items():
+        if key in NOT_RELATIONS:
+            continue
         for name in names(value):
             path = resolve(name)
             if (path and path != doc.rel_path) or (key in RELATION_FIELDS and not path):
                 yield Relationship(doc.title, name, key)
 
 
-def relationships(docs: list[Document], memory: Memory, resolve: Resolve) -> tuple[Relationship, ...]:
+def relationships(
+    docs: list[Document], memory: Memory, resolve: Resolve, parties: Sequence[Entity]
+) -> tuple[Relationship, ...]:
+    """The edges of the facts' documents that touch a person or organization: to or from one of ``parties``
+    (the entities), or to a name a people field gives that no document holds (``owner: Someone``).  Edges
+    between two documents that are neither ("related", "links_to" a policy) are left out."""
+    labels = {e.label for e in parties}
     out: dict[tuple[str, str, str], Relationship] = {}
     for doc in docs:
         for rel in _relations(doc, resolve):
             target = memory.state.catalog.get(resolve(rel.target) or "")
             rel = Relationship(rel.source, target.title if target else rel.target, rel.type)
-            out.setdefault((rel.source, rel.target, rel.type), rel)
+            unnamed_party = target is None and rel.type not in DOCUMENT_RELATIONS
+            if unnamed_party or rel.source in labels or rel.target in labels:
+                out.setdefault((rel.source, rel.target, rel.type), rel)
         for link in doc.links:
             info = memory.state.catalog.get(link)
-            if info and link != doc.rel_path:
+            if info and link != doc.rel_path and (doc.title in labels or info.title in labels):
                 out.setdefault((doc.title, info.title, "links_to"), Relationship(doc.title, info.title, "links_to"))
     return tuple(out.values())[:MAX_RELATIONSHIPS]
 
@@ -198,11 +224,12 @@ def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Qu
     answerability = confidence.estimate(memory, query, phase1.targets, facts, state.candidates, state.speakers)
     cover = confidence.coverage(answerability, bool(facts))
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
-    relations = relationships(docs, memory, resolve)
+    parties = entities(docs, memory, resolve)
+    relations = relationships(docs, memory, resolve, parties)
     return Retrieval(
         context_summary=_summary(facts, cover, ctx, (query, _users_words(state, ctx)), relations),
         facts=facts,
-        entities=entities(docs, memory, resolve),
+        entities=parties,
         relationships=relations,
         documents=excerpts(memory, phase1, facts, ctx.settings.max_documents, ctx.settings.excerpt_chars),
         avg_relevance_score=avg,

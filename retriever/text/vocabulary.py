@@ -24,6 +24,20 @@ RELATION_FIELDS = frozenset(
     "partners vendor customer customers manager sponsor stakeholders".split()
 )
 
+# Front-matter keys that never name a related thing, even where a value is some document's name (a tag
+# "revenue" is the Revenue Team's alias; a type "strategy" the Strategy Index's).
+NOT_RELATIONS = frozenset({TITLE, TYPE, ALIASES, SUMMARY, TAGS, STATUS, CREATED, UPDATED, DATE}) | frozenset(
+    "layout permalink redirect_from redirect_to weight slug url draft toc sidebar menu nav_order".split()
+)
+
+# Relation fields that name documents rather than people or organizations: a name there that no document holds
+# is not a party to anything.
+DOCUMENT_RELATIONS = frozenset("related supersedes superseded_by parent depends_on project projects".split())
+
+# Document types of people and organizations: seed 000's ``entities`` are "people and organizations tied to the
+# query" (a tree may type its clients or vendors by what they are to the company).
+PARTY_TYPES = frozenset("person team organization company client customer partner vendor department group".split())
+
 # Fields that hold a name or a list of names (a relation field that takes one text value excepted).
 NAME_FIELDS = frozenset({ALIASES, TAGS}) | (RELATION_FIELDS - STRING_FIELDS)
 

@@ -96,18 +96,40 @@ def test_relation_fields_become_edges_and_unresolved_names_are_kept(make_tree: T
     assert ("Side Quest", "Nobody Known", "owner") in edges
 
 
-def test_links_between_documents_become_links_to_edges(make_tree: TreeFactory) -> None:
+def test_links_to_a_person_or_organization_become_links_to_edges_and_links_between_documents_do_not(
+    make_tree: TreeFactory,
+) -> None:
     root = make_tree(
         {
             **ACME,
             "notes/handover.md": (
-                "# Handover\n\nThe billing handover is in [the project](../projects/billing_migration.md).\n"
+                "# Handover\n\nThe billing handover is in [the project](../projects/billing_migration.md), "
+                "with [Olena](../people/olena_marchenko.md).\n"
             ),
         }
     )
     retrieval = Retriever(root).retrieve("billing handover").structured["retrieval"]
     edges = {(r["source"], r["target"], r["type"]) for r in retrieval["relationships"]}
-    assert ("Handover", "Billing Migration", "links_to") in edges
+    assert ("Handover", "Olena Marchenko", "links_to") in edges
+    assert ("Handover", "Billing Migration", "links_to") not in edges
+
+
+def test_entities_are_people_and_organizations_and_tags_and_types_name_no_relation(make_tree: TreeFactory) -> None:
+    """Seed 000: ``entities`` are "people and organizations tied to the query"; a tag that is another document's
+    name ("Platform Team") relates nothing."""
+    root = make_tree(
+        {
+            **ACME,
+            "projects/side.md": "---\ntype: project\ntitle: Side Quest\nowner: Olena Marchenko\n"
+            "tags: [Platform Team]\n---\n# Side Quest\n\nSide quest notes about the billing retries.\n",
+        }
+    )
+    retrieval = Retriever(root).retrieve("side quest billing retries").structured["retrieval"]
+    assert {e["type"] for e in retrieval["entities"]} <= {"person", "team", "organization"}
+    assert "Olena Marchenko" in {e["label"] for e in retrieval["entities"]}
+    edges = {(r["source"], r["target"], r["type"]) for r in retrieval["relationships"]}
+    assert ("Side Quest", "Olena Marchenko", "owner") in edges
+    assert not any(kind == "tags" for _, _, kind in edges)
 
 
 def test_long_excerpts_are_cut_with_a_visible_marker(make_tree: TreeFactory) -> None:

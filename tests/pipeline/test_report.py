@@ -135,7 +135,7 @@ def test_a_who_question_over_the_bundled_memory_says_the_owner_in_the_text_repor
     summary = next(line for line in text.splitlines() if line.startswith("**Summary:**"))
     answer = "Helix EU Data Residency: owner Andriy Lysenko, follow-up owner Hannah Clarke"
     assert summary.startswith(f"**Summary:** {answer}")
-    assert "- **Helix EU Data Residency** (project): lead Andriy Lysenko; follow-up owner Hannah Clarke" in text
+    assert "- **Helix EU Data Residency**: lead Andriy Lysenko; follow-up owner Hannah Clarke" in text
 
 
 def test_a_fact_in_the_models_wording_is_marked_beside_its_source() -> None:
