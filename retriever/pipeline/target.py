@@ -62,13 +62,16 @@ def _reason(doc: Document, section: Section, fields: dict[str, set[str]], query:
     heading = section.heading_path[-1] if section.heading_path else section.title
     if named["heading"]:
         parts.append(f'heading "{heading}" matches {", ".join(named["heading"])}')
-    if named["title"] and heading != doc.title:
-        parts.append(f'document "{doc.title}" matches {", ".join(named["title"])}')
+    title_only = [w for w in named["title"] if w not in named["heading"]]  # the title field holds the aliases too
+    if title_only:
+        parts.append(f'document "{doc.title}" matches {", ".join(title_only)}')
     body_only = [w for w in named["body"] + named["meta"] if w not in named["heading"] + named["title"]]
     if body_only:
         parts.append(f"text mentions {', '.join(dict.fromkeys(body_only))}")
     if not parts and named["path"]:
         parts.append(f"filed under {', '.join(named['path'])}")
+    if not parts:  # chosen for its document's or its neighbours' evidence (phase 1 fuses them)
+        parts.append("read with the sections around it, which match; its own text holds none of the query's words")
     found = len({t for t in terms if any(t in f for f in fields.values())})
     text = "; ".join(parts)
     return f"{text[:1].upper()}{text[1:]} ({found} of {len(terms)} query terms)."

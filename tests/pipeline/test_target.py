@@ -39,6 +39,22 @@ def test_reason_names_the_matched_words_and_where(memory: Memory) -> None:
     assert target.reason == ('Heading "Billing Migration" matches billing, migration (2 of 3 query terms).')
 
 
+def test_every_section_read_says_why_even_one_whose_own_text_holds_no_query_word(make_tree: TreeFactory) -> None:
+    """Sections read for a neighbour's evidence had the reason " (0 of 3 query terms)." and nothing else."""
+    page = (
+        "# Handbook\n\nGeneral notes.\n\n## Invoices\n\nInvoice exports run nightly for billing.\n\n"
+        "## Closing\n\nThen the ledger closes.\n"
+    )
+    tree = make_tree({"handbook.md": page, "other.md": "# Other\n\nLunch at noon.\n"})
+    memory = Memory.open(tree, Settings.from_env())
+    reasons = {_short(t.tree_path): t.reason for t in choose(memory, analyze("billing invoice exports"), 10).targets}
+    assert reasons["Handbook > Closing"] == (
+        "Read with the sections around it, which match; its own text holds none of the query's words "
+        "(0 of 3 query terms)."
+    )
+    assert reasons["Handbook > Invoices"].startswith('Heading "Invoices" matches invoice')
+
+
 def test_another_files_match_is_read_before_a_long_documents_seventh_section(make_tree: TreeFactory) -> None:
     body = "\n".join(f"## Invoice step {i}\n\nInvoice step {i} exports invoices.\n" for i in range(8))
     memory = Memory.open(
