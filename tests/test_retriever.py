@@ -394,3 +394,18 @@ def test_a_question_gets_the_same_facts_and_scores_whatever_was_asked_before(mak
     for other in ("Who books hotels?", "What about parking and meals?", "Can I travel by train?", question):
         busy.retrieve(other)
     assert asked(busy) == fresh
+
+
+@pytest.mark.parametrize(
+    ("question", "source"),
+    [
+        # Seed 001's question, and one asked in English of a page written in Ukrainian.
+        ("Хто наші основні клієнти?", "company_context/relationships/client_organizations.md"),
+        ("How do I book a desk in the Kyiv office?", "company_context/policies/kyiv_office.md"),
+        # A translation weighs no more than its word: "main" → "головний" had put a Ukrainian rule first.
+        ("Who are our main clients?", "company_context/relationships/client_organizations.md"),
+    ],
+)
+def test_a_question_finds_the_page_written_in_the_other_language(question: str, source: str) -> None:
+    facts = Retriever(COMPANY_CONTEXT).retrieve(question).structured["retrieval"]["facts"]
+    assert facts[0]["source_path"] == source

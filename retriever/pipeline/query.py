@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from retriever.memory.index import SectionIndex
-from retriever.text import analyzer
+from retriever.text import analyzer, lexicon
 from retriever.text.stopwords import FRAMING, VAGUE
 
 FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
@@ -84,6 +84,7 @@ class Query:
     alternates: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
     parts: tuple[tuple[str, ...], ...] = ()  # a many-part question's terms, part by part (``MAX_PARTS`` at most)
     framing: frozenset[str] = frozenset()  # this question's own framing terms: its collective subject
+    bridged: Mapping[str, float] = field(default_factory=dict)  # a translation's boost (``_bridges``)
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -92,6 +93,7 @@ class Query:
         """Term multipliers for ranking: framing words and added terms count less."""
         out = framing_boosts(self)
         out.update({t: EXPANSION_WEIGHT for t in self.extra})
+        out.update({t: boost for t, boost in self.bridged.items() if t in out})
         return out
 
 
@@ -108,16 +110,21 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
             words.setdefault(term, word)
     terms = tuple(dict.fromkeys(analyzer.terms(text)))
     extra, alternates = _expand(terms, acronyms or {})
+    bridged: dict[str, float] = {}
     if index is not None:
         for term, variants in _variants(terms, index).items():
             extra.extend(variants)
             alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
+        for term, bridges in _bridges(terms, index).items():
+            extra.extend(t for bridge in bridges for t in sorted(bridge))
+            alternates[term] = alternates.get(term, ()) + bridges
+            bridged.update(_bridge_boosts(term, bridges, index, bridged))
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in terms))
     parts = question_parts(text)
     framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
     framing |= _defining(text)
     many = len(parts) >= 2
-    return Query(text, terms, words, many, extra_terms, alternates, parts if many else (), framing)
+    return Query(text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged)
 
 
 def _defining(text: str) -> set[str]:
@@ -174,6 +181,32 @@ def _variants(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str
         variants = [v for v in index.with_prefix(prefix) if v != term and not _is_compound(v)]
         if variants:
             out[term] = variants
+    return out
+
+
+def _bridges(terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple[frozenset[str], ...]]:
+    """For each term, its translations in the other language (``lexicon``) that the memory holds: a Ukrainian
+    question's "клієнти" stands for "client" in an English memory, an English "desk" for "місце"."""
+    out: dict[str, tuple[frozenset[str], ...]] = {}
+    table = lexicon.table()
+    for term in terms:
+        held = tuple(b for b in table.bridges(term) if all(index.term_df(t) > 0 for t in b))
+        if held:
+            out[term] = held
+    return out
+
+
+def _bridge_boosts(
+    term: str, bridges: tuple[frozenset[str], ...], index: SectionIndex, known: Mapping[str, float]
+) -> dict[str, float]:
+    """Each translation's ranking boost: what the word it translates weighs (its idf, a framing word's cut),
+    never more.  A word rare in the memory's other language had outweighed the common word it translates: "main"
+    (framing, in most English pages) → "головний" put a Ukrainian rule first for "Who are our main clients?"."""
+    own = index.term_idf(term) * (FRAMING_WEIGHT if term in _FRAMING_TERMS else 1.0)
+    out = {}
+    for t in {t for bridge in bridges for t in bridge}:
+        boost = EXPANSION_WEIGHT * min(1.0, own / (index.term_idf(t) or 1.0))
+        out[t] = min(known.get(t, boost), boost)
     return out
 
 

@@ -165,3 +165,31 @@ def test_a_prompt_of_asking_words_is_read_for_a_definition_question_in_linear_ti
     # 8,000 characters of one asking word: a lazy scan from each of them to the sentence's end was quadratic
     prompt = (word * 8000)[:8000] + " What does MRR mean?"
     assert "mean" in analyze(prompt).framing
+
+
+def test_a_ukrainian_word_stands_for_its_english_translation_the_memory_holds() -> None:
+    index = SectionIndex(params=Params())
+    empty: Counter[str] = Counter()
+    add_sections(index, [(empty, Counter({"client": 1, "account": 1}), empty, empty, Counter({"revenu": 1}))])
+    query = analyze("Хто наші основні клієнти?", index=index)
+    assert query.alternates["клієн"] == (frozenset({"client"}),)  # "customer" is not in this memory
+    assert "client" in query.extra
+    assert coverage({"клієн": 1.0}, {"client"}, query) == 1.0
+
+
+def test_an_english_memory_adds_nothing_to_an_english_question() -> None:
+    index = SectionIndex(params=Params())
+    empty: Counter[str] = Counter()
+    add_sections(index, [(empty, Counter({"client": 1, "desk": 1}), empty, empty, Counter({"book": 1}))])
+    assert analyze("How do I book a desk for a client?", index=index).extra == ()
+
+
+def test_a_translation_weighs_no_more_than_the_word_it_translates() -> None:
+    """"main" is in most pages and frames the question; "головний", rare, had outweighed it."""
+    index = SectionIndex(params=Params())
+    empty: Counter[str] = Counter()
+    pages = [(empty, Counter({"main": 1, "client": 1}), empty, empty, empty) for _ in range(9)]
+    add_sections(index, [*pages, (empty, Counter({"голов": 1}), empty, empty, empty)])
+    boosts = analyze("main clients", index=index).boosts()
+    own = index.term_idf("main") * FRAMING_WEIGHT
+    assert boosts["голов"] == pytest.approx(EXPANSION_WEIGHT * own / index.term_idf("голов"))
