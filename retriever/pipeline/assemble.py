@@ -20,7 +20,7 @@ from retriever.pipeline.context import Context, Run
 from retriever.pipeline.phrasing import fact_sentence, relation_answer
 from retriever.pipeline.query import Query, analyze, no_topic
 from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
-from retriever.text import analyzer
+from retriever.text import analyzer, lexicon
 from retriever.text.markup import truncate
 from retriever.text.models import Document
 from retriever.text.vocabulary import (
@@ -125,11 +125,29 @@ def excerpts(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], limit: int
     return tuple(out)
 
 
-_COVERED = {
-    "comprehensive": "The memory covers this well",
-    "partial": "The memory covers this in part",
-    "limited": "The memory has only loosely related material",
-    "none": "The memory does not appear to answer this; the closest matches are weak",
+# What a summary says around its facts, in the question's language (English, or Ukrainian: seed 001's summaries
+# are written in the language asked).
+_WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "comprehensive": "The memory covers this well",
+        "partial": "The memory covers this in part",
+        "limited": "The memory has only loosely related material",
+        "none": "The memory does not appear to answer this; the closest matches are weak",
+        "nothing": "The memory holds nothing that matches this query.",
+        "no_topic": "The question names no topic ({named}): say what it is about. The closest matches",
+        "sources": "sources",
+        "more": " and {n} more",
+    },
+    "uk": {
+        "comprehensive": "Пам'ять добре це охоплює",
+        "partial": "Пам'ять охоплює це частково",
+        "limited": "У пам'яті є лише дотичні матеріали",
+        "none": "Схоже, пам'ять на це не відповідає; найближчі збіги слабкі",
+        "nothing": "У пам'яті немає нічого, що відповідає цьому запиту.",
+        "no_topic": "Питання не називає теми ({named}): уточніть, про що воно. Найближчі збіги",
+        "sources": "джерела",
+        "more": " і ще {n}",
+    },
 }
 
 
@@ -139,25 +157,27 @@ def summarize(
     """An extractive summary that says the answer first: for a who-question, what the best document
     names (owner, lead, team…); then the two strongest facts as sentences, those of superseded documents
     passed over where others were found; then how well the memory
-    covers it and where.  A weak match (limited, none) says so before anything else, and a question whose
-    words only ask ("update", "status?") says that it names no topic (``query.no_topic``).  ``question``
-    is its text or, from the pipeline, the query already analysed (so it is not analysed again)."""
-    if not facts:
-        return "The memory holds nothing that matches this query."
-    sources = list(dict.fromkeys(f.source_title for f in facts))
-    where = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+    covers it and where, in the question's language (``lexicon.language``).  A weak match (limited, none) says so
+    before anything else, and a question whose words only ask ("update", "status?") says that it names no
+    topic (``query.no_topic``).  ``question`` is its text or, from the pipeline, the query already analysed
+    (so it is not analysed again)."""
     query = analyze(question) if isinstance(question, str) else question
+    words = _WORDS[lexicon.language(query.text)]
+    if not facts:
+        return words["nothing"]
+    sources = list(dict.fromkeys(f.source_title for f in facts))
+    more = words["more"].format(n=len(sources) - 3) if len(sources) > 3 else ""
+    where = f"{words['sources']}: " + ", ".join(sources[:3]) + more
     answer = relation_answer(query.text, facts, relations)
     said = [answer] if answer else []
     said += list(dict.fromkeys(fact_sentence(f) for f in _telling(facts, query)[:2]))
     vague = no_topic(query)
     if vague:
         named = ", ".join(f'"{word}"' for word in vague[:3])
-        lead = f"The question names no topic ({named}): say what it is about. The closest matches"
-        return f"{lead} (sources: {where}): " + " ".join(said)
+        return f"{words['no_topic'].format(named=named)} ({where}): " + " ".join(said)
     if coverage in ("limited", "none"):
-        return f"{_COVERED[coverage]} (sources: {where}). " + " ".join(said)
-    return " ".join(said) + f" ({_COVERED[coverage]}; sources: {where}.)"
+        return f"{words[coverage]} ({where}). " + " ".join(said)
+    return " ".join(said) + f" ({words[coverage]}; {where}.)"
 
 
 def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:

@@ -43,6 +43,13 @@ class Lexicon:
         return self.to_english.get(term, ()) + self.to_ukrainian.get(term, ())
 
 
+def language(text: str) -> str:
+    """"uk" when more of ``text``'s letters are Cyrillic than Latin, else "en": the language to answer in."""
+    cyrillic = sum(1 for ch in text if "\u0400" <= ch <= "\u04ff")
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "uk" if cyrillic > latin else "en"
+
+
 def parse(text: str) -> Lexicon:
     """The lexicon of a table's text (see the module); a line without a tab or a side is passed over."""
     english: dict[str, dict[frozenset[str], None]] = {}

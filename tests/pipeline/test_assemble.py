@@ -182,3 +182,11 @@ def test_a_huge_one_line_statement_is_shown_cut_at_a_word_boundary(make_tree: Tr
     assert statement.endswith(" …") and len(statement) <= MAX_STATEMENT_CHARS + 2
     assert statement[:-2].split()[-1] in {"done", *(f"step{i}" for i in range(40_000))}
     assert len(json.dumps(result.structured)) < 20_000
+
+
+def test_a_ukrainian_question_is_told_how_well_the_memory_covers_it_in_ukrainian() -> None:
+    facts = (Fact("Lunch is at noon", 0.9, "m/a.md", "M > A", (1, 1), "a.md", None, "Office", 0),)
+    assert summarize(facts, "partial", "Коли обід в офісі?") == (
+        "Lunch is at noon. (Пам'ять охоплює це частково; джерела: Office.)"
+    )
+    assert summarize((), "none", "Коли обід?") == "У пам'яті немає нічого, що відповідає цьому запиту."

@@ -67,3 +67,16 @@ def test_a_missing_table_bridges_nothing_and_says_so(
 def test_any_text_parses_into_a_lexicon(text: str) -> None:
     table = parse(text)
     assert all(isinstance(s, frozenset) for v in table.to_english.values() for s in v)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Хто наші основні enterprise-клієнти і які акаунти мають найвищий recurring revenue?", "uk"),
+        ("Who owns the Helix project?", "en"),
+        ("Who is Катерина Мельник?", "uk"),  # more Cyrillic letters than Latin ones
+        ("", "en"),
+    ],
+)
+def test_the_language_to_answer_in_is_the_one_most_of_the_letters_are_in(text: str, expected: str) -> None:
+    assert lexicon.language(text) == expected
