@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 
 from retriever.pipeline.results import Entity, Fact, Relationship
+from retriever.text import analyzer
 from retriever.text.markup import INDEX_NAMES, truncate
 
 # Edges every document has or that say nothing about who or what it belongs to.
@@ -30,11 +31,16 @@ _RELATION_WORDS = re.compile(
 # Words that ask who is responsible for something, so a document's owner or lead answers them even when
 # the question names no relation ("Who should I contact about…", "Хто веде…"). A who-question without
 # them or a named relation ("Who are our main clients?") asks about something else.
+# Not approving or deciding: a policy's owner keeps the page and approves none of its trips ("Who approves a
+# conference trip?" is the manager), and a decision's deciders are its own field.
 _RESPONSIBLE = re.compile(
-    r"\b(?:own\w*|lead\w*|led|run|runs|running|manag\w*|responsible|charge|contact\w*|ask|approv\w*|"
-    r"sponsor\w*|maintain\w*|handl\w*|decid\w*|вед\w*|керу\w*|власник\w*|відповіда\w*|звернутися)\b",
+    r"\b(?:own\w*|lead\w*|led|run|runs|running|manag\w*|responsible|charge|contact\w*|ask|"
+    r"sponsor\w*|maintain\w*|handl\w*|вед\w*|керу\w*|власник\w*|відповіда\w*|звернутися)\b",
     re.I,
 )
+# "own" that owns nothing: "out of my own pocket", "on our own".
+_OWN_ADJECTIVE = re.compile(r"\b(?:my|our|your|their|his|her|its)\s+own\b", re.I)
+_EMPTY_CELLS = frozenset({"", "-", "–", "—", "n/a", "N/A"})
 MAX_RELATION_LINES = 4
 MAX_EDGES = 6
 _SENTENCE_CHARS = 240
@@ -71,13 +77,14 @@ def _fields(statement: str) -> list[tuple[str, str]] | None:
 def _row_sentence(cells: Sequence[tuple[str, str]]) -> str:
     """"Step: Send X; Owner: Hannah; Due: 2026-11-27" → "Send X — owner Hannah, due 2026-11-27"."""
     (_, subject), rest = cells[0], cells[1:]
-    details = ", ".join(f"{_column(name)} {value}" if name else value for name, value in rest)
-    return f"{subject} — {details}"
+    said = [(name, value) for name, value in rest if value.strip() not in _EMPTY_CELLS]  # "status —" says nothing
+    details = ", ".join(f"{_column(name)} {value}" if name else value for name, value in said)
+    return f"{subject} — {details}" if details else subject
 
 
 def _column(name: str) -> str:
-    # "MRR" and "ARR" stay as written; "Owner" reads as "owner" inside a sentence.
-    return name if name.isupper() else name[:1].lower() + name[1:]
+    # "Owner" reads as "owner" inside a sentence; "MRR", "AWS spend (EUR)" and "iOS" stay as written.
+    return name[:1].lower() + name[1:] if name[:1].isupper() and name[1:2].islower() else name
 
 
 def _edge_label(kind: str) -> str:
@@ -96,6 +103,20 @@ def _is_index(rel_path: str) -> bool:
 def _names_document(title: str, words: Sequence[str]) -> bool:
     """Whether the question's ``words`` hold every word of a document's title ("Who does Kateryna Melnyk…")."""
     return set(re.findall(r"\w{3,}", title.casefold())) <= set(words)
+
+
+def _row_answers(facts: Sequence[Fact], question: str, source: str) -> bool:
+    """Whether one of the best facts is a table row that answers the relation asked itself: a column names it
+    ("Budget owner" for "who owns that line?") and its cells hold topic words of the question that the
+    document's title does not ("cloud infrastructure" in "Budget 2027").  The document's own owner answered
+    that question, and the row, a sentence later, named someone else."""
+    relation = {w.casefold()[:3] for w in _RESPONSIBLE.findall(question) + _RELATION_WORDS.findall(question)}
+    topic = analyzer.term_set(question) - analyzer.term_set(source) - analyzer.term_set(" ".join(relation))
+    for fact in facts[:3]:
+        columns = {w[:3] for name, _ in fact.cells[1:] for w in re.findall(r"\w{3,}", name.casefold())}
+        if columns & relation and topic & analyzer.term_set(" ".join(value for _, value in fact.cells)):
+            return True
+    return False
 
 
 def _named_with_relation(
@@ -133,12 +154,15 @@ def relation_lines(
 
 def relation_answer(question: str, facts: Sequence[Fact], relationships: Sequence[Relationship]) -> str | None:
     """The best fact's document and what it names, as a sentence, for a question that asks who or which."""
+    question = _OWN_ADJECTIVE.sub(" ", question)
     if not facts or not (_WHO.search(question) or _RELATION_WORDS.search(question)):
         return None
     words = re.findall(r"\w{3,}", question.casefold())
     asked = {w[:3] for w in words}
     named_doc = _named_with_relation(facts, relationships, words, asked)
     source = named_doc or facts[0].source_title
+    if _row_answers(facts, question, source):
+        return None
     about_it = named_doc is not None or _names_document(source, words)
     if not about_it and _is_index(facts[0].rel_path):
         return None  # a folder's index lists things: its owner keeps the list, and owns none of what it lists

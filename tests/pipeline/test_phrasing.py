@@ -103,3 +103,29 @@ def test_a_line_of_fields_reads_as_its_documents_fields() -> None:
     # a line with one field, or parts that are no fields, reads as written
     assert fact_sentence(_fact("Owner: Kateryna Melnyk")) == "Owner: Kateryna Melnyk."
     assert fact_sentence(_fact("People lead · Kyiv · k@example.com")) == "People lead · Kyiv · k@example.com."
+
+
+def test_a_column_named_by_an_acronym_keeps_its_capitals_and_an_empty_cell_is_not_said() -> None:
+    cells = (("Month", "October 2026"), ("AWS spend (EUR)", "56,300"), ("Status", "—"), ("iOS build", "ok"))
+    row = _fact("Month: October 2026; AWS spend (EUR): 56,300; Status: —; iOS build: ok", cells=cells)
+    assert fact_sentence(row) == "October 2026 — AWS spend (EUR) 56,300, iOS build ok."
+    assert fact_sentence(_fact("Gate: Go; Status: —", cells=(("Gate", "Go"), ("Status", "—")))) == "Go."
+
+
+def test_own_as_in_my_own_pocket_asks_no_owner() -> None:
+    facts = [_fact("Submit receipts within 7 days", title="Billing Migration")]
+    assert relation_answer("I paid out of my own pocket: how long do I have?", facts, RELATIONS) is None
+
+
+def test_who_approves_is_not_answered_with_the_documents_owner() -> None:
+    facts = [_fact("Conference trips need the manager and the budget owner", title="Billing Migration")]
+    assert relation_answer("Who approves a conference trip?", facts, RELATIONS) is None
+
+
+def test_a_row_naming_the_relation_asked_answers_it_before_the_documents_own_owner() -> None:
+    cells = (("Line", "Cloud infrastructure"), ("Budget (EUR)", "640,000"), ("Budget owner", "Andriy Lysenko"))
+    row = _fact("Line: Cloud infrastructure; …", title="Budget 2027", cells=cells)
+    relations = (Relationship("Budget 2027", "Rui Costa", "owner"),)
+    question = "What is the 2027 budget for cloud infrastructure and who owns that line?"
+    assert relation_answer(question, [row], relations) is None
+    assert relation_answer("Who owns the 2027 budget?", [row], relations) == "Budget 2027: owner Rui Costa."
