@@ -48,6 +48,7 @@ from retriever.pipeline.contracts import (
 from retriever.pipeline.phrasing import relation_lines
 from retriever.pipeline.results import Diagnostics, Excerpt, Fact, LLMUse, Phase1, Retrieval, Triage
 from retriever.pipeline.target import estimate_tokens
+from retriever.text.safe import one_line
 
 MODEL_WORDING = "model's wording"  # marks a fact the model wrote, so a reader checks it against the lines cited
 
@@ -79,7 +80,9 @@ def _source(fact: Fact) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` on one line, control characters and bidirectional overrides written as escapes: a prompt's
+    U+202E had reordered the rest of the report's line wherever it was shown."""
+    return one_line(" ".join(text.split()))
 
 
 def render(prompt: str, triage: Triage, phase1: Phase1, retrieval: Retrieval, mode: str = "") -> str:

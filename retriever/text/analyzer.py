@@ -38,6 +38,10 @@ _NOT_LOCAL = re.compile(r"[^\w.+-]")  # what ends an email's local part: searche
 _DOMAIN = re.compile(r"[\w-]+(?:\.[\w-]+)+")  # no backtracking: "." is not in [\w-]
 _JOINERS = re.compile(r"['’ʼ./\-_@+]+")
 _APOSTROPHE_MARKS = ("’", "ʼ", "`")  # written as "'" by ``normalize``
+# Invisible marks inside words, dropped by ``normalize``: a soft hyphen ("he\u00adlix" is "helix", not "he" and
+# "lix"), zero-width joiners, direction marks and controls, the word joiner, a stray byte-order mark.  A zero-width
+# space separates words (as Thai writes them), so it reads as a space.
+_INVISIBLE = re.compile("[\u00ad\u200c-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _LATIN = re.compile(r"^[a-z]+$")
 _CYRILLIC = re.compile(r"^[а-яіїєґё']+$")
@@ -99,8 +103,10 @@ _UK_STEM_CAP = 5
 
 
 def normalize(text: str) -> str:
-    """Unicode NFKC, case-folded, with typographic apostrophes made plain."""
+    """Unicode NFKC, case-folded, invisible marks dropped (``_INVISIBLE``), typographic apostrophes made plain."""
     text = unicodedata.normalize("NFKC", text).casefold()
+    if not text.isascii():  # most texts hold no invisible mark: one check, not a search
+        text = _INVISIBLE.sub("", text).replace("\u200b", " ")
     # A replace per mark present, not ``str.translate``: translating looks every character up in a
     # mapping (7x the cost on a typical section), and most texts hold none of the marks.
     for mark in _APOSTROPHE_MARKS:

@@ -101,6 +101,13 @@ def test_multiline_statements_and_queries_stay_on_one_line() -> None:
     assert "**first second**" in text
 
 
+def test_control_characters_and_direction_overrides_in_a_prompt_are_escaped_in_the_query_line() -> None:
+    retrieval = Retrieval("s", (), (), (), (), 0.0, "none")
+    text = render("who owns \u202ehelix\x00?", TRIAGE, Phase1("narrow", 1, (), "r"), retrieval)
+    assert "**Query:** who owns \\u202ehelix\\x00?" in text
+    assert "\u202e" not in text and "\x00" not in text
+
+
 def test_error_content_and_text_carry_the_seed_error_shape() -> None:
     error = RetrievalTimeout("retrieval exceeded its 120 s deadline")
     assert error_content(error) == {

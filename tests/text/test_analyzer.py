@@ -235,3 +235,9 @@ def test_a_word_running_into_an_email_leaves_it_the_rest_of_its_local_part() -> 
     assert raw_words("path/user+tag@x.io") == ["path/user", "+tag@x.io"]
     assert raw_words("a/b@x.io c@d.e") == ["a/b", "x.io", "c@d.e"]
     assert raw_words("a@b.c+d@e.f") == ["a@b.c", "+d@e.f"]
+
+
+def test_invisible_marks_inside_a_word_leave_it_whole_and_a_zero_width_space_separates() -> None:
+    assert analyzer.terms("he\u00adlix") == analyzer.terms("helix")  # a soft hyphen had split it: "he", "lix"
+    assert analyzer.terms("Bill\u200ding \u202emigration\u202c") == analyzer.terms("billing migration")
+    assert analyzer.terms("zero\u200bwidth") == analyzer.terms("zero width")
