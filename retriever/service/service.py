@@ -43,6 +43,7 @@ from retriever.retriever import RetrievalResult, Retriever
 from retriever.service import memories
 from retriever.service.identity import memory_identity
 from retriever.service.memories import USER_HEADER
+from retriever.service.roots import require_memory, usable_memory
 from retriever.service.stores.base import RequestRecord, Store, StoreUnavailable
 from retriever.service.stores.queue import QueuedStore, StoreSkipped, StoreStatus
 from retriever.service.tools import (
@@ -111,7 +112,7 @@ class MemoryService:
         session = request.session_id or _clean_session(handshake_session)
         try:
             result = self._retrieve(arguments, request, session, user_id)
-            _require_memory(result, self.retriever)
+            require_memory(result, self.retriever)
         except (RetrievalTimeout, MemoryNotFound, MemoryEmpty) as exc:
             return self._refused(started, exc, arguments, session, transport)
         return self._answered(started, result, arguments, session, user_id, transport)
@@ -158,10 +159,10 @@ class MemoryService:
         started = _Started()
         try:
             agent, query = validate_get_memory(arguments)
-            memory = self.retriever.memory
+            memory = usable_memory(self.retriever)
             with memory.reading():
                 response, code = json_result(assistant.get_memory(memory, agent, query)), None
-        except (InvalidArguments, MemoryNotFound) as exc:
+        except (InvalidArguments, MemoryNotFound, MemoryEmpty) as exc:
             response, code = json_error(exc), exc.code
         session = _clean_session(session)
         self._log(started.record(str(uuid.uuid4()), session, GET_MEMORY, transport, arguments, response, code))
@@ -347,20 +348,6 @@ class _Started:
         return RequestRecord(
             request_id, self.received, session, tool, transport, status, duration_ms, logged, response, code
         )
-
-
-def _require_memory(result: RetrievalResult, retriever: Retriever) -> None:
-    """Raise when the memory is missing or empty: to a tool caller that is a set-up error (a typo in a
-    client's ``--root``), not an empty answer.  The library keeps saying ``memory_ready: false``."""
-    state = result.structured.get("readiness_state")
-    root = str(retriever.root)
-    if state == "missing":
-        raise MemoryNotFound(
-            f"memory root {root!r} is not a folder; fix --root (or RETRIEVER_ROOT) in the client's "
-            "configuration, or create the folder (the server picks it up without a restart)"
-        )
-    if state == "empty":
-        raise MemoryEmpty.at(root, len(result.structured["diagnostics"]["skipped_files"]))
 
 
 def _session(arguments: Any) -> str | None:

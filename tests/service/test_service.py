@@ -170,6 +170,22 @@ def test_a_missing_root_is_reported_by_health(tmp_path: Path) -> None:
     assert (result["isError"], result["structuredContent"]["error_code"]) == (True, "memory_not_found")  # issue 12
 
 
+@pytest.mark.parametrize("tool", [TOOL_NAME, "get_memory"])
+def test_both_tools_call_a_missing_or_empty_root_an_error_naming_the_clients_configuration(
+    tool: str, tmp_path: Path
+) -> None:
+    """``get_memory`` had answered an empty root as "nothing recorded" and a missing one with the CLI's hint."""
+    (tmp_path / "empty").mkdir()
+    arguments = {"prompt": "billing"} if tool == TOOL_NAME else {"query": "billing"}
+    for root, code in ((tmp_path / "none", "memory_not_found"), (tmp_path / "empty", "memory_empty")):
+        service = MemoryService(Retriever(root), SQLiteStore(tmp_path / f"{code}.sqlite"), watch=False)
+        result = service.call_tool(tool, arguments)
+        content = result["structuredContent"]
+        assert (result["isError"], content["error_code"]) == (True, code)
+        if code == "memory_not_found":
+            assert "in the client's configuration" in content["error_message"]
+
+
 def test_the_watcher_picks_up_an_edited_file_without_a_restart(make_tree: TreeFactory, tmp_path: Path) -> None:
     root = make_tree(ACME)
     retriever = Retriever(root, Settings.from_env(refresh_seconds=0.05))
