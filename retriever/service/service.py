@@ -99,7 +99,7 @@ class MemoryService:
         the HTTP adapter's names the key's scope too), so one user has one history whatever the spelling.
         """
         if name == GET_MEMORY:
-            return self._get_memory(arguments, handshake_session, transport)
+            return self._get_memory(arguments, handshake_session, transport, user_id)
         if name != TOOL_NAME:
             raise UnknownTool(f"unknown tool {preview(str(name))}; this server has {TOOL_NAME!r} and {GET_MEMORY!r}")
         started = _Started()
@@ -108,13 +108,13 @@ class MemoryService:
         except InvalidArguments as exc:
             # Filed under the session_id argument when that alone is valid, as a valid call would be.
             session = _session(arguments) or _clean_session(handshake_session)
-            return self._refused(started, exc, arguments, session, transport)
+            return self._refused(started, exc, arguments, session, transport, user_id)
         session = request.session_id or _clean_session(handshake_session)
         try:
             result = self._retrieve(arguments, request, session, user_id)
             require_memory(result, self.retriever)
         except (RetrievalTimeout, MemoryNotFound, MemoryEmpty) as exc:
-            return self._refused(started, exc, arguments, session, transport)
+            return self._refused(started, exc, arguments, session, transport, user_id)
         return self._answered(started, result, arguments, session, user_id, transport)
 
     def _answered(
@@ -133,17 +133,27 @@ class MemoryService:
         warnings = response["structuredContent"]["diagnostics"]["warnings"]
         if not self._remember_prompt(session, user_id, arguments["prompt"]):
             warnings.append(_NOT_STORED)
-        record = started.record(result.run.request_id, session, TOOL_NAME, transport, arguments, response, None)
+        record = started.record(
+            result.run.request_id, session, TOOL_NAME, transport, arguments, response, None, user_id=user_id
+        )
         if not self._log(record):
             warnings.append(_NOT_LOGGED)
         return response
 
     def _refused(
-        self, started: _Started, error: RetrieverError, arguments: Any, session: str | None, transport: str
+        self,
+        started: _Started,
+        error: RetrieverError,
+        arguments: Any,
+        session: str | None,
+        transport: str,
+        user_id: str | None = None,
     ) -> dict[str, Any]:
         """An ``isError`` result for bad arguments, a timeout or a memory that is not there, logged like any call."""
         response = error_result(error)
-        record = started.record(str(uuid.uuid4()), session, TOOL_NAME, transport, arguments, response, error.code)
+        record = started.record(
+            str(uuid.uuid4()), session, TOOL_NAME, transport, arguments, response, error.code, user_id=user_id
+        )
         self._log(record)
         return response
 
@@ -154,7 +164,9 @@ class MemoryService:
         warnings += self._store_warnings()
         return self.retriever.call(arguments, history=history, session_id=session, request=request, warnings=warnings)
 
-    def _get_memory(self, arguments: Any, session: str | None, transport: str) -> dict[str, Any]:
+    def _get_memory(
+        self, arguments: Any, session: str | None, transport: str, user_id: str | None = None
+    ) -> dict[str, Any]:
         """Seed 002's ``get_memory``: the assistant memory, filtered by agent and query."""
         started = _Started()
         try:
@@ -165,7 +177,8 @@ class MemoryService:
         except (InvalidArguments, MemoryNotFound, MemoryEmpty) as exc:
             response, code = json_error(exc), exc.code
         session = _clean_session(session)
-        self._log(started.record(str(uuid.uuid4()), session, GET_MEMORY, transport, arguments, response, code))
+        rid = str(uuid.uuid4())
+        self._log(started.record(rid, session, GET_MEMORY, transport, arguments, response, code, user_id=user_id))
         return response
 
     def memories_retrieve(
@@ -187,7 +200,8 @@ class MemoryService:
         status, response, user = memories.answer(self.graphs, body, user_id, allowed_users, user_header)
         code = {200: None, 403: "forbidden"}.get(status, response.get("error_code") or "validation_error")
         logged = bounded(response, items=1000, depth=12)  # the answer echoes the body, so it is bounded too
-        self._log(started.record(str(uuid.uuid4()), user, "memories/retrieve", "http", body, logged, code, "body"))
+        rid = str(uuid.uuid4())
+        self._log(started.record(rid, user, "memories/retrieve", "http", body, logged, code, "body", user_id=user))
         return status, response
 
     def session_key(self, session: str, user_id: str | None = None) -> str:
@@ -339,14 +353,18 @@ class _Started:
         response: dict[str, Any],
         code: str | None,
         wrap: str = "arguments",
+        *,
+        user_id: str | None = None,
     ) -> RequestRecord:
         """The call's record: ``status`` follows ``code``; arguments are logged as a bounded copy
-        (non-object arguments as ``{wrap: value}``), so whatever a client sends reads back."""
+        (non-object arguments as ``{wrap: value}``), so whatever a client sends reads back.  ``user_id`` (the
+        canonical user the call was made for, where the transport names one) tells apart two users' calls
+        under the same ``session_id``."""
         logged = bounded(arguments) if isinstance(arguments, Mapping) else {wrap: bounded(arguments)}
         duration_ms = (time.perf_counter() - self.began) * 1000
         status = "ok" if code is None else "error"
         return RequestRecord(
-            request_id, self.received, session, tool, transport, status, duration_ms, logged, response, code
+            request_id, self.received, session, tool, transport, status, duration_ms, logged, response, code, user_id
         )
 
 

@@ -571,3 +571,10 @@ def test_a_call_validates_its_arguments_once(service: MemoryService, monkeypatch
     assert result["isError"] is False
     assert len(seen) == 1
 
+
+
+def test_the_request_log_tells_two_users_calls_under_one_session_id_apart(service: MemoryService) -> None:
+    service.call_tool(TOOL_NAME, {"prompt": "billing migration", "session_id": "thread-9"}, user_id="alice")
+    service.call_tool(TOOL_NAME, {"prompt": "and its risks?", "session_id": "thread-9"}, user_id="bob")
+    service.call_tool(TOOL_NAME, {"prompt": "billing", "session_id": "thread-9"})
+    assert [row["user_id"] for row in service.requests(10, "thread-9", None)] == [None, "bob", "alice"]

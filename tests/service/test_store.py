@@ -276,6 +276,7 @@ def test_requests_come_back_newest_first_with_every_field_intact(store: Store, c
         "arguments": {"prompt": "prompt 2", "top_k": 3},
         "response": {"status": "error", "facts": [{"text": "fact 2", "score": 0.75}]},
         "error_code": "retrieval_timeout",
+        "user_id": None,
         "prompt": "prompt 2",
     }
 

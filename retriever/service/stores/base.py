@@ -74,6 +74,7 @@ class RequestRecord:
     arguments: Mapping[str, Any] = field(default_factory=dict)
     response: Mapping[str, Any] = field(default_factory=dict)
     error_code: str | None = None
+    user_id: str | None = None  # the user the call was made for, where the transport names one (rows before: None)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``prompt`` lifted out of the arguments); nested values are shared, not copied."""
