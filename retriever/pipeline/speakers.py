@@ -29,6 +29,7 @@ MIN_TURNS = 3  # a label opening fewer candidate statements may be a one-off "No
 # In a transcript or chat every statement read is a turn (99-100% on 350 chat questions); a handbook page whose
 # lines open "What:" or "BILLABLE:" reads 10-55% such "turns".
 TRANSCRIPT_SHARE = 0.9
+TURN_SHARE = 0.5  # of a section's paragraphs that must open with a label for a label to carry into the next sentence
 # A speaker label: one to four capitalised words before ": " at the start of a statement; chat exports
 # often put the time of the turn before the name ("[1:56 pm] Caroline: …") or after it ("Caroline
 # (1:56 pm): …"), so a short bracketed stamp on either side belongs to the label's frame.
@@ -55,11 +56,16 @@ class Turn:
 def turns(units: Sequence[Unit]) -> list[Turn]:
     """Each unit's turn: the label it opens with, else the label of the turn it continues (a sentence
     of the same paragraph as the sentence before it: the parser splits a long turn into sentences, and
-    only the first carries the name)."""
+    only the first carries the name).  A turn continues only where labels open two or more and most of the
+    section's paragraphs (``TURN_SHARE``): in prose, "Owner: Iryna Bondarenko. Last reviewed at the roadmap review."
+    is a field and a sentence, and the sentence had been shown as "Owner: Last reviewed at …"."""
+    labels = [opener(unit.text) if unit.kind != "row" else None for unit in units]
+    starts = [i for i in range(len(units)) if not i or not _continues(units[i - 1], units[i])]
+    labelled = sum(1 for i in starts if labels[i] is not None)
+    spoken = labelled >= 2 and labelled >= TURN_SHARE * len(starts)  # a conversation takes two turns at least
     out: list[Turn] = []
-    for i, unit in enumerate(units):
-        speaker = opener(unit.text) if unit.kind != "row" else None
-        if speaker is None and i and out[-1].speaker is not None and _continues(units[i - 1], unit):
+    for i, speaker in enumerate(labels):
+        if spoken and speaker is None and i and out[-1].speaker is not None and _continues(units[i - 1], units[i]):
             out.append(Turn(out[-1].speaker, continues=True))
         else:
             out.append(Turn(speaker))

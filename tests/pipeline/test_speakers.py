@@ -115,9 +115,20 @@ def test_a_turn_written_as_a_long_list_item_keeps_its_speaker_over_its_sentences
     items = [
         Unit("item", "Tom: I went to Lisbon.", (3, 3)),
         Unit("item", "We ate custard tarts.", (3, 3)),  # the same item, split into sentences
-        Unit("item", "a packing list", (4, 4)),  # the next item: no turn of its own
+        Unit("item", "Ana: Lucky you.", (4, 4)),
+        Unit("item", "a packing list", (5, 5)),  # the next item: no turn of its own
     ]
-    assert turns(items) == [Turn("Tom"), Turn("Tom", True), Turn()]
+    assert turns(items) == [Turn("Tom"), Turn("Tom", True), Turn("Ana"), Turn()]
+
+
+def test_a_field_label_in_prose_does_not_carry_into_the_next_sentence() -> None:
+    """"Owner: Iryna Bondarenko. Last reviewed at the roadmap review." had been shown as "Owner: Last reviewed…"."""
+    prose = [
+        Unit("sentence", "Owner: Iryna Bondarenko.", (3, 3)),
+        Unit("sentence", "Last reviewed at the roadmap review.", (3, 3)),
+        Unit("sentence", "The roadmap lists four releases.", (5, 5)),
+    ]
+    assert turns(prose) == [Turn("Owner"), Turn(), Turn()]
 
 
 def test_a_continued_turn_is_framed_by_its_speaker(make_tree: TreeFactory) -> None:
