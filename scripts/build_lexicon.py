@@ -3,7 +3,7 @@
 
     python scripts/build_lexicon.py
 
-Run it after editing ``lexicon_uk_en.tsv`` or the analyzer: loading the parsed terms takes ~5 ms where parsing
+Run it after editing ``lexicon_uk_en.tsv`` or the analyzer: loading the parsed terms takes ~3 ms where parsing
 the table takes ~120 ms (about 6,000 word forms stemmed).  The file carries the table's SHA-256, so a stale one
 is never used (the table is parsed instead), and ``tests/text/test_lexicon.py`` fails until it is rebuilt.
 """
