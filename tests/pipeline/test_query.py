@@ -193,3 +193,14 @@ def test_a_translation_weighs_no_more_than_the_word_it_translates() -> None:
     boosts = analyze("main clients", index=index).boosts()
     own = index.term_idf("main") * FRAMING_WEIGHT
     assert boosts["голов"] == pytest.approx(EXPANSION_WEIGHT * own / index.term_idf("голов"))
+
+
+def test_ukrainian_framing_words_weigh_less_and_each_is_a_stop_word() -> None:
+    """"Що ми знаємо про … по кожному з них?" had weighed "знаємо" and "кожному" as its rarest topic words."""
+    index = SectionIndex(params=Params())
+    empty: Counter[str] = Counter()
+    add_sections(index, [(empty, Counter({"пріор": 1}), empty, empty, empty)])
+    query = analyze("Що ми знаємо про пріоритети кожного проєкту?")
+    found = weights(query, index)
+    assert found[next(t for t in query.terms if t.startswith("зна"))] == index.term_idf("знаєм") * FRAMING_WEIGHT
+    assert not any(t.startswith("кожн") for t in query.terms)
