@@ -40,6 +40,11 @@ _CLAUSE = re.compile(
     re.I,
 )
 _AND = re.compile(r"\band\b", re.I)
+# A comparison asks about each thing compared: "How did Kafka Streams and Flink compare…", "How does the Junior
+# role differ from the Standard role?", "the difference between Starter and Growth".  Its clause splits at the
+# first "and", "from", "vs" or "versus" (one split, so the comparison's own details stay with the second thing).
+_COMPARE = re.compile(r"\b(?:compare[sd]?|comparing|comparison|differ(?:s|ed)?|difference|versus|vs)\b", re.I)
+_COMPARED = re.compile(r" (?:and|from|versus|vs\.?) ", re.I)
 _SPACE = re.compile(r"\s+")
 _FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
 _VAGUE_TERMS = frozenset(t for word in VAGUE for t in analyzer.terms(word))
@@ -158,8 +163,15 @@ def _clauses(text: str) -> list[str]:
     last = flat.rfind(",")
     if last >= 0 and flat.startswith(" ", last + 1) and _AND.search(flat, last + 2):
         # A match of ``_CLAUSE`` holds a comma only as its first character: none spans this one.
-        return [*_CLAUSE.split(flat[:last]), *_CLAUSE.split(flat[last + 2 :])]
-    return _CLAUSE.split(flat)
+        clauses = [*_CLAUSE.split(flat[:last]), *_CLAUSE.split(flat[last + 2 :])]
+    else:
+        clauses = _CLAUSE.split(flat)
+    return [part for clause in clauses for part in _compared(clause)]
+
+
+def _compared(clause: str) -> list[str]:
+    """A comparison's clause as the things it compares (``_COMPARE``), else the clause."""
+    return _COMPARED.split(clause, maxsplit=1) if _COMPARE.search(clause) else [clause]
 
 
 def is_many_part(text: str) -> bool:

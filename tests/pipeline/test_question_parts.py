@@ -160,3 +160,20 @@ def test_a_prompt_shaped_for_the_old_splits_backtracking_is_answered(make_tree: 
     prompt = "Who owns billing," + " " * half + "and " * (half // 4) + ","
     assert len(prompt) <= MAX_PROMPT_CHARS
     assert [f.statement for f in retriever.retrieve(prompt).facts][:1] == ["Finance owns billing."]
+
+
+def test_a_comparison_asks_about_each_thing_it_compares() -> None:
+    assert question_parts("How did Kafka Streams and Flink compare in the load tests?") == (
+        ("kafka", "stream"),
+        ("flink", "compar", "load", "test"),
+    )
+    assert question_parts("How does the Junior role differ from the Standard role?") == (
+        ("junior", "role", "differ"),
+        ("standard", "role"),
+    )
+    assert question_parts("Who owns billing and payroll?") == (("own", "bill", "payrol"),)  # no comparison
+
+
+def test_a_long_comparison_splits_once_in_linear_time() -> None:
+    text = "compare alpha and " + "beta and " * 4000 + "gamma"
+    assert question_parts(text) == (("compar", "alpha"), ("beta", "gamma"))
