@@ -55,7 +55,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from retriever.adapters.http_guard import HeaderProblem, HttpPolicy, clip, named_user, parse_json, replay
-from retriever.adapters.mcp_stdio import build_server, internal_error
+from retriever.adapters.mcp_stdio import TOOLS_CALL_SHAPE, build_server, internal_error
 from retriever.compat.graphs import InvalidUserId, canonical_user_id
 from retriever.errors import RetrieverError
 from retriever.service.access import OPEN, KeyGrant
@@ -218,8 +218,7 @@ class McpEndpoint:
         request_id, params = message["id"], message.get("params") or {}
         name, arguments = params.get("name"), params.get("arguments")
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
-            problem = "tools/call needs params.name (a string) and, optionally, params.arguments (an object)"
-            raise RpcRefusal(INVALID_PARAMS, problem, request_id, status=200)
+            raise RpcRefusal(INVALID_PARAMS, TOOLS_CALL_SHAPE, request_id, status=200)
         try:
             result = await run_tool(self.service, name, arguments or {}, None, scope)
         except MCPError as exc:

@@ -36,6 +36,7 @@ from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from retriever import __version__
 from retriever.adapters.jsonrpc_lines import MAX_LINE_BYTES, Rejection, classify, overlong_id, too_long
@@ -46,6 +47,7 @@ from retriever.text.safe import bounded, one_line
 log = logging.getLogger(__name__)
 DRAIN_GRACE_SECONDS = 5.0  # past the retrieval deadline: time to log the request and write the answer
 ECHO_CHARS = 200  # of an unknown method's name, in its -32601 error
+TOOLS_CALL_SHAPE = "tools/call needs params.name (a string) and, optionally, params.arguments (an object)"
 _SDK_GATE_MESSAGE = "Invalid request parameters"  # what the SDK answers a request sent before initialize
 
 
@@ -95,6 +97,25 @@ class InitializeFirst(ServerMiddleware[Any]):
                 f"send initialize first: {method} is answered only after the initialize handshake "
                 "(initialize, then notifications/initialized)",
             ) from None
+
+
+class ToolsCallShape(ServerMiddleware[Any]):
+    """Says what a ``tools/call`` needs where its params have the wrong shape (``arguments`` a string, ``name`` a
+    number): the SDK answers -32602 "Invalid request parameters" with no hint; HTTP's bare-POST path says this."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        try:
+            return await call_next(ctx)
+        except ValidationError:  # the SDK's params model refused them (it answers that as the bare -32602)
+            if ctx.method != "tools/call":
+                raise
+            raise MCPError(types.INVALID_PARAMS, TOOLS_CALL_SHAPE) from None
+        except MCPError as exc:
+            error = exc.error
+            bare = (error.code, error.message) == (types.INVALID_PARAMS, _SDK_GATE_MESSAGE)
+            if not (bare and ctx.method == "tools/call" and ctx.session.client_params is not None):
+                raise
+            raise MCPError(types.INVALID_PARAMS, TOOLS_CALL_SHAPE) from None
 
 
 class BoundedEcho(ServerMiddleware[Any]):
@@ -155,6 +176,7 @@ def build_server(service: MemoryService) -> Server[Any]:
         on_call_tool=call_tool,
     )
     server.middleware.append(InitializeFirst())  # inside the SDK's tracing middleware: spans see our message
+    server.middleware.append(ToolsCallShape())
     server.middleware.append(BoundedEcho())
     return server
 

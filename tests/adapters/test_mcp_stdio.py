@@ -25,7 +25,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from retriever.adapters.jsonrpc_lines import MAX_DEPTH, MAX_LINE_BYTES, classify
-from retriever.adapters.mcp_stdio import _Outstanding
+from retriever.adapters.mcp_stdio import TOOLS_CALL_SHAPE, _Outstanding
 from retriever.service.tools import GET_MEMORY_OUTPUT_SCHEMA
 
 WAIT = 30.0  # seconds: the bound on every read from the server
@@ -294,6 +294,14 @@ def test_a_request_before_initialize_is_refused_saying_to_send_initialize_first(
         )
     assert [r["id"] for r in early] == [1, 2, 3] and early[2]["result"] == {}  # ping needs no handshake
     assert late["id"] == 4 and late["result"]["isError"] is False
+
+
+def test_a_tools_call_of_the_wrong_shape_is_told_what_it_needs_as_over_http(wire: Wire) -> None:
+    wire.initialize()
+    wire.send(_line({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x", "arguments": "hi"}}))
+    wire.send(_line({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": 5}}))
+    for reply in sorted((wire.reply() for _ in range(2)), key=lambda reply: reply["id"]):
+        assert reply["error"] == {"code": -32602, "message": TOOLS_CALL_SHAPE}
 
 
 def test_an_unknown_methods_name_is_echoed_cut_to_a_bounded_prefix(wire: Wire) -> None:
