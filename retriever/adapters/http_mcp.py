@@ -55,6 +55,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from retriever.adapters.http_guard import HeaderProblem, HttpPolicy, clip, named_user, parse_json, replay
+from retriever.adapters.jsonrpc_lines import LONE_SURROGATE, overlong_id, surrogate_escaped
 from retriever.adapters.mcp_stdio import TOOLS_CALL_SHAPE, build_server, internal_error
 from retriever.compat.graphs import InvalidUserId, canonical_user_id
 from retriever.errors import RetrieverError
@@ -88,6 +89,8 @@ def check_message(body: bytes) -> dict[str, Any]:
     try:
         message = parse_json(body)
     except ValueError as exc:
+        if surrogate_escaped(body):  # valid JSON that no reply could encode: answered as stdio answers it
+            raise RpcRefusal(INVALID_REQUEST, f"Invalid Request: {LONE_SURROGATE}", overlong_id([body])) from None
         raise RpcRefusal(PARSE_ERROR, f"parse error: {str(exc)[:200]}; send one JSON-RPC object as UTF-8") from None
     if not isinstance(message, dict):
         raise RpcRefusal(INVALID_REQUEST, "invalid request: expected one JSON-RPC 2.0 object (batches are not served)")

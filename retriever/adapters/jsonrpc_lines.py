@@ -251,7 +251,7 @@ def _message(value: Any, text: str) -> JSONRPCMessage | Rejection:
         return _invalid(None, f"id must be a string or an integer, not {_kind(value['id'])}")
     # A parsed string can hold a surrogate only through a \\uD800-\\uDFFF escape: UTF-8 cannot encode one.
     if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
-        return _invalid(reply_id, "a string holds a lone UTF-16 surrogate such as \\ud800; send valid Unicode")
+        return _invalid(reply_id, LONE_SURROGATE)
     model = _model_for(value)
     if model is None:
         return _invalid(None, "a message needs a method (request, notification) or a result or error (response)")
@@ -275,6 +275,15 @@ def _first_problem(exc: ValidationError) -> str:
     error = exc.errors(include_url=False, include_input=False)[0]
     where = ".".join(str(part) for part in error["loc"]) or "message"
     return f"{where}: {error['msg']}"[:_MESSAGE_CHARS] + "; see the JSON-RPC 2.0 message shapes"
+
+
+LONE_SURROGATE = "a string holds a lone UTF-16 surrogate such as \\ud800; send valid Unicode"
+
+
+def surrogate_escaped(body: bytes) -> bool:
+    """Whether ``body`` writes a UTF-16 surrogate as an escape (``\\ud800``): where a strict parser refuses it,
+    the request is invalid (-32600 with its id, as a line on stdio is), not unparseable."""
+    return _SURROGATE_ESCAPE.search(body.decode("utf-8", "replace")) is not None
 
 
 def _has_lone_surrogate(value: Any) -> bool:

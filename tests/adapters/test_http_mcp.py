@@ -91,8 +91,8 @@ def test_http_introduces_the_server_with_the_same_name_and_instructions_as_stdio
         (
             b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "retrieve_memory", '
             b'"arguments": {"prompt": "\\ud800 lone"}}}',
-            -32700,
-        ),  # a lone surrogate cannot be stored or sent back
+            -32600,
+        ),  # a lone surrogate cannot be stored or sent back: an invalid request, as on stdio
         (b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', -32600),
         (b'{"jsonrpc": "2.0", "id": null, "method": "tools/list"}', -32600),
         (b'{"jsonrpc": "2.0", "id": 9007199254740993, "method": "tools/list"}', -32600),
@@ -105,6 +105,13 @@ def test_client_mistakes_answer_400_with_the_standard_code(mcp: str, body: bytes
     error = response.json()["error"]
     assert error["code"] == code
     assert len(error["message"]) < 300
+
+
+def test_a_lone_surrogate_is_an_invalid_request_answered_under_its_id_as_on_stdio(mcp: str) -> None:
+    body = b'{"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"arguments": {"prompt": "a \\udfff"}}}'
+    answer = _post(mcp, body).json()
+    assert answer["id"] == 41 and answer["error"]["code"] == -32600
+    assert "lone UTF-16 surrogate" in answer["error"]["message"]
 
 
 def test_a_bare_post_without_an_accept_header_answers_json(mcp: str) -> None:
