@@ -90,6 +90,7 @@ class Query:
     parts: tuple[tuple[str, ...], ...] = ()  # a many-part question's terms, part by part (``MAX_PARTS`` at most)
     framing: frozenset[str] = frozenset()  # this question's own framing terms: its collective subject
     bridged: Mapping[str, float] = field(default_factory=dict)  # a translation's boost (``_bridges``)
+    translated: frozenset[str] = frozenset()  # the query's terms whose translation the memory holds
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -120,7 +121,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
         for term, variants in _variants(terms, index).items():
             extra.extend(variants)
             alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
-        for term, bridges in _bridges(terms, index).items():
+        for term, bridges in _bridges(terms, words, index).items():
             extra.extend(t for bridge in bridges for t in sorted(bridge))
             alternates[term] = alternates.get(term, ()) + bridges
             bridged.update(_bridge_boosts(term, bridges, index, bridged))
@@ -129,7 +130,10 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
     framing |= _defining(text)
     many = len(parts) >= 2
-    return Query(text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged)
+    translated = frozenset(t for t in terms if t in alternates and any(b <= bridged.keys() for b in alternates[t]))
+    return Query(
+        text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated
+    )
 
 
 def _defining(text: str) -> set[str]:
@@ -196,13 +200,16 @@ def _variants(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str
     return out
 
 
-def _bridges(terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple[frozenset[str], ...]]:
-    """For each term, its translations in the other language (``lexicon``) that the memory holds: a Ukrainian
-    question's "клієнти" stands for "client" in an English memory, an English "desk" for "місце"."""
+def _bridges(
+    terms: tuple[str, ...], words: Mapping[str, str], index: SectionIndex
+) -> dict[str, tuple[frozenset[str], ...]]:
+    """For each term, its translations in the other language (``lexicon``, the word as typed first) that the
+    memory holds: a Ukrainian question's "клієнти" stands for "client" in an English memory, an English "desk"
+    for "місце"."""
     out: dict[str, tuple[frozenset[str], ...]] = {}
     table = lexicon.table()
     for term in terms:
-        held = tuple(b for b in table.bridges(term) if all(index.term_df(t) > 0 for t in b))
+        held = tuple(b for b in table.bridges(term, words.get(term, "")) if all(index.term_df(t) > 0 for t in b))
         if held:
             out[term] = held
     return out

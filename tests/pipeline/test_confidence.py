@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 from retriever import Retriever
 from retriever.pipeline import confidence
 from retriever.pipeline.context import Run
+from retriever.pipeline.query import analyze
 from retriever.pipeline.results import Fact
 from retriever.pipeline.speakers import Speakers
+from retriever.pipeline.target import choose
 from retriever.text import embeddings
 
 # A handbook where "request" and "time" occur together in sections about other things, and the
@@ -553,3 +555,25 @@ def test_speaker_agreement_averages_the_named_persons_share_by_words_and_by_mean
     assert confidence._speaker_agreement(both) == pytest.approx((0.5 + 1.0) / 2)
     swapped = dataclasses.replace(both, speakers=Speakers(frozenset({"Kwame"}), frozenset({"kwame"})))
     assert confidence._speaker_agreement(swapped) == pytest.approx((1.0 + 0.4 / 0.6) / 2)
+
+
+def test_meaning_is_read_only_between_an_english_question_and_english_sections(make_tree: TreeFactory) -> None:
+    """The embedding table is English: a Ukrainian question sat at cosine 0.97 to any Ukrainian page (its pieces
+    alike), and an English question at 0.01 to the Ukrainian page answering it."""
+    root = make_tree(
+        {
+            "office.md": "# Правила офісу\n\nМісця бронюються в Slack-боті не пізніше ніж за день.\n",
+            "travel.md": "# Travel\n\nHotels in London are capped at 220 euros a night.\n",
+        }
+    )
+    memory = Retriever(root).memory
+
+    def closeness(question: str) -> float | None:
+        query = analyze(question, index=memory.index)
+        phase1 = choose(memory, query, 10)
+        return confidence._closeness(memory, query, phase1.targets)
+
+    assert closeness("Скільки коштує парковка біля офісу?") is None
+    assert closeness("How do I book a desk in the office?") is None  # only the Ukrainian page is read
+    london = closeness("What is the hotel limit in London?")
+    assert london is not None and london > 0.3

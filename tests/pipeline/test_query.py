@@ -185,14 +185,16 @@ def test_an_english_memory_adds_nothing_to_an_english_question() -> None:
 
 
 def test_a_translation_weighs_no_more_than_the_word_it_translates() -> None:
-    """"main" is in most pages and frames the question; "головний", rare, had outweighed it."""
+    """"current" is in most pages and frames the question; "поточний", rare, would outweigh it ("main" →
+    "головний" had put a Ukrainian rule first for "Who are our main clients?")."""
     index = SectionIndex(params=Params())
     empty: Counter[str] = Counter()
-    pages = [(empty, Counter({"main": 1, "client": 1}), empty, empty, empty) for _ in range(9)]
-    add_sections(index, [*pages, (empty, Counter({"голов": 1}), empty, empty, empty)])
-    boosts = analyze("main clients", index=index).boosts()
-    own = index.term_idf("main") * FRAMING_WEIGHT
-    assert boosts["голов"] == pytest.approx(EXPANSION_WEIGHT * own / index.term_idf("голов"))
+    pages = [(empty, Counter({"current": 1, "client": 1}), empty, empty, empty) for _ in range(9)]
+    add_sections(index, [*pages, (empty, Counter({"поточ": 1}), empty, empty, empty)])
+    query = analyze("current clients", index=index)
+    own = index.term_idf("current") * FRAMING_WEIGHT
+    assert query.boosts()["поточ"] == pytest.approx(EXPANSION_WEIGHT * own / index.term_idf("поточ"))
+    assert query.translated == {"current"}
 
 
 def test_ukrainian_framing_words_weigh_less_and_each_is_a_stop_word() -> None:

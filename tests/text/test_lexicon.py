@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retriever.text import lexicon
+from retriever.text import analyzer, lexicon
 from retriever.text.lexicon import Lexicon, parse, to_json
 
 TABLE = (
@@ -74,9 +74,20 @@ def test_any_text_parses_into_a_lexicon(text: str) -> None:
     [
         ("Хто наші основні enterprise-клієнти і які акаунти мають найвищий recurring revenue?", "uk"),
         ("Who owns the Helix project?", "en"),
-        ("Who is Катерина Мельник?", "uk"),  # more Cyrillic letters than Latin ones
+        ("Who is Катерина Мельник?", "en"),  # as many words of each: the first says
+        ("Що таке shadow traffic?", "uk"),
         ("", "en"),
     ],
 )
-def test_the_language_to_answer_in_is_the_one_most_of_the_letters_are_in(text: str, expected: str) -> None:
+def test_the_language_to_answer_in_is_the_one_most_of_the_words_are_in(text: str, expected: str) -> None:
     assert lexicon.language(text) == expected
+
+
+def test_a_stem_two_lines_share_translates_nothing_and_their_forms_still_translate_as_typed() -> None:
+    """"відкласти" (postpone) and "відключення" (outage) stem alike: by stem, "delay" pulled every outage page."""
+    table = parse("відкласти, відклали\tpostpone\nвідключення, відключень\toutage\n")
+    stem = analyzer.terms("відкласти")[0]
+    assert stem == analyzer.terms("відключення")[0]
+    assert table.bridges(stem) == () and table.bridges("postpon") == ()
+    assert table.bridges(stem, "Відклали") == (frozenset({"postpon"}),)
+    assert table.bridges(stem, "відключень") == (frozenset({"outag"}),)
