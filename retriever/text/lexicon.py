@@ -8,9 +8,11 @@ Both sides are read as the analyzer reads text, so a line's forms become the ter
 Contract: ``table()`` is the packaged lexicon, loaded once: from its terms file (``TERMS_PATH``, written by
 ``scripts/build_lexicon.py`` with the table's hash; a test keeps it equal to ``parse`` of the table), else parsed
 from the table itself; an empty one, with a warning logged, when the table is missing or unreadable.
-``Lexicon.bridges(term)`` is the term's translations as alternates: term sets whose terms, all present,
-stand for it ("time off" is one set of two terms).
+``Lexicon.bridges(term, word)`` is the term's translations as alternates: term sets whose terms, all present,
+stand for it ("time off" is one set of two terms); those of ``word`` as typed where the table lists that form,
+else those of its stem, unless two lines share the stem (then none: the stemmer cuts Ukrainian words short).
 A hyphenated Ukrainian form stands only for its whole compound ("штаб-квартира"), never its parts.
+``language(text)`` is "uk" or "en", the language a summary is framed in and meaning is read for.
 """
 
 from __future__ import annotations
