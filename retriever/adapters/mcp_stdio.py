@@ -101,19 +101,15 @@ class InitializeFirst(ServerMiddleware[Any]):
 
 class ToolsCallShape(ServerMiddleware[Any]):
     """Says what a ``tools/call`` needs where its params have the wrong shape (``arguments`` a string, ``name`` a
-    number): the SDK answers -32602 "Invalid request parameters" with no hint; HTTP's bare-POST path says this."""
+    number): the SDK answers -32602 "Invalid request parameters" with no hint; HTTP's bare-POST path says this.
+    Both of the SDK's checks of the params (the spec's surface, then the handler's model) raise pydantic's
+    ``ValidationError`` through the middleware; it becomes the bare -32602 only after."""
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         try:
             return await call_next(ctx)
-        except ValidationError:  # the SDK's params model refused them (it answers that as the bare -32602)
+        except ValidationError:
             if ctx.method != "tools/call":
-                raise
-            raise MCPError(types.INVALID_PARAMS, TOOLS_CALL_SHAPE) from None
-        except MCPError as exc:
-            error = exc.error
-            bare = (error.code, error.message) == (types.INVALID_PARAMS, _SDK_GATE_MESSAGE)
-            if not (bare and ctx.method == "tools/call" and ctx.session.client_params is not None):
                 raise
             raise MCPError(types.INVALID_PARAMS, TOOLS_CALL_SHAPE) from None
 
