@@ -117,11 +117,13 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     terms = tuple(dict.fromkeys(analyzer.terms(text)))
     extra, alternates = _expand(terms, acronyms or {})
     bridged: dict[str, float] = {}
+    translations: dict[str, tuple[frozenset[str], ...]] = {}
     if index is not None:
         for term, variants in _variants(terms, index).items():
             extra.extend(variants)
             alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
-        for term, bridges in _bridges(terms, words, index).items():
+        translations = _bridges(terms, words, index)
+        for term, bridges in translations.items():
             extra.extend(t for bridge in bridges for t in sorted(bridge))
             alternates[term] = alternates.get(term, ()) + bridges
             bridged.update(_bridge_boosts(term, bridges, index, bridged))
@@ -130,7 +132,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
     framing |= _defining(text)
     many = len(parts) >= 2
-    translated = frozenset(t for t in terms if t in alternates and any(b <= bridged.keys() for b in alternates[t]))
+    translated = frozenset(translations)
     return Query(
         text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated
     )
