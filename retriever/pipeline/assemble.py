@@ -20,7 +20,7 @@ from retriever.pipeline.context import Context, Run
 from retriever.pipeline.phrasing import fact_sentence, relation_answer
 from retriever.pipeline.query import Query, analyze, no_topic
 from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
-from retriever.text import analyzer, lexicon
+from retriever.text import analyzer
 from retriever.text.markup import truncate
 from retriever.text.models import Document
 from retriever.text.vocabulary import (
@@ -157,12 +157,12 @@ def summarize(
     """An extractive summary that says the answer first: for a who-question, what the best document
     names (owner, lead, team…); then the two strongest facts as sentences, those of superseded documents
     passed over where others were found; then how well the memory
-    covers it and where, in the question's language (``lexicon.language``).  A weak match (limited, none) says so
+    covers it and where, in the question's language (``Query.language``).  A weak match (limited, none) says so
     before anything else, and a question whose words only ask ("update", "status?") says that it names no
     topic (``query.no_topic``).  ``question`` is its text or, from the pipeline, the query already analysed
     (so it is not analysed again)."""
     query = analyze(question) if isinstance(question, str) else question
-    words = _WORDS[lexicon.language(query.text)]
+    words = _WORDS[query.language]
     if not facts:
         return words["nothing"]
     sources = list(dict.fromkeys(f.source_title for f in facts))

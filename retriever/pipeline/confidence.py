@@ -140,7 +140,7 @@ def _closeness(memory: Memory, query: Query, targets: Sequence[Target]) -> float
     an English one, and an English question's to a Ukrainian page sat at 0.01 beside its answer."""
     if not targets:
         return 0.0
-    if lexicon.language(query.text) != "en":
+    if query.language != "en":
         return None
     english = [t.section_id for t in targets if lexicon.language(_opening(memory, t.section_id)) == "en"]
     if not english:

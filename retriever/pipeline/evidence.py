@@ -44,7 +44,6 @@ import numpy.typing as npt
 from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.query import PART_CONTEXT, Query, best_coverage, framing_boosts, weights
-from retriever.text import lexicon
 
 DOCUMENT_WEIGHT = 0.5  # a section's document's evidence, beside its own (1)
 NEIGHBOUR_WEIGHT = 0.5  # the evidence of the sections next to it in its document
@@ -83,7 +82,7 @@ def question_vector(memory: Memory, query: Query) -> FloatArray | None:
     """The question's meaning vector; None where the index holds no vectors (the table is missing) or the
     question is not in English, the table's language (its pieces of Cyrillic words sit close to any Cyrillic
     text, whatever it says)."""
-    if lexicon.language(query.text) != "en":
+    if query.language != "en":
         return None
     vector = memory.index.meaning([query.text])[0]
     return vector if memory.index.cosine_spread(vector) is not None else None

@@ -91,6 +91,7 @@ class Query:
     framing: frozenset[str] = frozenset()  # this question's own framing terms: its collective subject
     bridged: Mapping[str, float] = field(default_factory=dict)  # a translation's boost (``_bridges``)
     translated: frozenset[str] = frozenset()  # the query's terms whose translation the memory holds
+    language: str = "en"  # "en" or "uk" (``lexicon.language``): what summaries are framed in, meaning read for
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -133,8 +134,9 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     framing |= _defining(text)
     many = len(parts) >= 2
     translated = frozenset(translations)
+    language = lexicon.language(text)
     return Query(
-        text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated
+        text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated, language
     )
 
 
