@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from retriever import InvalidArguments, RetrievalTimeout, Retriever, Settings
 from retriever.pipeline.contracts import StructuredContent
+from retriever.text import thesaurus
 
 # Hypothesis keeps its caches under ./.hypothesis unless told otherwise: tests write only in temp folders.
 
@@ -333,12 +334,25 @@ def test_diagnostics_hold_typed_values_not_a_bag_of_any() -> None:
 
 
 def test_a_question_in_other_words_gets_the_section_that_means_it_first(make_tree: TreeFactory) -> None:
-    result = Retriever(make_tree(TRAVEL)).retrieve("Are my meals paid for when I travel for work?")
+    """Meaning alone: the thesaurus's "meals" → "dining" left out."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(thesaurus, "_table", thesaurus.Thesaurus())
+        result = Retriever(make_tree(TRAVEL)).retrieve("Are my meals paid for when I travel for work?")
     assert [(f.section_heading, f.relevance_score) for f in result.facts] == [
         ("Dining expenses", 0.0828),
         ("Hotels", 0.0473),
         ("Flights", 0.0218),
         ("Hotels", 0.0124),
+    ]
+
+
+def test_a_word_the_memory_never_uses_finds_the_section_by_its_paraphrase(make_tree: TreeFactory) -> None:
+    result = Retriever(make_tree(TRAVEL)).retrieve("Are my meals paid for when I travel for work?")
+    assert [(f.section_heading, f.relevance_score) for f in result.facts] == [
+        ("Dining expenses", 0.4816),
+        ("Flights", 0.1594),
+        ("Hotels", 0.1507),
+        ("Hotels", 0.0476),
     ]
 
 

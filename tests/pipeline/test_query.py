@@ -206,3 +206,32 @@ def test_ukrainian_framing_words_weigh_less_and_each_is_a_stop_word() -> None:
     found = weights(query, index)
     assert found[next(t for t in query.terms if t.startswith("зна"))] == index.term_idf("знаєм") * FRAMING_WEIGHT
     assert not any(t.startswith("кожн") for t in query.terms)
+
+
+def _memory_of(*sections: dict[str, int]) -> SectionIndex:
+    index = SectionIndex(params=Params())
+    empty: Counter[str] = Counter()
+    add_sections(index, [(empty, Counter(words), empty, empty, empty) for words in sections])
+    return index
+
+
+def test_a_word_the_memory_never_uses_stands_for_its_paraphrase_the_memory_holds() -> None:
+    index = _memory_of({"extern": 1, "employ": 1}, {"employ": 1, "benefit": 1})
+    query = analyze("Can I do freelance work on the side?", index=index)
+    assert frozenset({"extern", "employ"}) in query.alternates["freelanc"]
+    assert coverage({"freelanc": 1.0}, {"extern", "employ"}, query) == 1.0
+    assert query.translated == frozenset()  # a paraphrase is not a translation
+
+
+def test_a_word_the_memory_uses_brings_no_paraphrase() -> None:
+    """Meeting talk's "cost" had brought "price", ranking other talk first."""
+    index = _memory_of({"freelanc": 1, "work": 1}, {"extern": 1, "employ": 1})
+    assert analyze("Can I do freelance work?", index=index).alternates == {}
+
+
+def test_a_paraphrase_weighs_no_more_than_the_word_it_stands_for() -> None:
+    index = _memory_of(*([{"employ": 1}] * 9), {"extern": 1, "employ": 1}, {"moonlight": 1})
+    query = analyze("Is freelance allowed?", index=index)
+    own = index.term_idf("freelanc")
+    for term in ("extern", "moonlight"):
+        assert query.boosts()[term] == pytest.approx(EXPANSION_WEIGHT * min(1.0, own / index.term_idf(term)))

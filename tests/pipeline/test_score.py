@@ -32,6 +32,7 @@ from retriever.pipeline.score import (
     with_meaning,
 )
 from retriever.pipeline.target import choose
+from retriever.text import thesaurus
 
 
 def _scored(section_id: int, relevance: float, text: str) -> _Scored:
@@ -172,6 +173,7 @@ def test_meaning_reorders_statements_but_leaves_their_answerability_evidence(
 ) -> None:
     memory = Memory.open(make_tree(TRAVEL), Settings.from_env())
     monkeypatch.setattr(evidence, "MEANING_WEIGHT", 0.0)  # sections read and weighed by words alone
+    monkeypatch.setattr(thesaurus, "_table", thesaurus.Thesaurus())  # the question's own words: no paraphrase
     query, candidates = _candidates(memory, "Are my meals paid for when I travel for work?")
     words = relevance(candidates, memory, query, DEFAULT)
     meant = with_meaning(words, memory, query, DEFAULT)
