@@ -347,13 +347,17 @@ def test_a_question_in_other_words_gets_the_section_that_means_it_first(make_tre
 
 
 def test_a_word_the_memory_never_uses_finds_the_section_by_its_paraphrase(make_tree: TreeFactory) -> None:
-    result = Retriever(make_tree(TRAVEL)).retrieve("Are my meals paid for when I travel for work?")
+    root = make_tree(TRAVEL)
+    result = Retriever(root).retrieve("Is there a cap on airfare?")
     assert [(f.section_heading, f.relevance_score) for f in result.facts] == [
-        ("Dining expenses", 0.4816),
-        ("Flights", 0.1594),
-        ("Hotels", 0.1507),
-        ("Hotels", 0.0476),
+        ("Flights", 0.5),
+        ("Dining expenses", 0.3052),
+        ("Hotels", 0.1499),
+        ("Hotels", 0.0314),
     ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(thesaurus, "_table", thesaurus.Thesaurus())
+        assert not Retriever(root).retrieve("Is there a cap on airfare?").facts
 
 
 def test_the_same_question_gets_the_same_answer_in_a_fresh_process(make_tree: TreeFactory) -> None:

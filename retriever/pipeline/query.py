@@ -27,6 +27,9 @@ FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
 EXPANSION_WEIGHT = 0.6  # an acronym, expansion or spelling variant added to the query counts this much
 PART_CONTEXT = 0.3  # for one part of a many-part question, the weight of the question's other words
 PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
+# A word at most this share of the memory's sections holds is not the memory's word for its topic: its
+# paraphrases stand for it (``_paraphrases``).  Below 1,000 sections, only a word the memory never uses.
+RARE_SHARE = 0.001
 # A many-part question is searched and scored once per part, each time over all of the question's terms,
 # so its parts are capped: real questions have up to five ("where do I submit them, who approves them, how
 # long do they take, and how often…?"), and a prompt of 8,000 characters in 800 "…?" parts took 30-40 s.
@@ -220,21 +223,23 @@ def _bridges(
 
 
 def _paraphrases(terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple[frozenset[str], ...]]:
-    """For each term the memory never uses, the paraphrases of the question's words it is part of
-    (``thesaurus``) that the memory holds: "freelance" stands for "outside employment", "storm" for "weather".
+    """For each term the memory never or barely uses (``RARE_SHARE``), the paraphrases of the question's words
+    it is part of (``thesaurus``) that the memory uses more: "freelance" stands for "external employment",
+    "storm" for "inclement weather".
 
-    Only for words the memory lacks, as spelling variants are (``_variants``): where the memory uses the word
-    itself, its paraphrases ("cost" → "price" in a meeting) ranked other talk first (QMSum MRR 0.696 → 0.682),
-    and a word the memory uses rarely is not the memory's word for it either (a chat's "travel for work"
-    brought "business trip")."""
-    if all(index.term_df(t) > 0 for t in terms):
+    Not for a word the memory uses as its own, as spelling variants are not (``_variants``): bridged always,
+    meeting talk's "cost" brought "price" (QMSum MRR 0.696 → 0.682), and bridged wherever at most 3 sections
+    used it, a chat's "travel for work" brought "business trip" (long chats multi-section recall 0.667 →
+    0.567)."""
+    rare = int(index.live_count * RARE_SHARE)
+    if all(index.term_df(t) > rare for t in terms):
         return {}  # most questions: the table is not even loaded
-    found = thesaurus.table().bridges(frozenset(terms))
+    # A phrase the memory writes a word of ("coworking space", where it says "coworking") is its own.
+    found = thesaurus.table().bridges(frozenset(terms), lambda member: all(index.term_df(t) <= rare for t in member))
     out = {}
     for term, options in found.items():
-        if index.term_df(term) > 0:
-            continue
-        held = tuple(o for o in options if all(index.term_df(t) > 0 for t in o))
+        own = index.term_df(term)
+        held = tuple(o for o in options if all(index.term_df(t) > own for t in o))
         if held:
             out[term] = held
     return out

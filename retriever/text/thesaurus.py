@@ -22,7 +22,7 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,13 +44,15 @@ class Thesaurus:
 
     by_term: Mapping[str, tuple[tuple[frozenset[str], Alternates], ...]] = field(default_factory=dict)
 
-    def bridges(self, terms: AbstractSet[str]) -> dict[str, Alternates]:
-        """For each of ``terms`` in a member found whole in ``terms``, the member's paraphrases that are not
-        themselves found whole (they would add nothing)."""
+    def bridges(
+        self, terms: AbstractSet[str], asked: Callable[[frozenset[str]], bool] = lambda member: True
+    ) -> dict[str, Alternates]:
+        """For each of ``terms`` in a member found whole in ``terms`` (and ``asked``, where given), the member's
+        paraphrases that are not themselves found whole (they would add nothing)."""
         out: dict[str, dict[frozenset[str], None]] = {}
         for term in sorted(terms):
             for member, others in self.by_term.get(term, ()):
-                if member <= terms:
+                if member <= terms and asked(member):
                     new = dict.fromkeys(o for o in others if not o <= terms)
                     for t in sorted(member):
                         out.setdefault(t, {}).update(new)

@@ -12,6 +12,7 @@ from retriever.pipeline.query import (
     EXPANSION_WEIGHT,
     FRAMING_WEIGHT,
     PART_CONTEXT,
+    RARE_SHARE,
     analyze,
     best_coverage,
     coverage,
@@ -19,6 +20,7 @@ from retriever.pipeline.query import (
     no_topic,
     weights,
 )
+from retriever.text import thesaurus
 
 
 def test_terms_are_unique_and_words_map_back_to_what_the_user_typed() -> None:
@@ -235,3 +237,28 @@ def test_a_paraphrase_weighs_no_more_than_the_word_it_stands_for() -> None:
     own = index.term_idf("freelanc")
     for term in ("extern", "moonlight"):
         assert query.boosts()[term] == pytest.approx(EXPANSION_WEIGHT * min(1.0, own / index.term_idf(term)))
+
+
+@pytest.fixture
+def cowork_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(thesaurus, "_table", thesaurus.parse("coworking space, shared workspace\n"))
+
+
+@pytest.mark.usefixtures("cowork_table")
+def test_a_phrase_the_memory_writes_a_word_of_brings_no_paraphrase() -> None:
+    lacking = _memory_of({"share": 1, "workspac": 1})
+    assert analyze("Do we pay for a coworking space?", index=lacking).alternates["space"] == (
+        frozenset({"share", "workspac"}),
+    )
+    writing = _memory_of({"share": 1, "workspac": 1}, {"cowork": 1, "stipend": 1})
+    assert "space" not in analyze("Do we pay for a coworking space?", index=writing).alternates
+
+
+@pytest.mark.usefixtures("cowork_table")
+def test_a_word_one_section_in_a_thousand_holds_is_paraphrased_by_words_the_memory_uses_more() -> None:
+    many = [{"share": 1, "workspac": 1}, {"share": 1, "workspac": 1}, *([{"desk": 1}] * 1000)]
+    index = _memory_of({"cowork": 1, "space": 1}, *many)
+    assert index.live_count * RARE_SHARE >= 1
+    assert analyze("a coworking space", index=index).alternates["cowork"] == (frozenset({"share", "workspac"}),)
+    fewer = _memory_of({"cowork": 1, "space": 1}, {"share": 1, "workspac": 1}, *([{"desk": 1}] * 1000))
+    assert "cowork" not in analyze("a coworking space", index=fewer).alternates  # as rare as the word itself

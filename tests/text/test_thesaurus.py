@@ -108,3 +108,9 @@ def test_any_text_parses_into_a_thesaurus(text: str) -> None:
     for entries in table.by_term.values():
         for member, others in entries:
             assert member and member not in others
+
+
+def test_only_the_members_asked_for_stand_for_their_paraphrases() -> None:
+    table = parse(TABLE)
+    found = table.bridges({"side", "job", "moonlight"}, lambda member: member != frozenset({"moonlight"}))
+    assert set(found) == {"side", "job"}
