@@ -131,7 +131,8 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
             extra.extend(t for bridge in bridges for t in sorted(bridge))
             alternates[term] = alternates.get(term, ()) + bridges
             bridged.update(_bridge_boosts(term, bridges, index, bridged))
-    extra_terms = tuple(dict.fromkeys(t for t in extra if t not in terms))
+    asked = set(terms)  # a set: a prompt's thousands of terms and their paraphrases made this quadratic
+    extra_terms = tuple(dict.fromkeys(t for t in extra if t not in asked))
     parts = question_parts(text)
     framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
     framing |= _defining(text)
@@ -227,10 +228,10 @@ def _paraphrases(terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple
     it is part of (``thesaurus``) that the memory uses more: "freelance" stands for "external employment",
     "storm" for "inclement weather".
 
-    Not for a word the memory uses as its own, as spelling variants are not (``_variants``): bridged always,
-    meeting talk's "cost" brought "price" (QMSum MRR 0.696 → 0.682), and bridged wherever at most 3 sections
-    used it, a chat's "travel for work" brought "business trip" (long chats multi-section recall 0.667 →
-    0.567)."""
+    Not for a word the memory uses as its own, as spelling variants are not (``_variants``): bridged always, a
+    first table's meeting talk ("cost" → "price") cost QMSum (MRR 0.696 → 0.682); bridged wherever at most 3
+    sections used it, a chat's "travel for work" brought "business trip" (long chats multi-section recall
+    0.667 → 0.567)."""
     rare = int(index.live_count * RARE_SHARE)
     if all(index.term_df(t) > rare for t in terms):
         return {}  # most questions: the table is not even loaded
@@ -246,6 +247,7 @@ def _paraphrases(terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple
 
 
 def _merged(*maps: Mapping[str, tuple[frozenset[str], ...]]) -> dict[str, tuple[frozenset[str], ...]]:
+    """Each term's alternates from all of ``maps``, in order, once each."""
     out: dict[str, tuple[frozenset[str], ...]] = {}
     for found in maps:
         for term, options in found.items():

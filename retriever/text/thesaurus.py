@@ -60,11 +60,14 @@ class Thesaurus:
 
 
 def parse(text: str) -> Thesaurus:
-    """The thesaurus of a table's text (see the module); a line with no two members is passed over."""
+    """The thesaurus of a table's text (see the module); a line with no two members, or with two arrows, is
+    passed over."""
     found: dict[frozenset[str], dict[frozenset[str], None]] = {}
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
+        if line.count(_DIRECTED) > 1:
+            continue  # two arrows: which side a member sits on is not known
         left, arrow, right = line.partition(_DIRECTED)
         sources = _members(left)
         targets = [m for m in _members(right) if m not in sources] if arrow else []
@@ -163,6 +166,7 @@ def table() -> Thesaurus:
 
 
 def _load() -> Thesaurus:
+    """The packaged table's terms file where it was made from the table as it is, else the table parsed."""
     try:
         source = TABLE_PATH.read_bytes()
         text = source.decode("utf-8")

@@ -114,3 +114,14 @@ def test_only_the_members_asked_for_stand_for_their_paraphrases() -> None:
     table = parse(TABLE)
     found = table.bridges({"side", "job", "moonlight"}, lambda member: member != frozenset({"moonlight"}))
     assert set(found) == {"side", "job"}
+
+
+def test_a_line_with_two_arrows_is_passed_over() -> None:
+    assert parse("fired => termination => dismissal\n").by_term == {}
+
+
+def test_each_line_of_the_shipped_table_gives_at_least_one_paraphrase() -> None:
+    """A line whose members all collapse into one (or into none) does nothing: it is a mistake in the table."""
+    for line in thesaurus.TABLE_PATH.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            assert parse(line).by_term, line
