@@ -256,6 +256,15 @@ def term_set(text: str) -> frozenset[str]:
     return frozenset(cached_terms(text))
 
 
+def head_terms(word: str) -> list[str]:
+    """A table word's one term, as the index holds it: a hyphenated word's whole compound ("on-call",
+    "штаб-квартира"), never its parts, else its stem; none for a stop word.  The lexicon and the thesaurus read
+    their words so: a part would stand for a common word alone."""
+    found = terms(word.strip())
+    compound = [t for t in found if not t.isalnum() and "'" not in t]
+    return compound[:1] if compound else found[:1]
+
+
 def raw_words(text: str) -> list[str]:
     """Lower-cased words of ``text`` before stop-word removal (for triage)."""
     return _tokens(normalize(text))

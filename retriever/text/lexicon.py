@@ -77,7 +77,7 @@ def parse(text: str) -> Lexicon:
             continue
         left, tab, right = line.partition("\t")
         forms = [f.strip() for f in left.split(",") if f.strip()]
-        uk_terms = {t for form in forms for t in _form_terms(form)}
+        uk_terms = {t for form in forms for t in analyzer.head_terms(form)}
         en_sets = tuple(dict.fromkeys(s for s in (_phrase_terms(w) for w in right.split(",")) if s))
         if not tab or not uk_terms or not en_sets:
             continue
@@ -100,13 +100,6 @@ def parse(text: str) -> Lexicon:
         {t: tuple(s) for t, s in ukrainian.items()},
         by_form,
     )
-
-
-def _form_terms(form: str) -> list[str]:
-    """A Ukrainian form's one term: its stem, or a hyphenated form's whole compound."""
-    terms = analyzer.terms(form.strip())
-    compound = [t for t in terms if not t.isalnum() and "'" not in t]
-    return compound[:1] if compound else terms[:1]
 
 
 def _phrase_terms(words: str) -> frozenset[str]:

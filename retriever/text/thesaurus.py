@@ -138,17 +138,10 @@ def _members(side: str) -> list[frozenset[str]]:
     out: dict[frozenset[str], None] = {}
     for phrase in side.split(","):
         words = analyzer.raw_words(phrase)
-        terms = frozenset(t for word in words for t in _word_terms(word))
+        terms = frozenset(t for word in words for t in analyzer.head_terms(word))
         if terms and (len(terms) >= 2 or len(words) == 1):
             out[terms] = None
     return list(out)
-
-
-def _word_terms(word: str) -> list[str]:
-    """A word's terms: a hyphenated word's whole compound, else its stem (none for a stop word)."""
-    terms = analyzer.terms(word)
-    compound = [t for t in terms if not t.isalnum() and "'" not in t]
-    return compound[:1] if compound else terms[:1]
 
 
 _lock = threading.Lock()

@@ -241,3 +241,11 @@ def test_invisible_marks_inside_a_word_leave_it_whole_and_a_zero_width_space_sep
     assert analyzer.terms("he\u00adlix") == analyzer.terms("helix")  # a soft hyphen had split it: "he", "lix"
     assert analyzer.terms("Bill\u200ding \u202emigration\u202c") == analyzer.terms("billing migration")
     assert analyzer.terms("zero\u200bwidth") == analyzer.terms("zero width")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [("on-call", ["on-call"]), ("штаб-квартира", ["штаб-квартира"]), ("moonlighting", ["moonlight"]), ("the", [])],
+)
+def test_a_table_word_is_its_compound_or_its_stem_never_a_part(word: str, expected: list[str]) -> None:
+    assert analyzer.head_terms(word) == expected
