@@ -16,14 +16,10 @@ from retriever.text import lexicon, thesaurus
 
 
 def main() -> int:
-    source = lexicon.TABLE_PATH.read_bytes()
-    lexicon.TERMS_PATH.write_text(lexicon.to_json(lexicon.parse(source.decode("utf-8")), source), encoding="utf-8")
-    print(f"wrote {lexicon.TERMS_PATH}")
-    source = thesaurus.TABLE_PATH.read_bytes()
-    thesaurus.TERMS_PATH.write_text(
-        thesaurus.to_json(thesaurus.parse(source.decode("utf-8")), source), encoding="utf-8"
-    )
-    print(f"wrote {thesaurus.TERMS_PATH}")
+    for table in (lexicon, thesaurus):  # each module: TABLE_PATH, TERMS_PATH, parse, to_json
+        source = table.TABLE_PATH.read_bytes()
+        table.TERMS_PATH.write_text(table.to_json(table.parse(source.decode("utf-8")), source), encoding="utf-8")
+        print(f"wrote {table.TERMS_PATH}")
     return 0
 
 

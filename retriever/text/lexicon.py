@@ -17,17 +17,15 @@ A hyphenated Ukrainian form stands only for its whole compound ("штаб-ква
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retriever.text import analyzer
+from retriever.text import analyzer, tables
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +109,6 @@ def to_json(lexicon: Lexicon, source: bytes) -> str:
     sides = list(dict.fromkeys(lexicon.by_form.values()))
     number = {side: i for i, side in enumerate(sides)}
     body = {
-        "source_sha256": hashlib.sha256(source).hexdigest(),
         "to_english": {t: [sorted(s) for s in v] for t, v in sorted(lexicon.to_english.items())},
         "to_ukrainian": {t: [sorted(s) for s in v] for t, v in sorted(lexicon.to_ukrainian.items())},
         # Each line's English side once, and every form as the number of its line: ~6,000 forms in a third of
@@ -119,37 +116,21 @@ def to_json(lexicon: Lexicon, source: bytes) -> str:
         "lines": [[sorted(s) for s in side] for side in sides],
         "by_form": {form: number[side] for form, side in sorted(lexicon.by_form.items())},
     }
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
+    return tables.terms_file(body, source)
 
 
-def _from_json(text: str, source: bytes) -> Lexicon | None:
-    """The lexicon a terms file holds, or None when it was made from another source than ``source``."""
-    body = json.loads(text)
-    if body.get("source_sha256") != hashlib.sha256(source).hexdigest():
-        return None
-    return Lexicon(_Sets(body["to_english"]), _Sets(body["to_ukrainian"]), _Sets(body["by_form"], body["lines"]))
+def _from_body(body: dict[str, Any]) -> Lexicon:
+    """The lexicon a terms file holds, its sets made when first looked up (all ~2,600 entries' took ~9 ms)."""
+    lines = body["lines"]
+    return Lexicon(
+        tables.LazyMap(body["to_english"], _sets),
+        tables.LazyMap(body["to_ukrainian"], _sets),
+        tables.LazyMap(body["by_form"], lambda line: _sets(lines[line])),
+    )
 
 
-class _Sets(Mapping[str, Alternates]):
-    """A terms file's lists, made term sets when first looked up: a question looks up a few terms, and making
-    all ~2,600 entries' sets at load took most of its ~9 ms."""
-
-    def __init__(self, raw: dict[str, Any], lines: list[list[list[str]]] | None = None) -> None:
-        self._raw, self._lines = raw, lines  # with ``lines``, a value is the number of its line there
-        self._made: dict[str, Alternates] = {}
-
-    def __getitem__(self, term: str) -> Alternates:
-        made = self._made.get(term)
-        if made is None:
-            value = self._raw[term] if self._lines is None else self._lines[self._raw[term]]
-            made = self._made[term] = tuple(frozenset(s) for s in value)
-        return made
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
+def _sets(value: list[list[str]]) -> Alternates:
+    return tuple(frozenset(s) for s in value)
 
 
 _lock = threading.Lock()
@@ -167,19 +148,5 @@ def table() -> Lexicon:
 
 
 def _load() -> Lexicon:
-    try:
-        source = TABLE_PATH.read_bytes()
-    except OSError as exc:
-        log.warning("the lexicon %s cannot be read (%s): questions are not bridged", TABLE_PATH, exc)
-        return Lexicon()
-    try:
-        parsed = _from_json(TERMS_PATH.read_text(encoding="utf-8"), source)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        parsed = None
-    if parsed is not None:
-        return parsed
-    try:
-        return parse(source.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        log.warning("the lexicon %s cannot be read (%s): questions are not bridged", TABLE_PATH, exc)
-        return Lexicon()
+    unreadable = "the lexicon %s cannot be read (%s): questions are not bridged"
+    return tables.load(TABLE_PATH, TERMS_PATH, parse, _from_body, Lexicon(), unreadable)

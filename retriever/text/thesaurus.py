@@ -18,17 +18,15 @@ list and keeps a single term ("on call" → "call") is passed over, and a hyphen
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retriever.text import analyzer
+from retriever.text import analyzer, tables
 
 log = logging.getLogger(__name__)
 
@@ -93,44 +91,17 @@ def to_json(thesaurus: Thesaurus, source: bytes) -> str:
         term: [[number(member), [number(o) for o in others]] for member, others in entries]
         for term, entries in sorted(thesaurus.by_term.items())
     }
-    body = {
-        "source_sha256": hashlib.sha256(source).hexdigest(),
-        "sets": [sorted(s) for s in sets],
-        "by_term": by_term,
-    }
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
+    return tables.terms_file({"sets": [sorted(s) for s in sets], "by_term": by_term}, source)
 
 
-def _from_json(text: str, source: bytes) -> Thesaurus | None:
-    """The thesaurus a terms file holds, or None when it was made from another source than ``source``."""
-    body = json.loads(text)
-    if body.get("source_sha256") != hashlib.sha256(source).hexdigest():
-        return None
-    return Thesaurus(_Entries(body["by_term"], body["sets"]))
+def _from_body(body: dict[str, Any]) -> Thesaurus:
+    """The thesaurus a terms file holds, a term's entries made when first looked up (a question looks up a few)."""
+    sets = body["sets"]
 
+    def entries(raw: list[Any]) -> tuple[tuple[frozenset[str], Alternates], ...]:
+        return tuple((frozenset(sets[m]), tuple(frozenset(sets[o]) for o in others)) for m, others in raw)
 
-class _Entries(Mapping[str, tuple[tuple[frozenset[str], Alternates], ...]]):
-    """A terms file's entries, made term sets when first looked up: a question looks up a few terms."""
-
-    def __init__(self, raw: dict[str, list[Any]], sets: list[list[str]]) -> None:
-        self._raw, self._sets = raw, sets
-        self._made: dict[str, tuple[tuple[frozenset[str], Alternates], ...]] = {}
-
-    def __getitem__(self, term: str) -> tuple[tuple[frozenset[str], Alternates], ...]:
-        made = self._made.get(term)
-        if made is None:
-            one = self._one
-            made = self._made[term] = tuple((one(m), tuple(one(o) for o in others)) for m, others in self._raw[term])
-        return made
-
-    def _one(self, number: int) -> frozenset[str]:
-        return frozenset(self._sets[number])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
+    return Thesaurus(tables.LazyMap(body["by_term"], entries))
 
 
 def _members(side: str) -> list[frozenset[str]]:
@@ -159,15 +130,5 @@ def table() -> Thesaurus:
 
 
 def _load() -> Thesaurus:
-    """The packaged table's terms file where it was made from the table as it is, else the table parsed."""
-    try:
-        source = TABLE_PATH.read_bytes()
-        text = source.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        log.warning("the thesaurus %s cannot be read (%s): questions are not paraphrased", TABLE_PATH, exc)
-        return Thesaurus()
-    try:
-        parsed = _from_json(TERMS_PATH.read_text(encoding="utf-8"), source)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        parsed = None
-    return parsed if parsed is not None else parse(text)
+    unreadable = "the thesaurus %s cannot be read (%s): questions are not paraphrased"
+    return tables.load(TABLE_PATH, TERMS_PATH, parse, _from_body, Thesaurus(), unreadable)
