@@ -360,6 +360,19 @@ def test_a_word_the_memory_never_uses_finds_the_section_by_its_paraphrase(make_t
         assert not Retriever(root).retrieve("Is there a cap on airfare?").facts
 
 
+def test_a_british_spelling_finds_the_memory_written_in_american_and_back(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            "brand/style.md": "# Style\n\n## Logo\n\nThe logo comes in two colors, navy and teal.\n\n"
+            "## Hosting\n\nOur servers live in one centre in Frankfurt.\n",
+            "office.md": "# Office\n\n## Kitchen\n\nThe kitchen is cleaned every evening.\n",
+        }
+    )
+    retriever = Retriever(root)
+    assert [f.section_heading for f in retriever.retrieve("Which colour?").facts][:1] == ["Logo"]
+    assert [f.section_heading for f in retriever.retrieve("Which center?").facts][:1] == ["Hosting"]
+
+
 def test_the_same_question_gets_the_same_answer_in_a_fresh_process(make_tree: TreeFactory) -> None:
     root = make_tree(TRAVEL)
     code = (

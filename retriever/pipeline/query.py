@@ -192,14 +192,16 @@ def is_many_part(text: str) -> bool:
 
 
 def _variants(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str]]:
-    """For terms the memory lacks, its terms sharing a prefix of at least ``PREFIX_MIN`` letters.
+    """For terms of at least ``PREFIX_MIN`` letters the memory lacks, its terms sharing a prefix of
+    ``PREFIX_MIN`` letters or all but the term's last two.
 
-    Stemmers miss some pairs ("subsidised"/"subsidy", British and American spellings, long
-    Ukrainian inflections); a word the memory never uses contributes nothing otherwise.
+    Stemmers miss some pairs ("subsidized" → "subsid" but "subsidy" → "subsidi", long Ukrainian
+    inflections); a word the memory never uses contributes nothing otherwise.  (British and American
+    spellings are one word already: ``text.spelling``.)
     """
     out: dict[str, list[str]] = {}
     for term in terms:
-        if len(term) <= PREFIX_MIN or _is_compound(term) or index.term_df(term) > 0:
+        if len(term) < PREFIX_MIN or _is_compound(term) or index.term_df(term) > 0:
             continue
         prefix = term[: max(PREFIX_MIN, len(term) - 2)]
         variants = [v for v in index.with_prefix(prefix) if v != term and not _is_compound(v)]

@@ -24,6 +24,7 @@ from itertools import chain
 from typing import Any
 
 from retriever.text.inflections import BASE_FORMS
+from retriever.text.spelling import american
 from retriever.text.stopwords import WORDS as STOP_WORDS
 
 # Emails first, then words joined by inner punctuation (hyphen, dot, slash, apostrophe): the tokens are what
@@ -118,9 +119,10 @@ def normalize(text: str) -> str:
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """The stem of one lower-case word, taken of its base form where it is an irregular verb form
-    (``inflections``: "met" → "meet"); words of other scripts come back unchanged."""
+    (``inflections``: "met" → "meet") and of its American spelling where it is British (``spelling``:
+    "colour" → "color"); words of other scripts come back unchanged."""
     if _LATIN.match(word):
-        return str(_english.stemWord(BASE_FORMS.get(word, word)))
+        return str(_english.stemWord(BASE_FORMS.get(word) or american(word)))
     if _CYRILLIC.match(word):
         return _stem_ukrainian(word)
     return word

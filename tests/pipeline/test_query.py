@@ -262,3 +262,15 @@ def test_a_word_one_section_in_a_thousand_holds_is_paraphrased_by_words_the_memo
     assert analyze("a coworking space", index=index).alternates["cowork"] == (frozenset({"share", "workspac"}),)
     fewer = _memory_of({"cowork": 1, "space": 1}, {"share": 1, "workspac": 1}, *([{"desk": 1}] * 1000))
     assert "cowork" not in analyze("a coworking space", index=fewer).alternates  # as rare as the word itself
+
+
+def test_a_word_the_memory_lacks_stands_for_its_words_of_the_same_beginning() -> None:
+    """"subsidized" stems to "subsid", six letters, and "subsidy" to "subsidi": the memory's word is found."""
+    index = _memory_of({"subsidi": 1, "transit": 1}, {"employ": 1})
+    query = analyze("Are bus fares subsidized?", index=index)
+    assert query.alternates["subsid"] == (frozenset({"subsidi"}),)
+
+
+def test_a_word_shorter_than_the_prefix_brings_no_variant() -> None:
+    index = _memory_of({"parkingl": 1})
+    assert "park" not in analyze("Is there parking?", index=index).alternates
