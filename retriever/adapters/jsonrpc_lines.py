@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -209,11 +210,13 @@ def _parse(line: bytes) -> tuple[Any, str] | Rejection:
         return _parse_error(f"the line is not UTF-8 (bad byte at offset {exc.start}); encode messages as UTF-8")
     deep = _parse_error(f"JSON nested deeper than {MAX_DEPTH} levels; send a flatter message")
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
         return _parse_error(f"not JSON ({exc.msg} at column {exc.colno}); send one JSON-RPC message per line")
     except _NotJSON:
-        return _parse_error("NaN and Infinity are not JSON; send numbers or strings")
+        return _parse_error("NaN and Infinity are not JSON numbers (nor is 1e400: it overflows); send finite ones")
+    except ValueError:  # Python's cap on integer digits (4,300): parsing "1" and 5,000 zeros raises a plain ValueError
+        return _parse_error("a number on the line has too many digits; send ids and numbers of at most 4,300 digits")
     except RecursionError:  # the parser stops cleanly at Python's recursion limit (~1,000 levels)
         return deep
     # Each level opens with a bracket or brace, so a line with few of them needs no walk.
@@ -224,6 +227,14 @@ def _parse(line: bytes) -> tuple[Any, str] | Rejection:
 
 def _reject_constant(name: str) -> Any:
     raise _NotJSON(name)
+
+
+def _finite(text: str) -> float:
+    """A JSON fraction or exponent as a float; one that overflows to infinity ("1e400") is not a JSON number here."""
+    value = float(text)
+    if math.isinf(value):
+        raise _NotJSON(text[:20])
+    return value
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

@@ -253,6 +253,7 @@ def test_lines_that_are_not_messages_get_one_error_each_and_the_server_keeps_ser
         + b'[{"jsonrpc": "2.0", "id": 8, "method": "ping"}]\n'
         + b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}\n'
         + b'{"jsonrpc": "2.0", "id": 9, "method": 42}\n'
+        + b'{"jsonrpc": "2.0", "id": 1' + b"0" * 5_000 + b', "method": "ping"}\n'
         + b"\n"
         + _ping("still-here")
     )
@@ -267,6 +268,7 @@ def test_lines_that_are_not_messages_get_one_error_each_and_the_server_keeps_ser
         (None, -32600),  # a batch
         (None, -32600),  # an id that is not a string or an integer
         (9, -32600),  # a method that is not a string
+        (None, -32700),  # an id of 5,001 digits (past Python's cap on parsing integers: it had ended the server)
     ]
     assert errors[0][2].startswith("Parse error: not JSON (Expecting value at column 1)")
     assert "lone UTF-16 surrogate" in errors[1][2] and f"deeper than {MAX_DEPTH} levels" in errors[2][2]
