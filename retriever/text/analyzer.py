@@ -261,10 +261,13 @@ def term_set(text: str) -> frozenset[str]:
 def head_terms(word: str) -> list[str]:
     """A table word's one term, as the index holds it: a hyphenated word's whole compound ("on-call",
     "штаб-квартира"), never its parts, else its stem; none for a stop word.  The lexicon and the thesaurus read
-    their words so: a part would stand for a common word alone."""
+    their words so: a part would stand for a common word alone.  A possessive is its noun ("doctor's" →
+    "doctor"), which the index holds wherever the text says "doctor's", "doctors'" or "doctors"; a Ukrainian
+    apostrophe is inside its word ("пам'ять")."""
     found = terms(word.strip())
     compound = [t for t in found if not t.isalnum() and "'" not in t]
-    return compound[:1] if compound else found[:1]
+    plain = [t for t in found if "'" not in t]
+    return compound[:1] if compound else plain[:1] if plain else found[:1]
 
 
 def raw_words(text: str) -> list[str]:

@@ -245,7 +245,14 @@ def test_invisible_marks_inside_a_word_leave_it_whole_and_a_zero_width_space_sep
 
 @pytest.mark.parametrize(
     ("word", "expected"),
-    [("on-call", ["on-call"]), ("штаб-квартира", ["штаб-квартира"]), ("moonlighting", ["moonlight"]), ("the", [])],
+    [
+        ("on-call", ["on-call"]),
+        ("штаб-квартира", ["штаб-квартира"]),
+        ("moonlighting", ["moonlight"]),
+        ("the", []),
+        ("doctor's", ["doctor"]),
+        ("пам'ять", analyzer.terms("пам'ять")),
+    ],
 )
 def test_a_table_word_is_its_compound_or_its_stem_never_a_part(word: str, expected: list[str]) -> None:
     assert analyzer.head_terms(word) == expected

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retriever.text import thesaurus
+from retriever.text import analyzer, thesaurus
 from retriever.text.thesaurus import Thesaurus, parse, to_json
 
 TABLE = (
@@ -59,6 +59,13 @@ def test_a_member_left_with_one_common_word_by_the_stop_list_is_passed_over() ->
 def test_a_hyphenated_member_is_its_whole_compound() -> None:
     table = parse(TABLE)
     assert table.bridges({"on-call", "call"}) == {"on-call": (frozenset({"pager", "duti"}),)}
+
+
+def test_a_possessive_member_is_its_noun_so_either_way_of_writing_it_is_asked() -> None:
+    table = parse("doctor's note, medical certificate\n")
+    for asked in ("doctors note", "doctor's note", "doctors' note"):
+        terms = frozenset(t for t in analyzer.terms(asked) if "'" not in t)
+        assert table.bridges(terms)["note"] == (frozenset({"medic", "certif"}),)
 
 
 def test_the_packaged_table_loads_and_bridges_a_common_paraphrase() -> None:
