@@ -20,16 +20,12 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from retriever.memory.index import SectionIndex
-from retriever.text import analyzer, lexicon, thesaurus
-from retriever.text.stopwords import FRAMING, VAGUE
+from retriever.pipeline import expansion
+from retriever.pipeline.expansion import EXPANSION_WEIGHT, FRAMING_TERMS, FRAMING_WEIGHT, Acronyms, is_compound
+from retriever.text import analyzer, lexicon
+from retriever.text.stopwords import VAGUE
 
-FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
-EXPANSION_WEIGHT = 0.6  # an acronym, expansion or spelling variant added to the query counts this much
 PART_CONTEXT = 0.3  # for one part of a many-part question, the weight of the question's other words
-PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
-# A word at most this share of the memory's sections holds is not the memory's word for its topic: its
-# paraphrases stand for it (``_paraphrases``).  Below 1,000 sections, only a word the memory never uses.
-RARE_SHARE = 0.001
 # A many-part question is searched and scored once per part, each time over all of the question's terms,
 # so its parts are capped: real questions have up to five ("where do I submit them, who approves them, how
 # long do they take, and how often…?"), and a prompt of 8,000 characters in 800 "…?" parts took 30-40 s.
@@ -49,7 +45,6 @@ _AND = re.compile(r"\band\b", re.I)
 _COMPARE = re.compile(r"\b(?:compare[sd]?|comparing|comparison|differ(?:s|ed)?|difference|versus|vs)\b", re.I)
 _COMPARED = re.compile(r" (?:and|from|versus|vs\.?) ", re.I)
 _SPACE = re.compile(r"\s+")
-_FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
 _VAGUE_TERMS = frozenset(t for word in VAGUE for t in analyzer.terms(word))
 _CAPITALS = re.compile(r"\b[A-ZА-ЯІЇЄҐ]{2,}\b")  # an acronym: "IT", "HR", "ЗСУ"
 # The people a question asks about as a whole, as the subject of its verb ("What did the team say about…",
@@ -72,8 +67,6 @@ _DEFINING_VERB = re.compile(
 _DEFINING_ASK = (re.compile(r"\b(?:does|do|did)\b", re.I), re.compile(r"\b(?:what|що)\b", re.I))
 _SENTENCE_END = re.compile(r"[?.!]")
 
-Acronyms = Mapping[str, Iterable[str]]  # acronym (lower-case) → its expansions, as the memory defines them
-
 
 @dataclass(frozen=True, slots=True)
 class Query:
@@ -92,9 +85,10 @@ class Query:
     alternates: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
     parts: tuple[tuple[str, ...], ...] = ()  # a many-part question's terms, part by part (``MAX_PARTS`` at most)
     framing: frozenset[str] = frozenset()  # this question's own framing terms: its collective subject
-    bridged: Mapping[str, float] = field(default_factory=dict)  # a translation's boost (``_bridges``)
+    bridged: Mapping[str, float] = field(default_factory=dict)  # an added term's boost (``expansion.bridge_boosts``)
     translated: frozenset[str] = frozenset()  # the query's terms whose translation the memory holds
     language: str = "en"  # "en" or "uk" (``lexicon.language``): what summaries are framed in, meaning read for
+    framed: Mapping[str, float] = field(default_factory=dict)  # a rare framing word's cut weight (``_framing_cuts``)
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -107,41 +101,51 @@ class Query:
         return out
 
 
-def _is_compound(term: str) -> bool:
-    return any(not ch.isalnum() for ch in term)
-
-
 def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | None = None) -> Query:
-    """Terms and words of a query text, expanded with the memory's acronym definitions and,
-    for words the memory never uses, with its words that share a long prefix."""
+    """Terms and words of a query text, expanded with the memory's acronym definitions and, given the memory's
+    ``index``, with what its words stand for there (``expansion``)."""
     words: dict[str, str] = {}
     for word in analyzer.raw_words(text):
         for term in analyzer.terms(word):
             words.setdefault(term, word)
     terms = tuple(dict.fromkeys(analyzer.terms(text)))
-    extra, alternates = _expand(terms, acronyms or {})
+    extra, alternates = expansion.acronym_expansions(terms, acronyms or {})
     bridged: dict[str, float] = {}
-    translations: dict[str, tuple[frozenset[str], ...]] = {}
+    translated: frozenset[str] = frozenset()
     if index is not None:
-        for term, variants in _variants(terms, index).items():
-            extra.extend(variants)
-            alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
-        translations = _bridges(terms, words, index)
-        for term, bridges in _merged(translations, _paraphrases(terms, index)).items():
-            extra.extend(t for bridge in bridges for t in sorted(bridge))
-            alternates[term] = alternates.get(term, ()) + bridges
-            bridged.update(_bridge_boosts(term, bridges, index, bridged))
+        translated = _expand_in(index, terms, words, extra, alternates, bridged)
     asked = set(terms)  # a set: a prompt's thousands of terms and their paraphrases made this quadratic
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in asked))
     parts = question_parts(text)
     framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
     framing |= _defining(text)
     many = len(parts) >= 2
-    translated = frozenset(translations)
-    language = lexicon.language(text)
+    framed = expansion.framing_cuts(terms, index) if index is not None else {}
     return Query(
-        text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated, language
+        text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated,
+        lexicon.language(text), framed,
     )
+
+
+def _expand_in(
+    index: SectionIndex,
+    terms: tuple[str, ...],
+    words: Mapping[str, str],
+    extra: list[str],
+    alternates: dict[str, tuple[frozenset[str], ...]],
+    bridged: dict[str, float],
+) -> frozenset[str]:
+    """Add to ``extra``, ``alternates`` and ``bridged`` what the terms stand for in this memory: its words of the
+    same beginning, translations and paraphrases; return the terms whose translation the memory holds."""
+    for term, variants in expansion.variants(terms, index).items():
+        extra.extend(variants)
+        alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
+    translations = expansion.bridges(terms, words, index)
+    for term, bridges in expansion.merged(translations, expansion.paraphrases(terms, index)).items():
+        extra.extend(t for bridge in bridges for t in sorted(bridge))
+        alternates[term] = alternates.get(term, ()) + bridges
+        bridged.update(expansion.bridge_boosts(term, bridges, index, bridged))
+    return frozenset(translations)
 
 
 def _defining(text: str) -> set[str]:
@@ -163,7 +167,7 @@ def question_parts(text: str) -> tuple[tuple[str, ...], ...]:
     first ``MAX_PARTS`` such clauses.  Time linear in the text's length."""
     clauses = (c for c in _clauses(text) if c and c.strip(" ,.?"))
     parts = (tuple(dict.fromkeys(analyzer.terms(c))) for c in clauses)
-    return tuple(islice((p for p in parts if any(t not in _FRAMING_TERMS for t in p)), MAX_PARTS))
+    return tuple(islice((p for p in parts if any(t not in FRAMING_TERMS for t in p)), MAX_PARTS))
 
 
 def _clauses(text: str) -> list[str]:
@@ -191,111 +195,9 @@ def is_many_part(text: str) -> bool:
     return len(question_parts(text)) >= 2
 
 
-def _variants(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str]]:
-    """For terms of at least ``PREFIX_MIN`` letters the memory lacks, its terms sharing a prefix of
-    ``PREFIX_MIN`` letters or all but the term's last two.
-
-    Stemmers miss some pairs ("subsidized" → "subsid" but "subsidy" → "subsidi", long Ukrainian
-    inflections); a word the memory never uses contributes nothing otherwise.  (British and American
-    spellings are one word already: ``text.spelling``.)
-    """
-    out: dict[str, list[str]] = {}
-    for term in terms:
-        if len(term) < PREFIX_MIN or _is_compound(term) or index.term_df(term) > 0:
-            continue
-        prefix = term[: max(PREFIX_MIN, len(term) - 2)]
-        variants = [v for v in index.with_prefix(prefix) if v != term and not _is_compound(v)]
-        if variants:
-            out[term] = variants
-    return out
-
-
-def _bridges(
-    terms: tuple[str, ...], words: Mapping[str, str], index: SectionIndex
-) -> dict[str, tuple[frozenset[str], ...]]:
-    """For each term, its translations in the other language (``lexicon``, the word as typed first) that the
-    memory holds: a Ukrainian question's "клієнти" stands for "client" in an English memory, an English "desk"
-    for "місце"."""
-    out: dict[str, tuple[frozenset[str], ...]] = {}
-    table = lexicon.table()
-    for term in terms:
-        held = tuple(b for b in table.bridges(term, words.get(term, "")) if all(index.term_df(t) > 0 for t in b))
-        if held:
-            out[term] = held
-    return out
-
-
-def _paraphrases(terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple[frozenset[str], ...]]:
-    """For each term the memory never or barely uses (``RARE_SHARE``), the paraphrases of the question's words
-    it is part of (``thesaurus``) that the memory uses more: "freelance" stands for "external employment",
-    "storm" for "inclement weather".
-
-    Not for a word the memory uses as its own, as spelling variants are not (``_variants``): bridged always, a
-    first table's meeting talk ("cost" → "price") cost QMSum (MRR 0.696 → 0.682); bridged wherever at most 3
-    sections used it, a chat's "travel for work" brought "business trip" (long chats multi-section recall
-    0.667 → 0.567)."""
-    rare = int(index.live_count * RARE_SHARE)
-    if all(index.term_df(t) > rare for t in terms):
-        return {}  # most questions: the table is not even loaded
-    # A phrase the memory writes a word of ("coworking space", where it says "coworking") is its own.
-    found = thesaurus.table().bridges(frozenset(terms), lambda member: all(index.term_df(t) <= rare for t in member))
-    out = {}
-    for term, options in found.items():
-        own = index.term_df(term)
-        held = tuple(o for o in options if all(index.term_df(t) > own for t in o))
-        if held:
-            out[term] = held
-    return out
-
-
-def _merged(*maps: Mapping[str, tuple[frozenset[str], ...]]) -> dict[str, tuple[frozenset[str], ...]]:
-    """Each term's alternates from all of ``maps``, in order, once each."""
-    out: dict[str, tuple[frozenset[str], ...]] = {}
-    for found in maps:
-        for term, options in found.items():
-            out[term] = tuple(dict.fromkeys(out.get(term, ()) + options))
-    return out
-
-
-def _bridge_boosts(
-    term: str, bridges: tuple[frozenset[str], ...], index: SectionIndex, known: Mapping[str, float]
-) -> dict[str, float]:
-    """Each translation's ranking boost: what the word it translates weighs (its idf, a framing word's cut),
-    never more.  A word rare in the memory's other language had outweighed the common word it translates: "main"
-    (framing, in most English pages) → "головний" put a Ukrainian rule first for "Who are our main clients?"."""
-    own = index.term_idf(term) * (FRAMING_WEIGHT if term in _FRAMING_TERMS else 1.0)
-    out = {}
-    for t in {t for bridge in bridges for t in bridge}:
-        boost = EXPANSION_WEIGHT * min(1.0, own / (index.term_idf(t) or 1.0))
-        out[t] = min(known.get(t, boost), boost)
-    return out
-
-
-def _expand(terms: tuple[str, ...], acronyms: Acronyms) -> tuple[list[str], dict[str, tuple[frozenset[str], ...]]]:
-    present = set(terms)
-    extra: list[str] = []
-    alternates: dict[str, list[frozenset[str]]] = {}
-    for acronym, expansions in acronyms.items():
-        short = analyzer.term_set(acronym)
-        for expansion in expansions:
-            long = analyzer.term_set(expansion)
-            if not short or len(long) < 2:
-                continue
-            if short <= present:  # the query says "MRR": its expansion stands for it too
-                extra.extend(sorted(long))
-                for term in short:
-                    alternates.setdefault(term, []).append(long)
-            shared = long & present
-            if len(shared) >= 2 and len(shared) * 3 >= len(long) * 2:  # "recurring revenue" → MRR
-                extra.extend(sorted(short))
-                for term in shared:
-                    alternates.setdefault(term, []).append(short)
-    return list(dict.fromkeys(extra)), {t: tuple(dict.fromkeys(v)) for t, v in alternates.items()}
-
-
 def framing_boosts(query: Query) -> dict[str, float]:
     """Down-weights for the query's words that frame the question rather than name its topic."""
-    return {t: FRAMING_WEIGHT for t in query.terms if t in _FRAMING_TERMS or t in query.framing}
+    return {t: query.framed.get(t, FRAMING_WEIGHT) for t in query.terms if t in FRAMING_TERMS or t in query.framing}
 
 
 def no_topic(query: Query) -> tuple[str, ...]:
@@ -303,7 +205,7 @@ def no_topic(query: Query) -> tuple[str, ...]:
     "help me", "що нового?": ``stopwords.VAGUE``), else (): such a question does not say what it is
     about, so whatever it matches cannot be known to answer it.  A word in capitals ("IT help?") is a
     name, so a question holding one names its topic."""
-    content = [t for t in query.terms if not _is_compound(t)]
+    content = [t for t in query.terms if not is_compound(t)]
     if not content or any(t not in _VAGUE_TERMS for t in content) or _CAPITALS.search(query.text):
         return ()
     return tuple(dict.fromkeys(query.word(t) for t in content))
@@ -312,7 +214,7 @@ def no_topic(query: Query) -> tuple[str, ...]:
 def weights(query: Query, index: SectionIndex) -> dict[str, float]:
     """Each non-compound query term's coverage weight: its idf, framing words down-weighted."""
     boosts = framing_boosts(query)
-    return {t: index.term_idf(t) * boosts.get(t, 1.0) for t in query.terms if not _is_compound(t)}
+    return {t: index.term_idf(t) * boosts.get(t, 1.0) for t in query.terms if not is_compound(t)}
 
 
 def part_weights(weights: Mapping[str, float], part: Iterable[str]) -> dict[str, float]:

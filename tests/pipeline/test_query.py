@@ -8,11 +8,9 @@ import pytest
 
 from retriever.memory.build import add_sections
 from retriever.memory.index import Params, SectionIndex
+from retriever.pipeline.expansion import EXPANSION_WEIGHT, FRAMING_WEIGHT, RARE_SHARE
 from retriever.pipeline.query import (
-    EXPANSION_WEIGHT,
-    FRAMING_WEIGHT,
     PART_CONTEXT,
-    RARE_SHARE,
     analyze,
     best_coverage,
     coverage,

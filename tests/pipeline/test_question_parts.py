@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever.config import MAX_PROMPT_CHARS
+from retriever.pipeline.expansion import FRAMING_TERMS
 from retriever.pipeline.query import (
-    _FRAMING_TERMS,
     MAX_PARTS,
     Query,
     analyze,
@@ -46,7 +46,7 @@ def old_parts(text: str) -> tuple[tuple[str, ...], ...]:
     """``question_parts`` as it was, uncapped."""
     clauses = [c for c in OLD_CLAUSE.split(text) if c and c.strip(" ,.?")]
     parts = (tuple(dict.fromkeys(analyzer.terms(c))) for c in clauses)
-    return tuple(p for p in parts if any(t not in _FRAMING_TERMS for t in p))
+    return tuple(p for p in parts if any(t not in FRAMING_TERMS for t in p))
 
 
 @settings(max_examples=800, deadline=None)

@@ -1,0 +1,157 @@
+"""Query expansion: what a question's words stand for in this memory, and how much each counts.
+
+A word the memory does not write can stand for ones it does: its acronym or expansion as the memory defines
+them (``acronym_expansions``), its words of the same beginning (``variants``), its translations (``bridges``,
+``lexicon``) and paraphrases (``paraphrases``, ``thesaurus``); each added term weighs no more than the word
+(``bridge_boosts``).  A framing word ("main", "summarize") weighs ``FRAMING_WEIGHT`` of its idf, capped as a
+common word's where the memory seldom writes it (``framing_cuts``).  ``query.analyze`` calls these once per
+question; they read the index, never text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+from retriever.memory.index import SectionIndex
+from retriever.text import analyzer, lexicon, thesaurus
+from retriever.text.stopwords import FRAMING
+
+FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
+# ... and never more than that much of the idf of a word in this share of the memory's sections: a framing word
+# the memory seldom writes is still only how the question is asked.  "Summarize the discussion about…" had
+# weighed "summar" as a rare word, putting first a transcript where someone said "to summarise".
+FRAMING_SHARE = 0.05
+EXPANSION_WEIGHT = 0.6  # an acronym, expansion or spelling variant added to the query counts this much
+PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
+# A word at most this share of the memory's sections holds is not the memory's word for its topic: its
+# paraphrases stand for it (``paraphrases``).  Below 1,000 sections, only a word the memory never uses.
+RARE_SHARE = 0.001
+FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
+Acronyms = Mapping[str, Iterable[str]]  # acronym (lower-case) → its expansions, as the memory defines them
+
+
+def is_compound(term: str) -> bool:
+    return any(not ch.isalnum() for ch in term)
+
+
+def variants(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str]]:
+    """For terms of at least ``PREFIX_MIN`` letters the memory lacks, its terms sharing a prefix of
+    ``PREFIX_MIN`` letters or all but the term's last two.
+
+    Stemmers miss some pairs ("subsidized" → "subsid" but "subsidy" → "subsidi", long Ukrainian
+    inflections); a word the memory never uses contributes nothing otherwise.  (British and American
+    spellings are one word already: ``text.spelling``.)
+    """
+    out: dict[str, list[str]] = {}
+    for term in terms:
+        if len(term) < PREFIX_MIN or is_compound(term) or index.term_df(term) > 0:
+            continue
+        prefix = term[: max(PREFIX_MIN, len(term) - 2)]
+        found = [v for v in index.with_prefix(prefix) if v != term and not is_compound(v)]
+        if found:
+            out[term] = found
+    return out
+
+
+def bridges(
+    terms: tuple[str, ...], words: Mapping[str, str], index: SectionIndex
+) -> dict[str, tuple[frozenset[str], ...]]:
+    """For each term, its translations in the other language (``lexicon``, the word as typed first) that the
+    memory holds: a Ukrainian question's "клієнти" stands for "client" in an English memory, an English "desk"
+    for "місце"."""
+    out: dict[str, tuple[frozenset[str], ...]] = {}
+    table = lexicon.table()
+    for term in terms:
+        held = tuple(b for b in table.bridges(term, words.get(term, "")) if all(index.term_df(t) > 0 for t in b))
+        if held:
+            out[term] = held
+    return out
+
+
+def paraphrases(terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple[frozenset[str], ...]]:
+    """For each term the memory never or barely uses (``RARE_SHARE``), the paraphrases of the question's words
+    it is part of (``thesaurus``) that the memory uses more: "freelance" stands for "external employment",
+    "storm" for "inclement weather".
+
+    Not for a word the memory uses as its own, as spelling variants are not (``variants``): bridged always, a
+    first table's meeting talk ("cost" → "price") cost QMSum (MRR 0.696 → 0.682); bridged wherever at most 3
+    sections used it, a chat's "travel for work" brought "business trip" (long chats multi-section recall
+    0.667 → 0.567)."""
+    rare = int(index.live_count * RARE_SHARE)
+    if all(index.term_df(t) > rare for t in terms):
+        return {}  # most questions: the table is not even loaded
+    # A phrase the memory writes a word of ("coworking space", where it says "coworking") is its own.
+    found = thesaurus.table().bridges(frozenset(terms), lambda member: all(index.term_df(t) <= rare for t in member))
+    out = {}
+    for term, options in found.items():
+        own = index.term_df(term)
+        held = tuple(o for o in options if all(index.term_df(t) > own for t in o))
+        if held:
+            out[term] = held
+    return out
+
+
+def merged(*maps: Mapping[str, tuple[frozenset[str], ...]]) -> dict[str, tuple[frozenset[str], ...]]:
+    """Each term's alternates from all of ``maps``, in order, once each."""
+    out: dict[str, tuple[frozenset[str], ...]] = {}
+    for found in maps:
+        for term, options in found.items():
+            out[term] = tuple(dict.fromkeys(out.get(term, ()) + options))
+    return out
+
+
+def bridge_boosts(
+    term: str, bridges: tuple[frozenset[str], ...], index: SectionIndex, known: Mapping[str, float]
+) -> dict[str, float]:
+    """Each translation's ranking boost: what the word it translates weighs (its idf, a framing word's cut),
+    never more.  A word rare in the memory's other language had outweighed the common word it translates: "main"
+    (framing, in most English pages) → "головний" put a Ukrainian rule first for "Who are our main clients?"."""
+    own = index.term_idf(term) * (FRAMING_WEIGHT if term in FRAMING_TERMS else 1.0)
+    out = {}
+    for t in {t for bridge in bridges for t in bridge}:
+        boost = EXPANSION_WEIGHT * min(1.0, own / (index.term_idf(t) or 1.0))
+        out[t] = min(known.get(t, boost), boost)
+    return out
+
+
+def acronym_expansions(
+    terms: tuple[str, ...], acronyms: Acronyms
+) -> tuple[list[str], dict[str, tuple[frozenset[str], ...]]]:
+    """The memory's acronyms a question's words expand or abbreviate: the terms to add, and for each asked term
+    the term sets that stand for it ("MRR" for "monthly recurring revenue", and back)."""
+    present = set(terms)
+    extra: list[str] = []
+    alternates: dict[str, list[frozenset[str]]] = {}
+    for acronym, expansions in acronyms.items():
+        short = analyzer.term_set(acronym)
+        for expansion in expansions:
+            long = analyzer.term_set(expansion)
+            if not short or len(long) < 2:
+                continue
+            if short <= present:  # the query says "MRR": its expansion stands for it too
+                extra.extend(sorted(long))
+                for term in short:
+                    alternates.setdefault(term, []).append(long)
+            shared = long & present
+            if len(shared) >= 2 and len(shared) * 3 >= len(long) * 2:  # "recurring revenue" → MRR
+                extra.extend(sorted(short))
+                for term in shared:
+                    alternates.setdefault(term, []).append(short)
+    return list(dict.fromkeys(extra)), {t: tuple(dict.fromkeys(v)) for t, v in alternates.items()}
+
+
+def framing_cuts(terms: Iterable[str], index: SectionIndex) -> dict[str, float]:
+    """For each framing word the memory writes, but in fewer than ``FRAMING_SHARE`` of its sections, the multiplier
+    that weighs it as ``FRAMING_WEIGHT`` of the idf of a word in that share rather than of its own.  A framing
+    word the memory never writes keeps its weight: it ranks no section, and counts against coverage as before."""
+    n = max(index.live_count, 1)
+    df = max(1.0, n * FRAMING_SHARE)
+    ceiling = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    out = {}
+    for term in terms:
+        idf = index.term_idf(term)
+        if term in FRAMING_TERMS and idf > ceiling and index.term_df(term) > 0:
+            out[term] = FRAMING_WEIGHT * ceiling / idf
+    return out
+
