@@ -123,7 +123,11 @@ def open_service(loaded: Loaded) -> Any:
     except RetrieverError as exc:
         store.close()
         fail(exc, as_json=False)
-    return MemoryService(retriever, store)
+    try:  # users' trees inside a shared tree would be read for anyone (``compat.graphs``)
+        return MemoryService(retriever, store)
+    except RetrieverError as exc:
+        store.close()
+        fail(exc, as_json=False)
 
 
 def warn_if_not_ready(root: Path) -> None:

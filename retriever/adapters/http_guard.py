@@ -215,6 +215,9 @@ class Guard:
 
     def _admit(self, path: str, headers: Headers) -> KeyGrant | None:
         """The request's grant after the Host, Origin and key checks; raises ``RequestRefused``."""
+        for name in ("host", "origin"):  # a second one would go unchecked: only the first is read
+            if len(headers.getlist(name)) > 1:
+                raise RequestRefused(400, f"more than one {name.capitalize()} header; send one")
         host = headers.get("host", "")
         if not self._host_allowed(host):
             raise RequestRefused(

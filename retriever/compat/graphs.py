@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from retriever.config import Settings
-from retriever.errors import MemoryNotFound
+from retriever.errors import ConfigError, MemoryNotFound
 from retriever.pipeline.contracts import MemoriesRetrieveRequest
 from retriever.pipeline.results import Fact, Relationship
 from retriever.pipeline.triage import triage
@@ -114,10 +114,27 @@ class _Cached:
     size: int  # bytes it holds, as ``_entry_size`` counts them
 
 
+def _check_apart(users: Path | None, shared: Mapping[str, Path]) -> None:
+    """Refuse users' trees inside a shared tree: that tree would index every user's files, and any caller
+    reading it (every user, by default) would be answered from all of them."""
+    if users is None:
+        return
+    inside = users.resolve()
+    for graph, root in shared.items():
+        if inside.is_relative_to(root.resolve()):
+            raise ConfigError(
+                f"the users' trees ({preview(str(users), 120)}) lie inside graph {preview(graph, 60)} "
+                f"({preview(str(root), 120)}), which would read every user's files for anyone: move the users' "
+                "folder out of it (RETRIEVER_USER_TREES), or serve a root beside it"
+            )
+
+
 class GraphRetrieval:
     """The trees a server knows, their retrievers, and the per-user context cache."""
 
     def __init__(self, default: Retriever, settings: Settings) -> None:
+        """Raises ``ConfigError`` when the users' trees lie inside a shared tree (``_check_apart``)."""
+        _check_apart(settings.user_trees, {DEFAULT_GRAPH: default.root, **settings.graphs})
         self.default = default
         self.settings = settings
         self._retrievers: dict[Path, Retriever] = {}  # shared graphs: as many as configured

@@ -25,6 +25,7 @@ from retriever.text.safe import bounded, preview
 
 USER_HEADER = "x-external-user-id"
 ECHO_CHARS = 200  # a bad header value is quoted back at most this long
+MAX_ERRORS = 20  # validation errors listed in a 422 reply; the rest are counted
 
 
 def answer(
@@ -68,9 +69,11 @@ def _canonical(users: Iterable[str]) -> set[str]:
 
 
 def _validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
-    """pydantic's errors as FastAPI's ``detail``, under ``body``, with inputs cut to a bounded prefix."""
+    """pydantic's errors as FastAPI's ``detail``, under ``body``, with inputs cut to a bounded prefix: the first
+    ``MAX_ERRORS``, then one entry counting the rest (a list of bad items draws an error per item)."""
+    errors = exc.errors(include_url=False)
     detail = []
-    for error in exc.errors(include_url=False):
+    for error in errors[:MAX_ERRORS]:
         item = {
             "type": error["type"],
             "loc": bounded(["body", *error["loc"]]),
@@ -80,4 +83,7 @@ def _validation_detail(exc: ValidationError) -> list[dict[str, Any]]:
         if "ctx" in error:  # e.g. {"max_length": 5000}; an exception in it becomes its message
             item["ctx"] = bounded({k: str(v) if isinstance(v, BaseException) else v for k, v in error["ctx"].items()})
         detail.append(item)
+    if len(errors) > MAX_ERRORS:
+        more = len(errors) - MAX_ERRORS
+        detail.append({"type": "too_many_errors", "loc": ["body"], "msg": f"and {more} more errors", "input": None})
     return detail

@@ -79,6 +79,19 @@ def test_loopback_names_and_listed_hosts_are_served(service: MemoryService) -> N
             assert httpx.get(f"{url}/healthz", headers={"Host": foreign}).status_code == 421, foreign
 
 
+@pytest.mark.parametrize(
+    "extra",
+    ["Host: 127.0.0.1\r\nHost: rebind.evil.example", "Host: 127.0.0.1\r\nOrigin: http://127.0.0.1\r\nOrigin: https://evil.example"],
+)
+def test_a_second_host_or_origin_header_is_refused_not_left_unchecked(base: str, extra: str) -> None:
+    """Only the first of two was read: "Host: 127.0.0.1" then "Host: evil.example" was served."""
+    sock = raw_connection(base, f"GET /healthz HTTP/1.1\r\n{extra}\r\nConnection: close\r\n\r\n".encode())
+    answer = read_until_closed(sock)
+    sock.close()
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:100]
+    assert b"send one" in answer
+
+
 # -- bodies: limits while reading ---------------------------------------------------------------------
 
 

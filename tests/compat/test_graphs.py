@@ -17,6 +17,8 @@ from mcp import Client
 
 from retriever import Retriever, Settings
 from retriever.compat import graphs
+from retriever.errors import ConfigError
+from retriever.pipeline.contracts import MAX_GRAPH_IDS
 from retriever.service.service import MemoryService
 from retriever.service.stores.sqlite import SQLiteStore
 
@@ -180,6 +182,7 @@ def test_a_repeat_is_a_cache_hit_and_an_edit_invalidates_it(
         ({"query": 7, "agent_id": "a"}, ["body", "query"], "string_type"),
         ({"query": "x", "agent_id": "a", "graph_ids": "team-eng"}, ["body", "graph_ids"], "list_type"),
         ({"query": "x", "agent_id": "a", "graph_ids": ["nope"]}, ["body", "graph_ids", 0], "value_error"),
+        ({"query": "x", "agent_id": "a", "graph_ids": ["g"] * (MAX_GRAPH_IDS + 1)}, ["body", "graph_ids"], "too_long"),
     ],
 )
 def test_invalid_bodies_answer_422_in_the_seeds_detail_shape(base: str, body: Any, loc: list[Any], kind: str) -> None:
@@ -187,6 +190,45 @@ def test_invalid_bodies_answer_422_in_the_seeds_detail_shape(base: str, body: An
     assert response.status_code == 422
     detail = response.json()["detail"]
     assert any(d["loc"] == loc and d["type"] == kind and d["msg"] and "input" in d for d in detail)
+
+
+def test_a_long_list_of_bad_graph_ids_is_refused_in_one_short_reply(base: str) -> None:
+    """490,000 numbers had drawn one error each: a 52 MB reply that took 730 MB and 25 s to build."""
+    response = _retrieve(base, {"query": "x", "agent_id": "a", "graph_ids": [1] * 490_000})
+    assert response.status_code == 422
+    assert len(response.content) < 2_000
+    assert [d["type"] for d in response.json()["detail"]] == ["too_long"]
+
+
+def test_a_reply_lists_at_most_twenty_validation_errors_and_counts_the_rest(base: str) -> None:
+    response = _retrieve(base, {"query": "x", "agent_id": "a", "graph_ids": [1] * MAX_GRAPH_IDS})
+    detail = response.json()["detail"]
+    assert len(detail) == 21 and all(d["type"] == "string_type" for d in detail[:20])
+    assert detail[-1] == {
+        "type": "too_many_errors", "loc": ["body"], "msg": f"and {MAX_GRAPH_IDS - 20} more errors", "input": None
+    }
+
+
+@pytest.mark.parametrize("where", ["root", "graph"])
+def test_users_trees_inside_a_shared_tree_are_refused_at_start(where: str, tmp_path: Path) -> None:
+    """A root of /srv/memory with users in /srv/memory/users had answered bob from alice's private tree."""
+    shared = tmp_path / "memory"
+    (shared / "users" / "alice").mkdir(parents=True)
+    (shared / "users" / "alice" / "notes.md").write_text("# Salary\n\nAlice's target is 250k zorblax.\n")
+    (shared / "company.md").write_text("# Company\n\nWe sell software.\n")
+    root = shared if where == "root" else tmp_path / "other"
+    root.mkdir(exist_ok=True)
+    named = {"eng": shared} if where == "graph" else {}
+    settings = Settings.from_env(state_dir=tmp_path / "state", user_trees=shared / "users", graphs=named)
+    with pytest.raises(ConfigError, match=r"users' trees .* lie inside graph"):
+        graphs.GraphRetrieval(Retriever(root, settings), settings)
+
+
+def test_users_trees_beside_the_shared_trees_are_accepted(tmp_path: Path) -> None:
+    (tmp_path / "users").mkdir()
+    (tmp_path / "memory").mkdir()
+    settings = Settings.from_env(state_dir=tmp_path / "state", user_trees=tmp_path / "users")
+    graphs.GraphRetrieval(Retriever(tmp_path / "memory", settings), settings)
 
 
 def test_a_body_that_is_not_json_answers_422(base: str) -> None:
