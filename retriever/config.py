@@ -15,13 +15,14 @@ import hashlib
 import math
 import os
 import re
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from retriever.errors import ConfigError
 
@@ -34,6 +35,9 @@ MAX_SECONDS = 7 * 24 * 3600
 # The top of every count, size and rate with no smaller one of its own: SQLite, Redis and asyncio
 # take them as C integers.
 MAX_COUNT = 2**31 - 1
+# The watcher's shortest round: a server rescans the tree this often at most (1e-300 had spun a core).
+MIN_REFRESH_SECONDS = 0.05
+MAX_PROBLEMS = 5  # invalid values a settings error lists, then "and N more"
 
 _ENV = {
     "state_dir": "RETRIEVER_STATE_DIR",
@@ -106,7 +110,7 @@ class Settings(BaseModel):
     redis_url: str | None = Field(default=None, description="Sessions and request log in Redis, not SQLite.")
     api_key: SecretStr | None = Field(default=None, description="Bearer token the HTTP server requires.")
     refresh_seconds: float = Field(
-        default=2.0, gt=0, le=MAX_SECONDS, description="How often a server looks for edited files."
+        default=2.0, ge=MIN_REFRESH_SECONDS, le=MAX_SECONDS, description="How often a server looks for edited files."
     )
     request_log_limit: int = Field(default=10_000, ge=1, le=MAX_COUNT, description="Requests kept in the request log.")
     allowed_origins: tuple[str, ...] = Field(default=(), description="Browser origins the HTTP server accepts.")
@@ -176,9 +180,9 @@ class Settings(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _finite_and_bounded(cls, value: Any, info: ValidationInfo) -> Any:
-        """A number setting given NaN, an infinity, or a value above its top is refused, naming the range it
-        accepts (``must be a number of seconds above 0 and at most 604800 (7 days)``).  Values below the
-        bottom, and text that is no number, are left to the field's own checks."""
+        """A number setting given NaN, an infinity, or a value outside its range is refused, naming the range
+        it accepts (``must be a number of seconds above 0 and at most 604800 (7 days)``).  Text that is no
+        number is left to the field's own checks."""
         name = info.field_name or ""
         field = cls.model_fields.get(name)
         if field is None or not _numeric(field.annotation):
@@ -198,7 +202,7 @@ class Settings(BaseModel):
             raise ValueError("expected id=path pairs separated by commas, e.g. eng=/srv/memory/eng")
         return {k.strip(): Path(v.strip()) for k, v in pairs}
 
-    @field_validator("allowed_origins", "llm_stages", mode="before")
+    @field_validator("allowed_origins", "llm_stages", "allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         return tuple(v.strip() for v in value.split(",") if v.strip()) if isinstance(value, str) else value
@@ -212,10 +216,7 @@ class Settings(BaseModel):
         try:
             return cls(**values)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{_ENV.get(key := str(e['loc'][0]), key)}={shown_value(key, e.get('input'))}: {e['msg']}"
-                for e in exc.errors()
-            )
+            problems = listed_problems(exc, _env_problem)
             # Not chained: the pydantic error repeats every input, secrets included.
             raise ConfigError(f"invalid setting: {problems}") from None
 
@@ -249,10 +250,18 @@ class Settings(BaseModel):
     host: str = Field(default="127.0.0.1", min_length=1, description="Interface `retriever serve` binds.")
     port: int = Field(default=8765, ge=0, le=65535, description="Port `retriever serve` listens on (0: any free one).")
 
-    @field_validator("allowed_hosts", mode="before")
-    @classmethod
-    def _split_hosts(cls, value: Any) -> Any:
-        return tuple(v.strip() for v in value.split(",") if v.strip()) if isinstance(value, str) else value
+
+def _env_problem(error: ErrorDetails) -> str:
+    key = str(error["loc"][0]) if error["loc"] else "?"
+    return f"{_ENV.get(key, key)}={shown_value(key, error.get('input'))}: {error['msg']}"
+
+
+def listed_problems(exc: ValidationError, describe: Callable[[ErrorDetails], str]) -> str:
+    """The first ``MAX_PROBLEMS`` errors, each ``describe``d, then "and N more" (10,000 bad list items had
+    made a 900 KB message)."""
+    errors = exc.errors()
+    more = f"; and {len(errors) - MAX_PROBLEMS} more" if len(errors) > MAX_PROBLEMS else ""
+    return "; ".join(describe(error) for error in errors[:MAX_PROBLEMS]) + more
 
 
 def _numeric(annotation: Any) -> bool:
@@ -278,9 +287,10 @@ def _number(value: Any) -> int | float | None:
 
 
 def _acceptable(number: int | float, field: FieldInfo) -> bool:
-    """Finite and not above the field's top (a huge int is compared exactly, never turned into a float)."""
-    top = _limit(field, "le")
-    return (isinstance(number, int) or math.isfinite(number)) and (top is None or number <= top)
+    """Finite and within the field's bounds (a huge int is compared exactly, never turned into a float)."""
+    low, above, top = _limit(field, "ge"), _limit(field, "gt"), _limit(field, "le")
+    within = (low is None or number >= low) and (above is None or number > above) and (top is None or number <= top)
+    return (isinstance(number, int) or math.isfinite(number)) and within
 
 
 def _accepted(name: str, field: FieldInfo) -> str:
@@ -367,13 +377,18 @@ def mask_url(text: str) -> str:
 def shown_value(key: str, value: Any) -> str:
     """How an invalid ``value`` of setting ``key`` is shown in a message: its ``repr`` (cut at 200
     characters, URL passwords masked), or for a secret (``SECRET_KEYS``) only its type, never the value:
-    ``<a list, not shown: api_keys is a secret>``."""
+    ``<a list, not shown: api_keys is a secret>``.  An integer Python will not write out (over 4,300 digits,
+    which a TOML file may hold in hex) is shown by its size."""
     if key in SECRET_KEYS:
-        return f"<{_type_name(value)}, not shown: {key} is a secret>"
-    return mask_url(repr(value)[:200])
+        return f"<{type_name(value)}, not shown: {key} is a secret>"
+    try:
+        return mask_url(repr(value)[:200])
+    except ValueError:  # int's repr refuses past sys.get_int_max_str_digits()
+        what = "an integer" if isinstance(value, int) else f"{type_name(value)} holding an integer"
+        return f"<{what} of over {sys.get_int_max_str_digits():,} digits>"
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
     """A value's type in a config file's words: a string, a list, a table, …"""
     names = {bool: "a boolean", str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a table"}
     return next((name for kind, name in names.items() if isinstance(value, kind)), f"a {type(value).__name__}")

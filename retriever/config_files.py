@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,11 +36,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
-from retriever.config import APP_DIR, ENV_VARIABLES, Settings, mask_url, shown_value
+from retriever.config import APP_DIR, ENV_VARIABLES, Settings, listed_problems, mask_url, shown_value, type_name
 from retriever.config import SECRET_KEYS as SECRET_KEYS  # re-exported: status and callers read it here
 from retriever.errors import ConfigError
-from retriever.text.safe import one_line
+from retriever.text.safe import cut, one_line, preview
 
 TREE_CONFIG = ".retriever.toml"
 USER_CONFIG = "config.toml"
@@ -115,7 +117,8 @@ def load(
     """The settings from every source (see the module's contract); ``flags`` set to None are not given.
 
     Raises ``ConfigError`` for a named config file that is missing, a file that is not TOML, an
-    unknown key, a key the tree may not set, or an invalid value (each naming its source).
+    unknown key, a key the tree may not set, a ``root`` that is no string, or invalid values (each naming
+    its source; the first ``MAX_PROBLEMS``, then how many more).
     """
     environ = os.environ if environ is None else environ
     named = config_file or (Path(environ[CONFIG_VARIABLE]) if environ.get(CONFIG_VARIABLE) else None)
@@ -124,13 +127,25 @@ def load(
     chosen = _file_layer("--config", named, files, required=True) if named else None
     above = [layer for layer in (_env_layer(environ), _flag_layer(flags or {}, flag_names or {})) if layer]
     early = [layer for layer in (user, chosen, *above) if layer]
-    root = Path(_merge(early)[0].get("root", DEFAULT_ROOT))
-    tree = _file_layer("tree config", root / TREE_CONFIG if root.is_dir() else None, files, required=False)
+    root = _root(*_merge(early))
+    tree = _file_layer("tree config", root / TREE_CONFIG if _is_folder(root) else None, files, required=False)
     values, sources = _merge([layer for layer in (user, tree, chosen, *above) if layer])
     values.pop("root", None)
     settings = _settings(values, sources)
     exposed = tuple(w for layer in (user, chosen) if layer and (w := _exposed(layer)))
     return Loaded(settings, root, sources, files, exposed + _missing_graphs(settings, sources))
+
+
+def _root(values: Mapping[str, Any], sources: Mapping[str, Source]) -> Path:
+    """The memory root; a file's ``root = 5`` (or a list, a table, a boolean) is a ``ConfigError`` naming it."""
+    root = values.get("root", DEFAULT_ROOT)
+    if isinstance(root, str | Path):
+        return Path(root)
+    where = sources.get("root", DEFAULT)
+    raise ConfigError(
+        f"{one_line(where.where or str(where))}: root must be a string, the memory folder's path, not "
+        f'{type_name(root)}; write it in quotes, e.g. root = "{DEFAULT_ROOT}"'
+    )
 
 
 def _exposed(layer: Layer) -> str | None:
@@ -158,7 +173,14 @@ def _missing_graphs(settings: Settings, sources: Mapping[str, Source]) -> tuple[
 def _is_folder(path: Path) -> bool:
     try:
         return path.is_dir()
-    except OSError:  # unreadable on the way there: not a folder this process can read
+    except OSError:  # unreadable on the way there, or a name too long: not a folder this process can read
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # as for _is_folder
         return False
 
 
@@ -191,21 +213,31 @@ def _file_layer(kind: Kind, path: Path | None, files: dict[Kind, Path | None], *
     if path is None:
         return None
     path = path.expanduser()
-    if not path.is_file():
+    if not _is_file(path):
         files[kind] = None
         if required:
-            raise ConfigError(f"config file {str(path)!r} does not exist; check --config (or {CONFIG_VARIABLE})")
+            shown = preview(str(path), 300)
+            raise ConfigError(f"config file {shown} does not exist; check --config (or {CONFIG_VARIABLE})")
         return None
     files[kind] = path
-    values = _resolved(_checked(kind, path, _read(path)), path.parent)
+    values = _resolved(_checked(kind, path, read_toml(path)), path.parent)
     return Layer(values, dict.fromkeys(values, Source(kind, str(path)))) if values else None
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_toml(path: Path, what: str = "settings") -> dict[str, Any]:
+    """The TOML file at ``path``; a file that cannot be read or parsed is a ``ConfigError`` naming it."""
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read settings from {path}: {exc}; fix or remove the file") from exc
+    except (OSError, ValueError) as exc:  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
+        raise ConfigError(f"cannot read {what} from {path}: {_toml_problem(exc)}; fix or remove the file") from exc
+
+
+def _toml_problem(exc: OSError | ValueError) -> str:
+    """Why a TOML file could not be read.  tomllib turns a decimal integer into an ``int``, which Python
+    refuses past ``sys.get_int_max_str_digits()`` digits with a plain ``ValueError``."""
+    if type(exc) is ValueError and "integer string conversion" in str(exc):
+        return f"a number has more than {sys.get_int_max_str_digits():,} digits"
+    return one_line(cut(str(exc), 300))
 
 
 def _checked(kind: Kind, path: Path, data: dict[str, Any]) -> dict[str, Any]:
@@ -219,7 +251,7 @@ def _checked(kind: Kind, path: Path, data: dict[str, Any]) -> dict[str, Any]:
         )
     for key in values:
         if key not in VARIABLES:
-            raise ConfigError(f"{path}: unknown setting {key!r}{_suggestion(key)}")
+            raise ConfigError(f"{path}: unknown setting {preview(key)}{_suggestion(key)}")
         if kind == "tree config":
             _allowed_in_tree(path, key)
     return values
@@ -230,7 +262,7 @@ def _suggestion(key: str) -> str:
     plain = key.lower().replace("-", "_").removeprefix("retriever_")
     plain = {"openai_api_key": "llm_api_key", "openai_base_url": "llm_base_url"}.get(plain, plain)
     close = difflib.get_close_matches(plain, list(VARIABLES), n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = f"; did you mean {close[0]!r}?" if close else ";"
     return f"{hint} Settings are top-level keys named like the variables without RETRIEVER_, in lower case"
 
 
@@ -288,12 +320,12 @@ def _settings(values: dict[str, Any], sources: Mapping[str, Source]) -> Settings
     try:
         return Settings(**values)
     except ValidationError as exc:
-        problems = "; ".join(_problem(error, sources) for error in exc.errors())
+        problems = listed_problems(exc, lambda error: _problem(error, sources))
         # Not chained: the pydantic error repeats every input, secrets included.
         raise ConfigError(f"invalid setting: {problems}") from None
 
 
-def _problem(error: Any, sources: Mapping[str, Source]) -> str:
+def _problem(error: ErrorDetails, sources: Mapping[str, Source]) -> str:
     """``RETRIEVER_TOP_K='0': …`` for the environment, ``top_k = 0 in FILE: …`` for a file; a secret's
     value is never shown, only its type (``config.shown_value``)."""
     key = str(error["loc"][0]) if error.get("loc") else "?"

@@ -72,9 +72,9 @@ def test_every_number_setting_refuses_infinity_nan_and_absurd_values_naming_the_
 
 def test_a_duration_is_refused_past_a_week_and_the_message_says_so() -> None:
     with pytest.raises(ConfigError) as caught:
-        Settings.from_env({"RETRIEVER_REFRESH_SECONDS": "inf"})
+        Settings.from_env({"RETRIEVER_SESSION_IDLE_SECONDS": "inf"})
     assert caught.value.message == (
-        "invalid setting: RETRIEVER_REFRESH_SECONDS='inf': must be a number of seconds above 0 and at most "
+        "invalid setting: RETRIEVER_SESSION_IDLE_SECONDS='inf': must be a number of seconds above 0 and at most "
         f"{MAX_SECONDS} (7 days)"
     )
 
@@ -123,3 +123,41 @@ def test_a_root_name_that_is_not_utf8_still_gets_a_cache_folder(tmp_path: Path) 
     folder = index_cache_dir(Settings.from_env(), root).name
     assert folder.startswith("mem\udcff-")
     assert folder.endswith(hashlib.sha1(os.fsencode(root.resolve()), usedforsecurity=False).hexdigest()[:16])
+
+
+# Hostile values: each error names the value's range or size, and stays short.
+
+
+@pytest.mark.parametrize("text", ["1e-300", "0", "0.01"])
+def test_a_refresh_interval_under_a_twentieth_of_a_second_is_refused_naming_the_range(text: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_env({"RETRIEVER_REFRESH_SECONDS": text})  # 1e-300 had spun the watcher at 95% of a core
+    assert caught.value.message == (
+        f"invalid setting: RETRIEVER_REFRESH_SECONDS='{text}': must be a number of seconds from 0.05 to "
+        f"{MAX_SECONDS} (7 days)"
+    )
+    assert Settings.from_env({"RETRIEVER_REFRESH_SECONDS": "0.05"}).refresh_seconds == 0.05
+
+
+def test_a_number_below_its_range_is_refused_naming_the_range_it_accepts() -> None:
+    with pytest.raises(ConfigError, match=r"RETRIEVER_TOP_K='0': must be a whole number from 1 to 100$"):
+        Settings.from_env({"RETRIEVER_TOP_K": "0"})
+    with pytest.raises(ConfigError, match=r"RETRIEVER_LLM_TIMEOUT_SECONDS='0': must be a number of seconds above 0"):
+        Settings.from_env({"RETRIEVER_LLM_TIMEOUT_SECONDS": "0"})
+
+
+def test_ten_thousand_invalid_list_items_are_named_five_times_then_counted() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_env({"RETRIEVER_LLM_STAGES": "x," * 10_000})  # had printed ~900 KB
+    message = caught.value.message
+    assert message.count("RETRIEVER_LLM_STAGES='x': Input should be 'triage'") == 5
+    assert message.endswith("; and 9995 more") and len(message) < 1000
+
+
+def test_an_integer_too_long_to_print_is_shown_by_its_size_not_a_value_error() -> None:
+    huge = 16**5000  # a TOML file may write it in hex; Python refuses to write it in decimal
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_env({}, top_k=huge, host=[huge])
+    message = caught.value.message
+    assert "RETRIEVER_TOP_K=<an integer of over 4,300 digits>: must be a whole number from 1 to 100" in message
+    assert "RETRIEVER_HOST=<a list holding an integer of over 4,300 digits>: Input should be a valid string" in message

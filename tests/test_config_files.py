@@ -196,7 +196,7 @@ def test_relative_paths_in_a_file_are_read_from_its_folder(tmp_path: Path, homes
 
 def test_an_invalid_value_names_its_source(tmp_path: Path, homes: dict[str, str]) -> None:
     path = _write(user_config_path(homes), "top_k = 0\n")
-    with pytest.raises(ConfigError, match=rf"top_k = 0 in {path}: Input should be greater than or equal to 1"):
+    with pytest.raises(ConfigError, match=rf"top_k = 0 in {path}: must be a whole number from 1 to 100"):
         load({}, environ=homes)
     with pytest.raises(ConfigError, match=r"RETRIEVER_TOP_K='x': Input should be a valid integer"):
         load({}, environ={**homes, "RETRIEVER_TOP_K": "x"})
@@ -231,7 +231,7 @@ def test_an_infinite_duration_in_a_file_names_the_file_and_the_accepted_range(
     with pytest.raises(ConfigError) as caught:
         load({}, environ=homes)
     message = caught.value.message
-    expected = "must be a number of seconds above 0 and at most 604800 (7 days)"
+    expected = "must be a number of seconds from 0.05 to 604800 (7 days)"
     assert f"refresh_seconds = inf in {path}: {expected}" in message
     assert f"session_idle_seconds = 1e+300 in {path}: must be a number of seconds above 0" in message
 
@@ -267,3 +267,80 @@ def test_a_file_holding_a_secret_that_others_can_read_is_warned_about(tmp_path: 
     assert load({}, environ=homes).warnings == ()
     _write(user_config_path(homes), 'redis_url = "redis://h/0"\n').chmod(0o644)  # no password: nothing secret
     assert load({}, environ=homes).warnings == ()
+
+
+# Hostile files: each is a ConfigError naming the file, with a short message, never a traceback.
+
+HUGE = "9" * 5000  # Python refuses to read a decimal integer of over 4,300 digits (a plain ValueError in tomllib)
+
+
+@pytest.mark.parametrize("place", ["tree", "--config", "RETRIEVER_CONFIG", "user config"])
+def test_a_toml_integer_of_5000_digits_is_a_config_error_naming_the_file_not_a_traceback(
+    tmp_path: Path, homes: dict[str, str], place: str
+) -> None:
+    root = _tree(tmp_path)
+    path = {
+        "tree": root / TREE_CONFIG,
+        "--config": tmp_path / "named.toml",
+        "RETRIEVER_CONFIG": tmp_path / "named.toml",
+        "user config": user_config_path(homes),
+    }[place]
+    _write(path, f"top_k = {HUGE}\n")
+    environ = {**homes, "RETRIEVER_ROOT": str(root)}
+    environ |= {"RETRIEVER_CONFIG": str(path)} if place == "RETRIEVER_CONFIG" else {}
+    with pytest.raises(ConfigError) as caught:
+        load({}, config_file=path if place == "--config" else None, environ=environ)
+    assert caught.value.message == (
+        f"cannot read settings from {path}: a number has more than 4,300 digits; fix or remove the file"
+    )
+
+
+def test_a_hex_integer_too_long_to_print_is_shown_by_its_size(tmp_path: Path, homes: dict[str, str]) -> None:
+    named = _write(tmp_path / "named.toml", f"top_k = 0x{'f' * 5000}\n")  # tomllib reads it: hex has no limit
+    with pytest.raises(ConfigError) as caught:
+        load({}, config_file=named, environ=homes)
+    assert caught.value.message == (
+        f"invalid setting: top_k = <an integer of over 4,300 digits> in {named}: must be a whole number from 1 to 100"
+    )
+
+
+@pytest.mark.parametrize(("value", "kind"), [("5", "an integer"), ('["a"]', "a list"), ("true", "a boolean")])
+def test_a_root_that_is_not_a_string_is_a_config_error_naming_the_file_and_the_type(
+    tmp_path: Path, homes: dict[str, str], value: str, kind: str
+) -> None:
+    named = _write(tmp_path / "named.toml", f"root = {value}\n")
+    with pytest.raises(ConfigError) as caught:
+        load({}, config_file=named, environ=homes)
+    assert caught.value.message == (
+        f"{named}: root must be a string, the memory folder's path, not {kind}; "
+        'write it in quotes, e.g. root = "company_context"'
+    )
+
+
+def test_a_file_with_ten_thousand_invalid_items_names_five_then_counts_the_rest(
+    tmp_path: Path, homes: dict[str, str]
+) -> None:
+    root = _tree(tmp_path, "llm_stages = [" + '"x", ' * 10_000 + "]\n")
+    with pytest.raises(ConfigError) as caught:
+        load({"root": root}, environ=homes)
+    message = caught.value.message
+    assert message.count(f"llm_stages = 'x' in {root / TREE_CONFIG}: Input should be") == 5
+    assert message.endswith("; and 9995 more") and len(message) < 2000
+
+
+def test_an_unknown_key_of_5000_characters_is_cut_in_the_message(tmp_path: Path, homes: dict[str, str]) -> None:
+    named = _write(tmp_path / "named.toml", "k" * 5000 + " = 1\n")
+    with pytest.raises(ConfigError) as caught:
+        load({}, config_file=named, environ=homes)
+    message = caught.value.message
+    assert f"{named}: unknown setting 'kkk" in message and "[cut: 4920 more characters]'" in message
+    assert len(message) < 400
+
+
+def test_a_root_or_config_file_name_too_long_for_the_file_system_is_no_oserror(
+    tmp_path: Path, homes: dict[str, str]
+) -> None:
+    long = tmp_path / ("a" * 5000)  # stat() fails with "File name too long", not "no such file"
+    assert load({"root": long}, environ=homes).root == long  # opening the memory says it is no folder
+    with pytest.raises(ConfigError, match=r"^config file '.*\[cut: \d+ more characters\]' does not exist"):
+        load({}, config_file=long, environ=homes)

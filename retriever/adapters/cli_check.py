@@ -111,7 +111,9 @@ def init(directory: Path, source: str | None) -> None:
             err=True,
         )
     # The absolute command when `retriever` is not on PATH (installed in a venv that is not active).
-    click.echo(f"Next: cd {shlex.quote(str(directory))} && git init && {command_line(['check', '--root', '.'])}")
+    # A folder named "-…" would read as an option ("cd -" goes back to the previous folder): "./-…" is that folder.
+    shown = str(directory) if not str(directory).startswith("-") else f"./{directory}"
+    click.echo(f"Next: cd {shlex.quote(shown)} && git init && {command_line(['check', '--root', '.'])}")
 
 
 COMMANDS = (check, init)

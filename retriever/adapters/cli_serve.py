@@ -24,7 +24,7 @@ from retriever.adapters.cli_common import (
     root_option,
     warn_if_not_ready,
 )
-from retriever.text.safe import one_line
+from retriever.text.safe import clean_text, cut, one_line, preview
 
 
 @click.command()
@@ -115,7 +115,7 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         since_value = parse_since(since) if since else None
     except ValueError:
         raise click.BadParameter(
-            f"{since!r} is neither Unix seconds nor an ISO 8601 time", param_hint="--since"
+            f"{preview(str(since))} is neither Unix seconds nor an ISO 8601 time", param_hint="--since"
         ) from None
     loaded = load_settings(root, as_json=as_json)
     try:
@@ -147,7 +147,11 @@ def _nothing_logged(store: Any, session_id: str | None, since: str | None, root:
     place = getattr(store, "shown_url", None) or getattr(store, "path", None) or "?"
     where = f"the {store.kind} store ({place})"
     memory = f"the memory at {one_line(str(root))}"
-    filters = [f"{name} {value}" for name, value in (("--session-id", session_id), ("--since", since)) if value]
+    filters = [  # as typed, but bounded and on one line: a session id may be huge or hold ESC sequences
+        f"{name} {one_line(cut(clean_text(value), 80))}"
+        for name, value in (("--session-id", session_id), ("--since", since))
+        if value
+    ]
     if filters:
         return f"No requests match {' and '.join(filters)} in {where} for {memory}."
     return (

@@ -18,6 +18,8 @@ from importlib import metadata
 from pathlib import Path
 
 from retriever.errors import MemoryEmpty, MemoryNotFound, RetrieverError
+from retriever.text.reader import is_folder
+from retriever.text.safe import preview
 
 DISTRIBUTION = "company-memory-retriever"
 _MARKDOWN = (".md", ".markdown")
@@ -45,8 +47,9 @@ def command_line(arguments: list[str]) -> str:
 
 def root_problem(root: Path) -> RetrieverError | None:
     """Why ``root`` cannot answer: not a folder (``MemoryNotFound``) or no markdown in it (``MemoryEmpty``)."""
-    if not root.is_dir():
-        return MemoryNotFound(f"memory root {str(root)!r} is not a folder; pass --root DIR or set RETRIEVER_ROOT")
+    if not is_folder(root):
+        shown = preview(str(root), 200)
+        return MemoryNotFound(f"memory root {shown} is not a folder; pass --root DIR or set RETRIEVER_ROOT")
     return None if _holds_markdown(root) else MemoryEmpty.at(str(root))
 
 

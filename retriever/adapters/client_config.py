@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -30,10 +31,12 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from retriever.errors import InvalidArguments
+from retriever.text.safe import cut, lone_surrogate, one_line, preview
 
 DEFAULT_NAME = "company-memory"
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what every client accepts (Claude Code is the strictest)
@@ -195,15 +198,10 @@ def merge_into(
     """The file's object with the server set, and what changed: "added", "replaced" or "unchanged".
 
     Raises ``ClientConfigError`` naming ``path`` when it is not a JSON object (JSON with comments
-    included): nothing is written then, and the message says to merge by hand.
+    included) or holds what could not be written back as it was (``_parse``): nothing is written then,
+    and the message says to merge by hand.
     """
-    try:
-        document = json.loads(text) if text and text.strip() else {}
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
-        raise ClientConfigError(
-            f"{path} is not plain JSON ({str(exc)[:80]}); it was left as it is: merge the printed block by hand "
-            "(run without --write to print it)"
-        ) from None
+    document = _parse(text, path) if text and text.strip() else {}
     servers = document.get(client.servers_key, {}) if isinstance(document, dict) else None
     if not isinstance(servers, dict):
         raise ClientConfigError(
@@ -212,6 +210,41 @@ def merge_into(
         )
     change = "unchanged" if servers.get(name) == entry else "replaced" if name in servers else "added"
     return {**document, client.servers_key: {**servers, name: entry}}, change
+
+
+def _parse(text: str, path: Path) -> Any:
+    """The JSON value in ``text``, which ``write_config`` can write back with every value as it was.
+
+    Refused with ``ClientConfigError``: text that is not JSON, nested deeper than the parser goes, the
+    non-JSON constants ``NaN``/``Infinity`` (Python reads them, JavaScript clients reject the file), floats
+    that a double does not hold exactly as written (``1e400``, 30 significant digits: rewritten, they would
+    change) and lone surrogate escapes (``"\\ud800"``: UTF-8 cannot write them).
+    """
+    try:
+        document = json.loads(text, parse_constant=_no_constant, parse_float=_exact_float)
+        at = lone_surrogate(json.dumps(document, ensure_ascii=False))
+        if at is not None:
+            raise ValueError("it holds a lone surrogate escape (\\ud800-\\udfff), which UTF-8 cannot write")
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
+        raise ClientConfigError(
+            f"{path} is not plain JSON (or holds numbers we cannot write back exactly): "
+            f"{one_line(cut(str(exc), 120))}; it was left as it is: merge the printed block by hand "
+            "(run without --write to print it)"
+        ) from None
+    return document
+
+
+def _no_constant(name: str) -> float:
+    """``json.loads``'s hook for ``NaN``, ``Infinity`` and ``-Infinity``: always refused (not JSON)."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _exact_float(text: str) -> float:
+    """The float ``text`` stands for, when writing it back gives the same number; else ``ValueError``."""
+    value = float(text)
+    if not math.isfinite(value) or Decimal(text) != Decimal(repr(value)):
+        raise ValueError(f"the number {preview(text, 40)} would not be written back exactly")
+    return value
 
 
 def _claim_backup(path: Path) -> Path:
@@ -294,19 +327,49 @@ def write_config(path: Path, document: dict[str, Any], private: bool) -> Path | 
     beside ``path`` (``NAME.bak-YYYYMMDD-HHMMSS``, then ``-2``, ``-3``… within one second: a backup is
     never overwritten) with the same permissions.  A replaced file keeps its permissions, unless
     ``private`` (secrets inside): then, like a new file, it is readable by its owner only.  Callers that
-    read the file first hold ``_locked`` (``update_config`` does).
+    read the file first hold ``_locked`` (``update_config`` does).  A document that is not plain JSON in
+    UTF-8 raises ``ClientConfigError`` (``_render``); when the write fails, the file is as it was and
+    no backup is left.
     """
     real = _target(path)
+    data = _render(path, document)  # before any backup: a refused document leaves nothing behind
     real.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if real.exists():
-        backup = _claim_backup(path)
-        shutil.copy2(real, backup)
-    text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    backup = _claim_backup(path) if real.exists() else None
+    try:
+        if backup is not None:
+            shutil.copy2(real, backup)
+        _replace(real, data, backup, private)
+    except BaseException:
+        if backup is not None:
+            backup.unlink(missing_ok=True)  # the file was not changed: nothing to keep a copy of
+        raise
+    return backup
+
+
+def _render(path: Path, document: dict[str, Any]) -> bytes:
+    """``document`` as the file's UTF-8 bytes: strict JSON (no ``NaN``/``Infinity``), every string encodable.
+
+    Raises ``ClientConfigError`` naming ``path`` otherwise (e.g. a setting whose value is not UTF-8).
+    """
+    try:
+        return (json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError as exc:
+        reason = f"{preview(exc.object[max(exc.start - 30, 0) : exc.end + 30])} is not valid UTF-8"
+    except ValueError as exc:  # allow_nan=False: a float JSON has no number for
+        reason = str(exc)
+    raise ClientConfigError(
+        f"cannot write {path}: {reason}; nothing was changed: check the RETRIEVER_* and OPENAI_* variables set "
+        "(their values go into the file), or merge the printed block by hand (run without --write to print it)"
+    )
+
+
+def _replace(real: Path, data: bytes, backup: Path | None, private: bool) -> None:
+    """Replace ``real`` by a file holding ``data`` (written beside it, then renamed: atomic), with the
+    permissions of ``backup`` (the previous file), or the owner's only when ``private``."""
     handle, temporary = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)  # same folder: atomic
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
         if backup is not None:
             shutil.copymode(backup, temporary)
         if private:
@@ -315,4 +378,3 @@ def write_config(path: Path, document: dict[str, Any], private: bool) -> Path | 
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return backup

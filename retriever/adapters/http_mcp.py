@@ -57,7 +57,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from retriever.adapters.http_guard import HeaderProblem, HttpPolicy, clip, named_user, parse_json, replay
 from retriever.adapters.jsonrpc_lines import LONE_SURROGATE, overlong_id, surrogate_escaped
 from retriever.adapters.mcp_stdio import TOOLS_CALL_SHAPE, build_server, internal_error
-from retriever.compat.graphs import InvalidUserId, canonical_user_id
+from retriever.compat.users import InvalidUserId, canonical_user_id
 from retriever.errors import RetrieverError
 from retriever.service.access import OPEN, KeyGrant
 from retriever.service.service import MemoryService

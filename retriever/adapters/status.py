@@ -27,6 +27,8 @@ from retriever.memory import caches
 from retriever.service.access import load_api_keys
 from retriever.service.identity import memory_identity
 from retriever.service.stores.sqlite import unreadable
+from retriever.text.reader import is_folder
+from retriever.text.safe import preview
 
 PROBE_SECONDS = 3.0
 SKIPPED_SHOWN = 5
@@ -66,8 +68,9 @@ def _api_keys(settings: Settings, problems: list[str]) -> dict[str, Any]:
 
 
 def _memory(root: Path, settings: Settings, problems: list[str]) -> dict[str, Any]:
-    if not root.is_dir():
-        problems.append(f"memory root {root} is not a folder: pass --root DIR or set root in a config file")
+    if not is_folder(root):
+        shown = preview(str(root), 200)
+        problems.append(f"memory root {shown} is not a folder: pass --root DIR or set root in a config file")
         return {"state": "missing"}
     opened = load_memory(root, settings)
     if isinstance(opened, RetrieverError):
@@ -90,7 +93,7 @@ def _memory(root: Path, settings: Settings, problems: list[str]) -> dict[str, An
 
 def _index_cache(root: Path, settings: Settings) -> dict[str, Any]:
     folder = index_cache_dir(settings, root)
-    if not folder.is_dir():
+    if not is_folder(folder):
         return {"folder": str(folder), "exists": False}
     entry = caches.describe(folder)
     state = folder / "index" / "state.pkl"

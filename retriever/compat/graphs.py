@@ -7,9 +7,8 @@ is always read (seed 003: graphs are blended "alongside the user's own memory");
 out (or null) adds ``default``, and ``[]`` adds no shared graph.  ``low_info_skipped`` says triage
 skipped the query as small talk, never that there was no tree to read.
 
-A user id is a name, never a path (``canonical_user_id``): NFC-normalised, 1-128 characters that
-are letters, marks, digits or ``_ . @ -``, at most 255 bytes of UTF-8, not starting with ``.``
-(so never ``.`` or ``..``).  Its folder must be a real folder (not a symlink) directly in the users root.  At most
+A user id is a name, never a path (``users.canonical_user_id``).  Its folder must be a real folder (not a
+symlink) directly in the users root.  At most
 ``RETRIEVER_USER_TREES_CACHED`` user trees stay open, the least recently used closing first.
 
 Each tree runs
@@ -28,7 +27,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-import unicodedata
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -37,8 +35,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from retriever.compat.users import canonical_user_id, check_apart
 from retriever.config import Settings
-from retriever.errors import ConfigError, MemoryNotFound
+from retriever.errors import MemoryNotFound
 from retriever.pipeline.contracts import MemoriesRetrieveRequest
 from retriever.pipeline.results import Fact, Relationship
 from retriever.pipeline.triage import triage
@@ -49,10 +48,6 @@ from retriever.text.safe import cut, preview
 DEFAULT_GRAPH = "default"
 CACHE_ENTRIES = 256
 CACHE_BYTES = 8 * 1024 * 1024  # of cached answers and their keys, as UTF-8 JSON; answers are ~5-60 kB
-MAX_USER_ID_CHARS = 128
-MAX_USER_ID_BYTES = 255  # one path component on common filesystems
-USER_ID_PUNCTUATION = frozenset("_.@-")
-USER_ID_RULE = "use 1-128 letters, digits, '_', '.', '@' or '-', not starting with '.'"  # what refusals ask for
 _IDS = uuid.UUID("5b3a3f0e-7c1d-4f5e-9a8b-2c6d1e0f4a7b")  # namespace for stable result ids
 
 
@@ -62,40 +57,6 @@ class UnknownGraph(ValueError):
     def __init__(self, index: int, graph_id: str, known: Sequence[str]) -> None:
         super().__init__(f"unknown graph id {preview(graph_id)}; known: {cut(', '.join(known), 500) or 'none'}")
         self.index, self.graph_id = index, graph_id
-
-
-class InvalidUserId(ValueError):
-    """A user id that is not a plain name (see the module's contract); ``message`` says what to send."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-def canonical_user_id(raw: str) -> str:
-    """The user id as its folder is named: NFC, stripped, checked; ``InvalidUserId`` otherwise.
-
-    The one form of a user id everywhere: the user's folder, the users a key is bound to
-    (``service.access``), grant checks and MCP session scoping all use it, so two Unicode
-    spellings of one name (NFD and NFC, say) are one user on every surface."""
-    user = unicodedata.normalize("NFC", raw.strip())
-    if not user:
-        raise InvalidUserId(f"the user id is empty; {USER_ID_RULE}")
-    if len(user) > MAX_USER_ID_CHARS:
-        raise InvalidUserId(f"the user id {preview(user, 40)} is too long ({len(user):,} characters); {USER_ID_RULE}")
-    if (size := len(user.encode("utf-8", "replace"))) > MAX_USER_ID_BYTES:
-        raise InvalidUserId(
-            f"the user id {preview(user, 40)} is too long ({size:,} bytes of UTF-8, over the {MAX_USER_ID_BYTES} "
-            f"a folder name holds: a letter outside ASCII takes 2-4 bytes); {USER_ID_RULE}, "
-            f"in at most {MAX_USER_ID_BYTES} bytes"
-        )
-    if user.startswith(".") or not all(_user_id_char(c) for c in user):
-        raise InvalidUserId(f"the user id {preview(user, 40)} is not a plain name; {USER_ID_RULE}")
-    return user
-
-
-def _user_id_char(char: str) -> bool:
-    return char in USER_ID_PUNCTUATION or unicodedata.category(char)[0] in "LMN"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,27 +75,12 @@ class _Cached:
     size: int  # bytes it holds, as ``_entry_size`` counts them
 
 
-def _check_apart(users: Path | None, shared: Mapping[str, Path]) -> None:
-    """Refuse users' trees inside a shared tree: that tree would index every user's files, and any caller
-    reading it (every user, by default) would be answered from all of them."""
-    if users is None:
-        return
-    inside = users.resolve()
-    for graph, root in shared.items():
-        if inside.is_relative_to(root.resolve()):
-            raise ConfigError(
-                f"the users' trees ({preview(str(users), 120)}) lie inside graph {preview(graph, 60)} "
-                f"({preview(str(root), 120)}), which would read every user's files for anyone: move the users' "
-                "folder out of it (RETRIEVER_USER_TREES), or serve a root beside it"
-            )
-
-
 class GraphRetrieval:
     """The trees a server knows, their retrievers, and the per-user context cache."""
 
     def __init__(self, default: Retriever, settings: Settings) -> None:
-        """Raises ``ConfigError`` when the users' trees lie inside a shared tree (``_check_apart``)."""
-        _check_apart(settings.user_trees, {DEFAULT_GRAPH: default.root, **settings.graphs})
+        """Raises ``ConfigError`` when the users' trees lie inside a shared tree (``users.check_apart``)."""
+        check_apart(settings.user_trees, {DEFAULT_GRAPH: default.root, **settings.graphs})
         self.default = default
         self.settings = settings
         self._retrievers: dict[Path, Retriever] = {}  # shared graphs: as many as configured

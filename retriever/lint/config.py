@@ -3,24 +3,27 @@
 Contract: ``load_config(root)`` reads ``[tool.retriever.check]`` from the nearest ``pyproject.toml``
 at or above ``root`` and ``[check]`` from the tree's own ``.retriever.toml``; both merge.  Either
 table takes ``disable`` (rule ids) and ``types`` (extra document types).  A malformed file raises
-``ConfigError`` naming it.
+``ConfigError`` naming it (and at most ``MAX_NAMED`` of its unknown keys or rules, each cut short).
 """
 
 from __future__ import annotations
 
-import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from retriever.config_files import read_toml
 from retriever.errors import ConfigError
 from retriever.lint.rules import RULES
 from retriever.lint.tree import LOCAL_CONFIG
+from retriever.text.safe import cut, one_line
 from retriever.text.vocabulary import DOCUMENT_TYPES
 
 KNOWN_TYPES = DOCUMENT_TYPES
 PYPROJECT = "pyproject.toml"
 _CONFIG_KEYS = frozenset({"disable", "types"})
+MAX_NAMED = 5  # unknown keys or rules a message names, then "and N more"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +50,7 @@ def load_config(root: Path) -> CheckConfig:
         sections.append(nearest)
     local = root / LOCAL_CONFIG
     if local.is_file():
-        sections.append(_section(local, _read_toml(local), ("check",)))
+        sections.append(_section(local, read_toml(local, "check settings"), ("check",)))
     disable: set[str] = set()
     types: set[str] = set()
     for path, name, table in sections:
@@ -64,7 +67,7 @@ def _nearest_pyproject(start: Path) -> tuple[Path, str, dict[str, Any]] | None:
     for folder in (start, *start.parents):
         path = folder / PYPROJECT
         if path.is_file():
-            data = _read_toml(path)
+            data = read_toml(path, "check settings")
             tool = data.get("tool")
             retriever = tool.get("retriever") if isinstance(tool, dict) else None
             if isinstance(retriever, dict) and "check" in retriever:
@@ -74,11 +77,11 @@ def _nearest_pyproject(start: Path) -> tuple[Path, str, dict[str, Any]] | None:
     return None
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read check settings from {path}: {exc}; fix or remove the file") from exc
+def _named(names: Sequence[str]) -> str:
+    """The first ``MAX_NAMED`` names, each cut short and on one line, then "and N more": 200 unknown rule names
+    of 1,000 characters had made a 201 KB message."""
+    more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
+    return ", ".join(one_line(cut(name, 80)) for name in names[:MAX_NAMED]) + more
 
 
 def _section(path: Path, data: dict[str, Any], keys: tuple[str, ...]) -> tuple[Path, str, dict[str, Any]]:
@@ -91,7 +94,7 @@ def _section(path: Path, data: dict[str, Any], keys: tuple[str, ...]) -> tuple[P
         raise ConfigError(f"{path}: [{name}] must be a table holding `disable` and `types` lists")
     unknown = sorted(set(table) - _CONFIG_KEYS)
     if unknown:
-        raise ConfigError(f"{path}: [{name}] has unknown key(s) {', '.join(unknown)}; it takes `disable` and `types`")
+        raise ConfigError(f"{path}: [{name}] has unknown key(s) {_named(unknown)}; it takes `disable` and `types`")
     return path, name, table
 
 
@@ -107,5 +110,5 @@ def _rule_list(where: str, table: dict[str, Any]) -> list[str]:
     rules = _string_list(where, table, "disable")
     unknown = [r for r in rules if r not in RULES]
     if unknown:
-        raise ConfigError(f"{where} disable names unknown rule(s) {', '.join(unknown)}; known: {', '.join(RULES)}")
+        raise ConfigError(f"{where} disable names unknown rule(s) {_named(unknown)}; known: {', '.join(RULES)}")
     return rules

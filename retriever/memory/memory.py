@@ -23,6 +23,7 @@ from retriever.memory.caches import open_cache
 from retriever.memory.index import Params, SectionIndex
 from retriever.memory.provenance import Provenance, When
 from retriever.memory.refresh import Progress, Refresher, RefreshStats, snapshot_changes
+from retriever.text import reader
 from retriever.text.models import Document, Section, Skipped
 from retriever.text.safe import preview
 
@@ -48,8 +49,10 @@ class Memory:
         cls, root: Path, settings: Settings, params: Params | None = None, progress: Progress | None = None
     ) -> Memory:
         """Load the tree at ``root``, from the cache where it is still valid."""
-        if not root.is_dir():
-            raise MemoryNotFound(f"memory root {str(root)!r} is not a folder; pass --root DIR or set RETRIEVER_ROOT")
+        if not reader.is_folder(root):
+            raise MemoryNotFound(
+                f"memory root {preview(str(root), 200)} is not a folder; pass --root DIR or set RETRIEVER_ROOT"
+            )
         cache, warnings = open_cache(settings, root)
         if cache:
             cache.mark_used(root.resolve())  # for `retriever cache list|prune`
@@ -68,9 +71,9 @@ class Memory:
         cls, root: Path, settings: Settings, rev: str, params: Params | None = None, progress: Progress | None = None
     ) -> Memory:
         """The tree as it was at a commit, tag or date, read from git objects (the working tree is not touched)."""
-        repo = gitinfo.find_repo(root) if root.is_dir() else None
+        repo = gitinfo.find_repo(root) if reader.is_folder(root) else None
         if repo is None:
-            raise gitinfo.GitError(f"{str(root)!r} is not inside a git repository; --at needs one")
+            raise gitinfo.GitError(f"{preview(str(root), 200)} is not inside a git repository; --at needs one")
         revision = gitinfo.resolve(repo, rev)
         prefix = gitinfo.prefix_of(repo, root)
         tree = Refresher(root.resolve(), settings, params or Params(), None, [])

@@ -5,7 +5,7 @@ tenant's tree: inline ``key1=alice|bob,key2=*`` or, for a value without ``=``, t
 a keys file holding one ``key=users`` per line (``#`` comments and blank lines are
 ignored).  ``*`` means any user.  ``RETRIEVER_API_KEY`` is one more key, for any user.
 
-User ids are kept in their canonical form (``compat.graphs.canonical_user_id``: NFC, stripped), the
+User ids are kept in their canonical form (``compat.users.canonical_user_id``: NFC, stripped), the
 form ``/memories/retrieve`` and the MCP routes compare, so a key bound to ``José`` acts for ``José``
 in either Unicode spelling.  A bound user id that is not a valid user id (``../etc``, ``bad name``)
 could never be named by a request: ``load_api_keys`` refuses it (``ConfigError`` naming the entry by
@@ -34,7 +34,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from retriever.compat.graphs import USER_ID_RULE, InvalidUserId, canonical_user_id
+from retriever.compat.users import USER_ID_RULE, InvalidUserId, canonical_user_id
 from retriever.config import Settings
 from retriever.errors import ConfigError
 from retriever.text.regular import NotRegular, TooLarge, read_regular

@@ -17,6 +17,7 @@ from typing import Literal
 
 from retriever.config import Settings
 from retriever.memory import gitinfo
+from retriever.text.reader import is_folder
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SCP = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>(?!//).+)$")  # git@github.com:acme/memory.git
@@ -34,7 +35,7 @@ def memory_identity(root: Path, settings: Settings) -> Identity:
     """See the module's contract; never raises (git problems fall back to the path)."""
     if settings.memory_id:
         return Identity("memory_id", settings.memory_id)
-    repo = gitinfo.find_repo(root) if root.is_dir() else None
+    repo = gitinfo.find_repo(root) if is_folder(root) else None
     url = gitinfo.remote_url(repo) if repo is not None else None
     if repo is not None and url:
         prefix = gitinfo.prefix_of(repo, root)

@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from retriever.compat.graphs import GraphRetrieval, InvalidUserId, UnknownGraph, canonical_user_id
+from retriever.compat.graphs import GraphRetrieval, UnknownGraph
+from retriever.compat.users import InvalidUserId, canonical_user_id
 from retriever.errors import InvalidArguments, RetrievalTimeout, RetrieverError
 from retriever.pipeline.contracts import MemoriesRetrieveRequest
 from retriever.text.safe import bounded, preview

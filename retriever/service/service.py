@@ -55,6 +55,7 @@ from retriever.service.tools import (
     json_result,
     validate_get_memory,
 )
+from retriever.text.reader import is_folder
 from retriever.text.safe import bounded, clean_text, cut, preview
 
 log = logging.getLogger(__name__)
@@ -263,7 +264,7 @@ class MemoryService:
     def health(self) -> dict[str, Any]:
         """Readiness for ``/healthz``: memory state, counts, skipped files, store kind; ``error`` (and the
         reason) while a failed first load is retried, ``refresh_error`` while the last good index answers."""
-        if not self.retriever.loaded and self.retriever.root.is_dir():
+        if not self.retriever.loaded and is_folder(self.retriever.root):
             error = self.retriever.load_error
             return {
                 "memory_ready": False,

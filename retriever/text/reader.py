@@ -150,3 +150,12 @@ def modified_at(root: Path, rel_path: str) -> float | None:
         return (root / rel_path).stat().st_mtime
     except OSError:
         return None
+
+
+def is_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder (a link to one counts); False, not ``OSError``, for a path the system cannot
+    look up at all (over its name length, say: ``Path.is_dir`` lets ENAMETOOLONG through)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

@@ -79,7 +79,10 @@ def is_memory_file(rel_path: str) -> bool:
 
 
 def _is_noise(name: str) -> bool:
-    return name.startswith((".", "#", "~$")) or name.endswith(_NOISE_SUFFIXES)
+    """Hidden (``.name``), an Office lock (``~$name``), an Emacs auto-save (``#name#``: ``#`` at both ends, so
+    ``#notes.md`` is a file like any other) or a backup or swap file (``name~``, ``.swp``, …)."""
+    autosave = len(name) > 1 and name.startswith("#") and name.endswith("#")
+    return autosave or name.startswith((".", "~$")) or name.endswith(_NOISE_SUFFIXES)
 
 
 def _gitignore(directory: Path, fd: int | None) -> tuple[pathspec.PathSpec[Any] | None, str | None]:

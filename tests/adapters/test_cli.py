@@ -246,3 +246,14 @@ def test_serve_announces_only_once_it_accepts_connections(root: Path) -> None:
 def test_on_a_terminal_excerpt_lines_and_the_searched_sections_keep_their_own_lines() -> None:
     report = "**Reasoning:** r\n**Sections searched:** s\n\n> one.\n> two.\n\n> alone."
     assert terminal_markdown(report) == "**Reasoning:** r  \n**Sections searched:** s\n\n> one.  \n> two.\n\n> alone."
+
+
+@pytest.mark.parametrize("command", [["tree"], ["query", "sick days"], ["index"], ["status"]])
+def test_a_root_too_long_for_the_system_is_memory_not_found_cut_short(
+    runner: CliRunner, tmp_path: Path, command: list[str]
+) -> None:
+    """Path.is_dir lets ENAMETOOLONG through: a 5,000-character root had ended each command in a traceback."""
+    result = runner.invoke(cli, [*command, "--root", str(tmp_path / ("a" * 5_000))])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "not a folder" in result.output + result.stderr
+    assert len(result.stderr) < 2_000

@@ -299,7 +299,7 @@ def test_status_of_a_missing_root_exits_1_and_says_how_to_fix_it(runner: CliRunn
     assert result.exit_code == 1
     assert report["memory"] == {"state": "missing"}
     assert report["problems"] == [
-        f"memory root {tmp_path / 'nope'} is not a folder: pass --root DIR or set root in a config file"
+        f"memory root {str(tmp_path / 'nope')!r} is not a folder: pass --root DIR or set root in a config file"
     ]
 
 
@@ -516,3 +516,28 @@ def test_a_last_use_no_calendar_can_show_is_listed_without_a_date() -> None:
     from retriever.adapters import cli_ops
 
     assert cli_ops._when(1e300) == "(no date)       " and len(cli_ops._when(0.0)) == 16
+
+
+# requests
+
+
+def test_requests_echoes_a_session_id_with_control_characters_escaped_on_one_line(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["requests", "--session-id", "\x1b]0;pwned\x07abc"])
+    assert result.exit_code == 0
+    assert result.stderr.startswith("No requests match --session-id \\x1b]0;pwned\\x07abc in the ")
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+
+
+def test_requests_echoes_a_huge_session_id_cut_short(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["requests", "--session-id", "s" * 100_000])
+    assert result.exit_code == 0
+    assert f"--session-id {'s' * 80}…[cut: 99920 more characters] in the " in result.stderr
+    assert len(result.stderr) < 1000
+
+
+def test_requests_names_an_unreadable_since_briefly_and_escaped(runner: CliRunner) -> None:
+    for since, shown in [("9" * 400, f"'{'9' * 80}…[cut: 320 more characters]'"), ("\x1b[31mred", "'\\x1b[31mred'")]:
+        result = runner.invoke(cli, ["requests", "--since", since])
+        assert result.exit_code == 2
+        assert f"Invalid value for --since: {shown} is neither Unix seconds nor an ISO 8601 time" in result.stderr
+        assert len(result.stderr) < 400

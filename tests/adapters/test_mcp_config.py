@@ -460,3 +460,54 @@ def test_a_file_nested_too_deep_to_parse_is_not_plain_json_and_is_left_alone(
     assert result.exit_code == 2
     assert f"{path} is not plain JSON" in result.stderr and "merge the printed block by hand" in result.stderr
     assert "Traceback" not in result.stderr and path.read_text() == content
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ('{"keep": "me", "x": "\\ud800"}', "lone surrogate"),
+        ('{"keep": 1e400}', "'1e400' would not be written back exactly"),
+        ('{"big": 123456789012345678901234567890.5}', "would not be written back exactly"),
+        ('{"a": NaN}', "NaN is not a JSON number"),
+        ('{"a": [-Infinity]}', "-Infinity is not a JSON number"),
+    ],
+)
+def test_a_file_a_rewrite_would_corrupt_is_left_alone_with_no_backup_beside_it(
+    home: Path, make_tree: TreeFactory, content: str, reason: str
+) -> None:
+    path = Path.cwd() / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(content)
+    result = _invoke("vscode", "--root", str(make_tree(ACME)), "--write")
+    assert result.exit_code == 2, result.output
+    assert f"{path} is not plain JSON (or holds numbers we cannot write back exactly)" in result.stderr
+    assert reason in result.stderr and "merge the printed block by hand" in result.stderr
+    assert path.read_text() == content and list(path.parent.iterdir()) == [path]
+
+
+def test_a_setting_that_is_not_utf8_is_refused_before_any_backup_or_write(
+    home: Path, make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = Path.cwd() / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"servers": {}}')
+    monkeypatch.setenv("OPENAI_ORG", "\udcff")  # what os.environ holds for a value of non-UTF-8 bytes
+    result = _invoke("vscode", "--root", str(make_tree(ACME)), "--write")
+    assert result.exit_code == 2, result.output
+    assert f"cannot write {path}" in result.stderr and "is not valid UTF-8; nothing was changed" in result.stderr
+    assert path.read_text() == '{"servers": {}}' and list(path.parent.iterdir()) == [path]
+
+
+def test_a_failed_write_leaves_the_file_as_it_was_and_no_backup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {}}')
+
+    def full_disk(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(clients.os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        clients.update_config(path, clients.CLIENTS["cursor"], "s", {"command": "x"}, private=False)
+    assert path.read_text() == '{"mcpServers": {}}' and list(tmp_path.iterdir()) == [path]

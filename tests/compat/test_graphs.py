@@ -17,6 +17,7 @@ from mcp import Client
 
 from retriever import Retriever, Settings
 from retriever.compat import graphs
+from retriever.compat.users import InvalidUserId, canonical_user_id
 from retriever.errors import ConfigError
 from retriever.pipeline.contracts import MAX_GRAPH_IDS
 from retriever.service.service import MemoryService
@@ -344,12 +345,12 @@ def test_a_300_character_user_id_is_a_422_with_a_bounded_echo_not_an_oserror(use
 
 
 def test_a_user_id_over_255_bytes_is_refused_naming_the_byte_limit_not_the_character_count() -> None:
-    with pytest.raises(graphs.InvalidUserId) as caught:
-        graphs.canonical_user_id("漢" * 100)  # 100 characters, within 1-128, but 300 bytes of UTF-8
+    with pytest.raises(InvalidUserId) as caught:
+        canonical_user_id("漢" * 100)  # 100 characters, within 1-128, but 300 bytes of UTF-8
     message = caught.value.message
     assert "too long (300 bytes of UTF-8, over the 255 a folder name holds" in message
     assert "100 characters" not in message and message.endswith("not starting with '.', in at most 255 bytes")
-    assert graphs.canonical_user_id("漢" * 85) == "漢" * 85  # 255 bytes
+    assert canonical_user_id("漢" * 85) == "漢" * 85  # 255 bytes
 
 
 def test_the_header_named_in_a_422_is_the_one_the_adapter_read(users: MemoryService) -> None:

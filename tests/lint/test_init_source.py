@@ -137,3 +137,21 @@ def test_the_next_line_runs_whether_or_not_retriever_is_on_path(tmp_path: Path, 
     ran = subprocess.run(["bash", "-c", check], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert (ran.returncode, ran.stdout) == (0, "No findings in 9 files.\n"), ran.stderr
     assert os.path.isdir(target)
+
+
+def test_the_next_line_names_a_folder_starting_with_a_dash_as_a_path(tmp_path: Path) -> None:
+    """`retriever init -` had printed "cd - && …", which goes back to the previous folder instead."""
+    script = _script()
+    done = subprocess.run(
+        ["retriever", "init", "--source", SOURCE, "--", "-notes"],
+        executable=str(script),
+        capture_output=True,
+        text=True,
+        env={**child_env(), "PATH": f"{script.parent}:/usr/bin:/bin"},
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("Next: cd ./-notes && git init && ")
+    assert (tmp_path / "-notes").is_dir()

@@ -136,7 +136,55 @@ def test_init_refuses_a_path_that_is_a_file(runner: CliRunner, tmp_path: Path) -
     (tmp_path / "memory").write_text("x\n", encoding="utf-8")
     result = runner.invoke(cli, ["init", str(tmp_path / "memory")])
     assert result.exit_code == 2
-    assert "already exists and is not empty" in result.stderr
+    assert f"{tmp_path / 'memory'} already exists and is a file, not a folder; choose a new" in result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes and /dev/null are POSIX")
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (lambda path: os.mkfifo(path), "a named pipe (FIFO)"),
+        (lambda path: path.symlink_to(path.parent / "nowhere"), "a dangling symlink (it points to nothing)"),
+        (lambda path: path.symlink_to(path), "a symlink that loops"),
+        (lambda path: path.symlink_to("/dev/null"), "a device"),
+    ],
+    ids=["fifo", "dangling-link", "link-loop", "dev-null"],
+)
+def test_init_says_what_an_existing_path_that_is_no_folder_is(
+    runner: CliRunner, tmp_path: Path, make: Any, what: str
+) -> None:
+    target = tmp_path / "memory"
+    make(target)
+    result = runner.invoke(cli, ["init", str(target)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"Error (invalid_arguments): {target} already exists and is {what}, not a folder; "
+        "choose a new or empty folder\n"
+    )
+
+
+def test_init_refuses_a_path_thousands_of_folders_deep_in_one_short_line_making_nothing(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["init", "/".join(["d"] * 2000)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("Error (invalid_arguments): cannot write 'd/d/d/")
+    assert "init makes at most 64 new nested folders; nothing was written: pass a shorter path" in result.stderr
+    assert len(result.stderr) < 400 and "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_names_a_path_too_long_for_the_system_briefly_and_leaves_no_folder_behind(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["init", "/".join(["d" * 250] * 30)])  # 7,529 characters, 250 per folder
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("Error (invalid_arguments): cannot write 'ddd")
+    assert "more characters]': File name too long; nothing was written: pass a shorter path" in result.stderr
+    assert len(result.stderr) < 400
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_initialised_tree_checks_clean_through_the_command(

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever import Settings
-from retriever.compat.graphs import InvalidUserId, canonical_user_id
+from retriever.compat.users import InvalidUserId, canonical_user_id
 from retriever.errors import ConfigError
 from retriever.service.access import MAX_KEYS_FILE_BYTES, OPEN, load_api_keys
 from retriever.text.safe import preview

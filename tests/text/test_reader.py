@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever.errors import ConfigError
-from retriever.text import walk
+from retriever.text import reader, walk
 from retriever.text.models import Skipped
 from retriever.text.reader import ENTRIES_PER_FILE, MAX_DEPTH, Entry, Unreadable, read_text, scan
 
@@ -53,6 +53,14 @@ def test_scan_ignores_hidden_files_and_folders(make_tree: TreeFactory) -> None:
 def test_scan_ignores_editor_noise(make_tree: TreeFactory) -> None:
     root = make_tree({"foo.md~": "x", "#foo.md#": "x", ".#foo.md": "x", "foo.md.swp": "x", "foo.md": "f"})
     assert _paths(root) == ["foo.md"]
+
+
+def test_a_name_starting_with_a_hash_is_read_unless_it_also_ends_with_one_as_emacs_autosaves_do(
+    make_tree: TreeFactory,
+) -> None:
+    root = make_tree({"#notes.md": "n", "#drafts/plan.md": "p", "#plan.md#": "x", "#old#/a.md": "x"})
+    assert _paths(root) == ["#drafts/plan.md", "#notes.md"]
+    assert walk.is_memory_file("#notes.md") and not walk.is_memory_file("#old#/a.md")
 
 
 def test_scan_ignores_non_markdown_files(make_tree: TreeFactory) -> None:
@@ -534,3 +542,9 @@ def test_a_gitignore_over_its_bound_applies_its_first_lines_and_says_the_rest_we
     assert [e.rel_path for e in entries] == ["kept.md", "late.md"]
     assert [s.rel_path for s in skipped] == [".gitignore"]
     assert "only its first 2 lines apply" in skipped[0].reason
+
+
+def test_a_path_too_long_for_the_system_is_no_folder_not_an_oserror(tmp_path: Path) -> None:
+    assert reader.is_folder(tmp_path)
+    assert not reader.is_folder(tmp_path / ("a" * 5_000))  # Path.is_dir raises ENAMETOOLONG here
+    assert not reader.is_folder(tmp_path / "missing")
