@@ -119,8 +119,8 @@ def when(front_matter: Mapping[str, Any], found: gitinfo.Provenance | None) -> W
     if found is not None and found.valid_at is not None:
         return When(found.created_at, found.valid_at, found.author, found.uncommitted, superseded)
     return When(
-        vocabulary.first_value(front_matter, vocabulary.CREATED_FROM),
-        vocabulary.first_value(front_matter, vocabulary.VALID_FROM),
+        vocabulary.first_date(front_matter, vocabulary.CREATED_FROM),
+        vocabulary.first_date(front_matter, vocabulary.VALID_FROM),
         None,
         bool(found and found.uncommitted),
         superseded,

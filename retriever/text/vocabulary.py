@@ -8,6 +8,7 @@ the file; ``type`` values are compared lower-cased.
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from typing import Any
 
 TITLE, TYPE, ALIASES, SUMMARY, TAGS, OWNER = "title", "type", "aliases", "summary", "tags", "owner"
@@ -80,7 +81,22 @@ def superseded(front_matter: Any) -> bool:
     return bool(front_matter.get(SUPERSEDED_BY)) or str(front_matter.get(STATUS, "")).casefold() == "superseded"
 
 
-def first_value(front_matter: Any, keys: tuple[str, ...]) -> str | None:
-    """The first truthy value among ``keys``, as text; None when none is set."""
-    value = next((front_matter.get(k) for k in keys if front_matter.get(k)), None)
-    return str(value) if value else None
+def first_date(front_matter: Any, keys: tuple[str, ...]) -> str | None:
+    """The first value among ``keys`` that is a date, as text: a YAML or TOML date or datetime, or text in ISO 8601
+    form ("2026-03-01", "2026-03-01T09:30:00Z"); None when none is.  "today", a number, a list or "10000-01-01" is
+    no date: shown as a fact's ``created_at`` it misinforms, and as text it sorted above every real date."""
+    for key in keys:
+        value = front_matter.get(key)
+        if isinstance(value, date):  # a datetime is a date too
+            return str(value)
+        if isinstance(value, str) and _iso(value.strip()):
+            return value.strip()
+    return None
+
+
+def _iso(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
