@@ -63,6 +63,11 @@ class GuardedHttpTools(HttpToolsProtocol):
 
     limits: ClassVar[ConnectionLimits] = ConnectionLimits()
 
+    def _unsupported_upgrade_warning(self) -> None:
+        """Say nothing: the server speaks no WebSocket (``ws="none"``), and the request is answered as plain HTTP.
+        uvicorn logs two warnings for each "Upgrade: websocket", before any Host or key check, one telling the
+        operator to install a WebSocket library: any client could fill the log with them."""
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.reading_headers, self.header_bytes, self.refused = True, 0, False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 from collections.abc import Iterator
@@ -138,3 +139,16 @@ def test_past_the_connection_cap_a_stalled_body_makes_room_and_healthz_answers(s
         finally:
             for sock in held:
                 sock.close()
+
+
+def test_a_websocket_upgrade_is_answered_as_http_and_logs_nothing(
+    service: MemoryService, caplog: pytest.LogCaptureFixture
+) -> None:
+    """uvicorn had logged two warnings per request, before any check, one saying to install a WebSocket library."""
+    upgrade = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+    with serving(service) as url, caplog.at_level(logging.WARNING, logger="uvicorn.error"):
+        sock = raw_connection(url, upgrade + b"Sec-WebSocket-Version: 13\r\nConnection: close\r\n\r\n")
+        answer = read_until_closed(sock)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:60]
+    assert not [r for r in caplog.records if "upgrade" in r.getMessage().lower() or "WebSocket" in r.getMessage()]
