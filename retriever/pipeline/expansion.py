@@ -41,11 +41,12 @@ def variants(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str]
 
     Stemmers miss some pairs ("subsidized" → "subsid" but "subsidy" → "subsidi", long Ukrainian
     inflections); a word the memory never uses contributes nothing otherwise.  (British and American
-    spellings are one word already: ``text.spelling``.)
+    spellings are one word already: ``text.spelling``.)  Not for a framing word ("summarize", "status"): its
+    variants would name no topic, yet weigh ``EXPANSION_WEIGHT``, twice the word's own ``FRAMING_WEIGHT``.
     """
     out: dict[str, list[str]] = {}
     for term in terms:
-        if len(term) < PREFIX_MIN or is_compound(term) or index.term_df(term) > 0:
+        if len(term) < PREFIX_MIN or is_compound(term) or term in FRAMING_TERMS or index.term_df(term) > 0:
             continue
         prefix = term[: max(PREFIX_MIN, len(term) - 2)]
         found = [v for v in index.with_prefix(prefix) if v != term and not is_compound(v)]
@@ -107,7 +108,8 @@ def bridge_boosts(
     """Each translation's ranking boost: what the word it translates weighs (its idf, a framing word's cut),
     never more.  A word rare in the memory's other language had outweighed the common word it translates: "main"
     (framing, in most English pages) → "головний" put a Ukrainian rule first for "Who are our main clients?"."""
-    own = index.term_idf(term) * (FRAMING_WEIGHT if term in FRAMING_TERMS else 1.0)
+    factor = framing_factor(term, index)
+    own = index.term_idf(term) * (1.0 if factor is None else factor)
     out = {}
     for t in {t for bridge in bridges for t in bridge}:
         boost = EXPANSION_WEIGHT * min(1.0, own / (index.term_idf(t) or 1.0))
@@ -143,15 +145,24 @@ def acronym_expansions(
 
 def framing_cuts(terms: Iterable[str], index: SectionIndex) -> dict[str, float]:
     """For each framing word the memory writes, but in fewer than ``FRAMING_SHARE`` of its sections, the multiplier
-    that weighs it as ``FRAMING_WEIGHT`` of the idf of a word in that share rather than of its own.  A framing
-    word the memory never writes keeps its weight: it ranks no section, and counts against coverage as before."""
+    that weighs it as ``FRAMING_WEIGHT`` of the idf of a word in that share rather than of its own
+    (``framing_factor``)."""
+    out = {}
+    for term in terms:
+        factor = framing_factor(term, index)
+        if factor is not None and factor < FRAMING_WEIGHT:
+            out[term] = factor
+    return out
+
+
+def framing_factor(term: str, index: SectionIndex) -> float | None:
+    """How much of its idf a framing word counts (None: ``term`` is no framing word): ``FRAMING_WEIGHT``, or less
+    where the memory writes it in fewer than ``FRAMING_SHARE`` of its sections.  A framing word the memory never
+    writes keeps ``FRAMING_WEIGHT``: it ranks no section, and counts against coverage as before."""
+    if term not in FRAMING_TERMS:
+        return None
     n = max(index.live_count, 1)
     df = max(1.0, n * FRAMING_SHARE)
     ceiling = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-    out = {}
-    for term in terms:
-        idf = index.term_idf(term)
-        if term in FRAMING_TERMS and idf > ceiling and index.term_df(term) > 0:
-            out[term] = FRAMING_WEIGHT * ceiling / idf
-    return out
-
+    idf = index.term_idf(term)
+    return FRAMING_WEIGHT * ceiling / idf if idf > ceiling and index.term_df(term) > 0 else FRAMING_WEIGHT

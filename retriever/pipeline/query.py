@@ -88,7 +88,7 @@ class Query:
     bridged: Mapping[str, float] = field(default_factory=dict)  # an added term's boost (``expansion.bridge_boosts``)
     translated: frozenset[str] = frozenset()  # the query's terms whose translation the memory holds
     language: str = "en"  # "en" or "uk" (``lexicon.language``): what summaries are framed in, meaning read for
-    framed: Mapping[str, float] = field(default_factory=dict)  # a rare framing word's cut weight (``_framing_cuts``)
+    framed: Mapping[str, float] = field(default_factory=dict)  # rare framing words' cuts (``expansion.framing_cuts``)
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
