@@ -353,14 +353,34 @@ def _render(path: Path, document: dict[str, Any]) -> bytes:
     """
     try:
         return (json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError as exc:
-        reason = f"{preview(exc.object[max(exc.start - 30, 0) : exc.end + 30])} is not valid UTF-8"
+    except UnicodeEncodeError:  # the text around it is not quoted: it may be a secret (OPENAI_API_KEY, say)
+        reason = f"a value ({_holding_bad_text(document)}) is not valid UTF-8"
     except ValueError as exc:  # allow_nan=False: a float JSON has no number for
         reason = str(exc)
     raise ClientConfigError(
         f"cannot write {path}: {reason}; nothing was changed: check the RETRIEVER_* and OPENAI_* variables set "
         "(their values go into the file), or merge the printed block by hand (run without --write to print it)"
     )
+
+
+def _holding_bad_text(document: Any, path: str = "") -> str:
+    """Where in ``document`` a string that UTF-8 cannot write sits ("mcpServers.company-memory.env.OPENAI_API_KEY"),
+    named by its keys (cut), never by its value."""
+    if isinstance(document, dict):
+        for key, value in document.items():
+            if lone_surrogate(str(key)) is not None:
+                return f"a key under {preview(path, 160)}" if path else "a top-level key"
+            found = _holding_bad_text(value, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    elif isinstance(document, list):
+        for i, value in enumerate(document):
+            found = _holding_bad_text(value, f"{path}[{i}]")
+            if found:
+                return found
+    elif isinstance(document, str) and lone_surrogate(document) is not None:
+        return preview(path, 160) if path else "the document"
+    return ""
 
 
 def _replace(real: Path, data: bytes, backup: Path | None, private: bool) -> None:

@@ -8,6 +8,7 @@ are letters, marks, digits or ``_ . @ -``, at most 255 bytes of UTF-8, not start
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
@@ -56,15 +57,28 @@ def _user_id_char(char: str) -> bool:
 
 
 def check_apart(users: Path | None, shared: Mapping[str, Path]) -> None:
-    """Refuse users' trees inside a shared tree: that tree would index every user's files, and any caller
-    reading it (every user, by default) would be answered from all of them."""
+    """Refuse users' trees and shared trees that hold one another.  Users' trees inside a shared tree: that tree
+    would index every user's files, and any caller reading it (every user, by default) would be answered from
+    all of them.  A shared tree inside the users' folder ("--root /srv/users/alice"): one user's own tree served
+    to everyone."""
     if users is None:
         return
-    inside = users.resolve()
+    folder = _resolved(users)
     for graph, root in shared.items():
-        if inside.is_relative_to(root.resolve()):
+        tree = _resolved(root)
+        if folder.is_relative_to(tree) or tree.is_relative_to(folder):
+            inside = "inside" if folder.is_relative_to(tree) else "around"
             raise ConfigError(
-                f"the users' trees ({preview(str(users), 120)}) lie inside graph {preview(graph, 60)} "
-                f"({preview(str(root), 120)}), which would read every user's files for anyone: move the users' "
-                "folder out of it (RETRIEVER_USER_TREES), or serve a root beside it"
+                f"the users' trees ({preview(str(users), 120)}) lie {inside} graph {preview(graph, 60)} "
+                f"({preview(str(root), 120)}), which would show users' own files to anyone: keep the users' folder "
+                "(RETRIEVER_USER_TREES) and the served trees apart, e.g. /srv/memory/users beside /srv/memory/company"
             )
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` with its links followed, or made absolute as written where they cannot be (a loop, a name too long):
+    the check compares what it can rather than stopping start-up with a traceback."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, on Python 3.11
+        return Path(os.path.abspath(path))

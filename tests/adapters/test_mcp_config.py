@@ -491,10 +491,12 @@ def test_a_setting_that_is_not_utf8_is_refused_before_any_backup_or_write(
     path = Path.cwd() / ".vscode" / "mcp.json"
     path.parent.mkdir()
     path.write_text('{"servers": {}}')
-    monkeypatch.setenv("OPENAI_ORG", "\udcff")  # what os.environ holds for a value of non-UTF-8 bytes
+    monkeypatch.setenv("OPENAI_ORG", "org-secret-\udcff-tail")  # os.environ's form of non-UTF-8 bytes
     result = _invoke("vscode", "--root", str(make_tree(ACME)), "--write")
     assert result.exit_code == 2, result.output
     assert f"cannot write {path}" in result.stderr and "is not valid UTF-8; nothing was changed" in result.stderr
+    assert "OPENAI_ORG" in result.stderr  # the setting is named ...
+    assert "secret" not in result.stderr and "tail" not in result.stderr  # ... its value is not shown
     assert path.read_text() == '{"servers": {}}' and list(path.parent.iterdir()) == [path]
 
 

@@ -225,6 +225,21 @@ def test_users_trees_inside_a_shared_tree_are_refused_at_start(where: str, tmp_p
         graphs.GraphRetrieval(Retriever(root, settings), settings)
 
 
+def test_a_shared_tree_inside_the_users_folder_is_refused_at_start(tmp_path: Path) -> None:
+    """"--root /srv/users/alice" would serve alice's own tree to every user as the default graph."""
+    (tmp_path / "users" / "alice").mkdir(parents=True)
+    settings = Settings.from_env(state_dir=tmp_path / "state", user_trees=tmp_path / "users")
+    with pytest.raises(ConfigError, match=r"users' trees .* lie around graph 'default'"):
+        graphs.GraphRetrieval(Retriever(tmp_path / "users" / "alice", settings), settings)
+
+
+def test_a_looping_link_in_a_tree_path_is_compared_as_written_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "memory").mkdir()
+    settings = Settings.from_env(state_dir=tmp_path / "state", user_trees=tmp_path / "loop" / "users")
+    graphs.GraphRetrieval(Retriever(tmp_path / "memory", settings), settings)  # apart: accepted
+
+
 def test_users_trees_beside_the_shared_trees_are_accepted(tmp_path: Path) -> None:
     (tmp_path / "users").mkdir()
     (tmp_path / "memory").mkdir()

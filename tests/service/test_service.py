@@ -544,7 +544,9 @@ def fuzz_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemorySer
     for rel, text in {**ACME, **ASSISTANT}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    settings_ = Settings.from_env(state_dir=root.parent / "state", user_trees=root.parent)
+    (root.parent / "users" / "ann").mkdir(parents=True)  # beside the root: a root inside it is refused
+    (root.parent / "users" / "ann" / "own.md").write_text("# Own\n\nAnn's on-call week starts on Monday.\n")
+    settings_ = Settings.from_env(state_dir=root.parent / "state", user_trees=root.parent / "users")
     running = MemoryService(Retriever(root, settings_), SQLiteStore(root.parent / "s.sqlite"), watch=False)
     yield running
     running.close()
