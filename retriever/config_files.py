@@ -41,6 +41,7 @@ from pydantic_core import ErrorDetails
 from retriever.config import APP_DIR, ENV_VARIABLES, Settings, listed_problems, mask_url, shown_value, type_name
 from retriever.config import SECRET_KEYS as SECRET_KEYS  # re-exported: status and callers read it here
 from retriever.errors import ConfigError
+from retriever.text.reader import expanded
 from retriever.text.safe import cut, one_line, preview
 
 TREE_CONFIG = ".retriever.toml"
@@ -212,7 +213,7 @@ def _file_layer(kind: Kind, path: Path | None, files: dict[Kind, Path | None], *
     """The settings in one TOML file (None when it is absent and not required)."""
     if path is None:
         return None
-    path = path.expanduser()
+    path = expanded(path)
     if not _is_file(path):
         files[kind] = None
         if required:
@@ -312,7 +313,7 @@ def _resolved(values: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 
 def _path(value: str, folder: Path) -> Path:
-    path = Path(value).expanduser()
+    path = expanded(Path(value))
     return path if path.is_absolute() else folder / path
 
 

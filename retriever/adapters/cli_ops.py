@@ -81,6 +81,8 @@ def _memory_line(memory: dict[str, Any]) -> str:
 
 
 def _cache_line(cache: dict[str, Any]) -> str:
+    if cache["folder"] is None:
+        return "none (the memory root is not a folder)"
     if not cache["exists"]:
         return f"{cache['folder']} (none yet)"
     age = cache["index_age_seconds"]

@@ -27,7 +27,7 @@ from retriever.memory import caches
 from retriever.service.access import load_api_keys
 from retriever.service.identity import memory_identity
 from retriever.service.stores.sqlite import unreadable
-from retriever.text.reader import is_folder
+from retriever.text.reader import is_file, is_folder, resolved
 from retriever.text.safe import preview
 
 PROBE_SECONDS = 3.0
@@ -41,7 +41,7 @@ def gather(loaded: Loaded) -> dict[str, Any]:
     problems: list[str] = []
     identity = memory_identity(root, settings)
     report = {
-        "root": {"path": str(root.resolve()), "source": str(loaded.source("root"))},
+        "root": {"path": str(resolved(root)), "source": str(loaded.source("root"))},
         "memory": _memory(root, settings, problems),
         "index_cache": _index_cache(root, settings),
         "store": _store(settings, problems),
@@ -92,6 +92,8 @@ def _memory(root: Path, settings: Settings, problems: list[str]) -> dict[str, An
 
 
 def _index_cache(root: Path, settings: Settings) -> dict[str, Any]:
+    if not is_folder(root):  # no memory, no cache (a root that is a looping link cannot even be resolved)
+        return {"folder": None, "exists": False}
     folder = index_cache_dir(settings, root)
     if not is_folder(folder):
         return {"folder": str(folder), "exists": False}
@@ -123,7 +125,7 @@ def _store(settings: Settings, problems: list[str]) -> dict[str, Any]:
 
 def _sqlite_store(path: Path, problems: list[str]) -> dict[str, Any]:
     """The SQLite store's file and, when it exists, whether it reads as a database (checked read-only)."""
-    if not path.is_file():
+    if not is_file(path):
         return {"kind": "sqlite", "path": str(path), "exists": False, "size_bytes": None}
     problem = unreadable(path)
     if problem:

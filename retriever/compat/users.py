@@ -8,12 +8,12 @@ are letters, marks, digits or ``_ . @ -``, at most 255 bytes of UTF-8, not start
 
 from __future__ import annotations
 
-import os
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 
 from retriever.errors import ConfigError
+from retriever.text.reader import resolved
 from retriever.text.safe import preview
 
 MAX_USER_ID_CHARS = 128
@@ -63,9 +63,9 @@ def check_apart(users: Path | None, shared: Mapping[str, Path]) -> None:
     to everyone."""
     if users is None:
         return
-    folder = _resolved(users)
+    folder = resolved(users)
     for graph, root in shared.items():
-        tree = _resolved(root)
+        tree = resolved(root)
         if folder.is_relative_to(tree) or tree.is_relative_to(folder):
             inside = "inside" if folder.is_relative_to(tree) else "around"
             raise ConfigError(
@@ -74,11 +74,3 @@ def check_apart(users: Path | None, shared: Mapping[str, Path]) -> None:
                 "(RETRIEVER_USER_TREES) and the served trees apart, e.g. /srv/memory/users beside /srv/memory/company"
             )
 
-
-def _resolved(path: Path) -> Path:
-    """``path`` with its links followed, or made absolute as written where they cannot be (a loop, a name too long):
-    the check compares what it can rather than stopping start-up with a traceback."""
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, on Python 3.11
-        return Path(os.path.abspath(path))

@@ -37,6 +37,7 @@ from pathlib import Path
 from retriever.compat.users import USER_ID_RULE, InvalidUserId, canonical_user_id
 from retriever.config import Settings
 from retriever.errors import ConfigError
+from retriever.text.reader import expanded
 from retriever.text.regular import NotRegular, TooLarge, read_regular
 from retriever.text.safe import preview
 
@@ -131,7 +132,7 @@ def load_api_keys(settings: Settings) -> ApiKeys:
 def _read_bindings(value: str) -> list[_Binding]:
     if "=" in value:
         return _parse_entries(value.replace("\n", ","), "RETRIEVER_API_KEYS", "entry")
-    path = Path(value.strip()).expanduser()
+    path = expanded(Path(value.strip()))
     text = _keys_file_text(path)
     lines = [line.split("#", 1)[0] for line in text.splitlines()]
     return _parse_entries("\n".join(lines), f"keys file {str(path)!r}", "line", separator="\n")

@@ -17,7 +17,7 @@ from typing import Literal
 
 from retriever.config import Settings
 from retriever.memory import gitinfo
-from retriever.text.reader import is_folder
+from retriever.text.reader import is_folder, resolved
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SCP = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>(?!//).+)$")  # git@github.com:acme/memory.git
@@ -40,7 +40,7 @@ def memory_identity(root: Path, settings: Settings) -> Identity:
     if repo is not None and url:
         prefix = gitinfo.prefix_of(repo, root)
         return Identity("git remote", normalized_remote(url) + (f"/{prefix}" if prefix else ""))
-    return Identity("path", str(root.resolve()))
+    return Identity("path", str(resolved(root)))
 
 
 def normalized_remote(url: str) -> str:

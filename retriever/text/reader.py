@@ -159,3 +159,27 @@ def is_folder(path: Path) -> bool:
         return path.is_dir()
     except OSError:
         return False
+
+
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (a link to one counts); False, not ``OSError``, where it cannot be read."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def resolved(path: Path) -> Path:
+    """``path`` with its links followed; made absolute as written where they cannot be (a loop, a name too long)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, on Python 3.11
+        return Path(os.path.abspath(path))
+
+
+def expanded(path: Path) -> Path:
+    """``path`` with a leading ``~`` or ``~user`` expanded; as written where there is no such home (``~nosuchuser``)."""
+    try:
+        return path.expanduser()
+    except RuntimeError:  # "Could not determine home directory."
+        return path

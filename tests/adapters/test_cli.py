@@ -248,7 +248,7 @@ def test_on_a_terminal_excerpt_lines_and_the_searched_sections_keep_their_own_li
     assert terminal_markdown(report) == "**Reasoning:** r  \n**Sections searched:** s\n\n> one.  \n> two.\n\n> alone."
 
 
-@pytest.mark.parametrize("command", [["tree"], ["query", "sick days"], ["index"], ["status"]])
+@pytest.mark.parametrize("command", [["tree"], ["query", "sick days"], ["index"], ["status"], ["check"]])
 def test_a_root_too_long_for_the_system_is_memory_not_found_cut_short(
     runner: CliRunner, tmp_path: Path, command: list[str]
 ) -> None:
@@ -257,3 +257,18 @@ def test_a_root_too_long_for_the_system_is_memory_not_found_cut_short(
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "not a folder" in result.output + result.stderr
     assert len(result.stderr) < 2_000
+
+
+@pytest.mark.parametrize("command", [["tree"], ["status"], ["query", "sick days"]])
+def test_a_root_that_is_a_looping_link_is_not_a_folder_not_a_traceback(
+    runner: CliRunner, tmp_path: Path, command: list[str]
+) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    result = runner.invoke(cli, [*command, "--root", str(tmp_path / "loop")])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "is not a folder" in result.output + result.stderr
+
+
+def test_a_config_file_under_an_unknown_users_home_is_named_missing(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["--config", "~no-such-user-here/c.toml", "tree", "--root", str(root)])
+    assert result.exit_code == 2 and "config file '~no-such-user-here/c.toml' does not exist" in result.stderr

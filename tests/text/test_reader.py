@@ -548,3 +548,10 @@ def test_a_path_too_long_for_the_system_is_no_folder_not_an_oserror(tmp_path: Pa
     assert reader.is_folder(tmp_path)
     assert not reader.is_folder(tmp_path / ("a" * 5_000))  # Path.is_dir raises ENAMETOOLONG here
     assert not reader.is_folder(tmp_path / "missing")
+
+
+def test_a_looping_link_resolves_as_written_and_a_missing_home_is_left_unexpanded(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    assert reader.resolved(tmp_path / "loop" / "x") == tmp_path / "loop" / "x"  # Path.resolve: RuntimeError
+    assert not reader.is_file(tmp_path / "loop") and not reader.is_file(tmp_path / ("a" * 5_000))
+    assert reader.expanded(Path("~no-such-user-here/c.toml")) == Path("~no-such-user-here/c.toml")
