@@ -89,14 +89,15 @@ def first_date(front_matter: Any, keys: tuple[str, ...]) -> str | None:
         value = front_matter.get(key)
         if isinstance(value, date):  # a datetime is a date too
             return str(value)
-        if isinstance(value, str) and _iso(value.strip()):
-            return value.strip()
+        if isinstance(value, str) and (written := _iso(value.strip())) is not None:
+            return written
     return None
 
 
-def _iso(text: str) -> bool:
+def _iso(text: str) -> str | None:
+    """ISO 8601 text written as YAML writes its dates ("2026-03-01", "2026-03-01 09:30:00+00:00"), so that dates
+    compare as text: "20260301" and "2026-W09-1" are dates too, and as typed sorted above every "2026-…"."""
     try:
-        datetime.fromisoformat(text)
+        return date.fromisoformat(text).isoformat() if len(text) <= 10 else str(datetime.fromisoformat(text))
     except ValueError:
-        return False
-    return True
+        return None
