@@ -7,7 +7,7 @@ reads each British form of ``data/spelling_en.tsv`` as its American twin, at ind
 alike, so either spelling finds both.
 
 Contract: ``american(word)`` is the American spelling of a lower-case British ``word``, or ``word``
-itself.  The table (1,719 pairs of inflected forms, from breame, Apache-2.0: see its header and
+itself.  The table (1,713 pairs of inflected forms, from breame, Apache-2.0: see its header and
 ``data/NOTICE``) is read once, on first use (~1 ms); a missing or unreadable table logs a warning and
 leaves every word as it is.
 """
