@@ -272,3 +272,11 @@ def test_a_word_the_memory_lacks_stands_for_its_words_of_the_same_beginning() ->
 def test_a_word_shorter_than_the_prefix_brings_no_variant() -> None:
     index = _memory_of({"parkingl": 1})
     assert "park" not in analyze("Is there parking?", index=index).alternates
+
+
+@pytest.mark.parametrize("asked", ["doctors note", "doctor's note", "doctors' note"])
+def test_a_possessive_paraphrase_is_asked_however_the_apostrophe_is_written(asked: str) -> None:
+    """The table writes "doctor's note"; it had needed the apostrophe form in the question."""
+    index = _memory_of({"medic": 1, "certif": 1}, {"leav": 1})
+    query = analyze(f"Do I need a {asked}?", index=index)
+    assert query.alternates["note"] == (frozenset({"medic", "certif"}),)
