@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import httptools
 import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -105,7 +106,24 @@ class GuardedHttpTools(HttpToolsProtocol):
             self.refused = True
             self.refuse(431, f"request headers over {self.limits.max_header_bytes:,} bytes")
             return
+        if self.url[:8].lower().startswith((b"http://", b"https://")) and not self._authority_as_host():
+            return
         super().on_headers_complete()
+
+    def _authority_as_host(self) -> bool:
+        """An absolute-form target ("GET http://name/path") names the host it asks for; RFC 9112 §3.2.2: its
+        authority replaces any Host header, so the guard checks the host the request is really for (it had
+        checked the Host header beside it).  False, the request refused, when the target is no URL."""
+        try:
+            parsed = httptools.parse_url(self.url)
+        except httptools.HttpParserInvalidURLError:
+            self.refused = True
+            self.refuse(400, "the request target is not a URL")
+            return False
+        authority = (parsed.host or b"") + (b":%d" % parsed.port if parsed.port else b"")
+        # In place: the request's scope holds this very list.
+        self.headers[:] = [(name, value) for name, value in self.headers if name != b"host"] + [(b"host", authority)]
+        return True
 
     def on_body(self, body: bytes) -> None:
         if not self.refused:

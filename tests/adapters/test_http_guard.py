@@ -92,6 +92,18 @@ def test_a_second_host_or_origin_header_is_refused_not_left_unchecked(base: str,
     assert b"send one" in answer
 
 
+@pytest.mark.parametrize(
+    ("target", "status"),
+    [("http://rebind.evil.example/healthz", b"421"), ("http://127.0.0.1/healthz", b"200"), ("http://[oops/x", b"400")],
+)
+def test_an_absolute_form_target_is_checked_by_the_host_it_names(base: str, target: str, status: bytes) -> None:
+    """"GET http://evil.example/…" beside "Host: 127.0.0.1" had been checked against the Host header only."""
+    sock = raw_connection(base, f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    answer = read_until_closed(sock)
+    sock.close()
+    assert answer.startswith(b"HTTP/1.1 " + status), answer[:100]
+
+
 # -- bodies: limits while reading ---------------------------------------------------------------------
 
 
