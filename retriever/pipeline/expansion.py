@@ -105,11 +105,13 @@ def merged(*maps: Mapping[str, tuple[frozenset[str], ...]]) -> dict[str, tuple[f
 def bridge_boosts(
     term: str, bridges: tuple[frozenset[str], ...], index: SectionIndex, known: Mapping[str, float]
 ) -> dict[str, float]:
-    """Each translation's ranking boost: what the word it translates weighs (its idf, a framing word's cut),
-    never more.  A word rare in the memory's other language had outweighed the common word it translates: "main"
-    (framing, in most English pages) → "головний" put a Ukrainian rule first for "Who are our main clients?"."""
-    factor = framing_factor(term, index)
-    own = index.term_idf(term) * (1.0 if factor is None else factor)
+    """Each translation's ranking boost: what the word it translates weighs (its idf, a framing word's
+    ``FRAMING_WEIGHT`` of it), never more.  A word rare in the memory's other language had outweighed the common
+    word it translates: "main" (framing, in most English pages) → "головний" put a Ukrainian rule first for "Who
+    are our main clients?".  The rarity cut of ``framing_cuts`` is not applied here: a Ukrainian framing word is
+    rare in a mostly English memory because the memory says it in English, and cut, its translation lost seed
+    001's "Хто наші основні клієнти?" to the Kyiv office's Ukrainian rules."""
+    own = index.term_idf(term) * (FRAMING_WEIGHT if term in FRAMING_TERMS else 1.0)
     out = {}
     for t in {t for bridge in bridges for t in bridge}:
         boost = EXPANSION_WEIGHT * min(1.0, own / (index.term_idf(t) or 1.0))
