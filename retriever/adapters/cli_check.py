@@ -74,7 +74,7 @@ def check(root: Path | None, output: str) -> None:
 
 
 @click.command()
-@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.argument("target", metavar="DIR", type=click.Path())
 @click.option(
     "--source",
     default=None,
@@ -83,7 +83,7 @@ def check(root: Path | None, output: str) -> None:
     "unless the repository variable RETRIEVER_SOURCE is set [default: the git URL this copy was installed "
     "from, if any].",
 )
-def init(directory: Path, source: str | None) -> None:
+def init(target: str, source: str | None) -> None:
     """Scaffold a new memory tree in DIR: topic folders, example documents, README and CI hooks.
 
     DIR must not exist or be empty. The result passes `retriever check` as it is.
@@ -92,6 +92,9 @@ def init(directory: Path, source: str | None) -> None:
     from retriever.errors import RetrieverError
     from retriever.lint.scaffold import scaffold
 
+    if not target.strip():  # Path("") is ".": an unset variable would scaffold into the current folder
+        raise click.BadParameter('is empty (an unset variable?); name a folder, or "." for this one', param_hint="DIR")
+    directory = Path(target)
     source = source if source is not None else install_source()
     try:
         written = scaffold(directory, source)

@@ -155,3 +155,17 @@ def test_the_next_line_names_a_folder_starting_with_a_dash_as_a_path(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].startswith("Next: cd ./-notes && git init && ")
     assert (tmp_path / "-notes").is_dir()
+
+
+def test_an_empty_dir_argument_is_refused_not_read_as_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`retriever init "$UNSET"` had scaffolded into the current folder."""
+    from click.testing import CliRunner
+
+    from retriever.adapters.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["init", "  ", "--source", SOURCE])
+    assert result.exit_code == 2 and "is empty (an unset variable?)" in result.output
+    assert os.listdir(tmp_path) == []
