@@ -272,3 +272,11 @@ def test_a_root_that_is_a_looping_link_is_not_a_folder_not_a_traceback(
 def test_a_config_file_under_an_unknown_users_home_is_named_missing(runner: CliRunner, root: Path) -> None:
     result = runner.invoke(cli, ["--config", "~no-such-user-here/c.toml", "tree", "--root", str(root)])
     assert result.exit_code == 2 and "config file '~no-such-user-here/c.toml' does not exist" in result.stderr
+
+
+def test_status_with_a_state_folder_too_long_for_the_system_reports_it(runner: CliRunner, root: Path) -> None:
+    """Path.is_file let ENAMETOOLONG through: the store's line had ended `status` in a traceback."""
+    long_state = "/tmp/" + "s" * 5_000
+    result = runner.invoke(cli, ["status", "--root", str(root)], env={"RETRIEVER_STATE_DIR": long_state})
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Store:" in result.output
