@@ -41,7 +41,7 @@ from pydantic_core import ErrorDetails
 from retriever.config import APP_DIR, ENV_VARIABLES, Settings, listed_problems, mask_url, shown_value, type_name
 from retriever.config import SECRET_KEYS as SECRET_KEYS  # re-exported: status and callers read it here
 from retriever.errors import ConfigError
-from retriever.text.reader import expanded
+from retriever.text.reader import expanded, is_file, is_folder
 from retriever.text.safe import cut, one_line, preview
 
 TREE_CONFIG = ".retriever.toml"
@@ -129,7 +129,7 @@ def load(
     above = [layer for layer in (_env_layer(environ), _flag_layer(flags or {}, flag_names or {})) if layer]
     early = [layer for layer in (user, chosen, *above) if layer]
     root = _root(*_merge(early))
-    tree = _file_layer("tree config", root / TREE_CONFIG if _is_folder(root) else None, files, required=False)
+    tree = _file_layer("tree config", root / TREE_CONFIG if is_folder(root) else None, files, required=False)
     values, sources = _merge([layer for layer in (user, tree, chosen, *above) if layer])
     values.pop("root", None)
     settings = _settings(values, sources)
@@ -167,22 +167,8 @@ def _missing_graphs(settings: Settings, sources: Mapping[str, Source]) -> tuple[
         f"{one_line(where)}: graph {one_line(repr(graph))} names {one_line(str(path))}, which is not a folder; "
         "/memories/retrieve reads nothing from that graph until it is: create the folder or fix the path"
         for graph, path in settings.graphs.items()
-        if not _is_folder(path)
+        if not is_folder(path)
     )
-
-
-def _is_folder(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except OSError:  # unreadable on the way there, or a name too long: not a folder this process can read
-        return False
-
-
-def _is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except OSError:  # as for _is_folder
-        return False
 
 
 def _merge(layers: list[Layer]) -> tuple[dict[str, Any], dict[str, Source]]:
@@ -214,7 +200,7 @@ def _file_layer(kind: Kind, path: Path | None, files: dict[Kind, Path | None], *
     if path is None:
         return None
     path = expanded(path)
-    if not _is_file(path):
+    if not is_file(path):
         files[kind] = None
         if required:
             shown = preview(str(path), 300)

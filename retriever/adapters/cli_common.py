@@ -105,8 +105,9 @@ def load_settings(root: Path | None = None, as_json: bool = False, **flags: Any)
 
 
 def open_service(loaded: Loaded) -> Any:
-    """The retriever and the store a server needs; a store that cannot be opened, or an LLM client that
-    cannot be built (an endpoint that is no URL: ``llm.transport``), stops start-up naming why."""
+    """The retriever and the store a server needs; a store that cannot be opened, an LLM client that cannot be
+    built (an endpoint that is no URL: ``llm.transport``), or users' trees and served trees that hold one another
+    (``compat.users.check_apart``) stop start-up naming why."""
     from retriever.errors import RetrieverError
     from retriever.retriever import Retriever
     from retriever.service.service import MemoryService
@@ -120,10 +121,6 @@ def open_service(loaded: Loaded) -> Any:
 
     try:  # a server's stderr is a log: lines, never a bar, for a long first build or a big refresh
         retriever = Retriever(loaded.root, loaded.settings, progress=Reporter(bar=False))
-    except RetrieverError as exc:
-        store.close()
-        fail(exc, as_json=False)
-    try:  # users' trees inside a shared tree would be read for anyone (``compat.graphs``)
         return MemoryService(retriever, store)
     except RetrieverError as exc:
         store.close()

@@ -66,10 +66,11 @@ def check_apart(users: Path | None, shared: Mapping[str, Path]) -> None:
     folder = resolved(users)
     for graph, root in shared.items():
         tree = resolved(root)
-        if folder.is_relative_to(tree) or tree.is_relative_to(folder):
-            inside = "inside" if folder.is_relative_to(tree) else "around"
+        inside = folder.is_relative_to(tree)
+        if inside or tree.is_relative_to(folder):
             raise ConfigError(
-                f"the users' trees ({preview(str(users), 120)}) lie {inside} graph {preview(graph, 60)} "
+                f"the users' trees ({preview(str(users), 120)}) lie {'inside' if inside else 'around'} graph "
+                f"{preview(graph, 60)} "
                 f"({preview(str(root), 120)}), which would show users' own files to anyone: keep the users' folder "
                 "(RETRIEVER_USER_TREES) and the served trees apart, e.g. /srv/memory/users beside /srv/memory/company"
             )
