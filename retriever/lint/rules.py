@@ -18,6 +18,7 @@ from typing import Any, Literal
 from retriever.lint.links import absolute_links, broken_links
 from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
 from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
+from retriever.pipeline.extract import LONG_SECTION
 from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
 
 Severity = Literal["error", "warning"]
@@ -190,6 +191,17 @@ def _empty_sections(tree: Tree) -> Iterator[Problem]:
                 yield Problem(file.rel_path, section.lines[0], message)
 
 
+def _long_sections(tree: Tree) -> Iterator[Problem]:
+    for file in tree.files:
+        for section in file.doc.sections:
+            if len(section.units) > LONG_SECTION:
+                message = (
+                    f"{section.title!r} holds {len(section.units):,} statements: a question reads only the "
+                    f"{LONG_SECTION} holding most of its words; split it under headings"
+                )
+                yield Problem(file.rel_path, section.lines[0], message)
+
+
 def _unknown_relations(tree: Tree) -> Iterator[Problem]:
     for file in tree.files:
         for key, value in file.doc.front_matter.items():
@@ -221,6 +233,7 @@ RULES: Mapping[str, Rule] = {
         Rule("duplicate-name", WARNING, _duplicate_names, "a title or alias used by two documents"),
         Rule("empty-file", WARNING, _empty_files, "a file with nothing besides front matter"),
         Rule("empty-section", WARNING, _empty_sections, "a heading with nothing under it"),
+        Rule("long-section", WARNING, _long_sections, f"a section of over {LONG_SECTION} statements, read in part"),
         Rule("unknown-relation", WARNING, _unknown_relations, "a relation field naming a document that does not exist"),
     )
 }

@@ -8,12 +8,15 @@ heading) so that "4 hours per pay period" reads "Sick leave: 4 hours per pay per
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import heapq
+import re
+from collections.abc import Iterator, Sequence
 from itertools import takewhile
 from typing import TYPE_CHECKING
 
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
+from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate, Phase1, Target
 from retriever.pipeline.speakers import named_speakers, turns
 from retriever.text import analyzer
@@ -27,6 +30,12 @@ _SHORT_WORDS = 6
 _FRAMED_ITEM_WORDS = 12
 _LISTED_ITEMS = 5  # items a lead-in is shown with
 _LISTED_CHARS = 160  # of each item's first sentence
+# Statements a section is scored in whole up to.  The corpora's longest sections hold ~130 (a glossary, a FAQ, a
+# chat session); a log or a transcript pasted under one heading can hold tens of thousands, and each costs
+# ~80 µs a question (48,000 under one heading took 4 s).
+LONG_SECTION = 400
+_START = 5  # letters of a query term that a word of a long section's statement must start with to count
+_STARTS = 256  # of a long prompt's terms looked for in a long section
 
 
 def framed(unit: Unit, section: Section, speaker: str | None = None) -> str:
@@ -96,9 +105,35 @@ def _first_sentence(text: str) -> str:
     return next(iter_sentences(text), (0, text))[1]
 
 
-def candidates_of(memory: Memory, target: Target) -> Iterator[Candidate]:
+def read_units(units: Sequence[Unit], query: Query | None) -> Sequence[int]:
+    """The indices, ascending, of a section's statements that are scored: all of them up to ``LONG_SECTION``;
+    of a longer section, the ``LONG_SECTION`` holding the most of the question's words (a word that starts
+    as one of its terms, or as the word it was asked in, does), the earliest first among equals.  So one
+    file's size never sets a question's time; the statements left out still frame their neighbours."""
+    if len(units) <= LONG_SECTION:
+        return range(len(units))
+    pattern = word_starts(query) if query is not None else None
+    counts = [len({m.lower() for m in pattern.findall(u.text)}) if pattern else 0 for u in units]
+    return sorted(heapq.nlargest(LONG_SECTION, range(len(units)), key=lambda i: (counts[i], -i)))
+
+
+def word_starts(query: Query) -> re.Pattern[str] | None:
+    """A pattern matching a word that starts as one of ``query``'s terms (expansions included) or words does,
+    by their first ``_START`` letters: a cheap test, no statement analysed ("polici" and "policy" share
+    "polic"); None for a query without terms."""
+    found = (*query.terms, *query.extra, *(t for ts in query.alternates.values() for o in ts for t in o))
+    starts = dict.fromkeys(t.lower()[:_START] for t in (*found, *query.words.values()) if t)
+    if not starts:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, list(starts)[:_STARTS])) + ")", re.I)
+
+
+def candidates_of(memory: Memory, target: Target, query: Query | None = None) -> Iterator[Candidate]:
+    """The statements of ``target``'s section (of a long one, those ``read_units`` picks for ``query``)."""
     _, section = memory.section(target.section_id)
-    for i, (unit, turn) in enumerate(zip(section.units, turns(section.units), strict=True)):
+    spoken = turns(section.units)
+    for i in read_units(section.units, query):
+        unit, turn = section.units[i], spoken[i]
         if any(ch.isalnum() for ch in unit.text):
             context = context_of(section.units, i)
             # Scored without the speaker a continued turn is shown with: the name is not its words, and
@@ -119,12 +154,15 @@ def candidates_of(memory: Memory, target: Target) -> Iterator[Candidate]:
             )
 
 
-def extract(memory: Memory, phase1: Phase1, ctx: Context, question: str = "") -> tuple[Candidate, ...]:
-    """Every statement of the targeted sections, plus the LLM's grounded facts when one is configured."""
+def extract(
+    memory: Memory, phase1: Phase1, ctx: Context, question: str = "", query: Query | None = None
+) -> tuple[Candidate, ...]:
+    """Every statement of the targeted sections (of a long one, those holding most of ``query``'s words:
+    ``read_units``), plus the LLM's grounded facts when one is configured."""
     out: list[Candidate] = []
     for target in phase1.targets:
         ctx.check_deadline()
-        out.extend(candidates_of(memory, target))
+        out.extend(candidates_of(memory, target, query))
     if ctx.llm is not None:
         out.extend(llm_candidates(memory, phase1, ctx.llm, question))
     return tuple(out)
@@ -160,7 +198,7 @@ def _lines_of(memory: Memory, target: Target, statement: str) -> Lines:
 def run(state: Run, ctx: Context) -> Run:
     if state.phase1 is None or ctx.memory is None or not state.phase1.targets:
         return state
-    candidates = extract(ctx.memory, state.phase1, ctx, state.query_text)
+    candidates = extract(ctx.memory, state.phase1, ctx, state.query_text, state.query)
     # Named once here, where the candidates are made: scoring and answerability both read them.
     speakers = named_speakers((c.speaker for c in candidates), state.query.text if state.query else "")
     return dataclasses.replace(state, candidates=candidates, speakers=speakers)

@@ -24,14 +24,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from retriever.memory.fields import FIELDS, section_fields
 from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import POOL, Evidence, closeness, evidence
 from retriever.pipeline.query import Query, best_coverage, weights
 from retriever.pipeline.results import Phase1, Strategy, Target
-from retriever.text import analyzer
 from retriever.text.markup import truncate
 from retriever.text.models import Document, Section
 
@@ -46,12 +44,6 @@ PER_DOCUMENT = 6  # sections read per file (of ``max_sections``), so one long do
 def estimate_tokens(text: str) -> int:
     """Rough LLM tokens of a text (4 characters a token), for budgets and diagnostics."""
     return math.ceil(len(text) / 4)
-
-
-def section_terms(doc: Document, section: Section) -> dict[str, set[str]]:
-    """Field name → the set of index terms in that field of the section."""
-    texts = section_fields(doc, section)
-    return {name: set(analyzer.term_set(text)) for name, text in zip(FIELDS, texts, strict=True)}
 
 
 def _reason(doc: Document, section: Section, fields: dict[str, set[str]], query: Query) -> str:
@@ -176,7 +168,8 @@ def _guided(memory: Memory, query: Query, hits: list[tuple[int, float]], llm: LL
 
 def query_fields(memory: Memory, query: Query, section_ids: Sequence[int]) -> dict[int, dict[str, set[str]]]:
     """Per section, per field, the query's terms it holds (alternates' terms included), from the
-    index's field masks: the same sets ``section_terms`` gives, cut to what coverage and reasons read."""
+    index's field masks, cut to what coverage and reasons read (analysing the sections' text again would cost
+    as much as they are long)."""
     wanted = {*query.terms, *query.extra}
     wanted.update(t for options in query.alternates.values() for option in options for t in option)
     return memory.index.field_terms(section_ids, wanted)

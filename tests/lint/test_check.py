@@ -22,6 +22,7 @@ from retriever.lint.check import Finding, check
 from retriever.lint.config import CheckConfig, load_config
 from retriever.lint.report import format_github
 from retriever.memory.memory import Memory
+from retriever.pipeline.extract import LONG_SECTION
 
 PERSON = """\
 ---
@@ -622,6 +623,22 @@ def test_headings_with_nothing_under_them_are_empty_sections(make_tree: TreeFact
             "warning",
             "heading 'Last' has nothing under it; write the section or remove the heading",
         ),
+    ]
+
+
+def test_a_section_of_more_statements_than_a_question_reads_is_a_long_section(make_tree: TreeFactory) -> None:
+    items = "\n".join(f"- Entry {i} deployed." for i in range(LONG_SECTION + 1))
+    body = f"# Doc\n\nIntro.\n\n## Log\n\n{items}\n\n## Short\n\n" + "\n".join(["- One."] * LONG_SECTION) + "\n"
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
+    memory = Memory.open(root, Settings.from_env())
+
+    assert [(f.line, f.rule, f.message) for f in check(memory)] == [
+        (
+            8,
+            "long-section",
+            f"'Log' holds {LONG_SECTION + 1:,} statements: a question reads only the {LONG_SECTION} holding most of"
+            " its words; split it under headings",
+        )
     ]
 
 

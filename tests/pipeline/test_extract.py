@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from conftest import TreeFactory
+from hypothesis import given
+from hypothesis import strategies as st
 
 from retriever import Retriever
-from retriever.pipeline.extract import context_of, framed, listed
+from retriever.pipeline.extract import LONG_SECTION, context_of, framed, listed, read_units, word_starts
+from retriever.pipeline.query import analyze
 from retriever.text.models import Section, Unit
 
 
@@ -151,3 +154,49 @@ def test_a_table_inside_an_item_does_not_end_the_list(make_tree: TreeFactory) ->
     assert facts[0].statement == (
         "Our three pricing plans are: Starter costs 10 dollars; Team costs 50 dollars; Enterprise is negotiated."
     )
+
+
+def _lines(n: int, special: dict[int, str]) -> tuple[Unit, ...]:
+    return tuple(Unit("sentence", special.get(i, f"Entry {i} of the build log."), (i + 1, i + 1)) for i in range(n))
+
+
+def test_a_section_up_to_long_section_statements_is_read_whole() -> None:
+    units = _lines(LONG_SECTION, {})
+    assert list(read_units(units, analyze("parking permit"))) == list(range(LONG_SECTION))
+
+
+def test_a_longer_section_reads_the_statements_holding_most_of_the_question_words_in_order() -> None:
+    special = {900: "Parking permits are issued by facilities.", 10: "The permit desk opens at nine.", 5: "Parking."}
+    picked = read_units(_lines(LONG_SECTION * 3, special), analyze("How do I get a parking permit?"))
+
+    assert len(picked) == LONG_SECTION
+    assert list(picked) == sorted(picked)
+    assert {5, 10, 900} <= set(picked)
+    assert picked[:3] == [0, 1, 2]  # the rest, earliest first
+
+
+def test_word_starts_match_a_words_other_forms_by_its_first_letters() -> None:
+    pattern = word_starts(analyze("What is our travel policy?"))
+
+    assert pattern is not None
+    assert {m.lower() for m in pattern.findall("Policies on TRAVELLING abroad")} == {"polic", "trave"}
+    assert word_starts(analyze("???")) is None
+
+
+@given(st.text(max_size=200))
+def test_word_starts_compile_for_any_question(text: str) -> None:
+    pattern = word_starts(analyze(text))
+    assert pattern is None or pattern.findall(text) is not None
+
+
+def test_a_question_of_a_long_logged_section_finds_its_answer_among_the_statements_read(
+    make_tree: TreeFactory,
+) -> None:
+    lines = [f"- Entry {i}: deploy finished." for i in range(LONG_SECTION * 3)]
+    lines[1000] = "- Entry 1000: the parking permit desk moved to the second floor."
+    retriever = Retriever(make_tree({"log.md": "# Build log\n\n" + "\n".join(lines) + "\n"}))
+
+    result = retriever.retrieve("Where is the parking permit desk?")
+
+    assert len(result.run.candidates) == LONG_SECTION
+    assert "second floor" in result.run.facts[0].statement
