@@ -59,6 +59,8 @@ SWAPPED = "speaker swapped"  # the note on an unanswerable chat question that as
 # 90 further handbook questions written for this repository by reading the handbooks, never by running
 # the retriever (eval/README.md): kept out of tuning, so they say how the ranking generalises.
 HELDOUT_QUERIES = REPO / "eval" / "handbook_heldout_queries.jsonl"
+# 12 "What is X?" questions over the handbooks' glossaries (eval/README.md), written before the ranking for them.
+DEFINITION_QUERIES = REPO / "eval" / "definition_queries.jsonl"
 # Chats between two people (eval/conversations/): twelve sessions each, and 28 (the long-conversation
 # benchmark's length) in the long ones.
 CONVERSATION_FILES = (REPO / "eval" / "conversation_queries.jsonl", REPO / "eval" / "long_conversation_queries.jsonl")
@@ -305,8 +307,9 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         shared = next((d for d in (args.corpus.parent / "eval", args.corpus.parent.parent / "eval") if d.is_dir()),
                       args.corpus.parent / "eval")
         args.queries = [shared / name for name in QUESTION_FILES]
-        if args.corpus.is_dir() and load_queries(HELDOUT_QUERIES, args.corpus):  # its handbooks are here
-            args.queries.append(HELDOUT_QUERIES)
+        for path in (HELDOUT_QUERIES, DEFINITION_QUERIES):
+            if args.corpus.is_dir() and load_queries(path, args.corpus):  # its handbooks are here
+                args.queries.append(path)
         args.queries.extend(path for path in CONVERSATION_FILES if path.is_file())
     return args
 

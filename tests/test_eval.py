@@ -122,12 +122,13 @@ def test_one_corpus_folder_finds_the_question_files_beside_its_parent(tmp_path: 
     assert "handbook_heldout_queries" not in result.stdout
 
 
-def test_every_held_out_gold_section_is_a_heading_of_its_handbook() -> None:
+@pytest.mark.parametrize(("name", "count"), [("handbook_heldout_queries.jsonl", 90), ("definition_queries.jsonl", 12)])
+def test_every_held_out_gold_section_is_a_heading_of_its_handbook(name: str, count: int) -> None:
     corpora = REPO.parent / "shared" / "corpora"
     if not corpora.is_dir():
         pytest.skip("../shared/corpora is not beside this clone")
-    rows = [json.loads(line) for line in (REPO / "eval" / "handbook_heldout_queries.jsonl").open(encoding="utf-8")]
-    assert len(rows) == 90 and len({r["id"] for r in rows}) == 90
+    rows = [json.loads(line) for line in (REPO / "eval" / name).open(encoding="utf-8")]
+    assert len(rows) == count and len({r["id"] for r in rows}) == count
     for row in rows:
         assert (row["kind"] == "absent") == (not row["gold"]), row["id"]
         for gold in row["gold"]:

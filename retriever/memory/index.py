@@ -296,6 +296,21 @@ class SectionIndex:
                                 out[sid][name].add(term)
         return out
 
+    def in_fields(self, terms: Iterable[str], fields: Iterable[str]) -> npt.NDArray[np.bool_]:
+        """A mask over section ids: True for a live section holding one of ``terms`` in one of ``fields``
+        (names of ``FIELDS``), from the postings' field masks."""
+        bits = sum(1 << FIELDS.index(name) for name in set(fields))
+        out = np.zeros(self.size, dtype=bool)
+        for term in dict.fromkeys(terms):
+            tid = self.vocab.get(term)
+            if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
+                continue
+            for segment in self.segments:
+                ids, masks = segment.field_postings(tid)
+                out[ids[(masks & bits) != 0]] = True
+        out &= self.alive[: self.size]
+        return out
+
     def meaning(self, texts: Sequence[str]) -> FloatArray:
         """Unit meaning vectors of ``texts`` (``memory.vectors``; the query's and its statements', the
         recent ones remembered: ``vectors.Remembered``)."""

@@ -44,6 +44,7 @@ import numpy.typing as npt
 from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.query import PART_CONTEXT, Query, best_coverage, framing_boosts, weights
+from retriever.text import analyzer
 
 DOCUMENT_WEIGHT = 0.5  # a section's document's evidence, beside its own (1)
 NEIGHBOUR_WEIGHT = 0.5  # the evidence of the sections next to it in its document
@@ -51,6 +52,10 @@ PART_PICKS = 2  # sections read for each part of a many-part question, whatever 
 MEANING_WEIGHT = 0.6  # meaning's share when the best sections hold none of the question's words' weight
 POOL = 50  # sections ranked for reading (``target.CANDIDATES``): meaning goes only to those it can lift into them
 GAP_SECTIONS = 5  # the strongest sections whose coverage says how much of the question words leave out
+DEFINITION_PICKS = 1  # glossary sections read for "What is X?", whatever else scores
+# What a memory calls the documents that define its words, in their titles, headings, paths or front matter.
+DEFINING_FIELDS = ("title", "heading", "path", "meta")  # not the body: "see the glossary" defines nothing
+DEFINITION_TERMS = tuple(analyzer.term_set("glossary glossaries definitions terminology acronyms глосарій словник"))
 
 
 @dataclass(frozen=True)
@@ -72,10 +77,26 @@ def evidence(memory: Memory, query: Query) -> Evidence:
         part_scores = fused(memory, terms, part_boosts(boosts, terms, part))
         picks.extend(sid for sid, _ in top_of(part_scores, PART_PICKS) if sid not in picks)
         scores = np.maximum(scores, part_scores)
+    picks.extend(sid for sid in definitions(memory, query, scores) if sid not in picks)
     strongest = [sid for sid, _ in top_of(scores, GAP_SECTIONS)]
     gap = coverage_gap(memory, query, strongest) if strongest else 0.0
     vector = question_vector(memory, query) if gap > 0 and len(scores) and scores.max() > 0 else None
     return Evidence(with_meaning(memory, scores, gap, vector), tuple(picks), gap, vector)
+
+
+def definitions(memory: Memory, query: Query, scores: FloatArray) -> list[int]:
+    """For a question asking what a thing is (``Query.defining``), the ``DEFINITION_PICKS`` strongest sections of
+    the memory's glossaries (``DEFINITION_TERMS`` in a title, heading, path or front matter) that hold all the
+    question's words, read whatever else scores: a glossary's long table ranks below the pages that use the
+    term ("What is shadow traffic?" had read 14 sections of the project running it, not the one defining it)."""
+    if not query.defining:
+        return []
+    index = memory.index
+    held = index.in_fields(DEFINITION_TERMS, DEFINING_FIELDS)[: len(scores)]
+    framing = framing_boosts(query)
+    for term in (t for t in query.terms if t not in framing):  # "mean" of "What does SEV-2 mean?" names nothing
+        held &= index.scores([term])[: len(scores)] > 0
+    return [sid for sid, _ in top_of(np.where(held, scores, 0.0), DEFINITION_PICKS)]
 
 
 def question_vector(memory: Memory, query: Query) -> FloatArray | None:

@@ -16,8 +16,13 @@ verbs ("may", "march") are left out of the answers, so "You may claim it" is not
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+
+from retriever.pipeline.query import Query, framing_boosts
+from retriever.pipeline.results import Candidate
+from retriever.text import analyzer
 
 _FIGURE = re.compile(r"[\d£$€¥₴%]")  # a figure answers every kind: "£200", "10 minutes", "3 March", "9:30"
 _WORD = re.compile(r"\w+(?:'\w+)*")
@@ -97,6 +102,56 @@ KINDS: tuple[Kind, ...] = (
         _NUMBER_STEMS + _DURATION_STEMS + _DATE_STEMS,
     ),
 )
+
+
+# What a statement defines: the words before the dash, colon or verb that opens a definition ("Shadow traffic —
+# running…", "MRR: monthly recurring revenue", "A vendor is …", "Тіньовий трафік — це …").
+_DEFINED = re.compile(
+    r"^\W*([^.;:—–]{1,60}?)\W*(?:[—–:]|\s-\s|\s(?:is|are|means|refers\s+to|stands\s+for|це|означає)\s)", re.I
+)
+_OPENING_WORDS = 8  # of a definition, that must not name the thing again
+_ASIDE = re.compile(r"\([^)]*\)?")  # "MRR (monthly recurring revenue)" defines MRR
+
+
+def defines(statement: str, cells: Sequence[tuple[str, str]], topic: frozenset[str]) -> bool:
+    """True when ``statement`` defines ``topic`` (the terms of "What is X?"): a table row whose first cell, or
+    a sentence or item whose opening words (``_DEFINED``), hold ``topic`` and nothing else, asides in brackets
+    left out ("Milestone: All tenants on Riverbed" does not define Riverbed), and whose next ``_OPENING_WORDS``
+    words do not name the topic again."""
+    if not topic:
+        return False
+    if cells:
+        subject, rest = cells[0][1], " ".join(value for _, value in cells[1:])
+    elif match := _DEFINED.match(statement):
+        subject, rest = match.group(1), statement[match.end() :]
+    else:
+        return False
+    # A definition opens by saying what the thing is in other words: "ATOs: Learn about ATOs" is a link.
+    opening = " ".join(rest.split()[:_OPENING_WORDS])
+    return analyzer.term_set(_ASIDE.sub(" ", subject)) == topic and not topic <= analyzer.term_set(opening)
+
+
+def definers(query: Query, candidates: Sequence[Candidate]) -> list[bool]:
+    """For each candidate, whether it defines what ``query`` asks the meaning of (``Query.defining``: "What is
+    shadow traffic?"; its words but framing ones, such as "mean"); all False for any other question."""
+    framing = framing_boosts(query)
+    topic = frozenset(t for t in query.terms if t not in framing) if query.defining else frozenset()
+    if not topic:
+        return [False] * len(candidates)
+    out, seen = [], set()
+    for c in candidates:  # in their sections' order: the first of each opens it
+        opens = c.target.section_id not in seen and c.kind != "llm"
+        seen.add(c.target.section_id)
+        out.append(defines(c.statement, c.cells, topic) or (opens and _titled(c, topic)))
+    return out
+
+
+def _titled(candidate: Candidate, topic: frozenset[str]) -> bool:
+    """True when ``candidate`` opens a section headed by the topic alone ("### Compiler" over "A compiler takes
+    …") and its first ``_OPENING_WORDS`` words do not name the topic again."""
+    heading = candidate.target.tree_path.rsplit(" > ", 1)[-1]
+    opening = " ".join(candidate.statement.split()[:_OPENING_WORDS])
+    return analyzer.term_set(_ASIDE.sub(" ", heading)) == topic and not topic <= analyzer.term_set(opening)
 
 
 def asked(question: str) -> frozenset[str]:

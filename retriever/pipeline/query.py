@@ -66,6 +66,21 @@ _DEFINING_VERB = re.compile(
 )
 _DEFINING_ASK = (re.compile(r"\b(?:does|do|did)\b", re.I), re.compile(r"\b(?:what|що)\b", re.I))
 _SENTENCE_END = re.compile(r"[?.!]")
+_THING = r"([\w'’/&.+-]+(?:\s+[\w'’/&.+-]+){0,3}?)"  # one to four words
+_DEFINITION_QUESTION = re.compile(
+    rf"^\W*(?:what(?:'s|’s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?{_THING}|"
+    rf"what\s+(?:does|do)\s+(?:an?\s+|the\s+)?{_THING}\s+(?:mean|stand\s+for)|define\s+{_THING}|"
+    rf"(?:the\s+)?meaning\s+of\s+{_THING}|що\s+(?:таке|означає|означають)\s+{_THING})\s*[?.!]*\s*$",
+    re.I,
+)
+_DEFINITION_CHARS = 120  # a longer question asks more than what a thing is
+# Words that make "What is X?" ask after a fact rather than a meaning: ours, of/in/for something, this one.
+_NOT_A_THING = frozenset(
+    "it he she our my your their his her its we you they us them me this that these those of in for on at per by "
+    "with to "
+    "from about next last current new наш наша наше наші мій моя моє мої твій ваш ваша ваше ваші цей ця це ці "
+    "в у на для про".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +104,7 @@ class Query:
     translated: frozenset[str] = frozenset()  # the query's terms whose translation the memory holds
     language: str = "en"  # "en" or "uk" (``lexicon.language``): what summaries are framed in, meaning read for
     framed: Mapping[str, float] = field(default_factory=dict)  # rare framing words' cuts (``expansion.framing_cuts``)
+    defining: bool = False  # asks only what something is ("What is shadow traffic?"): ``asks_definition``
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -123,7 +139,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     framed = expansion.framing_cuts(terms, index) if index is not None else {}
     return Query(
         text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated,
-        lexicon.language(text), framed,
+        lexicon.language(text), framed, asks_definition(text),
     )
 
 
@@ -160,6 +176,17 @@ def _defining(text: str) -> set[str]:
         if _DEFINING_ASK[which].search(sentence):
             found.update(analyzer.terms(match.group(which + 1)))
     return found
+
+
+def asks_definition(text: str) -> bool:
+    """True when the whole question asks what a thing of one to four words is or means ("What is shadow
+    traffic?", "What are OKRs?", "What does SEV-2 mean?", "Define NRR", "Що таке shadow traffic?"); not when
+    it asks after a fact of ours ("What is our total MRR?", "What is the status of the segmenter?")."""
+    match = _DEFINITION_QUESTION.match(text) if len(text) <= _DEFINITION_CHARS else None
+    if match is None:
+        return False
+    words = analyzer.raw_words(next(g for g in match.groups() if g is not None))
+    return not any(w.lower() in _NOT_A_THING for w in words)
 
 
 def question_parts(text: str) -> tuple[tuple[str, ...], ...]:

@@ -77,6 +77,7 @@ class ScoreParams:
     meaning_weight: float = 0.5  # a statement's meaning, when words leave all of the question's topic uncovered
     typed_bonus: float = 0.15  # a statement holding the kind of answer asked for ranks this much higher (``expected``)
     key_bonus: float = 0.15  # a table row whose first cell holds all of the question's weight ranks this much higher
+    definition_bonus: float = 1.0  # "What is X?": others keep 1 / (1 + this) of their rank where one defines X
     # A transcript where no speaker the question names took a turn keeps this much of its statements' rank
     # (``speakers.silent``; 0.3 to 0.9 measured the same).
     silent_speaker: float = 0.5
@@ -177,7 +178,8 @@ def relevance(
     speakers: Speakers | None = None,
 ) -> list[_Scored]:
     """Every candidate with its rank value (0..1) and its answerability evidence; ``speakers`` are the ones
-    the question names (``Run.speakers``; read off the candidates when not given)."""
+    the question names (``Run.speakers``; read off the candidates when not given).  For "What is X?", the
+    statements defining X first: the others' rank values, clipped, shrink by ``definition_bonus``."""
     whole = weights(query, memory.index)
     sets = weight_sets(whole, query)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
@@ -185,10 +187,11 @@ def relevance(
         speakers = named_speakers((c.speaker for c in candidates), query.text)
     unheard = silent(((c.target.rel_path, c.speaker) for c in candidates), speakers)
     kinds = expected.asked(query.text)
+    lower = 1.0 / (1.0 + params.definition_bonus) if any(definers := expected.definers(query, candidates)) else 1.0
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
-    out = []
-    for cand in candidates:
+    out: list[_Scored] = []
+    for cand, defines in zip(candidates, definers, strict=True):
         sid = cand.target.section_id
         if sid not in headings:
             headings[sid] = _heading_terms(memory, cand.target)
@@ -204,7 +207,8 @@ def relevance(
             evidence = (1 - LLM_BLEND) * evidence + LLM_BLEND * cand.llm_relevance
         if when[sid].superseded:  # a superseded document ranks, and scores, below its successor
             value, evidence = value * SUPERSEDED_FACTOR, evidence * SUPERSEDED_FACTOR
-        out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence, own))
+        value = min(1.0, max(0.0, value)) * (1.0 if defines else lower)
+        out.append(_Scored(cand, value, when[sid].valid_at or "", evidence, own))
     return out
 
 

@@ -444,3 +444,18 @@ def test_field_terms_equal_the_query_terms_found_by_analysing_each_field(
     for sid, fields_ in enumerate(analysed):
         expected = {name: set(counts) & set(terms) for name, counts in zip(FIELDS, fields_, strict=True)}
         assert found[sid] == expected
+
+
+def test_in_fields_marks_the_live_sections_holding_a_term_in_one_of_the_fields_named() -> None:
+    index = _index(
+        [
+            _section(title={"glossari": 1}, body={"shadow": 1}),
+            _section(body={"glossari": 1}),
+            _section(meta={"definit": 1}),
+            _section(heading={"other": 1}),
+        ]
+    )
+    assert index.in_fields(["glossari", "definit"], ("title", "meta")).tolist() == [True, False, True, False]
+    assert index.in_fields(["glossari"], ("body",)).tolist() == [False, True, False, False]
+    index.remove([0])
+    assert index.in_fields(["glossari", "unknown"], FIELDS).tolist() == [False, True, False, False]

@@ -9,6 +9,7 @@ from fixtures import TRAVEL
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from retriever import Retriever
 from retriever.config import Settings
 from retriever.memory.memory import Memory
 from retriever.pipeline import evidence as evidence_module
@@ -152,3 +153,38 @@ def test_no_section_left_out_of_reach_could_be_lifted_into_the_pool(
     lifted = scores + lift
     best = sorted(range(len(scores)), key=lambda sid: (-lifted[sid], sid))[:pool]
     assert {sid for sid in best if lifted[sid] > 0} <= set(reach.tolist())
+
+
+def _riverbed_and_glossary(make_tree: TreeFactory) -> Memory:
+    project = "# Project Riverbed\n\n" + "".join(
+        f"## Week {i}\n\nShadow traffic ran on tenant {i}; shadow traffic latency held. {FILLER}\n\n" for i in range(20)
+    )
+    terms = "".join(f"| Term {i} | Meaning {i} of the word. |\n" for i in range(40))
+    glossary = (
+        "---\ntitle: Company Glossary\n---\n# Company Glossary\n\n## Engineering\n\n| Term | Meaning |\n|---|---|\n"
+        f"{terms}| Shadow traffic | Running the new pipeline on real data without serving its results. |\n"
+    )
+    root = make_tree({"riverbed.md": project, "glossary.md": glossary})
+    return Memory.open(root, Settings.from_env())
+
+
+def test_a_question_asking_what_a_thing_is_reads_the_glossary_section_holding_it(make_tree: TreeFactory) -> None:
+    memory = _riverbed_and_glossary(make_tree)
+    query = analyze("What is shadow traffic?")
+    found = evidence(memory, query)
+
+    assert [_heading_of(memory, sid) for sid in found.part_picks] == [("glossary.md", "Engineering")]
+    ranked = [sid for sid in np.argsort(-found.scores)[:14].tolist()]
+    assert found.part_picks[0] not in ranked  # words alone would not have read it
+    assert evidence(memory, analyze("When did shadow traffic start?")).part_picks == ()
+
+
+def test_the_glossary_definition_is_the_first_fact_for_what_is_and_not_for_other_questions(
+    make_tree: TreeFactory,
+) -> None:
+    root = _riverbed_and_glossary(make_tree).root
+    retriever = Retriever(root)
+
+    first = retriever.retrieve("What is shadow traffic?").run.facts[0]
+    assert first.statement.startswith("Term: Shadow traffic; Meaning: Running the new pipeline")
+    assert retriever.retrieve("How did shadow traffic latency hold?").run.facts[0].statement.startswith("Shadow")

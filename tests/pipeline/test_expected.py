@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retriever.pipeline.expected import KINDS, asked, held, holds
+from retriever.pipeline.expected import KINDS, asked, defines, held, holds
+from retriever.text import analyzer
 
 
 @pytest.mark.parametrize(
@@ -65,3 +66,41 @@ def test_any_text_is_read_without_error(text: str) -> None:
     kinds = asked(text)
     assert kinds <= {kind.name for kind in KINDS}
     assert holds(text, kinds) in (True, False)
+
+
+@pytest.mark.parametrize(
+    ("statement", "cells", "term"),
+    [
+        ("Term: Shadow traffic; Meaning: running the pipeline twice", (("Term", "Shadow traffic"),), "shadow traffic"),
+        ("Shadow traffic is running the new pipeline on real data.", (), "shadow traffic"),
+        ("**ADR** - Architecture Decision Record. A written record of choices.", (), "ADR"),
+        ("MRR (monthly recurring revenue): contracted monthly subscription value.", (), "MRR"),
+        ("Тіньовий трафік — це запуск нового конвеєра на реальних даних.", (), "тіньовий трафік"),
+    ],
+)
+def test_a_statement_opening_with_the_term_alone_defines_it(
+    statement: str, cells: tuple[tuple[str, str], ...], term: str
+) -> None:
+    assert defines(statement, cells, frozenset(analyzer.term_set(term)))
+
+
+@pytest.mark.parametrize(
+    ("statement", "cells"),
+    [
+        ("Milestone: Shadow traffic: Helix; Date: 2026-11-02", (("Milestone", "Shadow traffic: Helix"),)),
+        ("Shadow traffic must run on isolated Kafka — learned the hard way.", ()),
+        ("Riverbed build is complete; shadow traffic can start in November.", ()),
+        ("Shadow traffic: learn about shadow traffic", ()),  # a link names the term again: not a definition
+        ("Traffic is light on Fridays.", ()),
+    ],
+)
+def test_a_statement_about_more_than_the_term_or_naming_it_again_does_not_define_it(
+    statement: str, cells: tuple[tuple[str, str], ...]
+) -> None:
+    assert not defines(statement, cells, frozenset(analyzer.term_set("shadow traffic")))
+    assert not defines(statement, cells, frozenset())
+
+
+@given(st.text(max_size=300), st.text(max_size=40))
+def test_defines_answers_for_any_statement(statement: str, term: str) -> None:
+    assert defines(statement, (), frozenset(analyzer.term_set(term))) in (True, False)

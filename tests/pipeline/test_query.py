@@ -12,6 +12,7 @@ from retriever.pipeline.expansion import EXPANSION_WEIGHT, FRAMING_WEIGHT, RARE_
 from retriever.pipeline.query import (
     PART_CONTEXT,
     analyze,
+    asks_definition,
     best_coverage,
     coverage,
     is_many_part,
@@ -280,3 +281,38 @@ def test_a_possessive_paraphrase_is_asked_however_the_apostrophe_is_written(aske
     index = _memory_of({"medic": 1, "certif": 1}, {"leav": 1})
     query = analyze(f"Do I need a {asked}?", index=index)
     assert query.alternates["note"] == (frozenset({"medic", "certif"}),)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is shadow traffic?",
+        "What are OKRs?",
+        "what's an ATO",
+        "What does SEV-2 mean?",
+        "What does CPD stand for?",
+        "Define NRR.",
+        "the meaning of follow-up owner?",
+        "Що таке shadow traffic?",
+        "Що означає NRR?",
+    ],
+)
+def test_a_question_asking_only_what_a_thing_is_asks_a_definition(text: str) -> None:
+    assert asks_definition(text) and analyze(text).defining
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is our total MRR?",
+        "What is the status of the segmenter?",
+        "What is the hotel limit per night in London?",
+        "What are the expense rules for team meals today?",
+        "What is it?",
+        "Who owns shadow traffic?",
+        "What is shadow traffic, and when does it start?",
+        "What is " + "very " * 40 + "long?",
+    ],
+)
+def test_a_question_after_a_fact_or_more_than_a_meaning_asks_no_definition(text: str) -> None:
+    assert not asks_definition(text) and not analyze(text).defining

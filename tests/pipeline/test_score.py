@@ -364,3 +364,24 @@ def test_a_preamble_line_under_a_title_that_is_the_question_does_not_lead_the_ro
         "What is our net revenue retention?"
     ).facts
     assert facts[0].statement.startswith("Metric: Net revenue retention (NRR); Value: 118%")
+
+
+# definitions
+
+
+def test_for_what_is_x_a_statement_defining_x_ranks_ahead_of_stronger_ones_using_it(make_tree: TreeFactory) -> None:
+    items = "".join(f"- **Term {i}** - Meaning number {i} of a word we use.\n" for i in range(60))
+    glossary = f"# Glossary\n\n{items}- **PRA** - The Paperwork Reduction Act of 1980 limits federal surveys.\n"
+    research = "# Research\n\n## Surveys\n\nPRA clearance is needed for surveys. The PRA review takes months.\n"
+    memory = Memory.open(make_tree({"glossary.md": glossary, "research.md": research}), Settings.from_env())
+    query, candidates = _candidates(memory, "What is the PRA?")
+
+    def first(params: ScoreParams) -> str:
+        return max(relevance(candidates, memory, query, params), key=lambda s: s.relevance).candidate.statement
+
+    assert first(DEFAULT).startswith("PRA - The Paperwork Reduction Act")
+    assert not first(dataclasses.replace(DEFAULT, definition_bonus=0.0)).startswith("PRA -")
+    other = analyze("Who runs the PRA review?", memory.state.acronyms, memory.index)
+    assert [s.relevance for s in relevance(candidates, memory, other, DEFAULT)] == [
+        s.relevance for s in relevance(candidates, memory, other, dataclasses.replace(DEFAULT, definition_bonus=0.0))
+    ]
