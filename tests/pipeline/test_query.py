@@ -316,3 +316,16 @@ def test_a_question_asking_only_what_a_thing_is_asks_a_definition(text: str) -> 
 )
 def test_a_question_after_a_fact_or_more_than_a_meaning_asks_no_definition(text: str) -> None:
     assert not asks_definition(text) and not analyze(text).defining
+
+
+@pytest.mark.parametrize("verb", ["choose", "chose", "chosen", "pick", "picked", "select", "selected", "opted"])
+def test_a_verb_of_choosing_frames_the_question_and_the_thing_chosen_names_it(verb: str) -> None:
+    # "Which stream processor did we choose?": a decision record writes "decided", "Option:", not the asker's verb.
+    index = SectionIndex(params=Params())
+    empty: Counter[str] = Counter()
+    add_sections(index, [(empty, empty, empty, empty, Counter({"flink": 1, "choos": 1, "pick": 1, "select": 1}))])
+    query = analyze(f"Why was Flink {verb}?")
+    found = weights(query, index)
+    chosen = next(t for t in query.terms if t != "flink")
+    assert found[chosen] == index.term_idf(chosen) * FRAMING_WEIGHT
+    assert found["flink"] == index.term_idf("flink")
