@@ -105,10 +105,13 @@ KINDS: tuple[Kind, ...] = (
 
 
 # What a statement defines: the words before the dash, colon or verb that opens a definition ("Shadow traffic —
-# running…", "MRR: monthly recurring revenue", "A vendor is …", "Тіньовий трафік — це …").
+# running…", "MRR: monthly recurring revenue", "A vendor is …", "Тіньовий трафік — це …").  Every repeat is
+# bounded, and only the opening is read: with two unbounded runs of punctuation around the subject, 1,000 "!"
+# took 1.1 s and 16,000 took 7 minutes.
 _DEFINED = re.compile(
-    r"^\W*([^.;:—–]{1,60}?)\W*(?:[—–:]|\s-\s|\s(?:is|are|means|refers\s+to|stands\s+for|це|означає)\s)", re.I
+    r"^\W{0,8}([^.;:—–]{1,60}?)\s*(?:[—–:]|-\s|\s(?:is|are|means|refers\s+to|stands\s+for|це|означає)\s)", re.I
 )
+_DEFINED_CHARS = 200  # of a statement that can hold its subject and the word opening its definition
 _OPENING_WORDS = 8  # of a definition, that must not name the thing again
 _ASIDE = re.compile(r"\([^)]*\)?")  # "MRR (monthly recurring revenue)" defines MRR
 
@@ -122,7 +125,7 @@ def defines(statement: str, cells: Sequence[tuple[str, str]], topic: frozenset[s
         return False
     if cells:
         subject, rest = cells[0][1], " ".join(value for _, value in cells[1:])
-    elif match := _DEFINED.match(statement):
+    elif match := _DEFINED.match(statement[:_DEFINED_CHARS]):
         subject, rest = match.group(1), statement[match.end() :]
     else:
         return False
