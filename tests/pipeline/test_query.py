@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from retriever.memory.build import add_sections
 from retriever.memory.index import Params, SectionIndex
@@ -329,3 +331,9 @@ def test_a_verb_of_choosing_frames_the_question_and_the_thing_chosen_names_it(ve
     chosen = next(t for t in query.terms if t != "flink")
     assert found[chosen] == index.term_idf(chosen) * FRAMING_WEIGHT
     assert found["flink"] == index.term_idf("flink")
+
+
+@given(st.text(max_size=200))
+def test_any_text_asks_a_definition_or_not_and_only_a_short_one_can(text: str) -> None:
+    assert asks_definition(text) in (True, False)
+    assert not asks_definition("What is " + text + "x" * 120)
