@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -283,11 +283,7 @@ class SectionIndex:
         wanted[[s for s in section_ids if 0 <= s < self.size]] = True
         out: dict[int, dict[str, set[str]]] = {int(s): {name: set() for name in FIELDS} for s in np.flatnonzero(wanted)}
         for term in dict.fromkeys(terms):
-            tid = self.vocab.get(term)
-            if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
-                continue
-            for segment in self.segments:
-                ids, masks = segment.field_postings(tid)
+            for ids, masks in self._field_postings(term):
                 hit = wanted[ids]
                 for sid, mask in zip(ids[hit].tolist(), masks[hit].tolist(), strict=True):
                     if self.alive[sid]:
@@ -302,14 +298,19 @@ class SectionIndex:
         bits = sum(1 << FIELDS.index(name) for name in set(fields))
         out = np.zeros(self.size, dtype=bool)
         for term in dict.fromkeys(terms):
-            tid = self.vocab.get(term)
-            if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
-                continue
-            for segment in self.segments:
-                ids, masks = segment.field_postings(tid)
+            for ids, masks in self._field_postings(term):
                 out[ids[(masks & bits) != 0]] = True
         out &= self.alive[: self.size]
         return out
+
+    def _field_postings(self, term: str) -> Iterator[tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]]:
+        """Each segment's section ids and field masks for ``term``; nothing for a term the index lacks (or is
+        adding while this query runs: ids past ``df``)."""
+        tid = self.vocab.get(term)
+        if tid is None or tid >= len(self.df) or self.df[tid] <= 0:
+            return
+        for segment in self.segments:
+            yield segment.field_postings(tid)
 
     def meaning(self, texts: Sequence[str]) -> FloatArray:
         """Unit meaning vectors of ``texts`` (``memory.vectors``; the query's and its statements', the

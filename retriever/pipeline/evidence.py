@@ -87,14 +87,13 @@ def evidence(memory: Memory, query: Query) -> Evidence:
 def definitions(memory: Memory, query: Query, scores: FloatArray) -> list[int]:
     """For a question asking what a thing is (``Query.defining``), the ``DEFINITION_PICKS`` strongest sections of
     the memory's glossaries (``DEFINITION_TERMS`` in a title, heading, path or front matter) that hold all the
-    question's words, read whatever else scores: a glossary's long table ranks below the pages that use the
+    words of X, read whatever else scores: a glossary's long table ranks below the pages that use the
     term ("What is shadow traffic?" had read 14 sections of the project running it, not the one defining it)."""
     if not query.defining:
         return []
     index = memory.index
     held = index.in_fields(DEFINITION_TERMS, DEFINING_FIELDS)[: len(scores)]
-    framing = framing_boosts(query)
-    for term in (t for t in query.terms if t not in framing):  # "mean" of "What does SEV-2 mean?" names nothing
+    for term in query.defining:
         held &= index.scores([term])[: len(scores)] > 0
     return [sid for sid, _ in top_of(np.where(held, scores, 0.0), DEFINITION_PICKS)]
 

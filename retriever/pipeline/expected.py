@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from retriever.pipeline.query import Query, framing_boosts
+from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate
 from retriever.text import analyzer
 
@@ -105,56 +105,58 @@ KINDS: tuple[Kind, ...] = (
 
 
 # What a statement defines: the words before the dash, colon or verb that opens a definition ("Shadow traffic —
-# running…", "MRR: monthly recurring revenue", "A vendor is …", "Тіньовий трафік — це …").  Every repeat is
-# bounded, and only the opening is read: with two unbounded runs of punctuation around the subject, 1,000 "!"
-# took 1.1 s and 16,000 took 7 minutes.
+# running…", "MRR: monthly recurring revenue", "A vendor is a …", "Тіньовий трафік — це …").  "Is"/"are" only
+# before an article: "Riverbed is behind schedule" is news, not a definition.  Every repeat is bounded and only the
+# opening is read: with two unbounded runs of punctuation around the subject, 16,000 "!" had taken 7 minutes.
 _DEFINED = re.compile(
-    r"^\W{0,8}([^.;:—–]{1,60}?)\s*(?:[—–:]|-\s|\s(?:is|are|means|refers\s+to|stands\s+for|це|означає)\s)", re.I
+    r"^\W{0,8}([^.;:—–]{1,60}?)(?:\s*[—–:]|\s+-\s|\s+(?:is|are)\s+(?:an?|the|one|any)\s"
+    r"|\s+(?:means|refers\s+to|stands\s+for|це|означає)\s)",
+    re.I,
 )
 _DEFINED_CHARS = 200  # of a statement that can hold its subject and the word opening its definition
 _OPENING_WORDS = 8  # of a definition, that must not name the thing again
 _ASIDE = re.compile(r"\([^)]*\)?")  # "MRR (monthly recurring revenue)" defines MRR
+_FIGURE_FIRST = re.compile(r"^\W*[\d£$€¥₴%]")  # "NRR - 118% this quarter" is a figure, not a meaning
 
 
 def defines(statement: str, cells: Sequence[tuple[str, str]], topic: frozenset[str]) -> bool:
     """True when ``statement`` defines ``topic`` (the terms of "What is X?"): a table row whose first cell, or
     a sentence or item whose opening words (``_DEFINED``), hold ``topic`` and nothing else, asides in brackets
-    left out ("Milestone: All tenants on Riverbed" does not define Riverbed), and whose next ``_OPENING_WORDS``
-    words do not name the topic again."""
+    left out ("Milestone: All tenants on Riverbed" does not define Riverbed), followed by words that do not
+    open with a figure nor name the topic again (``_names_only``)."""
     if not topic:
         return False
     if cells:
         subject, rest = cells[0][1], " ".join(value for _, value in cells[1:])
     elif match := _DEFINED.match(statement[:_DEFINED_CHARS]):
-        subject, rest = match.group(1), statement[match.end() :]
+        subject, rest = match.group(1), statement[match.end() : match.end() + _DEFINED_CHARS]
     else:
         return False
-    # A definition opens by saying what the thing is in other words: "ATOs: Learn about ATOs" is a link.
-    opening = " ".join(rest.split()[:_OPENING_WORDS])
+    return bool(rest.strip()) and not _FIGURE_FIRST.match(rest) and _names_only(subject, rest, topic)
+
+
+def _names_only(subject: str, rest: str, topic: frozenset[str]) -> bool:
+    """True when ``subject`` (asides in brackets left out) holds ``topic`` and nothing else and the first
+    ``_OPENING_WORDS`` words of ``rest`` do not name it again: a definition says what the thing is in other
+    words ("ATOs: Learn about ATOs" is a link)."""
+    opening = " ".join(rest[:_DEFINED_CHARS].split()[:_OPENING_WORDS])
     return analyzer.term_set(_ASIDE.sub(" ", subject)) == topic and not topic <= analyzer.term_set(opening)
 
 
 def definers(query: Query, candidates: Sequence[Candidate]) -> list[bool]:
-    """For each candidate, whether it defines what ``query`` asks the meaning of (``Query.defining``: "What is
-    shadow traffic?"; its words but framing ones, such as "mean"); all False for any other question."""
-    framing = framing_boosts(query)
-    topic = frozenset(t for t in query.terms if t not in framing) if query.defining else frozenset()
+    """For each candidate, whether it defines what ``query`` asks the meaning of (``Query.defining``, the terms
+    of X in "What is X?"): ``defines``, or the opening statement of a section headed X alone ("### Compiler" over
+    "A compiler takes …"); all False for any other question."""
+    topic = query.defining
     if not topic:
         return [False] * len(candidates)
     out, seen = [], set()
-    for c in candidates:  # in their sections' order: the first of each opens it
+    for c in candidates:  # in their sections' order, each section's opening statement read first (``read_units``)
         opens = c.target.section_id not in seen and c.kind != "llm"
         seen.add(c.target.section_id)
-        out.append(defines(c.statement, c.cells, topic) or (opens and _titled(c, topic)))
+        heading = c.target.tree_path.rsplit(" > ", 1)[-1]
+        out.append(defines(c.statement, c.cells, topic) or (opens and _names_only(heading, c.statement, topic)))
     return out
-
-
-def _titled(candidate: Candidate, topic: frozenset[str]) -> bool:
-    """True when ``candidate`` opens a section headed by the topic alone ("### Compiler" over "A compiler takes
-    …") and its first ``_OPENING_WORDS`` words do not name the topic again."""
-    heading = candidate.target.tree_path.rsplit(" > ", 1)[-1]
-    opening = " ".join(candidate.statement.split()[:_OPENING_WORDS])
-    return analyzer.term_set(_ASIDE.sub(" ", heading)) == topic and not topic <= analyzer.term_set(opening)
 
 
 def asked(question: str) -> frozenset[str]:

@@ -35,7 +35,7 @@ _LISTED_CHARS = 160  # of each item's first sentence
 # ~80 µs a question (48,000 under one heading took 4 s).
 LONG_SECTION = 400
 _START = 5  # letters of a query term that a word of a long section's statement must start with to count
-_STARTS = 256  # of a long prompt's terms looked for in a long section
+_WORD = re.compile(r"\w+")
 
 
 def framed(unit: Unit, section: Section, speaker: str | None = None) -> str:
@@ -107,25 +107,23 @@ def _first_sentence(text: str) -> str:
 
 def read_units(units: Sequence[Unit], query: Query | None) -> Sequence[int]:
     """The indices, ascending, of a section's statements that are scored: all of them up to ``LONG_SECTION``;
-    of a longer section, the ``LONG_SECTION`` holding the most of the question's words (a word that starts
-    as one of its terms, or as the word it was asked in, does), the earliest first among equals.  So one
-    file's size never sets a question's time; the statements left out still frame their neighbours."""
+    of a longer section, its opening statement and the ``LONG_SECTION`` − 1 others holding the most of the
+    question's word beginnings (``word_starts``), the earliest first among equals.  So scoring stays bounded
+    whatever one file holds (finding the beginnings is a pass over the section's words, not an analysis); the
+    statements left out still frame their neighbours."""
     if len(units) <= LONG_SECTION:
         return range(len(units))
-    pattern = word_starts(query) if query is not None else None
-    counts = [len({m.lower() for m in pattern.findall(u.text)}) if pattern else 0 for u in units]
-    return sorted(heapq.nlargest(LONG_SECTION, range(len(units)), key=lambda i: (counts[i], -i)))
+    starts = word_starts(query) if query is not None else frozenset()
+    lengths = {len(s) for s in starts}
+    counts = [len({w[:n] for w in _WORD.findall(u.text.lower()) for n in lengths} & starts) for u in units]
+    return [0, *sorted(heapq.nlargest(LONG_SECTION - 1, range(1, len(units)), key=lambda i: (counts[i], -i)))]
 
 
-def word_starts(query: Query) -> re.Pattern[str] | None:
-    """A pattern matching a word that starts as one of ``query``'s terms (expansions included) or words does,
-    by their first ``_START`` letters: a cheap test, no statement analysed ("polici" and "policy" share
-    "polic"); None for a query without terms."""
+def word_starts(query: Query) -> frozenset[str]:
+    """The first ``_START`` letters (lower-case) of ``query``'s terms, expansions included, and of the words it
+    was asked in: a statement's word that begins as one does holds it ("polici" and "policy" share "polic")."""
     found = (*query.terms, *query.extra, *(t for ts in query.alternates.values() for o in ts for t in o))
-    starts = dict.fromkeys(t.lower()[:_START] for t in (*found, *query.words.values()) if t)
-    if not starts:
-        return None
-    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, list(starts)[:_STARTS])) + ")", re.I)
+    return frozenset(t.lower()[:_START] for t in (*found, *query.words.values()) if t)
 
 
 def candidates_of(memory: Memory, target: Target, query: Query | None = None) -> Iterator[Candidate]:

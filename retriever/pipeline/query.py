@@ -67,19 +67,22 @@ _DEFINING_VERB = re.compile(
 _DEFINING_ASK = (re.compile(r"\b(?:does|do|did)\b", re.I), re.compile(r"\b(?:what|що)\b", re.I))
 _SENTENCE_END = re.compile(r"[?.!]")
 _THING = r"([\w'’/&.+-]+(?:\s+[\w'’/&.+-]+){0,3}?)"  # one to four words
+_WORDS = re.compile(r"\w+")
+_ARTICLE = r"(?:an?\s+|(the)\s+)?"  # "the" is caught: a common noun after it asks for a fact
 _DEFINITION_QUESTION = re.compile(
-    rf"^\W*(?:what(?:'s|’s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?{_THING}|"
-    rf"what\s+(?:does|do)\s+(?:an?\s+|the\s+)?{_THING}\s+(?:mean|stand\s+for)|define\s+{_THING}|"
-    rf"(?:the\s+)?meaning\s+of\s+{_THING}|що\s+(?:таке|означає|означають)\s+{_THING})\s*[?.!]*\s*$",
+    rf"^\W*(?:what(?:'s|’s|\s+is|\s+are)\s+{_ARTICLE}{_THING}|"
+    rf"what\s+(?:does|do)\s+{_ARTICLE}{_THING}\s+(?:mean|stand\s+for)|define\s+{_ARTICLE}{_THING}|"
+    rf"(?:the\s+)?meaning\s+of\s+{_ARTICLE}{_THING}|що\s+(?:таке|означає|означають)\s+(){_THING})\s*[?.!]*\s*$",
     re.I,
 )
 _DEFINITION_CHARS = 120  # a longer question asks more than what a thing is
-# Words that make "What is X?" ask after a fact rather than a meaning: ours, of/in/for something, this one.
+# Words that make "What is X?" ask after a fact rather than a meaning: ours, of/in/for something, this one, what
+# is going on.  Lower-case only: "New Relic", "US GAAP" and "IT" are terms.
 _NOT_A_THING = frozenset(
     "it he she our my your their his her its we you they us them me this that these those of in for on at per by "
     "with to "
     "from about next last current new наш наша наше наші мій моя моє мої твій ваш ваша ваше ваші цей ця це ці "
-    "в у на для про".split()
+    "в у на для про happening doing going latest".split()
 )
 
 
@@ -104,7 +107,7 @@ class Query:
     translated: frozenset[str] = frozenset()  # the query's terms whose translation the memory holds
     language: str = "en"  # "en" or "uk" (``lexicon.language``): what summaries are framed in, meaning read for
     framed: Mapping[str, float] = field(default_factory=dict)  # rare framing words' cuts (``expansion.framing_cuts``)
-    defining: bool = False  # asks only what something is ("What is shadow traffic?"): ``asks_definition``
+    defining: frozenset[str] = frozenset()  # the terms of X in "What is X?" (``defined_thing``); empty for others
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -134,12 +137,14 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in asked))
     parts = question_parts(text)
     framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
-    framing |= _defining(text)
+    defining = frozenset(analyzer.term_set(defined_thing(text) or ""))
+    # "Define X", "the meaning of X": the asking words frame the question, as "mean" does in "What does X mean?"
+    framing |= _defining(text) | (frozenset(terms) - defining if defining else frozenset())
     many = len(parts) >= 2
     framed = expansion.framing_cuts(terms, index) if index is not None else {}
     return Query(
         text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated,
-        lexicon.language(text), framed, asks_definition(text),
+        lexicon.language(text), framed, defining,
     )
 
 
@@ -178,15 +183,25 @@ def _defining(text: str) -> set[str]:
     return found
 
 
-def asks_definition(text: str) -> bool:
-    """True when the whole question asks what a thing of one to four words is or means ("What is shadow
-    traffic?", "What are OKRs?", "What does SEV-2 mean?", "Define NRR", "Що таке shadow traffic?"); not when
-    it asks after a fact of ours ("What is our total MRR?", "What is the status of the segmenter?")."""
+def defined_thing(text: str) -> str | None:
+    """The thing of one to four words a question asks only the meaning of ("shadow traffic" of "What is shadow
+    traffic?"; "What are OKRs?", "What does SEV-2 mean?", "Define NRR", "the meaning of X", "Що таке X?"), else
+    None: a question after a fact of ours ("What is our total MRR?", "What is the status of the segmenter?"),
+    a common noun after "the" ("What is the deadline?" asks for a date; "What is the Loyalty Index?" names a
+    term), or what is going on ("What is happening?")."""
     match = _DEFINITION_QUESTION.match(text) if len(text) <= _DEFINITION_CHARS else None
     if match is None:
-        return False
-    words = analyzer.raw_words(next(g for g in match.groups() if g is not None))
-    return not any(w.lower() in _NOT_A_THING for w in words)
+        return None
+    the, thing = next((m.group(i), m.group(i + 1)) for m in (match,) for i in range(1, 10, 2) if m.group(i + 1))
+    words = _WORDS.findall(thing)  # as typed: the analyser's words are lower-cased
+    if any(w in _NOT_A_THING for w in words) or (the and not any(w[:1].isupper() for w in words)):
+        return None
+    return thing.rstrip(".")
+
+
+def asks_definition(text: str) -> bool:
+    """True when ``text`` asks only what a thing is (``defined_thing``)."""
+    return defined_thing(text) is not None
 
 
 def question_parts(text: str) -> tuple[tuple[str, ...], ...]:

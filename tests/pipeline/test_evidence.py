@@ -179,12 +179,16 @@ def test_a_question_asking_what_a_thing_is_reads_the_glossary_section_holding_it
     assert evidence(memory, analyze("When did shadow traffic start?")).part_picks == ()
 
 
+@pytest.mark.parametrize(
+    "question",
+    ["What is shadow traffic?", "Define shadow traffic.", "The meaning of shadow traffic?", "Що таке shadow traffic?"],
+)
 def test_the_glossary_definition_is_the_first_fact_for_what_is_and_not_for_other_questions(
-    make_tree: TreeFactory,
+    make_tree: TreeFactory, question: str
 ) -> None:
     root = _riverbed_and_glossary(make_tree).root
     retriever = Retriever(root)
 
-    first = retriever.retrieve("What is shadow traffic?").run.facts[0]
+    first = retriever.retrieve(question).run.facts[0]
     assert first.statement.startswith("Term: Shadow traffic; Meaning: Running the new pipeline")
     assert retriever.retrieve("How did shadow traffic latency hold?").run.facts[0].statement.startswith("Shadow")
