@@ -196,8 +196,8 @@ def _long_sections(tree: Tree) -> Iterator[Problem]:
         for section in file.doc.sections:
             if len(section.units) > LONG_SECTION:
                 message = (
-                    f"{section.title!r} holds {len(section.units):,} statements: a question reads only the "
-                    f"{LONG_SECTION} holding most of its words; split it under headings"
+                    f"{section.title!r} holds {len(section.units):,} statements: a question reads only its first "
+                    f"and the {LONG_SECTION - 1} holding most of its words; split it under headings"
                 )
                 yield Problem(file.rel_path, section.lines[0], message)
 

@@ -636,8 +636,8 @@ def test_a_section_of_more_statements_than_a_question_reads_is_a_long_section(ma
         (
             8,
             "long-section",
-            f"'Log' holds {LONG_SECTION + 1:,} statements: a question reads only the {LONG_SECTION} holding most of"
-            " its words; split it under headings",
+            f"'Log' holds {LONG_SECTION + 1:,} statements: a question reads only its first and the"
+            f" {LONG_SECTION - 1} holding most of its words; split it under headings",
         )
     ]
 
