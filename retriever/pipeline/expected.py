@@ -109,21 +109,23 @@ KINDS: tuple[Kind, ...] = (
 # before an article: "Riverbed is behind schedule" is news, not a definition.  Every repeat is bounded and only the
 # opening is read: with two unbounded runs of punctuation around the subject, 16,000 "!" had taken 7 minutes.
 _DEFINED = re.compile(
-    r"^\W{0,8}([^.;:—–]{1,60}?)(?:\s*[—–:]|\s+-\s|\s+(?:is|are)\s+(?:an?|the|one|any)\s"
+    r"^\W{0,8}([^.;:—–]{1,60}?)(?:\s*[—–:]|\s+-\s|\s+(?:is|are)\s+(?:an?|the|one|any|defined\s+as)\s"
     r"|\s+(?:means|refers\s+to|stands\s+for|це|означає)\s)",
     re.I,
 )
 _DEFINED_CHARS = 200  # of a statement that can hold its subject and the word opening its definition
 _OPENING_WORDS = 8  # of a definition, that must not name the thing again
 _ASIDE = re.compile(r"\([^)]*\)?")  # "MRR (monthly recurring revenue)" defines MRR
-_FIGURE_FIRST = re.compile(r"^\W*[\d£$€¥₴%]")  # "NRR - 118% this quarter" is a figure, not a meaning
+# What does not say what a thing is: a figure ("NRR - 118% this quarter", "Budget: €40k"; not "Sprint: 2-week
+# cycle") or a pointer elsewhere ("OKRs: see the Q3 planning doc").
+_NOT_A_MEANING = re.compile(r"^\W*(?:[£$€¥₴]|\d[\d.,]*\s*%|\d[\d.,]*(?:\s|$)|(?:see|cf)\b)", re.I)
 
 
 def defines(statement: str, cells: Sequence[tuple[str, str]], topic: frozenset[str]) -> bool:
     """True when ``statement`` defines ``topic`` (the terms of "What is X?"): a table row whose first cell, or
     a sentence or item whose opening words (``_DEFINED``), hold ``topic`` and nothing else, asides in brackets
-    left out ("Milestone: All tenants on Riverbed" does not define Riverbed), followed by words that do not
-    open with a figure nor name the topic again (``_names_only``)."""
+    left out ("Milestone: All tenants on Riverbed" does not define Riverbed), followed by words that neither
+    open with a figure or a pointer (``_NOT_A_MEANING``) nor name the topic again (``_names_only``)."""
     if not topic:
         return False
     if cells:
@@ -132,7 +134,7 @@ def defines(statement: str, cells: Sequence[tuple[str, str]], topic: frozenset[s
         subject, rest = match.group(1), statement[match.end() : match.end() + _DEFINED_CHARS]
     else:
         return False
-    return bool(rest.strip()) and not _FIGURE_FIRST.match(rest) and _names_only(subject, rest, topic)
+    return bool(rest.strip()) and not _NOT_A_MEANING.match(rest) and _names_only(subject, rest, topic)
 
 
 def _names_only(subject: str, rest: str, topic: frozenset[str]) -> bool:

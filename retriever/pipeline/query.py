@@ -68,11 +68,13 @@ _DEFINING_ASK = (re.compile(r"\b(?:does|do|did)\b", re.I), re.compile(r"\b(?:wha
 _SENTENCE_END = re.compile(r"[?.!]")
 _THING = r"([\w'’/&.+-]+(?:\s+[\w'’/&.+-]+){0,3}?)"  # one to four words
 _WORDS = re.compile(r"\w+")
-_ARTICLE = r"(?:an?\s+|(the)\s+)?"  # "the" is caught: a common noun after it asks for a fact
+_ARTICLE = r"(?:an?\s+|(the)\s+)?"  # "What is the X?" catches "the": a common noun after it asks for a fact
+_ANY_ARTICLE = r"()(?:an?\s+|the\s+)?"  # the asking verb says a meaning is wanted, "the" or not
 _DEFINITION_QUESTION = re.compile(
-    rf"^\W*(?:what(?:'s|’s|\s+is|\s+are)\s+{_ARTICLE}{_THING}|"
-    rf"what\s+(?:does|do)\s+{_ARTICLE}{_THING}\s+(?:mean|stand\s+for)|define\s+{_ARTICLE}{_THING}|"
-    rf"(?:the\s+)?meaning\s+of\s+{_ARTICLE}{_THING}|що\s+(?:таке|означає|означають)\s+(){_THING})\s*[?.!]*\s*$",
+    rf"^\W*(?:(?:what(?:'s|’s|\s+is)\s+)?(?:the\s+)?meaning\s+of\s+{_ANY_ARTICLE}{_THING}|"
+    rf"what(?:'s|’s|\s+is|\s+are)\s+{_ARTICLE}{_THING}|"
+    rf"what\s+(?:does|do)\s+{_ANY_ARTICLE}{_THING}\s+(?:mean|stand\s+for)|define\s+{_ANY_ARTICLE}{_THING}|"
+    rf"що\s+(?:таке|означає|означають)\s+(){_THING})\s*[?.!]*\s*$",
     re.I,
 )
 _DEFINITION_CHARS = 120  # a longer question asks more than what a thing is
@@ -82,7 +84,7 @@ _NOT_A_THING = frozenset(
     "it he she our my your their his her its we you they us them me this that these those of in for on at per by "
     "with to "
     "from about next last current new наш наша наше наші мій моя моє мої твій ваш ваша ваше ваші цей ця це ці "
-    "в у на для про happening doing going latest".split()
+    "в у на для про happening doing going latest due today tomorrow now wrong left".split()
 )
 
 
@@ -186,15 +188,19 @@ def _defining(text: str) -> set[str]:
 def defined_thing(text: str) -> str | None:
     """The thing of one to four words a question asks only the meaning of ("shadow traffic" of "What is shadow
     traffic?"; "What are OKRs?", "What does SEV-2 mean?", "Define NRR", "the meaning of X", "Що таке X?"), else
-    None: a question after a fact of ours ("What is our total MRR?", "What is the status of the segmenter?"),
-    a common noun after "the" ("What is the deadline?" asks for a date; "What is the Loyalty Index?" names a
-    term), or what is going on ("What is happening?")."""
+    None: a question after a fact of ours ("What is our total MRR?", "What is the status of the segmenter?",
+    "What is Bob's role?"), "What is the" before anything but a name ("What is the deadline?" and "What is the PTO
+    policy?" ask for facts; "What is the Loyalty Index?" names a term), or what is going on ("What is
+    happening?")."""
+    text = text.lower() if text.isupper() else text  # "WHAT IS THE DEADLINE?" names no term
     match = _DEFINITION_QUESTION.match(text) if len(text) <= _DEFINITION_CHARS else None
     if match is None:
         return None
     the, thing = next((m.group(i), m.group(i + 1)) for m in (match,) for i in range(1, 10, 2) if m.group(i + 1))
     words = _WORDS.findall(thing)  # as typed: the analyser's words are lower-cased
-    if any(w in _NOT_A_THING for w in words) or (the and not any(w[:1].isupper() for w in words)):
+    if any(w in _NOT_A_THING for w in words) or re.search(r"['’]s\b", thing):  # "Bob's role" is a fact of ours
+        return None
+    if the and not all(w[:1].isupper() or w[:1].isdigit() for w in words):  # "the Loyalty Index", not "the PTO policy"
         return None
     return thing.rstrip(".")
 

@@ -181,7 +181,13 @@ def test_a_question_asking_what_a_thing_is_reads_the_glossary_section_holding_it
 
 @pytest.mark.parametrize(
     "question",
-    ["What is shadow traffic?", "Define shadow traffic.", "The meaning of shadow traffic?", "Що таке shadow traffic?"],
+    [
+        "What is shadow traffic?",
+        "Define shadow traffic.",
+        "The meaning of shadow traffic?",
+        "What does the shadow traffic mean?",
+        "Що таке shadow traffic?",
+    ],
 )
 def test_the_glossary_definition_is_the_first_fact_for_what_is_and_not_for_other_questions(
     make_tree: TreeFactory, question: str

@@ -78,6 +78,8 @@ ROW = (("Term", "Shadow traffic"), ("Meaning", "a rerun"))
         ("Shadow traffic is the practice of running the new pipeline on real data.", (), "shadow traffic"),
         ("**ADR** - Architecture Decision Record. A written record of choices.", (), "ADR"),
         ("MRR (monthly recurring revenue): contracted monthly subscription value.", (), "MRR"),
+        ("NRR is defined as net revenue retention.", (), "NRR"),
+        ("Sprint: 2-week development cycle.", (), "sprint"),
         ("Тіньовий трафік — це запуск нового конвеєра на реальних даних.", (), "тіньовий трафік"),
     ],
 )
@@ -97,6 +99,8 @@ def test_a_statement_opening_with_the_term_alone_defines_it(
         ("Shadow traffic is paused until Monday.", ()),  # news: "is" without an article
         ("Shadow traffic - 40% of production this week", ()),  # a figure, not a meaning
         ("Shadow traffic:", ()),  # nothing follows
+        ("Shadow traffic: see the Riverbed page.", ()),  # a pointer elsewhere
+        ("Shadow traffic: €40k this quarter", ()),
         ("Traffic is light on Fridays.", ()),
     ],
 )

@@ -181,10 +181,13 @@ def test_word_starts_are_the_first_letters_of_the_questions_terms_and_words() ->
 
 
 def test_a_statement_holding_more_of_the_question_word_beginnings_is_read_first() -> None:
-    # "Google" counts for "google" though "go" is asked too: each beginning is looked for at its own length.
-    special = {500: "Go to Google Docs.", 600: "Go home.", 700: "Googled it."}
-    picked = read_units(_lines(LONG_SECTION + 400, special), analyze("go google"))
-    assert 500 in picked and 600 in picked and 700 in picked
+    # Every statement says "go"; only the last also says "Google": it holds two of the question's beginnings
+    # ("go", "googl"), each looked for at its own length, so it is read though 399 earlier ones hold one.
+    units = _lines(LONG_SECTION * 2, {i: f"Go now, entry {i}." for i in range(LONG_SECTION * 2)})
+    units = (*units[:-1], Unit("sentence", "Go to Google Docs.", (LONG_SECTION * 2, LONG_SECTION * 2)))
+    picked = read_units(units, analyze("go google"))
+    assert len(units) - 1 in picked
+    assert picked[:3] == [0, 1, 2]
 
 
 @given(st.text(max_size=200))

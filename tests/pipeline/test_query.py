@@ -314,6 +314,9 @@ def test_a_question_asking_only_what_a_thing_is_asks_a_definition(text: str) -> 
         ("The meaning of shadow traffic?", "shadow traffic"),
         ("What is the Loyalty Index?", "Loyalty Index"),
         ("Що таке shadow traffic?", "shadow traffic"),
+        ("What does the error budget mean?", "error budget"),
+        ("Define the error budget.", "error budget"),
+        ("What is the meaning of error budget?", "error budget"),
     ],
 )
 def test_the_terms_asked_the_meaning_of_are_the_things_alone_not_the_asking_words(text: str, thing: str) -> None:
@@ -330,6 +333,10 @@ def test_the_terms_asked_the_meaning_of_are_the_things_alone_not_the_asking_word
         "What are the expense rules for team meals today?",
         "What is it?",
         "What is the deadline?",
+        "WHAT IS THE DEADLINE?",
+        "What is the PTO policy?",
+        "What is Bob's role?",
+        "What is due today?",
         "What is happening?",
         "What is Alice doing?",
         "Who owns shadow traffic?",
