@@ -92,10 +92,16 @@ def definitions(memory: Memory, query: Query, scores: FloatArray) -> list[int]:
     if not query.defining:
         return []
     index = memory.index
-    held = index.in_fields(DEFINITION_TERMS, DEFINING_FIELDS)[: len(scores)]
+    held = glossaries(memory)[: len(scores)]
     for term in query.defining:
         held &= index.scores([term])[: len(scores)] > 0
     return [sid for sid, _ in top_of(np.where(held, scores, 0.0), DEFINITION_PICKS)]
+
+
+def glossaries(memory: Memory) -> npt.NDArray[np.bool_]:
+    """A mask over section ids: the sections of the memory's glossaries (``DEFINITION_TERMS`` in a title, heading,
+    path or front matter)."""
+    return memory.index.in_fields(DEFINITION_TERMS, DEFINING_FIELDS)
 
 
 def question_vector(memory: Memory, query: Query) -> FloatArray | None:

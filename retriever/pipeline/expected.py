@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from retriever.memory.memory import Memory
+from retriever.pipeline.evidence import glossaries
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate
 from retriever.text import analyzer
@@ -109,7 +111,7 @@ KINDS: tuple[Kind, ...] = (
 # before an article: "Riverbed is behind schedule" is news, not a definition.  Every repeat is bounded and only the
 # opening is read: with two unbounded runs of punctuation around the subject, 16,000 "!" had taken 7 minutes.
 _DEFINED = re.compile(
-    r"^\W{0,8}([^.;:—–]{1,60}?)(?:\s*[—–:]|\s+-\s|\s+(?:is|are)\s+(?:an?|the|one|any|defined\s+as)\s"
+    r"^\W{0,8}([^.;:—–]{1,60}?)(?:\s*(:)|\s*[—–]|\s+-\s|\s+(?:is|are)\s+(?:an?|the|one|any|defined\s+as)\s"
     r"|\s+(?:means|refers\s+to|stands\s+for|це|означає)\s)",
     re.I,
 )
@@ -121,16 +123,18 @@ _ASIDE = re.compile(r"\([^)]*\)?")  # "MRR (monthly recurring revenue)" defines 
 _NOT_A_MEANING = re.compile(r"^\W*(?:[£$€¥₴]|\d[\d.,]*\s*%|\d[\d.,]*(?:\s|$)|(?:see|cf)\b)", re.I)
 
 
-def defines(statement: str, cells: Sequence[tuple[str, str]], topic: frozenset[str]) -> bool:
+def defines(statement: str, cells: Sequence[tuple[str, str]], topic: frozenset[str], glossary: bool = True) -> bool:
     """True when ``statement`` defines ``topic`` (the terms of "What is X?"): a table row whose first cell, or
     a sentence or item whose opening words (``_DEFINED``), hold ``topic`` and nothing else, asides in brackets
     left out ("Milestone: All tenants on Riverbed" does not define Riverbed), followed by words that neither
-    open with a figure or a pointer (``_NOT_A_MEANING``) nor name the topic again (``_names_only``)."""
+    open with a figure or a pointer (``_NOT_A_MEANING``) nor name the topic again (``_names_only``).  Outside a
+    ``glossary``, "X: …" is a label more often than a meaning ("Riverbed: behind schedule by two weeks"), so
+    there only a dash or a verb opens one."""
     if not topic:
         return False
     if cells:
         subject, rest = cells[0][1], " ".join(value for _, value in cells[1:])
-    elif match := _DEFINED.match(statement[:_DEFINED_CHARS]):
+    elif (match := _DEFINED.match(statement[:_DEFINED_CHARS])) and (glossary or not match.group(2)):
         subject, rest = match.group(1), statement[match.end() : match.end() + _DEFINED_CHARS]
     else:
         return False
@@ -145,19 +149,23 @@ def _names_only(subject: str, rest: str, topic: frozenset[str]) -> bool:
     return analyzer.term_set(_ASIDE.sub(" ", subject)) == topic and not topic <= analyzer.term_set(opening)
 
 
-def definers(query: Query, candidates: Sequence[Candidate]) -> list[bool]:
+def definers(query: Query, candidates: Sequence[Candidate], memory: Memory | None = None) -> list[bool]:
     """For each candidate, whether it defines what ``query`` asks the meaning of (``Query.defining``, the terms
-    of X in "What is X?"): ``defines``, or the opening statement of a section headed X alone ("### Compiler" over
-    "A compiler takes …"); all False for any other question."""
+    of X in "What is X?"): ``defines`` (its colon form only in the memory's glossaries: ``evidence.glossaries``),
+    or the opening statement of a section headed X alone ("### Compiler" over "A compiler takes …"); all False
+    for any other question."""
     topic = query.defining
     if not topic:
         return [False] * len(candidates)
+    glossary = glossaries(memory) if memory is not None else None
     out, seen = [], set()
     for c in candidates:  # in their sections' order, each section's opening statement read first (``read_units``)
         opens = c.target.section_id not in seen and c.kind != "llm"
         seen.add(c.target.section_id)
         heading = c.target.tree_path.rsplit(" > ", 1)[-1]
-        out.append(defines(c.statement, c.cells, topic) or (opens and _names_only(heading, c.statement, topic)))
+        sid = c.target.section_id
+        defined = defines(c.statement, c.cells, topic, glossary is None or bool(sid < len(glossary) and glossary[sid]))
+        out.append(defined or (opens and _names_only(heading, c.statement, topic)))
     return out
 
 

@@ -187,7 +187,7 @@ def relevance(
         speakers = named_speakers((c.speaker for c in candidates), query.text)
     unheard = silent(((c.target.rel_path, c.speaker) for c in candidates), speakers)
     kinds = expected.asked(query.text)
-    lower = 1.0 / (1.0 + params.definition_bonus) if any(definers := expected.definers(query, candidates)) else 1.0
+    lower = 1 / (1 + params.definition_bonus) if any(definers := expected.definers(query, candidates, memory)) else 1.0
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
     out: list[_Scored] = []

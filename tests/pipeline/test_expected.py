@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from conftest import TreeFactory
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retriever.pipeline.expected import KINDS, asked, defines, held, holds
+from retriever import Retriever
+from retriever.pipeline.expected import KINDS, asked, definers, defines, held, holds
 from retriever.text import analyzer
 
 
@@ -122,3 +124,16 @@ def test_only_a_statements_opening_is_read_for_what_it_defines() -> None:
     assert not defines("!" * 20_000, (), frozenset({"pra"}))
     assert not defines("(" * 300 + " PRA - the Paperwork Reduction Act.", (), frozenset({"pra"}))
     assert defines("** PRA - the Paperwork Reduction Act.", (), frozenset({"pra"}))
+
+
+def test_outside_a_glossary_a_colon_labels_rather_than_defines(make_tree: TreeFactory) -> None:
+    label, dash = "Riverbed: behind schedule by two weeks.", "Riverbed - the pipeline that replaces Spark batches."
+    meaning = "Riverbed: the streaming ingestion project of the data team."
+    project = f"# Riverbed\n\n## Status\n\n{label}\n\n{dash}\n"
+    glossary = f"# Glossary\n\n## Terms\n\n{meaning}\n"
+    retriever = Retriever(make_tree({"riverbed.md": project, "glossary.md": glossary}))
+    run = retriever.retrieve("What is Riverbed?").run
+    found = definers(run.query, run.candidates, retriever.memory)
+    defined = {c.statement for c, d in zip(run.candidates, found, strict=True) if d}
+    assert label in {c.statement for c in run.candidates}
+    assert defined == {dash, meaning}
