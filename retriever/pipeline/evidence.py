@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from retriever.memory.fields import FIELDS
 from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.query import PART_CONTEXT, Query, best_coverage, framing_boosts, weights
@@ -91,10 +92,9 @@ def definitions(memory: Memory, query: Query, scores: FloatArray) -> list[int]:
     term ("What is shadow traffic?" had read 14 sections of the project running it, not the one defining it)."""
     if not query.defining:
         return []
-    index = memory.index
     held = glossaries(memory)[: len(scores)]
-    for term in query.defining:
-        held &= index.scores([term])[: len(scores)] > 0
+    for term in query.defining:  # holds it in any field: a postings lookup, no BM25 pass
+        held &= memory.index.in_fields([term], FIELDS)[: len(scores)]
     return [sid for sid, _ in top_of(np.where(held, scores, 0.0), DEFINITION_PICKS)]
 
 

@@ -205,10 +205,6 @@ def defined_thing(text: str) -> str | None:
     return thing.rstrip(".")
 
 
-def asks_definition(text: str) -> bool:
-    """True when ``text`` asks only what a thing is (``defined_thing``)."""
-    return defined_thing(text) is not None
-
 
 def question_parts(text: str) -> tuple[tuple[str, ...], ...]:
     """The terms of each clause that has a content word of its own (see ``_clauses``), in order: the

@@ -14,7 +14,6 @@ from retriever.pipeline.expansion import EXPANSION_WEIGHT, FRAMING_WEIGHT, RARE_
 from retriever.pipeline.query import (
     PART_CONTEXT,
     analyze,
-    asks_definition,
     best_coverage,
     coverage,
     defined_thing,
@@ -303,7 +302,7 @@ def test_a_possessive_paraphrase_is_asked_however_the_apostrophe_is_written(aske
     ],
 )
 def test_a_question_asking_only_what_a_thing_is_asks_a_definition(text: str) -> None:
-    assert asks_definition(text) and analyze(text).defining
+    assert defined_thing(text) is not None and analyze(text).defining
 
 
 @pytest.mark.parametrize(
@@ -345,7 +344,7 @@ def test_the_terms_asked_the_meaning_of_are_the_things_alone_not_the_asking_word
     ],
 )
 def test_a_question_after_a_fact_or_more_than_a_meaning_asks_no_definition(text: str) -> None:
-    assert not asks_definition(text) and not analyze(text).defining
+    assert defined_thing(text) is None and not analyze(text).defining
 
 
 @pytest.mark.parametrize("verb", ["choose", "chose", "chosen", "pick", "picked"])
@@ -363,5 +362,5 @@ def test_a_verb_of_choosing_frames_the_question_and_the_thing_chosen_names_it(ve
 
 @given(st.text(max_size=200))
 def test_any_text_asks_a_definition_or_not_and_only_a_short_one_can(text: str) -> None:
-    assert asks_definition(text) in (True, False)
-    assert not asks_definition("What is " + text + "x" * 120)
+    assert defined_thing(text) is None or isinstance(defined_thing(text), str)
+    assert defined_thing("What is " + text + "x" * 120) is None
