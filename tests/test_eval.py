@@ -137,6 +137,15 @@ def test_every_held_out_gold_section_is_a_heading_of_its_handbook(name: str, cou
             assert gold["heading"] is None or gold["heading"] in headings, (row["id"], gold["heading"])
 
 
+def test_every_decision_question_names_a_decision_section_of_the_bundled_memory() -> None:
+    rows = [json.loads(line) for line in (REPO / "eval" / "decision_queries.jsonl").open(encoding="utf-8")]
+    assert len(rows) == 16 and len({r["id"] for r in rows}) == 16
+    for row in rows:
+        for gold in row["gold"]:
+            text = (REPO / "company_context" / gold["path"]).read_text(encoding="utf-8")
+            assert f"\n## {gold['heading']}\n" in text, (row["id"], gold["heading"])
+
+
 @pytest.mark.parametrize(
     ("questions", "folder", "count"),
     [

@@ -57,6 +57,15 @@ DEFINITION_PICKS = 1  # glossary sections read for "What is X?", whatever else s
 # What a memory calls the documents that define its words, in their titles, headings, paths or front matter.
 DEFINING_FIELDS = ("title", "heading", "path", "meta")  # not the body: "see the glossary" defines nothing
 DEFINITION_TERMS = tuple(analyzer.term_set("glossary glossaries definitions terminology acronyms глосарій словник"))
+# The headings of sections that record what was decided: a decision record's "Decision", a meeting's "Decisions".
+# Whole headings only: "Decision drivers" and "Decisions she signed" are not the outcome.
+DECISION_HEADINGS = frozenset(
+    "decision|decisions|decision outcome|decisions made|key decisions|what we decided|outcome|resolution|agreed|"
+    "agreements|рішення|ухвалені рішення|прийняті рішення|домовленості".split("|")
+)
+DECISION_TERMS = tuple(sorted({t for heading in DECISION_HEADINGS for t in analyzer.terms(heading)}))
+DECISION_DOCUMENTS = 1  # the strongest documents whose decision sections a decision question reads
+DECISION_SCAN = POOL  # the strongest sections whose documents are looked at for them
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,7 @@ def evidence(memory: Memory, query: Query) -> Evidence:
         picks.extend(sid for sid, _ in top_of(part_scores, PART_PICKS) if sid not in picks)
         scores = np.maximum(scores, part_scores)
     picks.extend(sid for sid in definitions(memory, query, scores) if sid not in picks)
+    picks.extend(sid for sid in decisions(memory, query, scores) if sid not in picks)
     strongest = [sid for sid, _ in top_of(scores, GAP_SECTIONS)]
     gap = coverage_gap(memory, query, strongest) if strongest else 0.0
     vector = question_vector(memory, query) if gap > 0 and len(scores) and scores.max() > 0 else None
@@ -96,6 +106,30 @@ def definitions(memory: Memory, query: Query, scores: FloatArray) -> list[int]:
     for term in query.defining:  # holds it in any field: a postings lookup, no BM25 pass
         held &= memory.index.in_fields([term], FIELDS)[: len(scores)]
     return [sid for sid, _ in top_of(np.where(held, scores, 0.0), DEFINITION_PICKS)]
+
+
+def decisions(memory: Memory, query: Query, scores: FloatArray) -> list[int]:
+    """For a question asking what was decided (``Query.deciding``), the decision sections (``DECISION_HEADINGS``)
+    of the ``DECISION_DOCUMENTS`` strongest documents that have one and are not superseded, read whatever else
+    scores: a decision record's options table and status line ("Decided by: …") share the question's words, its
+    "Decision" section, which says what was chosen, often does not ("Self-managed Apache Flink 1.20 on EKS…")."""
+    if not query.deciding:
+        return []
+    documents = memory.state.section_documents()[: len(scores)]
+    order = list(dict.fromkeys(int(documents[sid]) for sid, _ in top_of(scores, DECISION_SCAN)))
+    held = memory.index.in_fields(DECISION_TERMS, ("heading",))[: len(scores)] & np.isin(documents, order)
+    by_document: dict[int, list[int]] = {}
+    for sid in np.flatnonzero(held).tolist():
+        doc, section = memory.section(sid)
+        if decision_heading(section.heading_path[-1:]) and not memory.when(doc).superseded:
+            by_document.setdefault(int(documents[sid]), []).append(sid)
+    chosen = [d for d in order if d in by_document][:DECISION_DOCUMENTS]
+    return [sid for d in chosen for sid in by_document[d]]
+
+
+def decision_heading(path: Sequence[str]) -> bool:
+    """Whether the last heading of ``path`` is one of ``DECISION_HEADINGS``."""
+    return bool(path) and " ".join(analyzer.raw_words(path[-1].lower())) in DECISION_HEADINGS
 
 
 def glossaries(memory: Memory) -> npt.NDArray[np.bool_]:

@@ -78,6 +78,19 @@ _DEFINITION_QUESTION = re.compile(
     re.I,
 )
 _DEFINITION_CHARS = 120  # a longer question asks more than what a thing is
+_DECIDING_CHARS = 400  # of a question read for its decision words: a long prompt asks more than a decision
+# A question asking what was decided or chosen ("What did we decide about the free tier?", "Which option did we go
+# with…?", "Що вирішили на синку?"): a section recording the outcome answers it (``evidence.DECISION_HEADINGS``).
+# Past forms only, or a present one after "did": "How do we decide who is promoted?" and "Who approves
+# expenses?" ask how a process goes.  The verb still counts in full: in a transcript, "decide" marks the moment
+# a group decided (as a framing word it cost QMSum a question).
+_DECIDING = re.compile(
+    r"\bdid(?:\s+\w{1,30}){1,3}?\s+(?:decide|choose|pick|select|agree|approve|settle|opt|go\s+with)\b|"
+    r"\b(?:decided|decisions?|chose|chosen|picked|selected|opted|(?:went|gone)\s+with|settled\s+on|agreed|approved)\b|"
+    r"\b(?:вирішил\w{0,4}|вирішено|рішенн\w{0,2}|обрал\w{0,2}|вибрал\w{0,2}|погодил\w{0,4}|погоджено|"
+    r"домовил\w{0,4}|ухвалил\w{0,2}|ухвалено)\b",
+    re.I,
+)
 # Words that make "What is X?" ask after a fact rather than a meaning: ours, of/in/for something, this one, what
 # is going on.  Lower-case only: "New Relic", "US GAAP" and "IT" are terms.
 _NOT_A_THING = frozenset(
@@ -110,6 +123,7 @@ class Query:
     language: str = "en"  # "en" or "uk" (``lexicon.language``): what summaries are framed in, meaning read for
     framed: Mapping[str, float] = field(default_factory=dict)  # rare framing words' cuts (``expansion.framing_cuts``)
     defining: frozenset[str] = frozenset()  # the terms of X in "What is X?" (``defined_thing``); empty for others
+    deciding: bool = False  # asks what was decided or chosen (``_DECIDING``)
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -146,7 +160,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     framed = expansion.framing_cuts(terms, index) if index is not None else {}
     return Query(
         text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated,
-        lexicon.language(text), framed, defining,
+        lexicon.language(text), framed, defining, bool(_DECIDING.search(text[:_DECIDING_CHARS])),
     )
 
 

@@ -47,7 +47,6 @@ import dataclasses
 import heapq
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,13 +55,13 @@ import numpy.typing as npt
 from retriever.memory.fields import title_text
 from retriever.memory.memory import Memory
 from retriever.memory.provenance import When
-from retriever.pipeline import expected
+from retriever.pipeline import expected, succession
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap, reachable
 from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
 from retriever.pipeline.results import Candidate, Fact, Target
 from retriever.pipeline.speakers import Speakers, named_speakers, silent
-from retriever.text import analyzer, vocabulary
+from retriever.text import analyzer
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +77,7 @@ class ScoreParams:
     typed_bonus: float = 0.15  # a statement holding the kind of answer asked for ranks this much higher (``expected``)
     key_bonus: float = 0.15  # a table row whose first cell holds all of the question's weight ranks this much higher
     definition_bonus: float = 1.0  # "What is X?": others keep 1 / (1 + this) of their rank where one defines X
+    decision_bonus: float = 1.0  # "What did we decide…?": the same, where a statement records a decision
     # A transcript where no speaker the question names took a turn keeps this much of its statements' rank
     # (``speakers.silent``; 0.3 to 0.9 measured the same).
     silent_speaker: float = 0.5
@@ -86,10 +86,11 @@ class ScoreParams:
 DEFAULT = ScoreParams()
 LLM_BLEND = 0.4  # weight of the model's relevance for the facts it extracted
 SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
-# Where a superseded document's successor is among the statements read, the old one's best statement is
-# brought to this share of the successor's best (all its statements scaled alike, keeping their order).
-SUCCESSOR_MARGIN = 0.95
 REACH = 40  # statements at least that meaning may reorder (``reach``)
+# A statement that answers by its form (``expected.favoured``) holds the question even where only its headings
+# name the topic ("Move to self-managed ClickHouse…" under "Decision"): ``own_first`` must not put a status line
+# holding just the asking verb ("Decided by: …") before it.
+BY_FORM = 1e-3
 TIE_DIGITS = 3  # relevances equal to this many digits are a tie, which recency breaks
 _PUNCT = re.compile(r"[\W_]+")
 
@@ -178,8 +179,7 @@ def relevance(
     speakers: Speakers | None = None,
 ) -> list[_Scored]:
     """Every candidate with its rank value (0..1) and its answerability evidence; ``speakers`` are the ones
-    the question names (``Run.speakers``; read off the candidates when not given).  For "What is X?", the
-    statements defining X first: the others' rank values, clipped, shrink by ``definition_bonus``."""
+    the question names (``Run.speakers``; read off the candidates when not given)."""
     whole = weights(query, memory.index)
     sets = weight_sets(whole, query)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
@@ -187,11 +187,10 @@ def relevance(
         speakers = named_speakers((c.speaker for c in candidates), query.text)
     unheard = silent(((c.target.rel_path, c.speaker) for c in candidates), speakers)
     kinds = expected.asked(query.text)
-    lower = 1 / (1 + params.definition_bonus) if any(definers := expected.definers(query, candidates, memory)) else 1.0
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
     out: list[_Scored] = []
-    for cand, defines in zip(candidates, definers, strict=True):
+    for cand in candidates:
         sid = cand.target.section_id
         if sid not in headings:
             headings[sid] = _heading_terms(memory, cand.target)
@@ -207,9 +206,25 @@ def relevance(
             evidence = (1 - LLM_BLEND) * evidence + LLM_BLEND * cand.llm_relevance
         if when[sid].superseded:  # a superseded document ranks, and scores, below its successor
             value, evidence = value * SUPERSEDED_FACTOR, evidence * SUPERSEDED_FACTOR
-        value = min(1.0, max(0.0, value)) * (1.0 if defines else lower)
-        out.append(_Scored(cand, value, when[sid].valid_at or "", evidence, own))
+        out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence, own))
     return out
+
+
+def favour(scored: list[_Scored], favoured: list[bool], form: str, params: ScoreParams) -> list[_Scored]:
+    """The statements answering the question's form (``expected.favoured``: a definition of X, a decision) first.
+    Each takes the mean of its own rank value and its document's best, as the document matched the question and
+    this statement is its answer ("Self-managed Apache Flink…" under "Decision" repeats none of "Which stream
+    processor did we choose?", the rejected option's row does), and counts as holding the question
+    (``BY_FORM``); the others keep 1 / (1 + the form's bonus) of theirs.  Unchanged where none does."""
+    if not any(favoured):
+        return scored
+    lower, best = 1 / (1 + getattr(params, f"{form}_bonus")), _document_best(scored)
+    return [
+        dataclasses.replace(s, relevance=(best[s.candidate.target.rel_path] + s.relevance) / 2, own=max(s.own, BY_FORM))
+        if first
+        else dataclasses.replace(s, relevance=s.relevance * lower)
+        for s, first in zip(scored, favoured, strict=True)
+    ]
 
 
 def _median(values: npt.NDArray[np.float32]) -> float:
@@ -248,17 +263,8 @@ def with_meaning(
 
 def below_successors(scored: list[_Scored], memory: Memory) -> list[_Scored]:
     """The statements, a superseded document's scaled below its successor's best when that successor was read
-    too: "Which engine do we use?" must not answer with the decision that was replaced.  The successor is named
-    by the old document's ``superseded_by`` or by the new one's ``supersedes`` (``memory.resolve``)."""
-    best: dict[str, float] = {}
-    for s in scored:
-        path = s.candidate.target.rel_path
-        best[path] = max(best.get(path, 0.0), s.relevance)
-    scale: dict[str, float] = {}
-    for old, new in _successions(best, memory):
-        limit = SUCCESSOR_MARGIN * best[new]
-        if best[old] > limit:
-            scale[old] = min(scale.get(old, 1.0), limit / best[old])
+    too (``succession.scales``): "Which engine do we use?" must not answer with the decision that was replaced."""
+    scale = succession.scales(_document_best(scored), memory)
     if not scale:
         return scored
     return [
@@ -269,19 +275,13 @@ def below_successors(scored: list[_Scored], memory: Memory) -> list[_Scored]:
     ]
 
 
-def _successions(paths: Iterable[str], memory: Memory) -> Iterator[tuple[str, str]]:
-    """(superseded document, its successor) for the pairs among ``paths`` that front matter links either way."""
-    read = set(paths)
-    for path in sorted(read):
-        front = memory.document(path).front_matter
-        for name in vocabulary.names(front.get(vocabulary.SUPERSEDED_BY)):
-            new = memory.resolve(name)
-            if new in read and new != path:
-                yield path, new
-        for name in vocabulary.names(front.get(vocabulary.SUPERSEDES)):
-            old = memory.resolve(name)
-            if old in read and old != path:
-                yield old, path
+def _document_best(scored: list[_Scored]) -> dict[str, float]:
+    """Each document's best rank value among ``scored``."""
+    best: dict[str, float] = {}
+    for s in scored:
+        path = s.candidate.target.rel_path
+        best[path] = max(best.get(path, 0.0), s.relevance)
+    return best
 
 
 def reach(top_k: int) -> int:
@@ -388,7 +388,10 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     params = params or DEFAULT
     assert state.query is not None
     words = relevance(state.candidates, ctx.memory, state.query, params, state.speakers)
-    scored = below_successors(with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k), ctx.memory)
+    scored = with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k)
+    # After meaning, which would reorder a decision below the options it weighed (a Ukrainian question's gap).
+    scored = favour(scored, *expected.favoured(state.query, state.candidates, ctx.memory), params)
+    scored = below_successors(scored, ctx.memory)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay
     ranked = calibrate(own_first(rank(scored, ctx.settings.top_k, decay)))

@@ -198,3 +198,71 @@ def test_the_glossary_definition_is_the_first_fact_for_what_is_and_not_for_other
     first = retriever.retrieve(question).run.facts[0]
     assert first.statement.startswith("Term: Shadow traffic; Meaning: Running the new pipeline")
     assert retriever.retrieve("How did shadow traffic latency hold?").run.facts[0].statement.startswith("Shadow")
+
+
+# decisions
+
+_DECISION_RECORD = (
+    "---\ntype: decision\nstatus: accepted\n---\n# DEC-0052 — Apache Flink for Riverbed Ingestion\n\n"
+    "**Status:** accepted · **Decided by:** Taras Kovalenko\n\n"
+    "## Decision drivers\n\nThe stream processor must recover from node loss within a minute.\n\n"
+    "## Options considered\n\n| Option | Recovery |\n|---|---|\n"
+    "| Kafka Streams stream processor, tuned | 4–6 min |\n| Apache Flink 1.20 | ~40 s |\n\n"
+    "## Decision\n\nSelf-managed Apache Flink 1.20 on EKS with checkpoints every 30 s.\n"
+)
+
+
+def _decision_memory(make_tree: TreeFactory) -> Memory:
+    project = "# Project Riverbed\n\n" + "".join(
+        f"## Week {i}\n\nThe Riverbed stream processor ran on tenant {i}. {FILLER}\n\n" for i in range(12)
+    )
+    root = make_tree({"decisions/dec_0052.md": _DECISION_RECORD, "projects/riverbed.md": project})
+    return Memory.open(root, Settings.from_env())
+
+
+def test_a_question_asking_what_was_decided_reads_the_decision_section_of_the_strongest_record(
+    make_tree: TreeFactory,
+) -> None:
+    memory = _decision_memory(make_tree)
+
+    found = evidence(memory, analyze("Which stream processor did we choose for Riverbed?"))
+
+    assert [_heading_of(memory, sid) for sid in found.part_picks] == [("decisions/dec_0052.md", "Decision")]
+    assert evidence(memory, analyze("How does the Riverbed stream processor recover?")).part_picks == ()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which stream processor did we choose for Riverbed?",
+        "What did we decide about the Riverbed stream processor?",
+        "Which stream processor was picked for Riverbed?",
+        "Який stream processor обрали для Riverbed?",
+    ],
+)
+def test_the_decision_is_the_first_fact_for_a_decision_question_not_an_option_or_the_status_line(
+    make_tree: TreeFactory, question: str
+) -> None:
+    retriever = Retriever(_decision_memory(make_tree).root)
+
+    facts = retriever.retrieve(question).run.facts
+
+    assert facts[0].statement.startswith("Self-managed Apache Flink 1.20 on EKS")
+    assert facts[0].tree_path.endswith("> Decision")
+
+
+@pytest.mark.parametrize(
+    ("heading", "records"),
+    [
+        ("Decision", True),
+        ("Decisions", True),
+        ("**Decision outcome**", True),
+        ("Рішення", True),
+        ("Decision drivers", False),
+        ("Decisions she signed", False),
+        ("Options considered", False),
+    ],
+)
+def test_only_a_whole_decision_heading_records_a_decision(heading: str, records: bool) -> None:
+    assert evidence_module.decision_heading([heading]) is records
+    assert not evidence_module.decision_heading([])

@@ -364,3 +364,34 @@ def test_a_verb_of_choosing_frames_the_question_and_the_thing_chosen_names_it(ve
 def test_any_text_asks_a_definition_or_not_and_only_a_short_one_can(text: str) -> None:
     assert defined_thing(text) is None or isinstance(defined_thing(text), str)
     assert defined_thing("What is " + text + "x" * 120) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What did we decide about the free tier?",
+        "Which stream processor did we choose for Riverbed?",
+        "What did the design team decide on the case?",
+        "Which option did we go with for the Starter price?",
+        "What was agreed at the Q4 kickoff?",
+        "SOC 2 or ISO 27001 first: what was the decision?",
+        "Що вирішили на синку київської команди?",
+        "Який процесор обрали для Riverbed?",
+    ],
+)
+def test_a_question_after_what_was_decided_or_chosen_is_deciding(text: str) -> None:
+    assert analyze(text).deciding
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["How do we decide who is promoted?", "Who approves expenses?", "How do I choose a health plan?", "What is Flink?"],
+)
+def test_a_question_about_how_a_process_goes_is_not_deciding(text: str) -> None:
+    assert not analyze(text).deciding
+
+
+def test_only_a_long_prompts_opening_is_read_for_decision_words() -> None:
+    # "did" and word runs repeated: every repeat of the pattern is bounded, and only 400 characters are read
+    assert not analyze("did " + "word " * 5000 + "What did we decide?").deciding
+    assert analyze("What did we decide? " + "did we " * 3000).deciding

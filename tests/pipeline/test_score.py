@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
 from retriever.memory.memory import Memory
-from retriever.pipeline import evidence, score
+from retriever.pipeline import evidence, expected, score
 from retriever.pipeline.extract import candidates_of
 from retriever.pipeline.query import Query, analyze, weight_sets, weights
 from retriever.pipeline.results import Candidate, Target
@@ -376,12 +376,16 @@ def test_for_what_is_x_a_statement_defining_x_ranks_ahead_of_stronger_ones_using
     memory = Memory.open(make_tree({"glossary.md": glossary, "research.md": research}), Settings.from_env())
     query, candidates = _candidates(memory, "What is the PRA?")
 
+    def ranked(asked: Query, params: ScoreParams) -> list[float]:
+        words = relevance(candidates, memory, asked, params)
+        return [s.relevance for s in score.favour(words, *expected.favoured(asked, candidates, memory), params)]
+
     def first(params: ScoreParams) -> str:
-        return max(relevance(candidates, memory, query, params), key=lambda s: s.relevance).candidate.statement
+        values = ranked(query, params)
+        return candidates[values.index(max(values))].statement
 
     assert first(DEFAULT).startswith("PRA - The Paperwork Reduction Act")
     assert not first(dataclasses.replace(DEFAULT, definition_bonus=0.0)).startswith("PRA -")
     other = analyze("Who runs the PRA review?", memory.state.acronyms, memory.index)
-    assert [s.relevance for s in relevance(candidates, memory, other, DEFAULT)] == [
-        s.relevance for s in relevance(candidates, memory, other, dataclasses.replace(DEFAULT, definition_bonus=0.0))
-    ]
+    unranked = [s.relevance for s in relevance(candidates, memory, other, DEFAULT)]
+    assert ranked(other, DEFAULT) == unranked == ranked(other, dataclasses.replace(DEFAULT, definition_bonus=0.0))

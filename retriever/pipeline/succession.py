@@ -1,0 +1,43 @@
+"""Which documents of a retrieval supersede which, and how far the superseded ones' statements are scaled.
+
+Contract: ``scales(best, memory)`` takes each read document's best rank value and returns, for each superseded
+document whose successor was read too, the factor that brings its best to ``SUCCESSOR_MARGIN`` of the
+successor's best (documents not listed keep their values).  The successor is named by the old document's
+``superseded_by`` or by the new one's ``supersedes`` front matter (``memory.resolve``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+from retriever.memory.memory import Memory
+from retriever.text import vocabulary
+
+# Where a superseded document's successor is among the statements read, the old one's best statement is
+# brought to this share of the successor's best (all its statements scaled alike, keeping their order).
+SUCCESSOR_MARGIN = 0.95
+
+
+def scales(best: Mapping[str, float], memory: Memory) -> dict[str, float]:
+    """Superseded document → the factor its statements' rank values are scaled by (see the module docstring)."""
+    out: dict[str, float] = {}
+    for old, new in successions(best, memory):
+        limit = SUCCESSOR_MARGIN * best[new]
+        if best[old] > limit:
+            out[old] = min(out.get(old, 1.0), limit / best[old])
+    return out
+
+
+def successions(paths: Iterable[str], memory: Memory) -> Iterator[tuple[str, str]]:
+    """(superseded document, its successor) for the pairs among ``paths`` that front matter links either way."""
+    read = set(paths)
+    for path in sorted(read):
+        front = memory.document(path).front_matter
+        for name in vocabulary.names(front.get(vocabulary.SUPERSEDED_BY)):
+            new = memory.resolve(name)
+            if new in read and new != path:
+                yield path, new
+        for name in vocabulary.names(front.get(vocabulary.SUPERSEDES)):
+            old = memory.resolve(name)
+            if old in read and old != path:
+                yield old, path
