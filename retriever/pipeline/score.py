@@ -87,9 +87,8 @@ DEFAULT = ScoreParams()
 LLM_BLEND = 0.4  # weight of the model's relevance for the facts it extracted
 SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
 REACH = 40  # statements at least that meaning may reorder (``reach``)
-# A statement that answers by its form (``expected.favoured``) holds the question even where only its headings
-# name the topic ("Move to self-managed ClickHouse…" under "Decision"): ``own_first`` must not put a status line
-# holding just the asking verb ("Decided by: …") before it.
+# A statement answering by its form (``expected.favoured``: "Move to ClickHouse…" under "Decision") holds the question:
+# ``own_first`` must not put a status line holding just the asking verb ("Decided by: …") before it.
 BY_FORM = 1e-3
 TIE_DIGITS = 3  # relevances equal to this many digits are a tie, which recency breaks
 _PUNCT = re.compile(r"[\W_]+")
@@ -255,6 +254,8 @@ def with_meaning(
         return scored
     closeness = dict(zip(at, np.clip((cos - low) / (high - low), 0.0, 1.0).tolist(), strict=True))
     # The constructor, not dataclasses.replace: a chat's question scores ~800 statements (replace is ~3x slower).
+    # ``own`` is left at 0, so ``own_first`` keeps meaning's order: carried over, QMSum section hit@5 0.656 → 0.660
+    # but long chats' multi-section recall 0.667 → 0.633 (a turn close in meaning, in none of the words, fell back).
     return [
         _Scored(s.candidate, (s.relevance + weight * closeness.get(i, 0.0)) / (1 + weight), s.valid_at, s.evidence)
         for i, s in enumerate(scored)
