@@ -4,6 +4,7 @@ an endless loop, when a corpus is missing or holds no markdown."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -105,3 +106,18 @@ def test_latency_of_a_missing_corpus_exits_2_with_a_message(tmp_path: Path) -> N
     result = _script("latency.py", tmp_path, "--corpus", str(tmp_path / "nowhere"))
     assert result.returncode == 2
     assert "no corpus folder at" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bench_copies_of_the_bundled_memory_are_all_indexed(tmp_path: Path) -> None:
+    # Shifted numbers in front matter had made invalid dates ("2028-13-20"): 9,144 of 10,000 copies were skipped.
+    spec = importlib.util.spec_from_file_location("bench_script", REPO / "scripts" / "bench.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    files = 3 * len(bench.sources(COMPANY_CONTEXT))  # the third pass shifts a month past 12
+    assert bench.build_tree(COMPANY_CONTEXT, tmp_path / "tree", files) == files
+
+    memory = Memory.open(tmp_path / "tree", Settings(state_dir=tmp_path / "state"))
+
+    assert memory.skipped == []
+    assert memory.documents_count == files
