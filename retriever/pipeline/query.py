@@ -84,6 +84,7 @@ _DECIDING_CHARS = 400  # of a question read for its decision words: a long promp
 # Past forms only, or a present one after "did": "How do we decide who is promoted?" and "Who approves
 # expenses?" ask how a process goes.  The verb still counts in full: in a transcript, "decide" marks the moment
 # a group decided (as a framing word it cost QMSum a question).
+_ASKS_WHO = re.compile(r"\W{0,8}(?:who|whom|whose|хто|кого|чиє|чия|чий)\b", re.I)
 _DECIDING = re.compile(
     r"\bdid(?:\s+\w{1,30}){1,3}?\s+(?:decide|choose|pick|select|agree|approve|settle|opt|go\s+with)\b|"
     r"\b(?:decided|decisions?|chose|chosen|picked|selected|opted|(?:went|gone)\s+with|settled\s+on|agreed|approved)\b|"
@@ -160,7 +161,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     framed = expansion.framing_cuts(terms, index) if index is not None else {}
     return Query(
         text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated,
-        lexicon.language(text), framed, defining, bool(_DECIDING.search(text[:_DECIDING_CHARS])),
+        lexicon.language(text), framed, defining, asks_decision(text),
     )
 
 
@@ -197,6 +198,14 @@ def _defining(text: str) -> set[str]:
         if _DEFINING_ASK[which].search(sentence):
             found.update(analyzer.terms(match.group(which + 1)))
     return found
+
+
+def asks_decision(text: str) -> bool:
+    """Whether a question asks what was decided or chosen (``_DECIDING`` in its first ``_DECIDING_CHARS``), and not
+    who decided it ("Who decided to retire Pulse Classic?" asks for people: the status line and the front matter's
+    ``decided_by`` name them, not the "Decision" section)."""
+    opening = text[:_DECIDING_CHARS]
+    return bool(_DECIDING.search(opening)) and not _ASKS_WHO.match(opening)
 
 
 def defined_thing(text: str) -> str | None:

@@ -385,9 +385,16 @@ def test_a_question_after_what_was_decided_or_chosen_is_deciding(text: str) -> N
 
 @pytest.mark.parametrize(
     "text",
-    ["How do we decide who is promoted?", "Who approves expenses?", "How do I choose a health plan?", "What is Flink?"],
+    [
+        "How do we decide who is promoted?",
+        "Who approves expenses?",
+        "How do I choose a health plan?",
+        "What is Flink?",
+        "Who decided to retire Pulse Classic?",
+        "Хто обрав Flink?",
+    ],
 )
-def test_a_question_about_how_a_process_goes_is_not_deciding(text: str) -> None:
+def test_a_question_about_how_a_process_goes_or_who_decided_is_not_deciding(text: str) -> None:
     assert not analyze(text).deciding
 
 
