@@ -35,16 +35,17 @@ shares no word with the memory still gets none.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from retriever.memory.fields import FIELDS
+from retriever.memory.fields import FIELDS, section_fields
 from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
-from retriever.pipeline.query import PART_CONTEXT, Query, best_coverage, framing_boosts, weights
+from retriever.pipeline.query import PART_CONTEXT, Query, best_coverage, framing_boosts, present_terms, weights
 from retriever.text import analyzer
 
 DOCUMENT_WEIGHT = 0.5  # a section's document's evidence, beside its own (1)
@@ -58,14 +59,20 @@ DEFINITION_PICKS = 1  # glossary sections read for "What is X?", whatever else s
 DEFINING_FIELDS = ("title", "heading", "path", "meta")  # not the body: "see the glossary" defines nothing
 DEFINITION_TERMS = tuple(analyzer.term_set("glossary glossaries definitions terminology acronyms глосарій словник"))
 # The headings of sections that record what was decided: a decision record's "Decision", a meeting's "Decisions".
-# Whole headings only: "Decision drivers" and "Decisions she signed" are not the outcome.
+# Whole headings, numbering and brackets aside ("3. Decision", "Decision (2026-05-01)"): "Decision drivers" and
+# "Decisions she signed" are not the outcome; nor are "Outcome" (an experiment's) or "Resolution" (an incident's).
 DECISION_HEADINGS = frozenset(
-    "decision|decisions|decision outcome|decisions made|key decisions|what we decided|outcome|resolution|agreed|"
-    "agreements|рішення|ухвалені рішення|прийняті рішення|домовленості".split("|")
+    "decision|decisions|decision outcome|decisions made|key decisions|final decision|final decisions|what we decided|"
+    "decision and rationale|decisions and next steps|agreed|agreements|рішення|ухвалені рішення|прийняті рішення|"
+    "домовленості".split("|")
 )
-DECISION_TERMS = tuple(sorted({t for heading in DECISION_HEADINGS for t in analyzer.terms(heading)}))
-DECISION_DOCUMENTS = 1  # the strongest documents whose decision sections a decision question reads
-DECISION_SCAN = POOL  # the strongest sections whose documents are looked at for them
+DECISION_TERMS = tuple(analyzer.term_set("decision decisions agreed agreements рішення домовленості"))  # to look up
+DECISION_SCAN = POOL  # the strongest sections whose documents may hold the decision a question asks about
+# The share of the question's topic weight (its words but the asking verb) the document's title, aliases and front
+# matter must hold: a decision record or meeting is named after what it decided ("DEC-0052 — Apache Flink for
+# Riverbed Ingestion", "Q1 2027 Planning"); a record whose context only mentions the topic decided something else.
+DECISION_TITLE_SHARE = 0.4  # the 16 decision questions: 0.49 and up; two asked of the wrong record: 0.21, 0.25
+_NUMBERING = re.compile(r"^\W*\d+(?:\.\d+)*[.)]?\s+|\([^)]*\)|\[[^\]]*\]")
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,7 @@ class Evidence:
     part_picks: tuple[int, ...] = ()
     gap: float = 0.0  # the share of the question's topic words' weight the strongest sections leave uncovered
     meaning: FloatArray | None = None  # the question's vector, where a gap asked for it and the index has vectors
+    decided: tuple[int, ...] = ()  # the decision sections a decision question reads (``decisions``)
 
 
 def evidence(memory: Memory, query: Query) -> Evidence:
@@ -88,11 +96,12 @@ def evidence(memory: Memory, query: Query) -> Evidence:
         picks.extend(sid for sid, _ in top_of(part_scores, PART_PICKS) if sid not in picks)
         scores = np.maximum(scores, part_scores)
     picks.extend(sid for sid in definitions(memory, query, scores) if sid not in picks)
-    picks.extend(sid for sid in decisions(memory, query, scores) if sid not in picks)
+    decided = decisions(memory, query, scores)
+    picks.extend(sid for sid in decided if sid not in picks)
     strongest = [sid for sid, _ in top_of(scores, GAP_SECTIONS)]
     gap = coverage_gap(memory, query, strongest) if strongest else 0.0
     vector = question_vector(memory, query) if gap > 0 and len(scores) and scores.max() > 0 else None
-    return Evidence(with_meaning(memory, scores, gap, vector), tuple(picks), gap, vector)
+    return Evidence(with_meaning(memory, scores, gap, vector), tuple(picks), gap, vector, decided)
 
 
 def definitions(memory: Memory, query: Query, scores: FloatArray) -> list[int]:
@@ -108,28 +117,49 @@ def definitions(memory: Memory, query: Query, scores: FloatArray) -> list[int]:
     return [sid for sid, _ in top_of(np.where(held, scores, 0.0), DEFINITION_PICKS)]
 
 
-def decisions(memory: Memory, query: Query, scores: FloatArray) -> list[int]:
-    """For a question asking what was decided (``Query.deciding``), the decision sections (``DECISION_HEADINGS``)
-    of the ``DECISION_DOCUMENTS`` strongest documents that have one and are not superseded, read whatever else
-    scores: a decision record's options table and status line ("Decided by: …") share the question's words, its
-    "Decision" section, which says what was chosen, often does not ("Self-managed Apache Flink 1.20 on EKS…")."""
+def decisions(memory: Memory, query: Query, scores: FloatArray) -> tuple[int, ...]:
+    """For a question asking what was decided (``Query.deciding``), the decision sections (``decision_section``) of
+    the first document, in the order of the ``DECISION_SCAN`` strongest sections, that has one, is not superseded
+    and is named after the question's topic (``DECISION_TITLE_SHARE``), read whatever else scores: a decision
+    record's options table and status line ("Decided by: …") share the question's words, its "Decision" section,
+    which says what was chosen, often does not ("Self-managed Apache Flink 1.20 on EKS…").  () when none is."""
     if not query.deciding:
-        return []
+        return ()
     documents = memory.state.section_documents()[: len(scores)]
     order = list(dict.fromkeys(int(documents[sid]) for sid, _ in top_of(scores, DECISION_SCAN)))
     held = memory.index.in_fields(DECISION_TERMS, ("heading",))[: len(scores)] & np.isin(documents, order)
     by_document: dict[int, list[int]] = {}
     for sid in np.flatnonzero(held).tolist():
-        doc, section = memory.section(sid)
-        if decision_heading(section.heading_path[-1:]) and not memory.when(doc).superseded:
-            by_document.setdefault(int(documents[sid]), []).append(sid)
-    chosen = [d for d in order if d in by_document][:DECISION_DOCUMENTS]
-    return [sid for d in chosen for sid in by_document[d]]
+        by_document.setdefault(int(documents[sid]), []).append(sid)
+    topic = {t: w for t, w in weights(query, memory.index).items() if t not in query.deciding}
+    for number in (d for d in order if d in by_document):
+        found = tuple(sid for sid in by_document[number] if decision_section(memory, sid))
+        if found and _named_after(memory, found[0], topic, query):
+            return found
+    return ()
 
 
-def decision_heading(path: Sequence[str]) -> bool:
-    """Whether the last heading of ``path`` is one of ``DECISION_HEADINGS``."""
-    return bool(path) and " ".join(analyzer.raw_words(path[-1].lower())) in DECISION_HEADINGS
+def decision_section(memory: Memory, section_id: int) -> bool:
+    """Whether a section records a decision: headed below its document's title (a page titled "Decisions" is an
+    index of them) by one of ``DECISION_HEADINGS``, in a document that is not superseded."""
+    doc, section = memory.section(section_id)
+    return section.level >= 2 and decision_heading(section.title) and not memory.when(doc).superseded
+
+
+def decision_heading(heading: str) -> bool:
+    """Whether ``heading``, numbering and brackets aside, is one of ``DECISION_HEADINGS``."""
+    words = analyzer.raw_words(_NUMBERING.sub(" ", heading.lower().replace("&", " and ")))
+    return " ".join(words) in DECISION_HEADINGS
+
+
+def _named_after(memory: Memory, section_id: int, topic: Mapping[str, float], query: Query) -> bool:
+    """Whether a document's title, aliases and front matter (its summary, tags…) hold ``DECISION_TITLE_SHARE`` of
+    the question's ``topic`` weight."""
+    total = sum(topic.values())
+    doc, section = memory.section(section_id)
+    title, meta = (section_fields(doc, section)[FIELDS.index(name)] for name in ("title", "meta"))
+    named = present_terms(topic, analyzer.term_set(f"{title} {meta}"), query)
+    return total > 0 and sum(w for t, w in topic.items() if t in named) >= DECISION_TITLE_SHARE * total
 
 
 def glossaries(memory: Memory) -> npt.NDArray[np.bool_]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from retriever.memory.memory import Memory
-from retriever.pipeline.evidence import decision_heading, glossaries
+from retriever.pipeline.evidence import glossaries
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate
 from retriever.text import analyzer
@@ -167,18 +167,6 @@ def definers(query: Query, candidates: Sequence[Candidate], memory: Memory | Non
         defined = defines(c.statement, c.cells, topic, glossary is None or bool(sid < len(glossary) and glossary[sid]))
         out.append(defined or (opens and _names_only(heading, c.statement, topic)))
     return out
-
-
-def favoured(query: Query, candidates: Sequence[Candidate], memory: Memory | None = None) -> tuple[list[bool], str]:
-    """The candidates that answer the question's form first, and that form's name: for "What is X?", those that
-    define X (``definers``, "definition"); for a question asking what was decided (``Query.deciding``), those of a
-    section recording a decision ("Decision", "Decisions": ``evidence.DECISION_HEADINGS``, "decision"), not the
-    options weighed or the status line; none ("") for any other question."""
-    if query.defining:
-        return definers(query, candidates, memory), "definition"
-    if query.deciding:
-        return [decision_heading(c.target.tree_path.rsplit(" > ", 1)[-1:]) for c in candidates], "decision"
-    return [False] * len(candidates), ""
 
 
 def asked(question: str) -> frozenset[str]:

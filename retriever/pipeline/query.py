@@ -80,16 +80,30 @@ _DEFINITION_QUESTION = re.compile(
 _DEFINITION_CHARS = 120  # a longer question asks more than what a thing is
 _DECIDING_CHARS = 400  # of a question read for its decision words: a long prompt asks more than a decision
 # A question asking what was decided or chosen ("What did we decide about the free tier?", "Which option did we go
-# with…?", "Що вирішили на синку?"): a section recording the outcome answers it (``evidence.DECISION_HEADINGS``).
-# Past forms only, or a present one after "did": "How do we decide who is promoted?" and "Who approves
-# expenses?" ask how a process goes.  The verb still counts in full: in a transcript, "decide" marks the moment
-# a group decided (as a framing word it cost QMSum a question).
-_ASKS_WHO = re.compile(r"\W{0,8}(?:who|whom|whose|хто|кого|чиє|чия|чий)\b", re.I)
+# with…?", "What was agreed at the Q4 kickoff?", "Що вирішили на синку?"): a section recording the outcome answers
+# it (``evidence.DECISION_HEADINGS``).  Its verb in a frame that says a choice was made: after "did" and its
+# subject, after "was/were/have", after "we/they/the team", or "the decision on…" - not "How are candidates
+# selected?", "the agreed SLA", "What decisions are pending?".  Every repeat is bounded.  The verb still counts
+# in full: in a transcript, "decide" marks the moment a group decided (as a framing word it cost QMSum a question).
+_CHOOSING = r"(decide|choose|pick|select|agree|approve|settle|opt|go\s+with|land\s+on)"
+_CHOSEN = r"(decided|chosen|selected|picked|agreed|approved|settled|opted)"
+_SUBJECT = r"(?:\s+\w{1,30}){1,4}?"
 _DECIDING = re.compile(
-    r"\bdid(?:\s+\w{1,30}){1,3}?\s+(?:decide|choose|pick|select|agree|approve|settle|opt|go\s+with)\b|"
-    r"\b(?:decided|decisions?|chose|chosen|picked|selected|opted|(?:went|gone)\s+with|settled\s+on|agreed|approved)\b|"
-    r"\b(?:вирішил\w{0,4}|вирішено|рішенн\w{0,2}|обрал\w{0,2}|вибрал\w{0,2}|погодил\w{0,4}|погоджено|"
-    r"домовил\w{0,4}|ухвалил\w{0,2}|ухвалено)\b",
+    rf"\b(?:did(?:n['’]?t)?|what['’]d){_SUBJECT}\s+{_CHOOSING}\b|"
+    rf"\b(?:was|were|been|got|have|has|had)(?:\s+\w{{1,30}}){{0,3}}?\s+{_CHOSEN}\b|"
+    r"\b(?:we|they|team|group|board|committee|leadership|management)(?:\s+\w{1,30})?\s+"
+    r"(decided|chose|picked|selected|opted|agreed|approved|settled|went\s+with)\b|\b(chose|opted)\b|"
+    r"\b(?:the|our|final)\s+(decisions?)\s+(?:on|about|to|regarding|for|was|were)\b|"
+    r"\bwhat\s+(?:was|were|is|are)\s+(?:the|our)\s+(?:final\s+)?(decisions?|outcome)\s*(?:[?.!]|$|"
+    r"(?:on|about|of|for|at|in|regarding|to)\b)|"
+    r"\b(вирішил\w{0,4}|вирішено|рішенн\w{0,2}|обрал\w{0,2}|обрано|вибрал\w{0,2}|вибрано|погодил\w{0,4}|погоджено|"
+    r"домовил\w{0,4}|ухвалил\w{0,2}|ухвалено|затвердил\w{0,2}|затверджено|постановил\w{0,2})\b",
+    re.I,
+)
+# Who decided ("Who decided to retire Pulse Classic?") asks for people, whom a status line and ``decided_by`` name;
+# how a choice is made ("How are decisions made?", "Як приймаються рішення?") asks for a process.
+_NOT_DECIDING = re.compile(
+    r"\W{0,8}(?:who|whom|whose|хто|кого|чиє|чия|чий|how\s+(?:is|are|do|does|should|can|will|would)|як\s+\w{1,20}ться)\b",
     re.I,
 )
 # Words that make "What is X?" ask after a fact rather than a meaning: ours, of/in/for something, this one, what
@@ -124,7 +138,7 @@ class Query:
     language: str = "en"  # "en" or "uk" (``lexicon.language``): what summaries are framed in, meaning read for
     framed: Mapping[str, float] = field(default_factory=dict)  # rare framing words' cuts (``expansion.framing_cuts``)
     defining: frozenset[str] = frozenset()  # the terms of X in "What is X?" (``defined_thing``); empty for others
-    deciding: bool = False  # asks what was decided or chosen (``_DECIDING``)
+    deciding: frozenset[str] = frozenset()  # the words asking what was decided or chosen (``decision_words``)
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -161,7 +175,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     framed = expansion.framing_cuts(terms, index) if index is not None else {}
     return Query(
         text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated,
-        lexicon.language(text), framed, defining, asks_decision(text),
+        lexicon.language(text), framed, defining, decision_words(text),
     )
 
 
@@ -200,12 +214,15 @@ def _defining(text: str) -> set[str]:
     return found
 
 
-def asks_decision(text: str) -> bool:
-    """Whether a question asks what was decided or chosen (``_DECIDING`` in its first ``_DECIDING_CHARS``), and not
-    who decided it ("Who decided to retire Pulse Classic?" asks for people: the status line and the front matter's
-    ``decided_by`` name them, not the "Decision" section)."""
+def decision_words(text: str) -> frozenset[str]:
+    """The terms of the words by which a question asks what was decided or chosen (``_DECIDING``, in its first
+    ``_DECIDING_CHARS``); empty for any other question, and for one asking who decided or how a choice is made
+    (``_NOT_DECIDING``)."""
     opening = text[:_DECIDING_CHARS]
-    return bool(_DECIDING.search(opening)) and not _ASKS_WHO.match(opening)
+    if _NOT_DECIDING.match(opening):
+        return frozenset()
+    verbs = (m.group(m.lastindex or 0) for m in _DECIDING.finditer(opening))
+    return frozenset(t for verb in verbs for t in analyzer.terms(verb))
 
 
 def defined_thing(text: str) -> str | None:

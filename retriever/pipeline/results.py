@@ -55,6 +55,7 @@ class Phase1:
     targets: tuple[Target, ...]
     reasoning: str
     sections_scored: int = 0
+    decided: tuple[int, ...] = ()  # the decision sections a decision question read (``evidence.decisions``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,17 @@ class Candidate:
     cells: tuple[tuple[str, str], ...] = ()  # a table row's (column, value) pairs, to phrase it as a sentence
     speaker: str | None = None  # the transcript turn's speaker label (``speakers.turns``)
     shown: str = ""  # the statement as a fact shows it, when that differs (a continued turn names its speaker)
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A candidate while the score stage ranks it (``score``)."""
+
+    candidate: Candidate
+    relevance: float  # the rank value until ``calibrate``, then the relevance score
+    valid_at: str = ""  # the document's last change, for "among equals, the newer wins"
+    evidence: float = 0.0  # answerability evidence of this fact (used when it ranks first)
+    own: float = 0.0  # the query weight its own words cover, headings aside: breaks ties within a section
 
 
 @dataclass(frozen=True, slots=True)

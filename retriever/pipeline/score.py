@@ -55,11 +55,11 @@ import numpy.typing as npt
 from retriever.memory.fields import title_text
 from retriever.memory.memory import Memory
 from retriever.memory.provenance import When
-from retriever.pipeline import expected, succession
+from retriever.pipeline import expected, forms, succession
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap, reachable
 from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
-from retriever.pipeline.results import Candidate, Fact, Target
+from retriever.pipeline.results import Candidate, Fact, Scored, Target
 from retriever.pipeline.speakers import Speakers, named_speakers, silent
 from retriever.text import analyzer
 
@@ -87,24 +87,12 @@ DEFAULT = ScoreParams()
 LLM_BLEND = 0.4  # weight of the model's relevance for the facts it extracted
 SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
 REACH = 40  # statements at least that meaning may reorder (``reach``)
-# A statement answering by its form (``expected.favoured``: "Move to ClickHouse…" under "Decision") holds the question:
-# ``own_first`` must not put a status line holding just the asking verb ("Decided by: …") before it.
-BY_FORM = 1e-3
 TIE_DIGITS = 3  # relevances equal to this many digits are a tie, which recency breaks
 _PUNCT = re.compile(r"[\W_]+")
 
 
 def _dedup_key(text: str) -> str:
     return _PUNCT.sub(" ", analyzer.normalize(text)).strip()
-
-
-@dataclass(frozen=True, slots=True)
-class _Scored:
-    candidate: Candidate
-    relevance: float  # the rank value until ``calibrate``, then the relevance score
-    valid_at: str = ""  # the document's last change, for "among equals, the newer wins"
-    evidence: float = 0.0  # answerability evidence of this fact (used when it ranks first)
-    own: float = 0.0  # the query weight its own words cover, headings aside: breaks ties within a section
 
 
 def _heading_terms(memory: Memory, target: Target) -> set[str]:
@@ -176,7 +164,7 @@ def relevance(
     query: Query,
     params: ScoreParams,
     speakers: Speakers | None = None,
-) -> list[_Scored]:
+) -> list[Scored]:
     """Every candidate with its rank value (0..1) and its answerability evidence; ``speakers`` are the ones
     the question names (``Run.speakers``; read off the candidates when not given)."""
     whole = weights(query, memory.index)
@@ -188,7 +176,7 @@ def relevance(
     kinds = expected.asked(query.text)
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
-    out: list[_Scored] = []
+    out: list[Scored] = []
     for cand in candidates:
         sid = cand.target.section_id
         if sid not in headings:
@@ -205,25 +193,8 @@ def relevance(
             evidence = (1 - LLM_BLEND) * evidence + LLM_BLEND * cand.llm_relevance
         if when[sid].superseded:  # a superseded document ranks, and scores, below its successor
             value, evidence = value * SUPERSEDED_FACTOR, evidence * SUPERSEDED_FACTOR
-        out.append(_Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence, own))
+        out.append(Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence, own))
     return out
-
-
-def favour(scored: list[_Scored], favoured: list[bool], form: str, params: ScoreParams) -> list[_Scored]:
-    """The statements answering the question's form (``expected.favoured``: a definition of X, a decision) first.
-    Each takes the mean of its own rank value and its document's best, as the document matched the question and
-    this statement is its answer ("Self-managed Apache Flink…" under "Decision" repeats none of "Which stream
-    processor did we choose?", the rejected option's row does), and counts as holding the question
-    (``BY_FORM``); the others keep 1 / (1 + the form's bonus) of theirs.  Unchanged where none does."""
-    if not any(favoured):
-        return scored
-    lower, best = 1 / (1 + getattr(params, f"{form}_bonus")), _document_best(scored)
-    return [
-        dataclasses.replace(s, relevance=(best[s.candidate.target.rel_path] + s.relevance) / 2, own=max(s.own, BY_FORM))
-        if first
-        else dataclasses.replace(s, relevance=s.relevance * lower)
-        for s, first in zip(scored, favoured, strict=True)
-    ]
 
 
 def _median(values: npt.NDArray[np.float32]) -> float:
@@ -234,8 +205,8 @@ def _median(values: npt.NDArray[np.float32]) -> float:
 
 
 def with_meaning(
-    scored: list[_Scored], memory: Memory, query: Query, params: ScoreParams, top_k: int = 0
-) -> list[_Scored]:
+    scored: list[Scored], memory: Memory, query: Query, params: ScoreParams, top_k: int = 0
+) -> list[Scored]:
     """Rank values with the statements' meaning joined in proportion to the coverage gap (module docstring),
     compared only for the statements it can lift among the ``reach(top_k)`` best."""
     read = list(dict.fromkeys(s.candidate.target.section_id for s in scored))
@@ -257,15 +228,15 @@ def with_meaning(
     # ``own`` is left at 0, so ``own_first`` keeps meaning's order: carried over, QMSum section hit@5 0.656 → 0.660
     # but long chats' multi-section recall 0.667 → 0.633 (a turn close in meaning, in none of the words, fell back).
     return [
-        _Scored(s.candidate, (s.relevance + weight * closeness.get(i, 0.0)) / (1 + weight), s.valid_at, s.evidence)
+        Scored(s.candidate, (s.relevance + weight * closeness.get(i, 0.0)) / (1 + weight), s.valid_at, s.evidence, 0.0)
         for i, s in enumerate(scored)
     ]
 
 
-def below_successors(scored: list[_Scored], memory: Memory) -> list[_Scored]:
+def below_successors(scored: list[Scored], memory: Memory) -> list[Scored]:
     """The statements, a superseded document's scaled below its successor's best when that successor was read
     too (``succession.scales``): "Which engine do we use?" must not answer with the decision that was replaced."""
-    scale = succession.scales(_document_best(scored), memory)
+    scale = succession.scales(forms.document_best(scored), memory)
     if not scale:
         return scored
     return [
@@ -274,15 +245,6 @@ def below_successors(scored: list[_Scored], memory: Memory) -> list[_Scored]:
         else s
         for s in scored
     ]
-
-
-def _document_best(scored: list[_Scored]) -> dict[str, float]:
-    """Each document's best rank value among ``scored``."""
-    best: dict[str, float] = {}
-    for s in scored:
-        path = s.candidate.target.rel_path
-        best[path] = max(best.get(path, 0.0), s.relevance)
-    return best
 
 
 def reach(top_k: int) -> int:
@@ -299,7 +261,7 @@ def strength(target: Target, best: float, memory: Memory, params: ScoreParams) -
     return target.score / best * (1 - rho + rho * target.coverage)
 
 
-def calibrate(ranked: list[_Scored]) -> list[_Scored]:
+def calibrate(ranked: list[Scored]) -> list[Scored]:
     """Rank values → relevance scores: the first fact's evidence, scaled along the ranking."""
     if not ranked:
         return ranked
@@ -314,7 +276,7 @@ def calibrate(ranked: list[_Scored]) -> list[_Scored]:
     return out
 
 
-def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
+def rank(scored: list[Scored], top_k: int, decay: float) -> list[Scored]:
     """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
     # Newest first among equals: a stable sort by date, then by relevance; the earliest of a tie wins.
     order = sorted(scored, key=lambda s: (s.candidate.target.section_id, -s.own, s.candidate.lines))
@@ -331,7 +293,7 @@ def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
     heapq.heapify(heap)
     cited: Counter[int] = Counter()
     seen: set[str] = set()
-    chosen: list[_Scored] = []
+    chosen: list[Scored] = []
     while heap and len(chosen) < top_k:
         _, i, sid = heapq.heappop(heap)
         pick, factor = order[i], decay ** cited[sid]
@@ -348,7 +310,7 @@ def rank(scored: list[_Scored], top_k: int, decay: float) -> list[_Scored]:
     return chosen
 
 
-def own_first(ranked: list[_Scored]) -> list[_Scored]:
+def own_first(ranked: list[Scored]) -> list[Scored]:
     """Within each document, its facts whose own words (or their neighbours') hold some of the question come
     before those that only their headings tie to it, in the places the document's facts already hold.  A
     preamble line ("Period: 2026-01-01 to 2026-11-20.") under a title that is the question ranked above the
@@ -364,7 +326,7 @@ def own_first(ranked: list[_Scored]) -> list[_Scored]:
     return out
 
 
-def to_fact(memory: Memory, scored: _Scored) -> Fact:
+def to_fact(memory: Memory, scored: Scored) -> Fact:
     cand = scored.candidate
     doc, section = memory.section(cand.target.section_id)
     return Fact(
@@ -391,7 +353,10 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     words = relevance(state.candidates, ctx.memory, state.query, params, state.speakers)
     scored = with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k)
     # After meaning, which would reorder a decision below the options it weighed (a Ukrainian question's gap).
-    scored = favour(scored, *expected.favoured(state.query, state.candidates, ctx.memory), params)
+    decided = state.phase1.decided if state.phase1 else ()
+    favoured, form = forms.favoured(state.query, state.candidates, ctx.memory, decided)
+    bonus = {"definition": params.definition_bonus, "decision": params.decision_bonus}.get(form, 0.0)
+    scored = forms.favour(scored, favoured, form, bonus, state.query)
     scored = below_successors(scored, ctx.memory)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay

@@ -151,7 +151,7 @@ def choose(memory: Memory, query: Query, max_sections: int, llm: LLMRun | None =
         targets = _targets(memory, query, chosen)
         reasoning = _reasoning(memory, targets, len(hits))
     tokens = sum(estimate_tokens(t.section_text) for t in targets)
-    return Phase1(_strategy(targets), tokens, tuple(targets), reasoning, memory.sections_count)
+    return Phase1(_strategy(targets), tokens, tuple(targets), reasoning, memory.sections_count, found.decided)
 
 
 def _guided(memory: Memory, query: Query, hits: list[tuple[int, float]], llm: LLMRun) -> list[tuple[int, str]] | None:

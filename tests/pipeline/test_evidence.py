@@ -203,7 +203,8 @@ def test_the_glossary_definition_is_the_first_fact_for_what_is_and_not_for_other
 # decisions
 
 _DECISION_RECORD = (
-    "---\ntype: decision\nstatus: accepted\n---\n# DEC-0052 — Apache Flink for Riverbed Ingestion\n\n"
+    "---\ntype: decision\nstatus: accepted\nsummary: Apache Flink is the stream processor of Riverbed.\n---\n"
+    "# DEC-0052 — Apache Flink for Riverbed Ingestion\n\n"
     "**Status:** accepted · **Decided by:** Taras Kovalenko\n\n"
     "## Decision drivers\n\nThe stream processor must recover from node loss within a minute.\n\n"
     "## Options considered\n\n| Option | Recovery |\n|---|---|\n"
@@ -252,17 +253,40 @@ def test_the_decision_is_the_first_fact_for_a_decision_question_not_an_option_or
 
 
 @pytest.mark.parametrize(
-    ("heading", "records"),
-    [
-        ("Decision", True),
-        ("Decisions", True),
-        ("**Decision outcome**", True),
-        ("Рішення", True),
-        ("Decision drivers", False),
-        ("Decisions she signed", False),
-        ("Options considered", False),
-    ],
+    "heading",
+    ["Decision", "Decisions", "**Decision outcome**", "3. Decision", "Decision (2026-05-01)", "Final decision",
+     "Decisions & next steps", "Рішення"],
 )
-def test_only_a_whole_decision_heading_records_a_decision(heading: str, records: bool) -> None:
-    assert evidence_module.decision_heading([heading]) is records
-    assert not evidence_module.decision_heading([])
+def test_a_decision_heading_numbering_and_brackets_aside_records_a_decision(heading: str) -> None:
+    assert evidence_module.decision_heading(heading)
+
+
+@pytest.mark.parametrize(
+    "heading", ["Decision drivers", "Decisions she signed", "Options considered", "Outcome", "Resolution", ""]
+)
+def test_a_heading_naming_more_or_other_than_the_decision_does_not_record_one(heading: str) -> None:
+    assert not evidence_module.decision_heading(heading)
+
+
+def test_a_decision_question_reads_no_record_named_after_another_topic(make_tree: TreeFactory) -> None:
+    # Its context names the billing database; it decided the invoice PDF tool.
+    record = (
+        "---\ntype: decision\nstatus: accepted\n---\n# DEC-0061 — Invoice PDF generator\n\n"
+        "## Context\n\nThe billing database emits an event for each invoice; billing needs a PDF generator that reads "
+        "from the billing database.\n\n## Decision\n\nUse Gotenberg, run as a sidecar of the invoice worker.\n"
+    )
+    billing = "# Billing service\n\n## Architecture\n\nWe chose PostgreSQL 16 over MySQL for the billing database.\n"
+    root = make_tree({"decisions/dec_0061.md": record, "projects/billing.md": billing})
+    memory = Memory.open(root, Settings.from_env())
+
+    assert evidence(memory, analyze("What did we decide about the billing database?")).decided == ()
+    facts = Retriever(root).retrieve("What did we decide about the billing database?").run.facts
+    assert not facts[0].statement.startswith("Use Gotenberg")
+
+
+def test_a_superseded_records_decision_is_not_read_for_a_decision_question(make_tree: TreeFactory) -> None:
+    old = _DECISION_RECORD.replace("status: accepted", "status: superseded\nsuperseded_by: DEC-0053")
+    root = make_tree({"decisions/dec_0052.md": old})
+    memory = Memory.open(root, Settings.from_env())
+
+    assert evidence(memory, analyze("Which stream processor did we choose for Riverbed?")).decided == ()

@@ -377,6 +377,12 @@ def test_any_text_asks_a_definition_or_not_and_only_a_short_one_can(text: str) -
         "SOC 2 or ISO 27001 first: what was the decision?",
         "Що вирішили на синку київської команди?",
         "Який процесор обрали для Riverbed?",
+        "Didn't we decide to drop Jira?",
+        "What'd we decide about Jira?",
+        "What did our platform team finally decide about Kafka?",
+        "What was the outcome of the vote?",
+        "Що затвердили на раді?",
+        "Що обрано для Riverbed?",
     ],
 )
 def test_a_question_after_what_was_decided_or_chosen_is_deciding(text: str) -> None:
@@ -392,6 +398,16 @@ def test_a_question_after_what_was_decided_or_chosen_is_deciding(text: str) -> N
         "What is Flink?",
         "Who decided to retire Pulse Classic?",
         "Хто обрав Flink?",
+        "Who makes decisions about hiring?",
+        "How are decisions made at Pulse?",
+        "How is the on-call engineer chosen?",
+        "What decisions are still pending?",
+        "What are the decision drivers for Flink?",
+        "What's the agreed SLA for Tier 1?",
+        "What is the approved travel budget?",
+        "When are orders picked up?",
+        "What is a decision record?",
+        "Як приймаються рішення?",
     ],
 )
 def test_a_question_about_how_a_process_goes_or_who_decided_is_not_deciding(text: str) -> None:

@@ -14,15 +14,14 @@ from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
 from retriever.memory.memory import Memory
-from retriever.pipeline import evidence, expected, score
+from retriever.pipeline import evidence, forms, score
 from retriever.pipeline.extract import candidates_of
 from retriever.pipeline.query import Query, analyze, weight_sets, weights
-from retriever.pipeline.results import Candidate, Target
+from retriever.pipeline.results import Candidate, Scored, Target
 from retriever.pipeline.score import (
     DEFAULT,
     ScoreParams,
     _median,
-    _Scored,
     calibrate,
     rank,
     reach,
@@ -35,9 +34,9 @@ from retriever.pipeline.target import choose
 from retriever.text import thesaurus
 
 
-def _scored(section_id: int, relevance: float, text: str) -> _Scored:
+def _scored(section_id: int, relevance: float, text: str) -> Scored:
     target = Target(section_id, "a.md", section_id, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
-    return _Scored(Candidate(text, target, (section_id, section_id), "sentence"), relevance)
+    return Scored(Candidate(text, target, (section_id, section_id), "sentence"), relevance)
 
 
 def test_second_fact_of_a_section_yields_to_another_sections_first() -> None:
@@ -60,7 +59,7 @@ def test_a_lower_decay_puts_every_sections_best_fact_first() -> None:
     assert [s.candidate.statement for s in rank(scored, 3, decay=0.25)] == ["a", "c", "b"]
 
 
-def _lazy_greedy(scored: list[_Scored], top_k: int, decay: float) -> list[tuple[str, float]]:
+def _lazy_greedy(scored: list[Scored], top_k: int, decay: float) -> list[tuple[str, float]]:
     """The greedy order as one heap of every statement, stale entries re-pushed: the reference ``rank`` keeps."""
     order = sorted(scored, key=lambda s: (s.candidate.target.section_id, -s.own, s.candidate.lines))
     order.sort(key=lambda s: -round(s.relevance, score.TIE_DIGITS))
@@ -178,7 +177,7 @@ def test_meaning_reorders_statements_but_leaves_their_answerability_evidence(
     words = relevance(candidates, memory, query, DEFAULT)
     meant = with_meaning(words, memory, query, DEFAULT)
 
-    def best(scored: list[_Scored]) -> str:
+    def best(scored: list[Scored]) -> str:
         return max(scored, key=lambda s: s.relevance).candidate.statement
 
     assert best(words).startswith("When you travel, book hotels")
@@ -234,7 +233,7 @@ def test_a_statement_holding_the_amount_asked_for_outranks_the_topics_introducti
     memory = Memory.open(make_tree({"talks.md": text}), Settings.from_env())
     query, candidates = _candidates(memory, "How long is each lightning talk slot?")
 
-    def ranked(params: ScoreParams) -> list[_Scored]:
+    def ranked(params: ScoreParams) -> list[Scored]:
         return rank(relevance(candidates, memory, query, params), top_k=2, decay=1.0)
 
     untyped, typed = ranked(ScoreParams(typed_bonus=0.0)), ranked(DEFAULT)
@@ -331,9 +330,9 @@ def test_among_a_sections_statements_tied_by_its_headings_the_one_saying_the_que
     assert facts[0].statement.startswith("Home-office budget: €600")
 
 
-def _in_file(rel_path: str, text: str, own: float) -> _Scored:
+def _in_file(rel_path: str, text: str, own: float) -> Scored:
     target = Target(0, rel_path, 0, "M > A", rel_path, (1, 9), 1.0, 1.0, "r")
-    return _Scored(Candidate(text, target, (1, 1), "sentence"), 0.5, own=own)
+    return Scored(Candidate(text, target, (1, 1), "sentence"), 0.5, own=own)
 
 
 def test_a_documents_facts_saying_the_question_come_before_those_only_its_headings_tie_to_it() -> None:
@@ -378,7 +377,8 @@ def test_for_what_is_x_a_statement_defining_x_ranks_ahead_of_stronger_ones_using
 
     def ranked(asked: Query, params: ScoreParams) -> list[float]:
         words = relevance(candidates, memory, asked, params)
-        return [s.relevance for s in score.favour(words, *expected.favoured(asked, candidates, memory), params)]
+        favoured, form = forms.favoured(asked, candidates, memory)
+        return [s.relevance for s in forms.favour(words, favoured, form, params.definition_bonus, asked)]
 
     def first(params: ScoreParams) -> str:
         values = ranked(query, params)

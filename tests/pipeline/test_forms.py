@@ -1,0 +1,81 @@
+"""forms: which statements answer a question's form (a definition, a decision) first, and how they are ranked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import COMPANY_CONTEXT
+
+from retriever import Retriever, Settings
+from retriever.pipeline.forms import BY_FORM, favour, favoured
+from retriever.pipeline.query import analyze
+from retriever.pipeline.results import Candidate, CandidateKind, Scored, Target
+
+
+def _scored(
+    rel_path: str, section_id: int, relevance: float, evidence: float, kind: CandidateKind = "sentence"
+) -> Scored:
+    target = Target(section_id, rel_path, 0, rel_path, rel_path, (1, 1), 1.0, 1.0, "")
+    return Scored(Candidate(f"statement {section_id}", target, (1, 1), kind), relevance, evidence=evidence)
+
+
+def test_a_decision_takes_the_mean_of_its_value_and_its_documents_best_and_that_documents_best_evidence() -> None:
+    scored = [_scored("dec.md", 1, 0.8, 0.9), _scored("dec.md", 2, 0.2, 0.1), _scored("other.md", 3, 0.6, 0.7)]
+    query = analyze("Which stream processor did we choose?")
+
+    out = favour(scored, [False, True, False], "decision", 1.0, query)
+
+    assert [s.relevance for s in out] == [0.4, 0.5, 0.3]
+    assert [s.evidence for s in out] == [0.9, 0.9, 0.7]
+    assert [s.own for s in out] == [0.0, BY_FORM, 0.0]
+
+
+def test_a_definition_keeps_its_value_and_evidence_and_the_others_lose_half() -> None:
+    scored = [_scored("glossary.md", 1, 0.4, 0.5), _scored("page.md", 2, 0.9, 0.9)]
+    query = analyze("What is shadow traffic?")
+
+    out = favour(scored, [True, False], "definition", 1.0, query)
+
+    assert [(s.relevance, s.evidence, s.own) for s in out] == [(0.4, 0.5, 0.0), (0.45, 0.9, 0.0)]
+
+
+def test_in_a_question_of_two_topics_the_other_parts_answers_keep_their_rank() -> None:
+    scored = [_scored("dec.md", 1, 0.3, 0.3), _scored("riverbed.md", 2, 0.8, 0.8)]
+    two = analyze("What did we decide about the free tier, and who leads the Riverbed project?")
+    one = analyze("SOC 2 or ISO 27001 first: what was the decision?")
+
+    assert [s.relevance for s in favour(scored, [True, False], "decision", 1.0, two)] == [0.3, 0.8]
+    assert [s.relevance for s in favour(scored, [True, False], "decision", 1.0, one)] == [0.3, 0.4]
+
+
+def test_only_the_decided_sections_own_statements_answer_a_decision_question() -> None:
+    query = analyze("What did we decide about the free tier?")
+    rows = (_scored("a.md", 1, 0, 0), _scored("a.md", 1, 0, 0, "llm"), _scored("b.md", 2, 0, 0))
+    candidates = [s.candidate for s in rows]
+
+    assert favoured(query, candidates, None, {1}) == ([True, False, False], "decision")
+    assert favoured(query, candidates, None, ()) == ([False, False, False], "")
+    assert favoured(analyze("Who leads Riverbed?"), candidates, None, {1}) == ([False, False, False], "")
+
+
+def test_nothing_changes_where_no_statement_answers_the_form() -> None:
+    scored = [_scored("a.md", 1, 0.3, 0.3)]
+    assert favour(scored, [False], "decision", 1.0, analyze("What did we decide?")) is scored
+
+
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        ("What is Pulse?", "Pulse shows content teams what their audience"),
+        ("What did we decide about the Copilot GA date?", "Copilot GA target: 4.5.0 on 2027-03-23."),
+        ("Which stream processor did we choose for Riverbed?", "Self-managed Apache Flink 1.20 on EKS"),
+        ("What did we decide about the office coffee machine?", "Time (local): 12:00; What: Team lunch"),
+    ],
+)
+def test_the_bundled_memory_answers_definition_and_decision_questions_first(
+    question: str, first: str, tmp_path: Path
+) -> None:
+    retriever = Retriever(COMPANY_CONTEXT, Settings(state_dir=tmp_path))
+
+    assert retriever.retrieve(question).run.facts[0].statement.startswith(first)
