@@ -101,9 +101,11 @@ _DECIDING = re.compile(
     re.I,
 )
 # Who decided ("Who decided to retire Pulse Classic?") asks for people, whom a status line and ``decided_by`` name;
-# how a choice is made ("How are decisions made?", "Як приймаються рішення?") asks for a process.
+# why ("Why did we choose Flink?") for the reasons, in a record's context and options more than in its decision;
+# how a choice is made ("How are decisions made?", "Як приймаються рішення?") for a process.
 _NOT_DECIDING = re.compile(
-    r"\W{0,8}(?:who|whom|whose|хто|кого|чиє|чия|чий|how\s+(?:is|are|do|does|should|can|will|would)|як\s+\w{1,20}ться)\b",
+    r"\W{0,8}(?:who|whom|whose|хто|кого|чиє|чия|чий|why|чому|навіщо|"
+    r"how\s+(?:is|are|do|does|should|can|will|would)|як\s+\w{1,20}ться)\b",
     re.I,
 )
 # Words that make "What is X?" ask after a fact rather than a meaning: ours, of/in/for something, this one, what

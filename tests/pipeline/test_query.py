@@ -399,6 +399,8 @@ def test_a_question_after_what_was_decided_or_chosen_is_deciding(text: str) -> N
         "Who decided to retire Pulse Classic?",
         "Хто обрав Flink?",
         "Who makes decisions about hiring?",
+        "Why did we choose Flink over Kafka Streams?",
+        "Чому обрали Flink?",
         "How are decisions made at Pulse?",
         "How is the on-call engineer chosen?",
         "What decisions are still pending?",
