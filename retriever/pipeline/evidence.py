@@ -63,11 +63,12 @@ DEFINITION_TERMS = tuple(analyzer.term_set("glossary glossaries definitions term
 # "Decisions she signed" are not the outcome; nor are "Outcome" (an experiment's) or "Resolution" (an incident's).
 DECISION_HEADINGS = frozenset(
     "decision|decisions|decision outcome|decisions made|key decisions|final decision|final decisions|what we decided|"
-    "decision and rationale|decisions and next steps|agreed|agreements|рішення|ухвалені рішення|прийняті рішення|"
-    "домовленості".split("|")
+    "decision and rationale|decisions and next steps|decisions next steps|decisions and action items|"
+    "decisions and actions|agreed|agreements|рішення|ухвалені рішення|прийняті рішення|домовленості".split("|")
 )
-DECISION_TERMS = tuple(analyzer.term_set("decision decisions agreed agreements рішення домовленості"))  # to look up
+DECISION_TERMS = tuple(analyzer.term_set("decision decisions decided agreed agreements рішення домовленості"))
 DECISION_SCAN = POOL  # the strongest sections whose documents may hold the decision a question asks about
+DECISION_SECTIONS = 20  # of one document's sections under a decision word, the strongest looked at (a long log)
 # The share of the question's topic weight (its words but the asking verb) the document's title, aliases and front
 # matter must hold: a decision record or meeting is named after what it decided ("DEC-0052 — Apache Flink for
 # Riverbed Ingestion", "Q1 2027 Planning"); a record whose context only mentions the topic decided something else.
@@ -119,46 +120,52 @@ def definitions(memory: Memory, query: Query, scores: FloatArray) -> list[int]:
 
 def decisions(memory: Memory, query: Query, scores: FloatArray) -> tuple[int, ...]:
     """For a question asking what was decided (``Query.deciding``), the decision sections (``decision_section``) of
-    the first document, in the order of the ``DECISION_SCAN`` strongest sections, that has one, is not superseded
-    and is named after the question's topic (``DECISION_TITLE_SHARE``), read whatever else scores: a decision
-    record's options table and status line ("Decided by: …") share the question's words, its "Decision" section,
-    which says what was chosen, often does not ("Self-managed Apache Flink 1.20 on EKS…").  () when none is."""
+    the first document, in the order of the ``DECISION_SCAN`` strongest sections, that has one named after the
+    question's topic (``_named_after``), read whatever else scores: a decision record's
+    options table and status line ("Decided by: …") share the question's words, its "Decision" section, which
+    says what was chosen, often does not ("Self-managed Apache Flink 1.20 on EKS…").  Of a log of many decisions,
+    the entries named after the topic.  () when no document is such."""
     if not query.deciding:
         return ()
     documents = memory.state.section_documents()[: len(scores)]
     order = list(dict.fromkeys(int(documents[sid]) for sid, _ in top_of(scores, DECISION_SCAN)))
     held = memory.index.in_fields(DECISION_TERMS, ("heading",))[: len(scores)] & np.isin(documents, order)
     by_document: dict[int, list[int]] = {}
-    for sid in np.flatnonzero(held).tolist():
+    for sid in sorted(np.flatnonzero(held).tolist(), key=lambda sid: -scores[sid]):  # the strongest first
         by_document.setdefault(int(documents[sid]), []).append(sid)
     topic = {t: w for t, w in weights(query, memory.index).items() if t not in query.deciding}
     for number in (d for d in order if d in by_document):
-        found = tuple(sid for sid in by_document[number] if decision_section(memory, sid))
-        if found and _named_after(memory, found[0], topic, query):
+        named = [sid for sid in by_document[number][:DECISION_SECTIONS] if _named_after(memory, sid, topic, query)]
+        found = tuple(sid for sid in named if decision_section(memory, sid))
+        if found:
             return found
     return ()
 
 
 def decision_section(memory: Memory, section_id: int) -> bool:
-    """Whether a section records a decision: headed below its document's title (a page titled "Decisions" is an
-    index of them) by one of ``DECISION_HEADINGS``, in a document that is not superseded."""
+    """Whether a section records a decision: headed by one of ``DECISION_HEADINGS`` below its document's title (a
+    page titled "Decisions" is an index of them), in a document that is not superseded and not a person's page
+    (whose "Decisions" lists the records they signed)."""
     doc, section = memory.section(section_id)
-    return section.level >= 2 and decision_heading(section.title) and not memory.when(doc).superseded
+    if section.heading is None or section.title == doc.title or not decision_heading(section.title):
+        return False
+    return doc.front_matter.get("type") != "person" and not memory.when(doc).superseded
 
 
 def decision_heading(heading: str) -> bool:
-    """Whether ``heading``, numbering and brackets aside, is one of ``DECISION_HEADINGS``."""
+    """Whether ``heading``, numbering, brackets and dates aside, is one of ``DECISION_HEADINGS``."""
     words = analyzer.raw_words(_NUMBERING.sub(" ", heading.lower().replace("&", " and ")))
-    return " ".join(words) in DECISION_HEADINGS
+    return " ".join(w for w in words if not w.replace("-", "").isdigit()) in DECISION_HEADINGS
 
 
 def _named_after(memory: Memory, section_id: int, topic: Mapping[str, float], query: Query) -> bool:
-    """Whether a document's title, aliases and front matter (its summary, tags…) hold ``DECISION_TITLE_SHARE`` of
-    the question's ``topic`` weight."""
+    """Whether a section's document title, aliases and front matter (its summary, tags…) and its own headings hold
+    ``DECISION_TITLE_SHARE`` of the question's ``topic`` weight: a record is named after what it decided, an entry
+    of a decision log ("## Cache" > "### Decision") after its own."""
     total = sum(topic.values())
     doc, section = memory.section(section_id)
     title, meta = (section_fields(doc, section)[FIELDS.index(name)] for name in ("title", "meta"))
-    named = present_terms(topic, analyzer.term_set(f"{title} {meta}"), query)
+    named = present_terms(topic, analyzer.term_set(" ".join((title, meta, *section.heading_path))), query)
     return total > 0 and sum(w for t, w in topic.items() if t in named) >= DECISION_TITLE_SHARE * total
 
 

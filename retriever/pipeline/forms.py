@@ -25,6 +25,8 @@ from retriever.pipeline.results import Candidate, Scored
 # A statement answering by its form holds the question even where only its headings name the topic: ``own_first``
 # must not put a status line holding just the asking verb ("Decided by: …") before it.
 BY_FORM = 1e-3
+# A decision's document leads when its best statement ranks at least this share of the best of any document's.
+DECISION_LEAD = 0.9
 
 
 def favoured(
@@ -46,16 +48,21 @@ def favour(scored: list[Scored], favoured: list[bool], form: str, bonus: float, 
 
     A definition keeps its rank value and the others keep 1 / (1 + ``bonus``) of theirs.  A decision takes the mean
     of its own rank value and its document's best, and that document's best evidence, as the document matched
-    the question and this is its answer; it counts as holding the question (``BY_FORM``); the others keep
-    1 / (1 + ``bonus``) of theirs, except in a question of several parts with a topic each ("What did we decide
-    about the free tier, and who leads Riverbed?"), whose other parts ask for other things."""
+    the question and this is its answer; it counts as holding the question (``BY_FORM``).  The other statements
+    of its document (the options weighed, the status line) keep 1 / (1 + ``bonus``) of their rank, and so do the
+    other documents' where the decision's document leads (``DECISION_LEAD``) and the question has one topic; a
+    decision read from a weaker document, or beside another topic ("…, and who leads Riverbed?"), passes them
+    only on its own strength: a record that shares the question's words without being what it asks about ("What
+    did we decide about Kyiv office rules?" of the Warsaw-office record) must not push the answer down."""
     if not any(favoured):
         return scored
-    lower = 1.0 if form == "decision" and _topics(query) >= 2 else 1 / (1 + bonus)
+    lower = 1 / (1 + bonus)
     if form != "decision":
         pairs = zip(scored, favoured, strict=True)
         return [s if first else dataclasses.replace(s, relevance=s.relevance * lower) for s, first in pairs]
     best, evidence = document_best(scored), document_best(scored, evidence=True)
+    decided = {s.candidate.target.rel_path for s, first in zip(scored, favoured, strict=True) if first}
+    leads = max(best[path] for path in decided) >= DECISION_LEAD * max(best.values()) and _topics(query) < 2
     return [
         dataclasses.replace(
             s,
@@ -65,6 +72,8 @@ def favour(scored: list[Scored], favoured: list[bool], form: str, bonus: float, 
         )
         if first
         else dataclasses.replace(s, relevance=s.relevance * lower)
+        if leads or s.candidate.target.rel_path in decided
+        else s
         for s, first in zip(scored, favoured, strict=True)
     ]
 

@@ -21,6 +21,7 @@ from itertools import islice
 
 from retriever.memory.index import SectionIndex
 from retriever.pipeline import expansion
+from retriever.pipeline.deciding import decision_words
 from retriever.pipeline.expansion import EXPANSION_WEIGHT, FRAMING_TERMS, FRAMING_WEIGHT, Acronyms, is_compound
 from retriever.text import analyzer, lexicon
 from retriever.text.stopwords import VAGUE
@@ -78,36 +79,6 @@ _DEFINITION_QUESTION = re.compile(
     re.I,
 )
 _DEFINITION_CHARS = 120  # a longer question asks more than what a thing is
-_DECIDING_CHARS = 400  # of a question read for its decision words: a long prompt asks more than a decision
-# A question asking what was decided or chosen ("What did we decide about the free tier?", "Which option did we go
-# with…?", "What was agreed at the Q4 kickoff?", "Що вирішили на синку?"): a section recording the outcome answers
-# it (``evidence.DECISION_HEADINGS``).  Its verb in a frame that says a choice was made: after "did" and its
-# subject, after "was/were/have", after "we/they/the team", or "the decision on…" - not "How are candidates
-# selected?", "the agreed SLA", "What decisions are pending?".  Every repeat is bounded.  The verb still counts
-# in full: in a transcript, "decide" marks the moment a group decided (as a framing word it cost QMSum a question).
-_CHOOSING = r"(decide|choose|pick|select|agree|approve|settle|opt|go\s+with|land\s+on)"
-_CHOSEN = r"(decided|chosen|selected|picked|agreed|approved|settled|opted)"
-_SUBJECT = r"(?:\s+\w{1,30}){1,4}?"
-_DECIDING = re.compile(
-    rf"\b(?:did(?:n['’]?t)?|what['’]d){_SUBJECT}\s+{_CHOOSING}\b|"
-    rf"\b(?:was|were|been|got|have|has|had)(?:\s+\w{{1,30}}){{0,3}}?\s+{_CHOSEN}\b|"
-    r"\b(?:we|they|team|group|board|committee|leadership|management)(?:\s+\w{1,30})?\s+"
-    r"(decided|chose|picked|selected|opted|agreed|approved|settled|went\s+with)\b|\b(chose|opted)\b|"
-    r"\b(?:the|our|final)\s+(decisions?)\s+(?:on|about|to|regarding|for|was|were)\b|"
-    r"\bwhat\s+(?:was|were|is|are)\s+(?:the|our)\s+(?:final\s+)?(decisions?|outcome)\s*(?:[?.!]|$|"
-    r"(?:on|about|of|for|at|in|regarding|to)\b)|"
-    r"\b(вирішил\w{0,4}|вирішено|рішенн\w{0,2}|обрал\w{0,2}|обрано|вибрал\w{0,2}|вибрано|погодил\w{0,4}|погоджено|"
-    r"домовил\w{0,4}|ухвалил\w{0,2}|ухвалено|затвердил\w{0,2}|затверджено|постановил\w{0,2})\b",
-    re.I,
-)
-# Who decided ("Who decided to retire Pulse Classic?") asks for people, whom a status line and ``decided_by`` name;
-# why ("Why did we choose Flink?") for the reasons, in a record's context and options more than in its decision;
-# how a choice is made ("How are decisions made?", "Як приймаються рішення?") for a process.
-_NOT_DECIDING = re.compile(
-    r"\W{0,8}(?:who|whom|whose|хто|кого|чиє|чия|чий|why|чому|навіщо|"
-    r"how\s+(?:is|are|do|does|should|can|will|would)|як\s+\w{1,20}ться)\b",
-    re.I,
-)
 # Words that make "What is X?" ask after a fact rather than a meaning: ours, of/in/for something, this one, what
 # is going on.  Lower-case only: "New Relic", "US GAAP" and "IT" are terms.
 _NOT_A_THING = frozenset(
@@ -214,17 +185,6 @@ def _defining(text: str) -> set[str]:
         if _DEFINING_ASK[which].search(sentence):
             found.update(analyzer.terms(match.group(which + 1)))
     return found
-
-
-def decision_words(text: str) -> frozenset[str]:
-    """The terms of the words by which a question asks what was decided or chosen (``_DECIDING``, in its first
-    ``_DECIDING_CHARS``); empty for any other question, and for one asking who decided or how a choice is made
-    (``_NOT_DECIDING``)."""
-    opening = text[:_DECIDING_CHARS]
-    if _NOT_DECIDING.match(opening):
-        return frozenset()
-    verbs = (m.group(m.lastindex or 0) for m in _DECIDING.finditer(opening))
-    return frozenset(t for verb in verbs for t in analyzer.terms(verb))
 
 
 def defined_thing(text: str) -> str | None:

@@ -290,3 +290,35 @@ def test_a_superseded_records_decision_is_not_read_for_a_decision_question(make_
     memory = Memory.open(root, Settings.from_env())
 
     assert evidence(memory, analyze("Which stream processor did we choose for Riverbed?")).decided == ()
+
+
+def test_a_record_titled_in_front_matter_with_top_level_sections_has_its_decision_read(make_tree: TreeFactory) -> None:
+    record = (
+        "---\ntype: decision\ntitle: DEC-0070 — Billing database\n---\n# Context\n\nThe billing database outgrew "
+        "MySQL.\n\n# What we decided\n\nUse PostgreSQL 16 on RDS.\n"
+    )
+    memory = Memory.open(make_tree({"decisions/dec_0070.md": record}), Settings.from_env())
+
+    decided = evidence(memory, analyze("What did we decide about the billing database?")).decided
+
+    assert [_heading_of(memory, sid) for sid in decided] == [("decisions/dec_0070.md", "What we decided")]
+
+
+def test_a_persons_decisions_list_is_not_a_decision_section(make_tree: TreeFactory) -> None:
+    person = "---\ntype: person\n---\n# Dmytro Shevchenko\n\n## Decisions\n\n- Proposed the Riverbed stream processor.\n"
+    memory = Memory.open(make_tree({"people/dmytro.md": person}), Settings.from_env())
+
+    assert evidence(memory, analyze("Which stream processor did we choose for Riverbed?")).decided == ()
+
+
+def test_of_a_decision_log_only_the_entries_naming_the_topic_are_read(make_tree: TreeFactory) -> None:
+    entries = "".join(
+        f"## {name}\n\n### Decision\n\nUse {tool} for the Falcon {name.lower()}.\n\n"
+        for name, tool in (("Logs", "Loki"), ("Cache", "Redis"), ("Payments", "Stripe"), ("Queue", "SQS"))
+    )
+    log = f"---\ntype: decision\nsummary: Decisions of the Falcon project.\n---\n# Falcon decision log\n\n{entries}"
+    memory = Memory.open(make_tree({"decisions/falcon.md": log}), Settings.from_env())
+
+    decided = evidence(memory, analyze("What did we decide about the Falcon cache?")).decided
+
+    assert [memory.section(sid)[1].heading_path[-2:] for sid in decided] == [("Cache", "Decision")]

@@ -16,7 +16,6 @@ from retriever.pipeline.query import (
     analyze,
     best_coverage,
     coverage,
-    decision_words,
     defined_thing,
     is_many_part,
     no_topic,
@@ -421,10 +420,3 @@ def test_only_a_long_prompts_opening_is_read_for_decision_words() -> None:
     # "did" and word runs repeated: every repeat of the pattern is bounded, and only 400 characters are read
     assert not analyze("did " + "word " * 5000 + "What did we decide?").deciding
     assert analyze("What did we decide? " + "did we " * 3000).deciding
-
-
-@given(st.text(max_size=600))
-def test_any_text_asks_a_decision_or_not_and_only_its_opening_is_read(text: str) -> None:
-    words = decision_words(text)
-    assert words <= frozenset(analyzer.terms(text[:400]))
-    assert decision_words(" " * 400 + text) == frozenset()

@@ -1,0 +1,50 @@
+"""deciding: which questions ask what was decided, and by which words."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from retriever.pipeline.deciding import DECIDING_CHARS, decision_words
+from retriever.text import analyzer
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("What did the on-call team decide about paging?", {"decid"}),
+        ("What did Miguel's team decide about Northwind?", {"decid"}),
+        ("Who leads Riverbed, and what did we decide about the free tier?", {"decid"}),
+        ("Any decision on pricing yet?", {"decis"}),
+        ("What were the key decisions at the Q4 kickoff?", {"decis"}),
+        ("Яке рішення ухвалили щодо офісу?", {"рішен", "ухвал"}),
+    ],
+)
+def test_a_decision_word_in_a_frame_that_says_a_choice_was_made_is_read(text: str, words: set[str]) -> None:
+    assert decision_words(text) == words
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What was the agreed SLA for Tier 1?",
+        "What was the approved travel budget?",
+        "Which engineers have picked up the tickets?",
+        "Quick question: why did we choose Flink?",
+        "For Riverbed, who chose Flink?",
+        "Які рішення ще не ухвалені?",
+        "Де зберігаються рішення?",
+        "Як ми приймаємо рішення?",
+        "Що таке рішення DEC-0052?",
+    ],
+)
+def test_a_decision_word_naming_a_thing_or_in_a_clause_asking_who_or_why_is_not(text: str) -> None:
+    assert decision_words(text) == frozenset()
+
+
+@given(st.text(max_size=600))
+def test_any_text_asks_a_decision_or_not_and_only_its_opening_is_read(text: str) -> None:
+    words = decision_words(text)
+    assert words <= frozenset(analyzer.terms(text[:DECIDING_CHARS]))
+    assert decision_words(" " * DECIDING_CHARS + text) == frozenset()
