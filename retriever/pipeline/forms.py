@@ -7,8 +7,11 @@ statements can share few of the question's words ("Self-managed Apache Flink 1.2
 many, so the score stage ranks them first (``favour``).
 
 Contracts: ``favoured`` marks the candidates answering the question's form and names the form ("definition",
-"decision", or "" for any other question); ``favour`` reorders rank values only where one is marked, and keeps
-the answerability evidence the words': a decision statement takes its document's best evidence, not less.
+"decision", or "" for any other question); ``favour`` changes rank values only where one is marked.  Answerability
+evidence stays the words' evidence: a definition keeps its own, a decision statement takes its document's best
+(the words that matched the question are its record's), so putting it first does not lower the estimate.  Both
+run after meaning (``score.with_meaning``), which could otherwise reorder them; the model's paraphrases of a
+decision are neither lifted nor spared the others' lowering.
 """
 
 from __future__ import annotations

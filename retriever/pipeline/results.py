@@ -55,7 +55,7 @@ class Phase1:
     targets: tuple[Target, ...]
     reasoning: str
     sections_scored: int = 0
-    decided: tuple[int, ...] = ()  # the decision sections a decision question read (``evidence.decisions``)
+    decided: tuple[int, ...] = ()  # decision sections evidence chose for a decision question (evidence.decisions)
 
 
 @dataclass(frozen=True, slots=True)
