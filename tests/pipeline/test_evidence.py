@@ -305,7 +305,9 @@ def test_a_record_titled_in_front_matter_with_top_level_sections_has_its_decisio
 
 
 def test_a_persons_decisions_list_is_not_a_decision_section(make_tree: TreeFactory) -> None:
-    person = "---\ntype: person\n---\n# Dmytro Shevchenko\n\n## Decisions\n\n- Proposed the Riverbed stream processor.\n"
+    person = (
+        "---\ntype: person\n---\n# Dmytro Shevchenko\n\n## Decisions\n\n- Proposed the Riverbed stream processor.\n"
+    )
     memory = Memory.open(make_tree({"people/dmytro.md": person}), Settings.from_env())
 
     assert evidence(memory, analyze("Which stream processor did we choose for Riverbed?")).decided == ()
