@@ -30,22 +30,29 @@ _DECIDING = re.compile(
     r"\b(?:we|they|team|group|board|committee|leadership|management)(?:\s+\w{1,30})?\s+"
     r"(decided|chose|picked(?!\s+up)|selected|opted|agreed|approved|settled|went\s+with)\b|\b(chose|opted)\b|"
     r"\b(?:the|our|final|any)\s+(decisions?)\s+(?:on|about|to|regarding|for|was|were)\b|"
+    r"\b(decisions?)\s+(?:were|was|have\s+been|has\s+been|been)\s+(?:made|taken)\b|"
     r"\bwhat\s+(?:was|were|is|are)\s+(?:the|our)\s+(?:final\s+|key\s+)?(decisions?|outcome)\s*(?:[?.!]|$|"
     r"(?:on|about|of|for|at|in|regarding|to)\b)|"
     r"\b(?:яке|якого|якому)\s+(рішенн\w{0,2})\b|\b(рішенн\w{0,2})\s+(?:щодо|про|стосовно)\b|"
     r"\b(вирішил\w{0,4}|вирішено|обрал\w{0,2}|обрано|вибрал\w{0,2}|вибрано|погодил\w{0,4}|погоджено|"
-    r"домовил\w{0,4}|ухвалил\w{0,2}|ухвалено|затвердил\w{0,2}|затверджено|постановил\w{0,2})\b",
+    r"домовил\w{0,4}|ухвалил\w{0,2}|ухвалено|затвердил\w{0,2}|затверджено|постановил\w{0,2}|прийнял\w{0,2}|"
+    r"прийнято)\b",
     re.I,
 )
 # Who decided ("Who decided to retire Pulse Classic?") asks for people, whom a status line and ``decided_by`` name;
-# why ("Why did we choose Flink?") for the reasons, in a record's context and options more than in its decision;
+# why, how, or the reason ("Why did we choose Flink?", "How did we decide on Flink?") for the reasons, in a
+# record's context and options more than in its decision;
 # how a choice is made ("How are decisions made?", "Як приймаються рішення?") for a process.  Read in the clause of
 # the decision word, up to it: "Quick question: why did we choose Flink?", "For Riverbed, who chose Flink?".
-_ASKS_OTHER = re.compile(r"\b(?:who|whom|whose|why|хто|кого|чиє|чия|чий|чому|навіщо)\b", re.I)
+_ASKS_OTHER = re.compile(
+    r"\b(?:who|whom|whose|why|reason|хто|кого|чиє|чия|чий|чому|навіщо|причина)\b|\bhow\s+(?:did|was|were|come)\b", re.I
+)
 _ASKS_PROCESS = re.compile(
     r"\W{0,8}(?:(?:and|but|so|і|а)\s+)?(?:how\s+(?:is|are|do|does|should|can|will|would)|як\s+\w{1,20}ться)\b", re.I
 )
-_CLAUSE_END = re.compile(r"[.?!:;,]")
+# Where a clause ends: a sentence's end, a colon or semicolon, a comma before a conjunction or a wh-word ("Who leads
+# Riverbed, and what did we decide…"); not an aside's commas ("Why, in the end, did we choose Flink?").
+_CLAUSE_END = re.compile(r"[.?!:;]|,(?=\s*(?:and|but|or|so|what|which|when|where|і|а|що|яке|які)\b)", re.I)
 
 
 def decision_words(text: str) -> frozenset[str]:
@@ -54,7 +61,7 @@ def decision_words(text: str) -> frozenset[str]:
     found: set[str] = set()
     for match in _DECIDING.finditer(opening):
         starts = [m.end() for m in _CLAUSE_END.finditer(opening, 0, match.start())]
-        clause = opening[starts[-1] if starts else 0 : match.start()]
+        clause = opening[starts[-1] if starts else 0 : match.end()]  # up to the decision word, itself included
         if not _ASKS_OTHER.search(clause) and not _ASKS_PROCESS.match(clause):
             found.update(analyzer.terms(match.group(match.lastindex or 0)))
     return frozenset(found)

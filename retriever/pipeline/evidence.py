@@ -136,10 +136,25 @@ def decisions(memory: Memory, query: Query, scores: FloatArray) -> tuple[int, ..
     topic = {t: w for t, w in weights(query, memory.index).items() if t not in query.deciding}
     for number in (d for d in order if d in by_document):
         named = [sid for sid in by_document[number][:DECISION_SECTIONS] if _named_after(memory, sid, topic, query)]
-        found = tuple(sid for sid in named if decision_section(memory, sid))
+        found = [sid for sid in named if decision_section(memory, sid)]
         if found:
-            return found
+            return _entries(memory, found, topic, query)
     return ()
+
+
+def _entries(memory: Memory, found: list[int], topic: Mapping[str, float], query: Query) -> tuple[int, ...]:
+    """Of one document's decision sections (strongest first), those under a heading of their own that names one of
+    the question's ``topic`` words, where any is ("## Cache" > "### Decision" of a log whose title names the
+    project): each entry of a log records a different decision.  All of them where none is."""
+    if len(found) == 1:
+        return tuple(found)
+    named = [sid for sid in found if present_terms(topic, _parents(memory, sid), query)]
+    return tuple(named or found)
+
+
+def _parents(memory: Memory, section_id: int) -> frozenset[str]:
+    """The terms of a section's headings between its document's title and its own."""
+    return analyzer.term_set(" ".join(memory.section(section_id)[1].heading_path[1:-1]))
 
 
 def decision_section(memory: Memory, section_id: int) -> bool:
@@ -161,11 +176,12 @@ def decision_heading(heading: str) -> bool:
 def _named_after(memory: Memory, section_id: int, topic: Mapping[str, float], query: Query) -> bool:
     """Whether a section's document title, aliases and front matter (its summary, tags…) and its own headings hold
     ``DECISION_TITLE_SHARE`` of the question's ``topic`` weight: a record is named after what it decided, an entry
-    of a decision log ("## Cache" > "### Decision") after its own."""
+    of a decision log ("## Cache" > "### Decision") after its own.  Not the decision heading itself: "Decisions
+    and action items" names no topic."""
     total = sum(topic.values())
     doc, section = memory.section(section_id)
     title, meta = (section_fields(doc, section)[FIELDS.index(name)] for name in ("title", "meta"))
-    named = present_terms(topic, analyzer.term_set(" ".join((title, meta, *section.heading_path))), query)
+    named = present_terms(topic, analyzer.term_set(" ".join((title, meta, *section.heading_path[:-1]))), query)
     return total > 0 and sum(w for t, w in topic.items() if t in named) >= DECISION_TITLE_SHARE * total
 
 

@@ -20,16 +20,13 @@ import dataclasses
 from collections.abc import Collection, Sequence
 
 from retriever.memory.memory import Memory
-from retriever.pipeline.expansion import FRAMING_TERMS
 from retriever.pipeline.expected import definers
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate, Scored
 
-# A statement answering by its form holds the question even where only its headings name the topic: ``own_first``
-# must not put a status line holding just the asking verb ("Decided by: …") before it.
-BY_FORM = 1e-3
-# A decision's document leads when its best statement ranks at least this share of the best of any document's.
-DECISION_LEAD = 0.9
+# A decision's ``own`` (the share of the question its own words hold, at most 1 otherwise): ``score.own_first`` puts
+# it before its record's other facts, even a status line holding the asking verb ("Decided by: …").
+BY_FORM = 2.0
 
 
 def favoured(
@@ -46,45 +43,32 @@ def favoured(
     return [False] * len(candidates), ""
 
 
-def favour(scored: list[Scored], favoured: list[bool], form: str, bonus: float, query: Query) -> list[Scored]:
+def favour(scored: list[Scored], favoured: list[bool], form: str, bonus: float) -> list[Scored]:
     """The statements answering the question's form (``favoured``) first; unchanged where none does.
 
-    A definition keeps its rank value and the others keep 1 / (1 + ``bonus``) of theirs.  A decision takes the mean
-    of its own rank value and its document's best, and that document's best evidence, as the document matched
-    the question and this is its answer; it counts as holding the question (``BY_FORM``).  The other statements
-    of its document (the options weighed, the status line) keep 1 / (1 + ``bonus``) of their rank, and so do the
-    other documents' where the decision's document leads (``DECISION_LEAD``) and the question has one topic; a
-    decision read from a weaker document, or beside another topic ("…, and who leads Riverbed?"), passes them
-    only on its own strength: a record that shares the question's words without being what it asks about ("What
-    did we decide about Kyiv office rules?" of the Warsaw-office record) must not push the answer down."""
+    A definition keeps its rank value and the others keep 1 / (1 + ``bonus``) of theirs.  A decision is its
+    record's answer, wherever the record ranks: it takes its record's best rank value and best answerability
+    evidence, and ``BY_FORM``, so it comes first among its record's facts (``score.own_first``) before the options
+    weighed and the status line.  No other statement changes, so no record ranks higher or lower for holding a
+    decision: one that shares the question's words without being what it asks about ("What did we decide about
+    Kyiv office rules?" of the Warsaw-office record) keeps the place its words give it."""
     if not any(favoured):
         return scored
-    lower = 1 / (1 + bonus)
+    pairs = zip(scored, favoured, strict=True)
     if form != "decision":
-        pairs = zip(scored, favoured, strict=True)
-        return [s if first else dataclasses.replace(s, relevance=s.relevance * lower) for s, first in pairs]
+        return [s if first else dataclasses.replace(s, relevance=s.relevance / (1 + bonus)) for s, first in pairs]
     best, evidence = document_best(scored), document_best(scored, evidence=True)
-    decided = {s.candidate.target.rel_path for s, first in zip(scored, favoured, strict=True) if first}
-    leads = max(best[path] for path in decided) >= DECISION_LEAD * max(best.values()) and _topics(query) < 2
     return [
         dataclasses.replace(
             s,
-            relevance=(best[s.candidate.target.rel_path] + s.relevance) / 2,
+            relevance=best[s.candidate.target.rel_path],
             evidence=max(s.evidence, evidence[s.candidate.target.rel_path]),
-            own=max(s.own, BY_FORM),
+            own=BY_FORM,
         )
         if first
-        else dataclasses.replace(s, relevance=s.relevance * lower)
-        if leads or s.candidate.target.rel_path in decided
         else s
-        for s, first in zip(scored, favoured, strict=True)
+        for s, first in pairs
     ]
-
-
-def _topics(query: Query) -> int:
-    """How many of a question's parts name a topic of their own: words besides its decision and framing words
-    ("SOC 2 or ISO 27001 first: what was the decision?" names one)."""
-    return sum(1 for part in query.parts if set(part) - query.deciding - FRAMING_TERMS)
 
 
 def document_best(scored: list[Scored], evidence: bool = False) -> dict[str, float]:

@@ -314,13 +314,15 @@ def own_first(ranked: list[Scored]) -> list[Scored]:
     """Within each document, its facts whose own words (or their neighbours') hold some of the question come
     before those that only their headings tie to it, in the places the document's facts already hold.  A
     preamble line ("Period: 2026-01-01 to 2026-11-20.") under a title that is the question ranked above the
-    row holding the answer; documents keep their places, so which documents rank where is unchanged."""
+    row holding the answer; documents keep their places, so which documents rank where is unchanged.  A decision
+    record's decision (``forms.favour``) comes before all of them."""
     slots: dict[str, list[int]] = {}
     for i, s in enumerate(ranked):
         slots.setdefault(s.candidate.target.rel_path, []).append(i)
     out = list(ranked)
     for places in slots.values():
-        facts = sorted((ranked[i] for i in places), key=lambda s: s.own <= 0)  # stable: rank order otherwise
+        # A decision (``forms.BY_FORM``) first, then what holds the question; stable: rank order otherwise.
+        facts = sorted((ranked[i] for i in places), key=lambda s: (s.own < forms.BY_FORM, s.own <= 0))
         for i, fact in zip(places, facts, strict=True):
             out[i] = fact
     return out
@@ -356,7 +358,7 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     decided = state.phase1.decided if state.phase1 else ()
     favoured, form = forms.favoured(state.query, state.candidates, ctx.memory, decided)
     bonus = {"definition": params.definition_bonus, "decision": params.decision_bonus}.get(form, 0.0)
-    scored = forms.favour(scored, favoured, form, bonus, state.query)
+    scored = forms.favour(scored, favoured, form, bonus)
     scored = below_successors(scored, ctx.memory)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay

@@ -19,6 +19,7 @@ from retriever.text import analyzer
         ("Any decision on pricing yet?", {"decis"}),
         ("What were the key decisions at the Q4 kickoff?", {"decis"}),
         ("Яке рішення ухвалили щодо офісу?", {"рішен", "ухвал"}),
+        ("What decisions were made at the Q4 kickoff?", {"decis"}),
     ],
 )
 def test_a_decision_word_in_a_frame_that_says_a_choice_was_made_is_read(text: str, words: set[str]) -> None:
@@ -37,6 +38,9 @@ def test_a_decision_word_in_a_frame_that_says_a_choice_was_made_is_read(text: st
         "Де зберігаються рішення?",
         "Як ми приймаємо рішення?",
         "Що таке рішення DEC-0052?",
+        "Why, in the end, did we choose Flink?",
+        "How did we decide on Flink?",
+        "What was the reason we chose Flink?",
     ],
 )
 def test_a_decision_word_naming_a_thing_or_in_a_clause_asking_who_or_why_is_not(text: str) -> None:

@@ -315,7 +315,7 @@ def test_a_persons_decisions_list_is_not_a_decision_section(make_tree: TreeFacto
 
 def test_of_a_decision_log_only_the_entries_naming_the_topic_are_read(make_tree: TreeFactory) -> None:
     entries = "".join(
-        f"## {name}\n\n### Decision\n\nUse {tool} for the Falcon {name.lower()}.\n\n"
+        f"## {name}\n\n### Decision\n\nUse {tool}.\n\n"
         for name, tool in (("Logs", "Loki"), ("Cache", "Redis"), ("Payments", "Stripe"), ("Queue", "SQS"))
     )
     log = f"---\ntype: decision\nsummary: Decisions of the Falcon project.\n---\n# Falcon decision log\n\n{entries}"
@@ -324,3 +324,10 @@ def test_of_a_decision_log_only_the_entries_naming_the_topic_are_read(make_tree:
     decided = evidence(memory, analyze("What did we decide about the Falcon cache?")).decided
 
     assert [memory.section(sid)[1].heading_path[-2:] for sid in decided] == [("Cache", "Decision")]
+
+
+def test_a_decision_headings_own_words_name_no_topic(make_tree: TreeFactory) -> None:
+    sync = "# Weekly sync\n\n## Decisions and action items\n\nBuy a new espresso machine.\n"
+    memory = Memory.open(make_tree({"meetings/sync.md": sync}), Settings.from_env())
+
+    assert evidence(memory, analyze("What did we agree on action items?")).decided == ()

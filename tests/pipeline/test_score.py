@@ -378,7 +378,7 @@ def test_for_what_is_x_a_statement_defining_x_ranks_ahead_of_stronger_ones_using
     def ranked(asked: Query, params: ScoreParams) -> list[float]:
         words = relevance(candidates, memory, asked, params)
         favoured, form = forms.favoured(asked, candidates, memory)
-        return [s.relevance for s in forms.favour(words, favoured, form, params.definition_bonus, asked)]
+        return [s.relevance for s in forms.favour(words, favoured, form, params.definition_bonus)]
 
     def first(params: ScoreParams) -> str:
         values = ranked(query, params)
