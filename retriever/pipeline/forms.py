@@ -4,14 +4,15 @@
 decision section of X's record or meeting (``evidence.decisions``, which chose it before anything was read).  Such
 statements can share few of the question's words ("Self-managed Apache Flink 1.20 on EKS…" under "Decision" for
 "Which stream processor did we choose?"), where a rejected option's row or a status line ("Decided by: …") shares
-many, so the score stage ranks them first (``favour``).
+many, so the score stage ranks them first (``favour``): a definition before every other statement, a decision
+before its own record's other statements.
 
 Contracts: ``favoured`` marks the candidates answering the question's form and names the form ("definition",
 "decision", or "" for any other question); ``favour`` changes rank values only where one is marked.  Answerability
 evidence stays the words' evidence: a definition keeps its own, a decision statement takes its document's best
 (the words that matched the question are its record's), so putting it first does not lower the estimate.  Both
 run after meaning (``score.with_meaning``), which could otherwise reorder them; the model's paraphrases of a
-decision are neither lifted nor spared the others' lowering.
+decision are not lifted.
 """
 
 from __future__ import annotations
@@ -49,9 +50,9 @@ def favour(scored: list[Scored], favoured: list[bool], form: str, bonus: float) 
     A definition keeps its rank value and the others keep 1 / (1 + ``bonus``) of theirs.  A decision is its
     record's answer, wherever the record ranks: it takes its record's best rank value and best answerability
     evidence, and ``BY_FORM``, so it comes first among its record's facts (``score.own_first``) before the options
-    weighed and the status line.  No other statement changes, so no record ranks higher or lower for holding a
-    decision: one that shares the question's words without being what it asks about ("What did we decide about
-    Kyiv office rules?" of the Warsaw-office record) keeps the place its words give it."""
+    weighed and the status line.  No other statement changes and no record's best does, so no record's first place
+    rises for holding a decision: one that shares the question's words without being what it asks about ("What did
+    we decide about the Kyiv office?" of the Warsaw-office record) keeps the place its words give it."""
     if not any(favoured):
         return scored
     pairs = zip(scored, favoured, strict=True)
