@@ -44,10 +44,10 @@ def favoured(
     return [False] * len(candidates), ""
 
 
-def favour(scored: list[Scored], favoured: list[bool], form: str, bonus: float) -> list[Scored]:
+def favour(scored: list[Scored], favoured: list[bool], form: str, definition_bonus: float) -> list[Scored]:
     """The statements answering the question's form (``favoured``) first; unchanged where none does.
 
-    A definition keeps its rank value and the others keep 1 / (1 + ``bonus``) of theirs.  A decision is its
+    A definition keeps its rank value and the others keep 1 / (1 + ``definition_bonus``) of theirs.  A decision is its
     record's answer, wherever the record ranks: it takes its record's best rank value and best answerability
     evidence, and ``BY_FORM``, so it comes first among its record's facts (``score.own_first``) before the options
     weighed and the status line.  No other statement changes and no record's best does, so no record's first place
@@ -57,7 +57,8 @@ def favour(scored: list[Scored], favoured: list[bool], form: str, bonus: float) 
         return scored
     pairs = zip(scored, favoured, strict=True)
     if form != "decision":
-        return [s if first else dataclasses.replace(s, relevance=s.relevance / (1 + bonus)) for s, first in pairs]
+        lower = 1 / (1 + definition_bonus)
+        return [s if first else dataclasses.replace(s, relevance=s.relevance * lower) for s, first in pairs]
     best, evidence = document_best(scored), document_best(scored, evidence=True)
     return [
         dataclasses.replace(

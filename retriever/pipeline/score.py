@@ -77,7 +77,6 @@ class ScoreParams:
     typed_bonus: float = 0.15  # a statement holding the kind of answer asked for ranks this much higher (``expected``)
     key_bonus: float = 0.15  # a table row whose first cell holds all of the question's weight ranks this much higher
     definition_bonus: float = 1.0  # "What is X?": others keep 1 / (1 + this) of their rank where one defines X
-    decision_bonus: float = 1.0  # "What did we decide…?": the same, where a statement records a decision
     # A transcript where no speaker the question names took a turn keeps this much of its statements' rank
     # (``speakers.silent``; 0.3 to 0.9 measured the same).
     silent_speaker: float = 0.5
@@ -357,8 +356,7 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     # After meaning, which would reorder a decision below the options it weighed (a Ukrainian question's gap).
     decided = state.phase1.decided if state.phase1 else ()
     favoured, form = forms.favoured(state.query, state.candidates, ctx.memory, decided)
-    bonus = {"definition": params.definition_bonus, "decision": params.decision_bonus}.get(form, 0.0)
-    scored = forms.favour(scored, favoured, form, bonus)
+    scored = forms.favour(scored, favoured, form, params.definition_bonus)
     scored = below_successors(scored, ctx.memory)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay
