@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from retriever import Retriever, Settings
 from retriever.memory.memory import Memory
+from retriever.text.front_matter import front_matter_end
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTIONS = [
@@ -70,7 +71,6 @@ BUNDLED_QUESTIONS = [
     "What are our goals for 2027?",
 ]
 _NUMBER = re.compile(r"\b\d{1,4}\b")
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*\n", re.S)
 
 
 def sources(corpus: Path) -> list[tuple[str, str]]:
@@ -88,8 +88,8 @@ def vary(text: str, copy: int, rng: random.Random) -> str:
     makes the whole file skipped (9,144 of 10,000 copies of the bundled memory were)."""
     if copy == 0:
         return text
-    front = _FRONT_MATTER.match(text)
-    matter, text = (text[: front.end()], text[front.end() :]) if front else ("", text)
+    end = front_matter_end(text)  # the reader's own fences, YAML or TOML
+    matter, text = text[:end], text[end:]
     paragraphs = _NUMBER.sub(lambda m: str(int(m.group()) + copy), text).split("\n\n")
     if len(paragraphs) > 4:
         k = rng.randrange(1, len(paragraphs) - 1)

@@ -20,7 +20,7 @@ Analyzed = tuple[Counter[str], ...]  # one section's term counts, per field
 _NOT_META = SITE_FIELDS
 
 
-def _meta_text(doc: Document) -> str:
+def meta_text(doc: Document) -> str:
     """Front-matter values (summary, tags, owner, email…) as one text; title and aliases have their own field."""
     out: list[str] = []
     for key, value in doc.front_matter.items():
@@ -51,7 +51,7 @@ def _heading(section: Section) -> str:
 
 def section_fields(doc: Document, section: Section) -> tuple[str, ...]:
     """The texts of one section's fields, in ``FIELDS`` order."""
-    return (title_text(doc), _heading(section), _path_text(doc, section), _meta_text(doc), section.text)
+    return (title_text(doc), _heading(section), _path_text(doc, section), meta_text(doc), section.text)
 
 
 def analyze_document(doc: Document) -> list[Analyzed]:
@@ -60,7 +60,7 @@ def analyze_document(doc: Document) -> list[Analyzed]:
     The title and meta fields are the document's, so they are analysed once and shared by its sections.
     """
     counts = analyzer.term_counts
-    title, meta = counts(title_text(doc)), counts(_meta_text(doc))
+    title, meta = counts(title_text(doc)), counts(meta_text(doc))
     out: list[Analyzed] = []
     for section in doc.sections:
         out.append((title, counts(_heading(section)), counts(_path_text(doc, section)), meta, counts(section.text)))

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from retriever.memory.fields import FIELDS, section_fields
+from retriever.memory.fields import FIELDS, meta_text, title_text
 from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline.query import PART_CONTEXT, Query, best_coverage, framing_boosts, present_terms, weights
@@ -180,8 +180,9 @@ def _named_after(memory: Memory, section_id: int, topic: Mapping[str, float], qu
     and action items" names no topic."""
     total = sum(topic.values())
     doc, section = memory.section(section_id)
-    title, meta = (section_fields(doc, section)[FIELDS.index(name)] for name in ("title", "meta"))
-    named = present_terms(topic, analyzer.term_set(" ".join((title, meta, *section.heading_path[:-1]))), query)
+    # The document's part once per document (the analyser's cache), however many of its sections are asked about.
+    own = analyzer.term_set(f"{title_text(doc)} {meta_text(doc)}")
+    named = present_terms(topic, own | analyzer.term_set(" ".join(section.heading_path[:-1])), query)
     return total > 0 and sum(w for t, w in topic.items() if t in named) >= DECISION_TITLE_SHARE * total
 
 

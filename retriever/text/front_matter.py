@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
@@ -73,15 +73,27 @@ def _too_long_number(exc: ValueError) -> bool:
     return "int_max_str_digits" in str(exc)
 
 
+def front_matter_end(text: str) -> int:
+    """Where ``text``'s front matter block ends, its closing fence included (YAML "---" or TOML "+++", as
+    ``split_front_matter`` reads them); 0 when it has none."""
+    fenced = _fenced(text)
+    return fenced[0].end() if fenced else 0
+
+
+def _fenced(text: str) -> tuple[re.Match[str], Callable[[str], dict[str, Any]]] | None:
+    """The front matter block's match and the loader of its language, YAML first; None without one."""
+    for fence, loader in ((_YAML_FENCE, _load_yaml), (_TOML_FENCE, _load_toml)):
+        if match := fence.match(text):
+            return match, loader
+    return None
+
+
 def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
     """(metadata, body, number of lines the front matter block occupies)."""
-    match = _YAML_FENCE.match(text)
-    loader = _load_yaml
-    if match is None:
-        match = _TOML_FENCE.match(text)
-        loader = _load_toml
-    if match is None:
+    fenced = _fenced(text)
+    if fenced is None:
         return {}, text.lstrip("\ufeff"), 0
+    match, loader = fenced
     if len(match.group(1)) > MAX_FRONT_MATTER:
         raise ParseError(
             f"front matter is longer than {MAX_FRONT_MATTER:,} characters; keep fields short, move text into the body"

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever.text import front_matter
-from retriever.text.front_matter import MAX_VALUES, ParseError, split_front_matter
+from retriever.text.front_matter import MAX_VALUES, ParseError, front_matter_end, split_front_matter
 
 TOO_MANY = r"^front matter holds more than 100,000 values once YAML aliases are expanded; remove the aliases"
 
@@ -105,3 +105,15 @@ def _anchored_yaml(draw: st.DrawFn) -> str:
 @given(_anchored_yaml())
 def test_front_matter_with_anchors_and_merges_within_the_budget_reads_as_safe_load(block: str) -> None:
     assert repr(_fields(block)) == repr(yaml.safe_load(block))
+
+
+@pytest.mark.parametrize(
+    ("text", "end"),
+    [
+        ("---\ndate: 2026-11-18\n---\n# Title\n", len("---\ndate: 2026-11-18\n---\n")),
+        ("+++\ndate = 2026-11-18\n+++\n# Title\n", len("+++\ndate = 2026-11-18\n+++\n")),
+        ("# Title\n\n---\n", 0),
+    ],
+)
+def test_front_matter_end_is_where_the_reader_finds_the_block_closed(text: str, end: int) -> None:
+    assert front_matter_end(text) == end
