@@ -55,12 +55,15 @@ def context_of(units: tuple[Unit, ...], i: int) -> str:
 
     An answer often does not repeat the question's words ("They meet on Fridays." after the
     sentence naming the meeting; a reply in the turn after the question), so its neighbours'
-    words count as its context.
+    words count as its context.  A front-matter field (``text.field_statements``) is no neighbour of the body's first
+    statement, nor it of the field: they stand apart in the file, and a summary holding the question's words had
+    lent them to the preamble line after it ("Period: 2026-01-01 to 2026-11-20.").
     """
     parts = [units[i].context]
-    if i > 0:
+    field = units[i].kind == "field"
+    if i > 0 and (units[i - 1].kind == "field") == field:
         parts.append(units[i - 1].text)
-    if i + 1 < len(units):
+    if i + 1 < len(units) and (units[i + 1].kind == "field") == field:
         parts.append(units[i + 1].text)
     return "\n".join(p for p in parts if p)
 

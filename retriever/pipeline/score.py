@@ -76,6 +76,9 @@ class ScoreParams:
     meaning_weight: float = 0.5  # a statement's meaning, when words leave all of the question's topic uncovered
     typed_bonus: float = 0.15  # a statement holding the kind of answer asked for ranks this much higher (``expected``)
     key_bonus: float = 0.15  # a table row whose first cell holds all of the question's weight ranks this much higher
+    # A front-matter prose field (a summary, a reason: ``text.field_statements``) speaks of its whole document:
+    # where a statement of the body says as much of the question, that one is the more precise answer.
+    field_weight: float = 0.8
     definition_bonus: float = 1.0  # "What is X?": others keep 1 / (1 + this) of their rank where one defines X
     # A transcript where no speaker the question names took a turn keeps this much of its statements' rank
     # (``speakers.silent``; 0.3 to 0.9 measured the same).
@@ -115,6 +118,8 @@ def statement_evidences(
     ``speakers``) count for neither."""
     terms = analyzer.cached_terms(cand.statement)
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
+    if cand.kind == "field":
+        density *= params.field_weight
     context = _context_terms(cand.context) if cand.context else frozenset()
     said = set(terms) - muted
     if cand.cells:  # a table's column names stand in every row: they frame it, as context does

@@ -59,7 +59,8 @@ def turns(units: Sequence[Unit]) -> list[Turn]:
     only the first carries the name).  A turn continues only where labels open two or more and most of the
     section's paragraphs (``TURN_SHARE``): in prose, "Owner: Iryna Bondarenko. Last reviewed at the roadmap review."
     is a field and a sentence, and the sentence had been shown as "Owner: Last reviewed at …"."""
-    labels = [opener(unit.text) if unit.kind != "row" else None for unit in units]
+    # A row's first cell and a front-matter field's name ("Reason: …") are labels of a field, not of a speaker.
+    labels = [opener(unit.text) if unit.kind not in ("row", "field") else None for unit in units]
     starts = [i for i in range(len(units)) if not i or not _continues(units[i - 1], units[i])]
     labelled = sum(1 for i in starts if labels[i] is not None)
     spoken = labelled >= 2 and labelled >= TURN_SHARE * len(starts)  # a conversation takes two turns at least

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Lines = tuple[int, int]
-UnitKind = Literal["sentence", "item", "row"]
+# "field": a front-matter prose field, a summary or a reason (``text.field_statements``)
+UnitKind = Literal["sentence", "item", "row", "field"]
 LEAD_IN_GAP = 2  # lines from a lead-in's last line to the first line of the list or code block it introduces
 
 
@@ -23,7 +24,7 @@ def _by_fields(self: Any) -> tuple[type, tuple[Any, ...]]:
 
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """A candidate statement: a sentence, a list item or a table row rendered as text."""
+    """A candidate statement: a sentence, a list item, a table row rendered as text, or a front-matter field."""
 
     kind: UnitKind
     text: str

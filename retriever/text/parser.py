@@ -22,6 +22,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock, reference
 from markdown_it.token import Token
 
+from retriever.text import field_statements
 from retriever.text.front_matter import ParseError, split_front_matter
 from retriever.text.markup import (
     INDEX_NAMES,
@@ -214,7 +215,8 @@ def parse_document(rel_path: str, text: str) -> Document:
     _tokenize(body, builder)
     builder.close(total_lines)
     title = builder.title
-    sections = _drop_title_heading(builder.sections, title)
+    fields = field_statements.statements(meta, text, offset)
+    sections = field_statements.opening(_drop_title_heading(builder.sections, title), fields, title)
     return Document(
         rel_path=rel_path,
         title=title,

@@ -18,6 +18,10 @@ STATUS, SUPERSEDED_BY, SUPERSEDES = "status", "superseded_by", "supersedes"
 # Fields that hold one text value.
 STRING_FIELDS = frozenset({TITLE, SUMMARY, TYPE, OWNER})
 
+# Fields that hold the author's prose about the document, in the order they are cited: each becomes a statement
+# of the document's top section (``text.field_statements``), a summary as written, the others labelled ("Reason: …").
+PROSE_FIELDS = (SUMMARY, "description", "reason", "rationale", "outcome", "purpose", "tldr", "abstract")
+
 # Fields that name other documents (by title, alias or path) even when the name does not resolve.
 RELATION_FIELDS = frozenset(
     "owner owners team teams reports_to members member lead leads projects project client clients "

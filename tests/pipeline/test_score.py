@@ -389,3 +389,32 @@ def test_for_what_is_x_a_statement_defining_x_ranks_ahead_of_stronger_ones_using
     other = analyze("Who runs the PRA review?", memory.state.acronyms, memory.index)
     unranked = [s.relevance for s in relevance(candidates, memory, other, DEFAULT)]
     assert ranked(other, DEFAULT) == unranked == ranked(other, dataclasses.replace(DEFAULT, definition_bonus=0.0))
+
+
+# front-matter fields
+
+
+def test_a_records_reason_field_is_a_fact_citing_its_front_matter_line(make_tree: TreeFactory) -> None:
+    record = (
+        "---\ntitle: Flink for Riverbed\nreason: Flink passed the sessionisation load test at 262,000 events/s.\n---\n"
+        "# Flink for Riverbed\n\n## Options considered\n\nKafka Streams and Spark were weighed.\n"
+    )
+    root = make_tree({"dec.md": record, "team.md": "# Team\n\nWe run Spark jobs nightly.\n"})
+    facts = Retriever(root, Settings.from_env()).retrieve("Which load test did Flink pass?").facts
+    assert (facts[0].statement, facts[0].lines) == (
+        "Reason: Flink passed the sessionisation load test at 262,000 events/s.",
+        (3, 3),
+    )
+
+
+def test_a_body_statement_saying_as_much_as_the_summary_ranks_before_it(make_tree: TreeFactory) -> None:
+    page = (
+        "---\ntitle: Offsite\nsummary: The quarterly offsite takes place in Lisbon.\n---\n"
+        "# Offsite\n\nThe quarterly offsite takes place in Lisbon each March.\n"
+    )
+    retriever = Retriever(make_tree({"offsite.md": page}), Settings.from_env())
+    facts = retriever.retrieve("Where is the quarterly offsite?").facts
+    assert [f.statement for f in facts[:2]] == [
+        "The quarterly offsite takes place in Lisbon each March.",
+        "The quarterly offsite takes place in Lisbon.",
+    ]

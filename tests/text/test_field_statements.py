@@ -1,0 +1,107 @@
+"""Front-matter prose fields become statements of the document's top section, citing their own lines."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retriever.pipeline.speakers import turns
+from retriever.text.field_statements import MIN_WORDS, statements
+from retriever.text.front_matter import split_front_matter
+from retriever.text.parser import parse_document
+
+RECORD = """---
+type: decision
+title: DEC-0052 — Apache Flink for Riverbed
+reason: Flink passed the load test with 40-second recovery, where Kafka Streams stalled.
+summary: >
+  Use Apache Flink on EKS as the stream processor
+  for Project Riverbed.
+owner: Dmytro Shevchenko
+---
+
+# DEC-0052 — Apache Flink for Riverbed
+
+**Status:** accepted · **Date:** 2026-06-24
+
+## Decision
+
+Self-managed Apache Flink 1.20 on EKS.
+"""
+
+
+def _units(text: str) -> list[tuple[str, str, tuple[int, int]]]:
+    meta, _, offset = split_front_matter(text)
+    return [(u.kind, u.text, u.lines) for u in statements(meta, text, offset)]
+
+
+def test_summary_is_said_as_written_and_reason_is_labelled_each_citing_its_lines() -> None:
+    assert _units(RECORD) == [
+        ("field", "Reason: Flink passed the load test with 40-second recovery, where Kafka Streams stalled.", (4, 4)),
+        ("field", "Use Apache Flink on EKS as the stream processor for Project Riverbed.", (5, 7)),
+    ]
+
+
+def test_prose_statements_open_the_section_the_title_heading_opens() -> None:
+    doc = parse_document("dec.md", RECORD)
+    top = doc.sections[0]
+    assert top.title == "DEC-0052 — Apache Flink for Riverbed"
+    assert [u.lines for u in top.units] == [(4, 4), (5, 7), (13, 13)]
+    assert doc.sections[1].heading == "Decision"
+    assert [u.text for u in doc.sections[1].units] == ["Self-managed Apache Flink 1.20 on EKS."]
+
+
+def test_a_level_one_heading_other_than_the_title_still_takes_the_prose() -> None:
+    text = "---\ntitle: INC-31 Postmortem\nsummary: A shadow job replaying Kafka delayed the dashboards.\n---\n\n"
+    doc = parse_document("inc.md", text + "# INC-31 Postmortem — 2026-11-17\n\nSEV-2.\n")
+    assert [s.heading for s in doc.sections] == ["INC-31 Postmortem — 2026-11-17"]
+    assert doc.sections[0].units[0].text == "A shadow job replaying Kafka delayed the dashboards."
+
+
+def test_a_body_starting_below_a_level_two_heading_gets_a_preamble_of_its_own() -> None:
+    text = "---\ntitle: Pricing\nsummary: List prices of the three plans and their add-ons.\n---\n\n"
+    text += "## Plans\n\nStarter.\n"
+    doc = parse_document("pricing.md", text)
+    assert [(s.ordinal, s.heading, s.title, s.lines) for s in doc.sections] == [
+        (0, None, "Pricing", (3, 3)),
+        (1, "Plans", "Plans", (6, 8)),
+    ]
+    assert [u.text for u in doc.sections[0].units] == ["List prices of the three plans and their add-ons."]
+
+
+def test_short_values_lists_and_other_keys_are_no_statements() -> None:
+    text = "---\ntitle: A page about things\nreason: cost\ndescription: [a, list, of, words]\nowner: Rui Costa\n---\n"
+    assert _units(text + "Body.\n") == []
+
+
+def test_a_file_without_front_matter_has_no_prose_statements() -> None:
+    assert _units("# Title\n\nsummary: this line is body text, not front matter.\n") == []
+    assert parse_document("a.md", "## Only a section\n\nText here.\n").sections[0].ordinal == 0
+
+
+def test_a_labelled_field_opens_no_speakers_turn() -> None:
+    top = parse_document("dec.md", RECORD).sections[0]
+    assert all(turn.speaker is None and not turn.continues for turn in turns(top.units)[:2])
+
+
+def test_toml_front_matter_fields_are_read_too() -> None:
+    text = '+++\ntitle = "Remote work"\nsummary = "Remote-first, with offices in Lisbon and Kyiv."\n+++\n\n'
+    text += "# Remote work\n"
+    assert _units(text) == [("field", "Remote-first, with offices in Lisbon and Kyiv.", (3, 3))]
+
+
+_VALUE = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), max_size=80)
+
+
+@settings(max_examples=200, deadline=None)
+@given(summary=_VALUE, reason=_VALUE, body=_VALUE)
+def test_any_front_matter_parses_and_every_prose_line_lies_in_the_block(summary: str, reason: str, body: str) -> None:
+    text = f"---\ntitle: T\nsummary: {summary!r}\nreason: {reason!r}\n---\n{body}\n"
+    try:
+        meta, _, offset = split_front_matter(text)
+    except ValueError:
+        return  # malformed YAML is the reader's concern: the file is skipped with its reason
+    for unit in statements(meta, text, offset):
+        assert 2 <= unit.lines[0] <= unit.lines[1] < offset
+        assert len(unit.text.split()) >= MIN_WORDS
+    parse_document("t.md", text)  # never raises past the front matter's own errors
