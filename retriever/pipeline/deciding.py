@@ -11,6 +11,9 @@ and not in a clause asking who decided, why, or how decisions are made; empty fo
 repeat is bounded and only the opening is read, so a prompt of 8,000 characters costs what a short one does.
 The verb still counts in full in the query: in a transcript, "decide" marks the moment a group decided (as a
 framing word it cost QMSum a question).
+
+``asks_why(text)`` is True when the opening asks for a reason ("Why did we choose Flink?", "What was the reason
+for…", "Чому відхилили…?"): a record's own ``reason:`` answers it (``forms.favoured``).
 """
 
 from __future__ import annotations
@@ -53,6 +56,18 @@ _ASKS_PROCESS = re.compile(
 # Where a clause ends: a sentence's end, a colon or semicolon, a comma before a conjunction or a wh-word ("Who leads
 # Riverbed, and what did we decide…"); not an aside's commas ("Why, in the end, did we choose Flink?").
 _CLAUSE_END = re.compile(r"[.?!:;]|,(?=\s*(?:and|but|or|so|what|which|when|where|і|а|що|яке|які)\b)", re.I)
+
+
+_WHY = re.compile(
+    r"\b(?:why|how\s+come|(?:the|main|what)\s+(?:reasons?|rationale)\s+(?:for|behind|why|was|were|is|are)|"
+    r"чому|навіщо|з\s+якої\s+причини|(?:яка|які)\s+причин\w{0,2})\b",
+    re.I,
+)
+
+
+def asks_why(text: str) -> bool:
+    """Whether ``text``'s opening asks for a reason (see the module docstring)."""
+    return _WHY.search(text[:DECIDING_CHARS]) is not None
 
 
 def decision_words(text: str) -> frozenset[str]:

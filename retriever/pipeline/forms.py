@@ -5,7 +5,9 @@ decision section of X's record or meeting (``evidence.decisions``, which chose i
 statements can share few of the question's words ("Self-managed Apache Flink 1.20 on EKS…" under "Decision" for
 "Which stream processor did we choose?"), where a rejected option's row or a status line ("Decided by: …") shares
 many, so the score stage ranks them first (``favour``): a definition before every other statement, a decision
-before its own record's other statements.
+before its own record's other statements.  "Why did we choose Flink?" is answered by the record's own ``reason:``
+(``text.field_statements``, "Reason: Flink passed the load test…"), which comes first within its record as a
+decision does.
 
 Contracts: ``favoured`` marks the candidates answering the question's form and names the form ("definition",
 "decision", or "" for any other question); ``favour`` changes rank values only where one is marked.  Answerability
@@ -24,7 +26,10 @@ from retriever.memory.memory import Memory
 from retriever.pipeline.expected import definers
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate, Scored
+from retriever.text.field_statements import label
+from retriever.text.vocabulary import REASON_FIELDS
 
+_REASONS = tuple(f"{label(key)}: " for key in REASON_FIELDS)  # how a record's own reason is said (``field_statements``)
 # A decision's ``own`` (the share of the question its own words hold, at most 1 otherwise): ``score.own_first`` puts
 # it before its record's other facts, even a status line holding the asking verb ("Decided by: …").
 BY_FORM = 2.0
@@ -36,27 +41,31 @@ def favoured(
     """The candidates that answer the question's form first, and that form's name: for "What is X?", those that
     define X (``expected.definers``, "definition"); for a question asking what was decided (``Query.deciding``),
     the statements of the ``decided`` sections (``evidence.decisions``), not the model's paraphrases of them
-    ("decision"); none ("") for any other question."""
+    ("decision"); for a question asking why (``Query.why``), the front-matter reason fields ("reason"); none ("")
+    for any other question."""
     if query.defining:
         return definers(query, candidates, memory), "definition"
     if query.deciding and decided:
         return [c.kind != "llm" and c.target.section_id in decided for c in candidates], "decision"
+    if query.why:
+        return [c.kind == "field" and c.statement.startswith(_REASONS) for c in candidates], "reason"
     return [False] * len(candidates), ""
 
 
 def favour(scored: list[Scored], favoured: list[bool], form: str, definition_bonus: float) -> list[Scored]:
     """The statements answering the question's form (``favoured``) first; unchanged where none does.
 
-    A definition keeps its rank value and the others keep 1 / (1 + ``definition_bonus``) of theirs.  A decision is its
-    record's answer, wherever the record ranks: it takes its record's best rank value and best answerability
-    evidence, and ``BY_FORM``, so it comes first among its record's facts (``score.own_first``) before the options
-    weighed and the status line.  No other statement changes and no record's best does, so no record's first place
-    rises for holding a decision: one that shares the question's words without being what it asks about ("What did
-    we decide about the Kyiv office?" of the Warsaw-office record) keeps the place its words give it."""
+    A definition keeps its rank value and the others keep 1 / (1 + ``definition_bonus``) of theirs.  A decision (and
+    a record's reason, for "why…?") is its record's answer, wherever the record ranks: it takes its record's best
+    rank value and best answerability evidence, and ``BY_FORM``, so it comes first among its record's facts
+    (``score.own_first``) before the options weighed and the status line.  No other statement changes and no
+    record's best does, so no record's first place rises for holding a decision: one that shares the question's
+    words without being what it asks about ("What did we decide about the Kyiv office?" of the Warsaw-office
+    record) keeps the place its words give it."""
     if not any(favoured):
         return scored
     pairs = zip(scored, favoured, strict=True)
-    if form != "decision":
+    if form == "definition":
         lower = 1 / (1 + definition_bonus)
         return [s if first else dataclasses.replace(s, relevance=s.relevance * lower) for s, first in pairs]
     best, evidence = document_best(scored), document_best(scored, evidence=True)

@@ -21,7 +21,7 @@ from itertools import islice
 
 from retriever.memory.index import SectionIndex
 from retriever.pipeline import expansion
-from retriever.pipeline.deciding import decision_words
+from retriever.pipeline.deciding import asks_why, decision_words
 from retriever.pipeline.expansion import EXPANSION_WEIGHT, FRAMING_TERMS, FRAMING_WEIGHT, Acronyms, is_compound
 from retriever.text import analyzer, lexicon
 from retriever.text.stopwords import VAGUE
@@ -112,6 +112,7 @@ class Query:
     framed: Mapping[str, float] = field(default_factory=dict)  # rare framing words' cuts (``expansion.framing_cuts``)
     defining: frozenset[str] = frozenset()  # the terms of X in "What is X?" (``defined_thing``); empty for others
     deciding: frozenset[str] = frozenset()  # the words asking what was decided or chosen (``decision_words``)
+    why: bool = False  # the question asks for a reason (``asks_why``)
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -148,7 +149,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     framed = expansion.framing_cuts(terms, index) if index is not None else {}
     return Query(
         text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated,
-        lexicon.language(text), framed, defining, decision_words(text),
+        lexicon.language(text), framed, defining, decision_words(text), asks_why(text),
     )
 
 

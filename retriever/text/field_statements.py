@@ -42,9 +42,14 @@ def statements(meta: Mapping[str, Any], text: str, offset: int) -> tuple[Unit, .
         prose = " ".join(clean_inline(value[:MAX_CHARS]).split())
         if len(prose.split()) < MIN_WORDS:
             continue
-        said = prose if key == SUMMARY else f"{key.replace('_', ' ').capitalize()}: {prose}"
+        said = prose if key == SUMMARY else f"{label(key)}: {prose}"
         out.append(Unit("field", said, spans[key]))
     return tuple(sorted(out, key=lambda unit: unit.lines))
+
+
+def label(key: str) -> str:
+    """How a field other than the summary is named in its statement: "reason" → "Reason"."""
+    return key.replace("_", " ").capitalize()
 
 
 def opening(sections: list[Section], units: tuple[Unit, ...], title: str) -> list[Section]:

@@ -21,6 +21,7 @@ STRING_FIELDS = frozenset({TITLE, SUMMARY, TYPE, OWNER})
 # Fields that hold the author's prose about the document, in the order they are cited: each becomes a statement
 # of the document's top section (``text.field_statements``), a summary as written, the others labelled ("Reason: …").
 PROSE_FIELDS = (SUMMARY, "description", "reason", "rationale", "outcome", "purpose", "tldr", "abstract")
+REASON_FIELDS = ("reason", "rationale")  # of those, the ones that answer "why…?" (``pipeline.forms``)
 
 # Fields that name other documents (by title, alias or path) even when the name does not resolve.
 RELATION_FIELDS = frozenset(

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retriever.pipeline.deciding import DECIDING_CHARS, decision_words
+from retriever.pipeline.deciding import DECIDING_CHARS, asks_why, decision_words
 from retriever.text import analyzer
 
 
@@ -52,3 +52,36 @@ def test_any_text_asks_a_decision_or_not_and_only_its_opening_is_read(text: str)
     words = decision_words(text)
     assert words <= frozenset(analyzer.terms(text[:DECIDING_CHARS]))
     assert decision_words(" " * DECIDING_CHARS + text) == frozenset()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Why did we choose Flink for Riverbed?",
+        "Quick one: why was the Warsaw office rejected?",
+        "What was the reason for raising the Starter price?",
+        "What were the main reasons behind the free-tier decision?",
+        "How come we dropped Redshift?",
+        "Чому відхилили ідею офісу у Варшаві?",
+        "Яка причина відмови від безкоштовного тарифу?",
+    ],
+)
+def test_a_question_asking_for_a_reason_asks_why(text: str) -> None:
+    assert asks_why(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What did we decide about the free tier?",
+        "Who owns the reason field of a decision record?",
+        "What is a reasonable laptop budget?",
+        "Where is the Whyte Street office?",
+    ],
+)
+def test_a_question_not_asking_for_a_reason_does_not(text: str) -> None:
+    assert not asks_why(text)
+
+
+def test_why_is_read_in_the_opening_only() -> None:
+    assert not asks_why("x" * DECIDING_CHARS + " why?")

@@ -48,6 +48,17 @@ def test_only_the_decided_sections_own_statements_answer_a_decision_question() -
     assert favoured(analyze("Who leads Riverbed?"), candidates, None, {1}) == ([False, False, False], "")
 
 
+def test_a_why_question_favours_a_records_own_reason_field_only() -> None:
+    target = Target(1, "dec.md", 0, "dec.md", "dec.md", (1, 1), 1.0, 1.0, "")
+    candidates = [
+        Candidate("Reason: it was cheaper.", target, (3, 3), "field"),
+        Candidate("Summary: we moved to it.", target, (4, 4), "field"),
+        Candidate("Reason: a sentence in the body.", target, (9, 9), "sentence"),
+    ]
+    assert favoured(analyze("Why did we move?"), candidates) == ([True, False, False], "reason")
+    assert favoured(analyze("What did we move?"), candidates)[0] == [False, False, False]
+
+
 def test_nothing_changes_where_no_statement_answers_the_form() -> None:
     scored = [_scored("a.md", 1, 0.3, 0.3)]
     assert favour(scored, [False], "decision", 1.0) is scored
@@ -58,6 +69,8 @@ def test_nothing_changes_where_no_statement_answers_the_form() -> None:
     [
         ("What is Pulse?", "Pulse shows content teams what their audience"),
         ("Which stream processor did we choose for Riverbed?", "Self-managed Apache Flink 1.20 on EKS"),
+        ("Why did we choose Flink for Riverbed?", "Reason: Flink passed the 250,000 events/s load test"),
+        ("Чому відхилили ідею офісу у Варшаві?", "Reason: A third office would cost ~€140,000 a year"),
         ("What did we decide about the analytical store?", "Move to self-managed ClickHouse"),
         ("Which LLM provider did we pick for the Insights Copilot?", "Use Mistral Large through La Plateforme"),
     ],
