@@ -184,7 +184,9 @@ def _empty_sections(tree: Tree) -> Iterator[Problem]:
         sections = file.doc.sections
         for index, section in enumerate(sections):
             following = sections[index + 1] if index + 1 < len(sections) else None
-            if section.heading is None or section.text.strip() or section.units:
+            # A front-matter summary opens the top section's statements (``text.field_statements``) but is not
+            # written under its heading.
+            if section.heading is None or section.text.strip() or any(u.kind != "field" for u in section.units):
                 continue
             if following is None or following.level <= section.level:
                 message = f"heading {section.title!r} has nothing under it; write the section or remove the heading"

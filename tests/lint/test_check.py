@@ -642,6 +642,12 @@ def test_a_section_of_more_statements_than_a_question_reads_is_a_long_section(ma
     ]
 
 
+def test_a_title_heading_with_only_a_front_matter_summary_under_it_is_empty(make_tree: TreeFactory) -> None:
+    page = "---\ntitle: X\nsummary: What this page will say once it is written.\n---\n# X\n"
+    root = make_tree({**CLEAN, "x.md": page})
+    assert _findings(root) == [("memory/x.md", 5, "empty-section", "warning")]
+
+
 def test_a_heading_followed_by_a_higher_level_heading_is_empty(make_tree: TreeFactory) -> None:
     body = "# Doc\n\nIntro.\n\n## Part\n\n### Empty\n## Next\n\nText.\n"
     root = make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})
