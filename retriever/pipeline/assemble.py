@@ -115,13 +115,13 @@ def excerpts(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], limit: int
     out = []
     for section_id in list(dict.fromkeys(f.section_id for f in facts))[:limit]:
         doc, section = memory.section(section_id)
-        text, cut = truncate(section.text, chars)
+        # A front-matter field cited from this section opens its excerpt: it is not in the section's text.
+        fields = [f for f in facts if f.section_id == section_id and f.field]
+        lines = (min([section.lines[0], *(f.lines[0] for f in fields)]), section.lines[1])
+        text, cut = truncate("\n".join([*(f.statement for f in fields), section.text]).strip(), chars)
         if text:
-            out.append(
-                Excerpt(
-                    memory.source_path(doc.rel_path), tree_paths[section_id], section.lines, text, cut, memory.when(doc)
-                )
-            )
+            where = memory.source_path(doc.rel_path)
+            out.append(Excerpt(where, tree_paths[section_id], lines, text, cut, memory.when(doc)))
     return tuple(out)
 
 
@@ -183,9 +183,14 @@ def summarize(
 def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
     """The facts a summary may lead with, best first: not from a superseded document (a replaced decision is
     cited, never the answer) and saying something the question does not ("Decided at Q1 2027 Planning." only
-    echoes "What was decided at the Q1 2027 planning meeting?"); all of them when none is left."""
+    echoes "What was decided at the Q1 2027 planning meeting?"), and no front-matter summary but the first fact (a
+    summary lists its document's topics); all of them when none is left."""
     asked = set(query.terms)
-    telling = [f for f in facts if not f.when.superseded and not analyzer.term_set(f.statement) <= asked]
+    telling = [
+        f
+        for i, f in enumerate(facts)
+        if not f.when.superseded and not analyzer.term_set(f.statement) <= asked and (i == 0 or not f.field)
+    ]
     return telling or list(facts)
 
 

@@ -123,7 +123,13 @@ def signals(
     read = [t.section_id for t in ranked[:READ_SECTIONS]]
     matched = query_fields(memory, query, read)
     held = [_present(query, term_weights, frozenset().union(*matched[sid].values())) for sid in read]
-    fact_terms = [_present(query, term_weights, analyzer.term_set(f.statement)) for f in facts[:AGREE_FACTS]]
+    # A front-matter summary lists its document's topics ("… hotel limits, per diems, booking"): like a heading, it
+    # says what the document is about, not that it answers (it had lifted "the referral bonus for interns" 0.22 →
+    # 0.41), so its words are no fact's.
+    fact_terms = [
+        frozenset() if f.field else _present(query, term_weights, analyzer.term_set(f.statement))
+        for f in facts[:AGREE_FACTS]
+    ]
     dialogue = two_people(candidates, facts)
     named = speakers if dialogue else Speakers()
     nearest = _closeness(memory, query, ranked[:READ_SECTIONS])

@@ -46,7 +46,8 @@ def two_people(candidates: Sequence[Candidate], facts: Sequence[Fact]) -> bool:
     of all the statements read from it (a page of "What:" and "How:" lines is not a conversation)."""
     if not facts:
         return False
-    read = [c.speaker for c in candidates if c.target.rel_path == facts[0].rel_path]
+    # A front-matter field (a summary) is no statement of the conversation.
+    read = [c.speaker for c in candidates if c.target.rel_path == facts[0].rel_path and c.kind != "field"]
     turns = Counter(speaker for speaker in read if speaker)
     two = [n for n in turns.values() if n >= MIN_TURNS]
     return len(two) == 2 and sum(two) >= TRANSCRIPT_SHARE * len(read)

@@ -119,7 +119,10 @@ def read_units(units: Sequence[Unit], query: Query | None) -> Sequence[int]:
     starts = word_starts(query) if query is not None else frozenset()
     lengths = {len(s) for s in starts}
     counts = [len({w[:n] for w in _WORD.findall(u.text.lower()) for n in lengths} & starts) for u in units]
-    return [0, *sorted(heapq.nlargest(LONG_SECTION - 1, range(1, len(units)), key=lambda i: (counts[i], -i)))]
+    # The opening statement of the body, and the front-matter fields before it (``text.field_statements``).
+    opening = next((i for i, u in enumerate(units) if u.kind != "field"), 0) + 1
+    rest = heapq.nlargest(LONG_SECTION - opening, range(opening, len(units)), key=lambda i: (counts[i], -i))
+    return [*range(opening), *sorted(rest)]
 
 
 def word_starts(query: Query) -> frozenset[str]:

@@ -99,6 +99,7 @@ class Fact:
     cells: tuple[tuple[str, str], ...] = ()  # a table row's (column, value) pairs, to phrase it as a sentence
     speaker: str | None = None  # the transcript turn's speaker label (``Candidate.speaker``)
     model_written: bool = False  # the model's wording of a statement (an LLM-extracted fact), not the memory's
+    field: bool = False  # a front-matter field of its document, a summary or a reason (``text.field_statements``)
 
 
 @dataclass(frozen=True, slots=True)

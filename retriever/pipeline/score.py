@@ -118,8 +118,6 @@ def statement_evidences(
     ``speakers``) count for neither."""
     terms = analyzer.cached_terms(cand.statement)
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
-    if cand.kind == "field":
-        density *= params.field_weight
     context = _context_terms(cand.context) if cand.context else frozenset()
     said = set(terms) - muted
     if cand.cells:  # a table's column names stand in every row: they frame it, as context does
@@ -176,7 +174,8 @@ def relevance(
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
     if speakers is None:
         speakers = named_speakers((c.speaker for c in candidates), query.text)
-    unheard = silent(((c.target.rel_path, c.speaker) for c in candidates), speakers)
+    # A front-matter field is no turn and no statement of a transcript's: a summary must not make one a page.
+    unheard = silent(((c.target.rel_path, c.speaker) for c in candidates if c.kind != "field"), speakers)
     kinds = expected.asked(query.text)
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
@@ -237,6 +236,16 @@ def with_meaning(
     ]
 
 
+def yield_fields(scored: list[Scored], params: ScoreParams) -> list[Scored]:
+    """A front-matter field's rank value (its words' and its meaning's: a summary sits close in meaning to any
+    question on its document) times ``field_weight``, after both and after the cap at 1, where a cap would make it
+    tie with the body statement it should yield to.  Its answerability evidence is left as it is."""
+    return [
+        dataclasses.replace(s, relevance=s.relevance * params.field_weight) if s.candidate.kind == "field" else s
+        for s in scored
+    ]
+
+
 def below_successors(scored: list[Scored], memory: Memory) -> list[Scored]:
     """The statements, a superseded document's scaled below its successor's best when that successor was read
     too (``succession.scales``): "Which engine do we use?" must not answer with the decision that was replaced."""
@@ -280,10 +289,16 @@ def calibrate(ranked: list[Scored]) -> list[Scored]:
     return out
 
 
+def _place(s: Scored) -> tuple[int, float, tuple[int, int]]:
+    return s.candidate.target.section_id, -s.own, s.candidate.lines
+
+
 def rank(scored: list[Scored], top_k: int, decay: float) -> list[Scored]:
     """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
     # Newest first among equals: a stable sort by date, then by relevance; the earliest of a tie wins.
-    order = sorted(scored, key=lambda s: (s.candidate.target.section_id, -s.own, s.candidate.lines))
+    # A statement answering the question's form first (``forms.BY_FORM``), then a body statement before a
+    # front-matter field it ties with (``yield_fields``).
+    order = sorted(scored, key=lambda s: (s.own < forms.BY_FORM, s.candidate.kind == "field", *_place(s)))
     order.sort(key=lambda s: s.valid_at, reverse=True)
     order.sort(key=lambda s: -round(s.relevance, TIE_DIGITS))
     # One queue per section, in ``order``: citing a section discounts all its statements alike, so their
@@ -348,6 +363,7 @@ def to_fact(memory: Memory, scored: Scored) -> Fact:
         when=memory.when(doc),
         cells=cand.cells,
         speaker=cand.speaker,
+        field=cand.kind == "field",
     )
 
 
@@ -357,7 +373,7 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     params = params or DEFAULT
     assert state.query is not None
     words = relevance(state.candidates, ctx.memory, state.query, params, state.speakers)
-    scored = with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k)
+    scored = yield_fields(with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k), params)
     # After meaning, which would reorder a decision below the options it weighed (a Ukrainian question's gap).
     decided = state.phase1.decided if state.phase1 else ()
     favoured, form = forms.favoured(state.query, state.candidates, ctx.memory, decided)

@@ -61,7 +61,7 @@ def turns(units: Sequence[Unit]) -> list[Turn]:
     is a field and a sentence, and the sentence had been shown as "Owner: Last reviewed at …"."""
     # A row's first cell and a front-matter field's name ("Reason: …") are labels of a field, not of a speaker.
     labels = [opener(unit.text) if unit.kind not in ("row", "field") else None for unit in units]
-    starts = [i for i in range(len(units)) if not i or not _continues(units[i - 1], units[i])]
+    starts = [i for i, u in enumerate(units) if u.kind != "field" and (not i or not _continues(units[i - 1], u))]
     labelled = sum(1 for i in starts if labels[i] is not None)
     spoken = labelled >= 2 and labelled >= TURN_SHARE * len(starts)  # a conversation takes two turns at least
     out: list[Turn] = []

@@ -2,16 +2,17 @@
 
 A decision record's ``reason:`` ("Flink passed the 250,000 events/s load test…") answers "Why did we choose
 Flink?" better than any sentence of its body, and a page's ``summary:`` is its author's one-line answer to
-"What is Project Riverbed?".  The index reads every front-matter value (the ``meta`` field), but facts come
+"What is Pulse Collect?".  The index reads every front-matter value (the ``meta`` field), but facts come
 from statements, so these were found and never said.
 
-Contract: ``statements(meta, text, offset)`` gives one ``Unit`` (kind "field") per field of
-``vocabulary.PROSE_FIELDS`` whose value is text of at least ``MIN_WORDS`` words, in the file's order: the
-summary as written, any other field labelled with its name ("Reason: …"; kind "field", which no speaker's turn
-opens or continues: ``pipeline.speakers``), each citing the front-matter lines
-its key and value take (1-based file lines; the block's first line is the file's second).  A value is cut at
-``MAX_CHARS`` (the front matter is bounded already: ``front_matter.MAX_FRONT_MATTER``).  ``opening(sections,
-units, title)`` puts them first in the document's top section.
+Contract: ``statements(meta, text, offset)`` gives one ``Unit`` (kind "field", which no speaker's turn opens or
+continues: ``pipeline.speakers``) per field of ``vocabulary.PROSE_FIELDS`` (its key in any case) whose value is
+text of at least ``MIN_WORDS`` words, in the file's order: the summary as written, any other field labelled with
+its name ("Reason: …", ``label``), each citing the front-matter lines its key and value take (1-based file lines,
+blank and comment lines after it left out; the block's first line is the file's second).  A value is cleaned of
+markup, then cut at ``MAX_CHARS`` with a marker (the front matter is bounded already:
+``front_matter.MAX_FRONT_MATTER``).  ``opening(sections, units)`` puts them first in the document's top section;
+``key_of(text)`` reads the field back.
 """
 
 from __future__ import annotations
@@ -21,56 +22,73 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from retriever.text.markup import clean_inline
+from retriever.text.markup import clean_inline, truncate
 from retriever.text.models import Lines, Section, Unit
 from retriever.text.vocabulary import PROSE_FIELDS, SUMMARY
 
 MIN_WORDS = 4  # "reason: cost" labels; it says nothing a reader could cite
 MAX_CHARS = 1_000  # of one value: a statement, not a page
-_KEY = re.compile(r"^([A-Za-z_][\w-]*)\s*[:=]")  # a top-level key of a YAML or TOML block
+# A top-level key of a YAML or TOML block, bare or quoted ("summary:", '"summary":', "summary ="): at the line's start.
+_KEY = re.compile(r"""^(?:"([^"\n]{1,64})"|'([^'\n]{1,64})'|([A-Za-z_][\w-]{0,63}))\s*[:=]""")
+_TABLE = re.compile(r"^\s*\[")  # a TOML table header: the keys after it are the table's, not the document's
+_LABELS = {"tldr": "TL;DR"}  # how a field whose name is an abbreviation is said
 
 
 def statements(meta: Mapping[str, Any], text: str, offset: int) -> tuple[Unit, ...]:
     """The prose fields of ``meta`` as statements; ``text`` is the file's text and ``offset`` the lines its
     front matter block takes (``front_matter.split_front_matter``)."""
     spans = _key_lines(text, offset)
+    values = {str(key).casefold(): (key, value) for key, value in meta.items()}
     out: list[Unit] = []
-    for key in PROSE_FIELDS:
-        value = meta.get(key)
+    for name in PROSE_FIELDS:
+        key, value = values.get(name, (None, None))
         if not isinstance(value, str) or key not in spans:
             continue
-        prose = " ".join(clean_inline(value[:MAX_CHARS]).split())
+        prose, _ = truncate(" ".join(clean_inline(value).split()), MAX_CHARS, marker=" …")
         if len(prose.split()) < MIN_WORDS:
             continue
-        said = prose if key == SUMMARY else f"{label(key)}: {prose}"
-        out.append(Unit("field", said, spans[key]))
+        out.append(Unit("field", prose if name == SUMMARY else f"{label(name)}: {prose}", spans[key]))
     return tuple(sorted(out, key=lambda unit: unit.lines))
 
 
 def label(key: str) -> str:
-    """How a field other than the summary is named in its statement: "reason" → "Reason"."""
-    return key.replace("_", " ").capitalize()
+    """How a field other than the summary is named in its statement: "reason" → "Reason", "tldr" → "TL;DR"."""
+    return _LABELS.get(key, key.replace("_", " ").capitalize())
 
 
-def opening(sections: list[Section], units: tuple[Unit, ...], title: str) -> list[Section]:
-    """The front matter's prose statements open the document's top section (its preamble, or the level-1 heading
-    that opens it: "# INC-2026-031 Postmortem — 2026-11-17" under the title "INC-2026-031 Postmortem"); where the
-    body starts below a lower heading, they are a preamble of their own."""
-    if not units:
+def key_of(statement: str) -> str:
+    """The field a ``statements`` text was said from: the one whose label opens it, else the summary."""
+    return next((key for key in PROSE_FIELDS if key != SUMMARY and statement.startswith(f"{label(key)}: ")), SUMMARY)
+
+
+def opening(sections: list[Section], units: tuple[Unit, ...]) -> list[Section]:
+    """The front matter's prose statements open the document's top section: its preamble, or the level-1 heading
+    that opens it ("# INC-2026-031 Postmortem — 2026-11-17" under the title "INC-2026-031 Postmortem").  A body that
+    starts below a lower heading has no such section, and its fields stay unsaid: a section of its own, with no text
+    but its title, had been read first for every question naming the document."""
+    if not units or not sections or (sections[0].heading_path and sections[0].level != 1):
         return sections
-    if sections and (not sections[0].heading_path or sections[0].level == 1):
-        return [dataclasses.replace(sections[0], units=units + sections[0].units), *sections[1:]]
-    lines = (units[0].lines[0], max(u.lines[1] for u in units))
-    own = Section(0, None, title, 0, (), lines, "", units)
-    return [own, *(dataclasses.replace(s, ordinal=s.ordinal + 1) for s in sections)]
+    return [dataclasses.replace(sections[0], units=units + sections[0].units), *sections[1:]]
 
 
 def _key_lines(text: str, offset: int) -> dict[str, Lines]:
-    """Each top-level key of the front matter block → the file lines from its own to its value's last (the line
-    before the next key, or the closing fence)."""
+    """Each top-level key of the front matter block, as written → the file lines from its own to its value's last
+    (up to the next key, table header or closing fence, with blank and comment lines at its end left out)."""
     lines = text.split("\n", offset)[:offset]
-    starts = [(n, m.group(1)) for n, line in enumerate(lines, 1) if n > 1 and (m := _KEY.match(line))]
+    starts: list[tuple[int, str | None]] = []  # (line, key); None for a TOML table header, which ends the keys
+    for n, line in enumerate(lines[1:-1], 2):
+        if _TABLE.match(line):
+            starts.append((n, None))
+            break
+        if found := _KEY.match(line):
+            starts.append((n, next(g for g in found.groups() if g is not None)))
     if not starts:  # no front matter, or none of its lines opens a key
         return {}
-    ends = [n - 1 for n, _ in starts[1:]] + [offset - 1]
-    return {key: (start, max(start, end)) for (start, key), end in zip(starts, ends, strict=True)}
+    ends = [n - 1 for n, _ in starts[1:]] + [len(lines) - 1]
+    out: dict[str, Lines] = {}
+    for (start, key), end in zip(starts, ends, strict=True):
+        while end > start and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1
+        if key is not None:
+            out[key] = (start, end)
+    return out

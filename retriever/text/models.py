@@ -45,8 +45,9 @@ class Unit:
 
     @property
     def leads_in(self) -> bool:
-        """A sentence or item ending in a colon: it says that what follows (a list, a command) is the answer."""
-        return self.kind != "row" and self.text.rstrip().endswith(":")
+        """A sentence or item ending in a colon: it says that what follows (a list, a command) is the answer.  A
+        front-matter field never does: what follows it in the file is the body, not its answer."""
+        return self.kind in ("sentence", "item") and self.text.rstrip().endswith(":")
 
     def introduces(self, first_line: int) -> bool:
         """Whether a lead-in's block starting at ``first_line`` is what it introduces: the block starts on the

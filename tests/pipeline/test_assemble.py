@@ -142,6 +142,18 @@ def test_long_excerpts_are_cut_with_a_visible_marker(make_tree: TreeFactory) -> 
     assert documents[0]["lines"] == [1, 3]
 
 
+def test_an_excerpt_opens_with_the_front_matter_field_it_cites_and_its_lines(make_tree: TreeFactory) -> None:
+    record = (
+        "---\ntitle: Warsaw office\nreason: A third office would cost 140,000 euros a year for six people.\n---\n"
+        "# Warsaw office\n\nStatus: rejected.\n"
+    )
+    retrieval = Retriever(make_tree({"dec.md": record})).retrieve("Why was the Warsaw office rejected?").structured
+    first = retrieval["retrieval"]["documents"][0]
+    reason = "Reason: A third office would cost 140,000 euros a year for six people."
+    assert first["excerpt"] == f"{reason}\nStatus: rejected."
+    assert first["lines"] == [3, 7]
+
+
 def _inventing_rewriter(request: dict[str, Any]) -> Reply:
     """A model whose rewritten query carries a claim, and whose summary repeats it."""
     stage = stage_of(request)

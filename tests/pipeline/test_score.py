@@ -418,3 +418,14 @@ def test_a_body_statement_saying_as_much_as_the_summary_ranks_before_it(make_tre
         "The quarterly offsite takes place in Lisbon each March.",
         "The quarterly offsite takes place in Lisbon.",
     ]
+
+
+def test_a_field_yields_to_the_body_statement_it_ties_with_at_the_top(make_tree: TreeFactory) -> None:
+    page = (
+        "---\ntitle: Kyiv team sync\nsummary: Kyiv team sync notes on winter, Q1 2027 hiring and the New Year party.\n"
+        "---\n# Kyiv team sync\n\n## Other\n\nThe New Year party of the Kyiv team is on 2026-12-19 in Podil.\n"
+    )
+    retriever = Retriever(make_tree({"sync.md": page, "x.md": "# X\n\nWe hire in Lisbon.\n"}), Settings.from_env())
+    facts = retriever.retrieve("When is the New Year party of the Kyiv team?").facts
+    assert facts[0].statement == "The New Year party of the Kyiv team is on 2026-12-19 in Podil."
+    assert facts[0].relevance_score == 1.0

@@ -190,3 +190,15 @@ def test_a_silent_document_was_read_and_is_a_transcript_where_no_named_speaker_s
         assert "Grad B" not in said
         assert sum(s is not None for s in said) >= 0.9 * len(said) > 0
     assert names_grad_b or not found
+
+
+def test_front_matter_fields_do_not_make_a_transcript_a_page(make_tree: TreeFactory) -> None:
+    fields = "summary: Finance sync about the quarterly budget and travel cuts.\n"
+    fields += "description: Transcript of the finance sync between Carol and Dan.\n"
+    turns_said = "".join(f"{('Carol', 'Dan')[i % 2]}: The budget line {i} needs a budget cut.\n\n" for i in range(12))
+    other = "---\ntitle: Standup\n---\n# Standup\n\nAlice: The budget for the new laptops is approved.\n\n"
+    other += "Bob: Good, I will order them.\n\nAlice: Keep the receipts.\n\nBob: Sure.\n\nAlice: Thanks.\n"
+    sync = f"---\ntitle: Finance sync\n{fields}---\n# Finance sync\n\n{turns_said}"
+    root = make_tree({"sync.md": sync, "standup.md": other})
+    facts = Retriever(root, Settings.from_env()).retrieve("What did Alice say about the budget?").facts
+    assert facts[0].statement == "Alice: The budget for the new laptops is approved."

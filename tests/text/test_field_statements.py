@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever.pipeline.speakers import turns
-from retriever.text.field_statements import MIN_WORDS, statements
+from retriever.text.field_statements import MAX_CHARS, MIN_WORDS, statements
 from retriever.text.front_matter import split_front_matter
 from retriever.text.parser import parse_document
 
@@ -58,15 +58,11 @@ def test_a_level_one_heading_other_than_the_title_still_takes_the_prose() -> Non
     assert doc.sections[0].units[0].text == "A shadow job replaying Kafka delayed the dashboards."
 
 
-def test_a_body_starting_below_a_level_two_heading_gets_a_preamble_of_its_own() -> None:
+def test_a_body_starting_below_a_level_two_heading_leaves_its_fields_unsaid() -> None:
     text = "---\ntitle: Pricing\nsummary: List prices of the three plans and their add-ons.\n---\n\n"
     text += "## Plans\n\nStarter.\n"
     doc = parse_document("pricing.md", text)
-    assert [(s.ordinal, s.heading, s.title, s.lines) for s in doc.sections] == [
-        (0, None, "Pricing", (3, 3)),
-        (1, "Plans", "Plans", (6, 8)),
-    ]
-    assert [u.text for u in doc.sections[0].units] == ["List prices of the three plans and their add-ons."]
+    assert [(s.ordinal, s.heading, [u.text for u in s.units]) for s in doc.sections] == [(0, "Plans", ["Starter."])]
 
 
 def test_short_values_lists_and_other_keys_are_no_statements() -> None:
@@ -82,6 +78,28 @@ def test_a_file_without_front_matter_has_no_prose_statements() -> None:
 def test_a_labelled_field_opens_no_speakers_turn() -> None:
     top = parse_document("dec.md", RECORD).sections[0]
     assert all(turn.speaker is None and not turn.continues for turn in turns(top.units)[:2])
+
+
+def test_a_span_ends_before_trailing_blank_and_comment_lines_and_at_a_toml_table() -> None:
+    yaml_text = "---\ntitle: T\nsummary: A page about the office rules here.\n\n# the end\n---\nBody.\n"
+    assert _units(yaml_text) == [("field", "A page about the office rules here.", (3, 3))]
+    toml_text = '+++\ntitle = "T"\nsummary = "The office rules for everyone here."\n\n'
+    toml_text += '[extra]\nsummary = "x y z w"\n+++\n'
+    assert _units(toml_text) == [("field", "The office rules for everyone here.", (3, 3))]
+
+
+def test_quoted_and_capitalised_keys_are_read_and_a_long_value_is_cut_with_a_marker() -> None:
+    text = '---\n"Summary": "' + "word " * 400 + '"\nTLDR: Use the [runbook](https://ex.com/r) first, always.\n---\n'
+    units = _units(text)
+    assert [(kind, lines) for kind, _, lines in units] == [("field", (2, 2)), ("field", (3, 3))]
+    assert units[0][1].endswith("word …") and len(units[0][1]) <= MAX_CHARS + 2
+    assert units[1][1] == "TL;DR: Use the runbook first, always."
+
+
+def test_a_field_ending_in_a_colon_introduces_nothing() -> None:
+    text = '---\ntitle: T\nsummary: "The steps every new hire follows are:"\n---\n# T\n\n- Sign the contract.\n'
+    top = parse_document("t.md", text).sections[0]
+    assert not top.units[0].leads_in
 
 
 def test_toml_front_matter_fields_are_read_too() -> None:
