@@ -116,7 +116,7 @@ def excerpts(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], limit: int
     for section_id in list(dict.fromkeys(f.section_id for f in facts))[:limit]:
         doc, section = memory.section(section_id)
         # A front-matter field cited from this section opens its excerpt: it is not in the section's text.
-        fields = [f for f in facts if f.section_id == section_id and f.field]
+        fields = sorted((f for f in facts if f.section_id == section_id and f.field), key=lambda f: f.lines)
         lines = (min([section.lines[0], *(f.lines[0] for f in fields)]), section.lines[1])
         text, cut = truncate("\n".join([*(f.statement for f in fields), section.text]).strip(), chars)
         if text:

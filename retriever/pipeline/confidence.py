@@ -123,13 +123,7 @@ def signals(
     read = [t.section_id for t in ranked[:READ_SECTIONS]]
     matched = query_fields(memory, query, read)
     held = [_present(query, term_weights, frozenset().union(*matched[sid].values())) for sid in read]
-    # A front-matter summary lists its document's topics ("… hotel limits, per diems, booking"): like a heading, it
-    # says what the document is about, not that it answers (it had lifted "the referral bonus for interns" 0.22 →
-    # 0.41), so its words are no fact's.
-    fact_terms = [
-        frozenset() if f.field else _present(query, term_weights, analyzer.term_set(f.statement))
-        for f in facts[:AGREE_FACTS]
-    ]
+    fact_terms = _fact_terms(query, term_weights, facts[:AGREE_FACTS])
     dialogue = two_people(candidates, facts)
     named = speakers if dialogue else Speakers()
     nearest = _closeness(memory, query, ranked[:READ_SECTIONS])
@@ -137,6 +131,17 @@ def signals(
     return Signals(
         term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, nearest, by_meaning, named, dialogue
     )
+
+
+def _fact_terms(query: Query, term_weights: Mapping[str, float], facts: Sequence[Fact]) -> list[frozenset[str]]:
+    """The query terms each fact holds.  A front-matter summary below the first place lists its document's topics
+    ("… hotel limits, per diems, booking"): like a heading, it says what the document is about, not that it
+    answers (it had lifted "the referral bonus for interns" 0.22 → 0.41), so its words are no fact's.  First, it
+    beat every body statement at ``field_weight``: there it is the answer ("Which stream processor did we choose?")."""
+    return [
+        frozenset() if i and f.field else _present(query, term_weights, analyzer.term_set(f.statement))
+        for i, f in enumerate(facts)
+    ]
 
 
 def _closeness(memory: Memory, query: Query, targets: Sequence[Target]) -> float | None:

@@ -110,8 +110,9 @@ def _first_sentence(text: str) -> str:
 
 def read_units(units: Sequence[Unit], query: Query | None) -> Sequence[int]:
     """The indices, ascending, of a section's statements that are scored: all of them up to ``LONG_SECTION``;
-    of a longer section, its opening statement and the ``LONG_SECTION`` − 1 others holding the most of the
-    question's word beginnings (``word_starts``), the earliest first among equals.  So scoring stays bounded
+    of a longer section, its opening statement (after the front-matter fields before it, which are kept too) and
+    the others, up to ``LONG_SECTION`` in all, holding the most of the question's word beginnings
+    (``word_starts``), the earliest first among equals.  So scoring stays bounded
     whatever one file holds (finding the beginnings is a pass over the section's words, not an analysis); the
     statements left out still frame their neighbours."""
     if len(units) <= LONG_SECTION:

@@ -78,7 +78,7 @@ class ScoreParams:
     key_bonus: float = 0.15  # a table row whose first cell holds all of the question's weight ranks this much higher
     # A front-matter prose field (a summary, a reason: ``text.field_statements``) speaks of its whole document:
     # where a statement of the body says as much of the question, that one is the more precise answer.
-    field_weight: float = 0.8
+    field_weight: float = 0.9
     definition_bonus: float = 1.0  # "What is X?": others keep 1 / (1 + this) of their rank where one defines X
     # A transcript where no speaker the question names took a turn keeps this much of its statements' rank
     # (``speakers.silent``; 0.3 to 0.9 measured the same).
@@ -296,9 +296,9 @@ def _place(s: Scored) -> tuple[int, float, tuple[int, int]]:
 def rank(scored: list[Scored], top_k: int, decay: float) -> list[Scored]:
     """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
     # Newest first among equals: a stable sort by date, then by relevance; the earliest of a tie wins.
-    # A statement answering the question's form first (``forms.BY_FORM``), then a body statement before a
-    # front-matter field it ties with (``yield_fields``).
-    order = sorted(scored, key=lambda s: (s.own < forms.BY_FORM, s.candidate.kind == "field", *_place(s)))
+    # A body statement before a front-matter field it ties with (``yield_fields``), unless the field answers the
+    # question's form (a record's reason: ``forms.BY_FORM``); a tie across documents keeps their order otherwise.
+    order = sorted(scored, key=lambda s: (s.candidate.kind == "field" and s.own < forms.BY_FORM, *_place(s)))
     order.sort(key=lambda s: s.valid_at, reverse=True)
     order.sort(key=lambda s: -round(s.relevance, TIE_DIGITS))
     # One queue per section, in ``order``: citing a section discounts all its statements alike, so their

@@ -30,7 +30,9 @@ MIN_WORDS = 4  # "reason: cost" labels; it says nothing a reader could cite
 MAX_CHARS = 1_000  # of one value: a statement, not a page
 # A top-level key of a YAML or TOML block, bare or quoted ("summary:", '"summary":', "summary ="): at the line's start.
 _KEY = re.compile(r"""^(?:"([^"\n]{1,64})"|'([^'\n]{1,64})'|([A-Za-z_][\w-]{0,63}))\s*[:=]""")
-_TABLE = re.compile(r"^\s*\[")  # a TOML table header: the keys after it are the table's, not the document's
+# A TOML table header, a whole line at column 0 ("[extra]", "[[links]]"): the keys after it are the table's.  Only in a
+# TOML block: a YAML value's line may start with "[" (a flow list, a Markdown link in a folded text).
+_TABLE = re.compile(r"^\[\[?[^\]\n]+\]\]?\s*(?:#.*)?$")
 _LABELS = {"tldr": "TL;DR"}  # how a field whose name is an abbreviation is said
 
 
@@ -73,11 +75,12 @@ def opening(sections: list[Section], units: tuple[Unit, ...]) -> list[Section]:
 
 def _key_lines(text: str, offset: int) -> dict[str, Lines]:
     """Each top-level key of the front matter block, as written → the file lines from its own to its value's last
-    (up to the next key, table header or closing fence, with blank and comment lines at its end left out)."""
+    (up to the next key, TOML table header or closing fence, with blank and comment lines at its end left out)."""
     lines = text.split("\n", offset)[:offset]
+    toml = bool(lines) and lines[0].strip() == "+++"
     starts: list[tuple[int, str | None]] = []  # (line, key); None for a TOML table header, which ends the keys
     for n, line in enumerate(lines[1:-1], 2):
-        if _TABLE.match(line):
+        if toml and _TABLE.match(line):
             starts.append((n, None))
             break
         if found := _KEY.match(line):
@@ -87,7 +90,8 @@ def _key_lines(text: str, offset: int) -> dict[str, Lines]:
     ends = [n - 1 for n, _ in starts[1:]] + [len(lines) - 1]
     out: dict[str, Lines] = {}
     for (start, key), end in zip(starts, ends, strict=True):
-        while end > start and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        # A comment at column 0 (a block scalar's own lines are indented, and a "#" there is its text).
+        while end > start and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
             end -= 1
         if key is not None:
             out[key] = (start, end)

@@ -582,3 +582,14 @@ def test_meaning_is_read_only_between_an_english_question_and_english_sections(m
     assert closeness("How do I book a desk in the office?") is None  # only the Ukrainian page is read
     london = closeness("What is the hotel limit in London?")
     assert london is not None and london > 0.3
+
+
+def test_a_summary_below_the_first_place_holds_no_facts_words_and_first_it_does() -> None:
+    query = analyze("referral bonus interns")
+    weights = {t: 1.0 for t in query.terms}
+    facts = [
+        Fact(s, 0.5, "m/a.md", "A", (1, 1), "a.md", None, "A", 0, field=field)
+        for s, field in (("Referral bonus for interns is 500.", True), ("Hiring: referral bonuses, interns.", True))
+    ]
+    held = confidence._fact_terms(query, weights, facts)
+    assert held[0] == frozenset(query.terms) and held[1] == frozenset()

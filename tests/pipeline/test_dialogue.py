@@ -63,3 +63,13 @@ def test_any_names_and_texts_give_one_cosine_per_fact(
     facts = tuple(_turn(f"{names[i % len(names)]}: {text}", names[i % len(names)]) for i, text in enumerate(texts))
     cosines = dialogue.told(chat_memory, analyze(question or "?"), facts, Speakers(frozenset(names[:1]), frozenset()))
     assert cosines == () or (len(cosines) == len(facts) and all(-1.0001 <= c <= 1.0001 for c in cosines))
+
+
+def test_front_matter_fields_are_no_statements_of_the_conversation() -> None:
+    from retriever.pipeline.results import Candidate, Target
+
+    target = Target(0, "chat.md", 0, "Chat", "m/chat.md", (1, 9), 1.0, 1.0, "")
+    turns = [Candidate(f"{who}: line {i}", target, (i, i), "sentence", speaker=who) for i, who in enumerate("ABABAB")]
+    fields = [Candidate(f"Summary number {i} of the chat.", target, (1, 1), "field") for i in range(3)]
+    fact = Fact("A: line 0", 0.5, "m/chat.md", "Chat", (0, 0), "chat.md", None, "Chat", 0, speaker="A")
+    assert dialogue.two_people([*fields, *turns], [fact])

@@ -52,7 +52,7 @@ def test_a_why_question_favours_a_records_own_reason_field_only() -> None:
     target = Target(1, "dec.md", 0, "dec.md", "dec.md", (1, 1), 1.0, 1.0, "")
     candidates = [
         Candidate("Reason: it was cheaper.", target, (3, 3), "field"),
-        Candidate("Summary: we moved to it.", target, (4, 4), "field"),
+        Candidate("Description: the move to the new office.", target, (4, 4), "field"),
         Candidate("Reason: a sentence in the body.", target, (9, 9), "sentence"),
     ]
     assert favoured(analyze("Why did we move?"), candidates) == ([True, False, False], "reason")

@@ -429,3 +429,12 @@ def test_a_field_yields_to_the_body_statement_it_ties_with_at_the_top(make_tree:
     facts = retriever.retrieve("When is the New Year party of the Kyiv team?").facts
     assert facts[0].statement == "The New Year party of the Kyiv team is on 2026-12-19 in Podil."
     assert facts[0].relevance_score == 1.0
+
+
+def test_a_field_keeps_field_weight_of_its_rank_value_after_meaning_and_a_body_statement_none_less() -> None:
+    target = Target(1, "a.md", 0, "A", "m/a.md", (1, 9), 1.0, 1.0, "")
+    field = Scored(Candidate("A summary of the page.", target, (2, 2), "field"), 0.8, evidence=0.7)
+    body = Scored(Candidate("A line of the page.", target, (9, 9), "sentence"), 0.75, evidence=0.7)
+    out = score.yield_fields([field, body], ScoreParams(field_weight=0.9))
+    assert [round(s.relevance, 6) for s in out] == [0.72, 0.75]
+    assert [s.evidence for s in out] == [0.7, 0.7]

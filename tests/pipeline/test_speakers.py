@@ -202,3 +202,14 @@ def test_front_matter_fields_do_not_make_a_transcript_a_page(make_tree: TreeFact
     root = make_tree({"sync.md": sync, "standup.md": other})
     facts = Retriever(root, Settings.from_env()).retrieve("What did Alice say about the budget?").facts
     assert facts[0].statement == "Alice: The budget for the new laptops is approved."
+
+
+def test_front_matter_fields_are_no_paragraphs_when_turns_are_counted() -> None:
+    fields = [Unit("field", f"Summary {i} of the standup notes.", (i + 2, i + 2)) for i in range(3)]
+    said = [Unit("sentence", "Alice: The budget is approved.", (10, 10)), Unit("sentence", "It was quick.", (10, 10))]
+    said.append(Unit("sentence", "Bob: Good.", (12, 12)))
+    assert [(t.speaker, t.continues) for t in turns([*fields, *said])][3:] == [
+        ("Alice", False),
+        ("Alice", True),
+        ("Bob", False),
+    ]

@@ -88,6 +88,23 @@ def test_a_span_ends_before_trailing_blank_and_comment_lines_and_at_a_toml_table
     assert _units(toml_text) == [("field", "The office rules for everyone here.", (3, 3))]
 
 
+def test_a_yaml_line_opening_with_a_bracket_ends_no_key_and_a_block_scalars_hash_line_is_its_text() -> None:
+    text = "---\ntitle: T\ndescription: >\n  How to page the on-call engineer, see\n"
+    text += "  [the paging guide](https://wiki/paging) for the rules.\ntags:\n  [a, b]\n"
+    text += "reason: We moved paging to Opsgenie because of the price.\n"
+    text += "summary: |\n  Paging notes.\n  #on-call line\n---\n"
+    assert [(u[1][:12], u[2]) for u in _units(text)] == [
+        ("Description:", (3, 5)),
+        ("Reason: We m", (8, 8)),
+        ("Paging notes", (9, 11)),
+    ]
+
+
+def test_an_array_of_arrays_in_toml_is_no_table() -> None:
+    text = '+++\ntitle = "T"\nmatrix = [\n  [1, 2],\n]\nsummary = "The office rules for everyone here."\n+++\n'
+    assert _units(text) == [("field", "The office rules for everyone here.", (6, 6))]
+
+
 def test_quoted_and_capitalised_keys_are_read_and_a_long_value_is_cut_with_a_marker() -> None:
     text = '---\n"Summary": "' + "word " * 400 + '"\nTLDR: Use the [runbook](https://ex.com/r) first, always.\n---\n'
     units = _units(text)
