@@ -26,10 +26,9 @@ from retriever.memory.memory import Memory
 from retriever.pipeline.expected import definers
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate, Scored
-from retriever.text.field_statements import label
+from retriever.text.field_statements import key_of
 from retriever.text.vocabulary import REASON_FIELDS
 
-_REASONS = tuple(f"{label(key)}: " for key in REASON_FIELDS)  # how a record's own reason is said (``field_statements``)
 # A decision's ``own`` (the share of the question its own words hold, at most 1 otherwise): ``score.own_first`` puts
 # it before its record's other facts, even a status line holding the asking verb ("Decided by: …").
 BY_FORM = 2.0
@@ -48,7 +47,7 @@ def favoured(
     if query.deciding and decided:
         return [c.kind != "llm" and c.target.section_id in decided for c in candidates], "decision"
     if query.why:
-        return [c.kind == "field" and c.statement.startswith(_REASONS) for c in candidates], "reason"
+        return [c.kind == "field" and key_of(c.statement) in REASON_FIELDS for c in candidates], "reason"
     return [False] * len(candidates), ""
 
 
