@@ -11,7 +11,7 @@ text of at least ``MIN_WORDS`` words, in the file's order: the summary as writte
 its name ("Reason: …", ``label``), each citing the front-matter lines its key and value take (1-based file lines,
 blank and comment lines after it left out; the block's first line is the file's second).  A value is cleaned of
 markup, then cut at ``MAX_CHARS`` with a marker (the front matter is bounded already:
-``front_matter.MAX_FRONT_MATTER``).  ``opening(sections, units)`` puts them first in the document's top section;
+``front_matter.MAX_FRONT_MATTER``).  ``opening(sections, units)`` puts them first in the document's first section;
 ``key_of(text)`` reads the field back.
 """
 
@@ -64,11 +64,12 @@ def key_of(statement: str) -> str:
 
 
 def opening(sections: list[Section], units: tuple[Unit, ...]) -> list[Section]:
-    """The front matter's prose statements open the document's top section: its preamble, or the level-1 heading
-    that opens it ("# INC-2026-031 Postmortem — 2026-11-17" under the title "INC-2026-031 Postmortem").  A body that
-    starts below a lower heading has no such section, and its fields stay unsaid: a section of its own, with no text
-    but its title, had been read first for every question naming the document."""
-    if not units or not sections or (sections[0].heading_path and sections[0].level != 1):
+    """The front matter's prose statements open the document's first section: its preamble, the level-1 heading
+    that opens it ("# INC-2026-031 Postmortem — 2026-11-17" under the title "INC-2026-031 Postmortem"), or, where
+    the body starts at a lower heading (a static site's page keeps its title in the front matter and starts at
+    "## Overview"), that heading's section, which is where a reader starts.  Not a section of their own: one
+    with no text but its title had been read first for every question naming the document."""
+    if not units or not sections:
         return sections
     return [dataclasses.replace(sections[0], units=units + sections[0].units), *sections[1:]]
 

@@ -407,6 +407,20 @@ def test_a_records_reason_field_is_a_fact_citing_its_front_matter_line(make_tree
     )
 
 
+def test_a_static_site_pages_description_is_a_fact_though_its_body_starts_at_level_two(make_tree: TreeFactory) -> None:
+    page = (
+        "---\ntitle: Expenses\ndescription: Receipts are filed in Pleo within five working days of a purchase.\n"
+        "---\n\n## Cards\n\nEach teammate gets a Pleo card.\n\n## Limits\n\nThe monthly limit is 500 euros.\n"
+    )
+    root = make_tree({"expenses.md": page, "travel.md": "# Travel\n\nBook trains through the travel desk.\n"})
+    facts = Retriever(root, Settings.from_env()).retrieve("How soon must receipts be filed?").facts
+    assert (facts[0].statement, facts[0].lines, facts[0].tree_path) == (
+        "Description: Receipts are filed in Pleo within five working days of a purchase.",
+        (3, 3),
+        "Memory > Expenses > Cards",
+    )
+
+
 def test_a_body_statement_saying_as_much_as_the_summary_ranks_before_it(make_tree: TreeFactory) -> None:
     page = (
         "---\ntitle: Offsite\nsummary: The quarterly offsite takes place in Lisbon.\n---\n"

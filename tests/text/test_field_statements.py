@@ -58,11 +58,17 @@ def test_a_level_one_heading_other_than_the_title_still_takes_the_prose() -> Non
     assert doc.sections[0].units[0].text == "A shadow job replaying Kafka delayed the dashboards."
 
 
-def test_a_body_starting_below_a_level_two_heading_leaves_its_fields_unsaid() -> None:
-    text = "---\ntitle: Pricing\nsummary: List prices of the three plans and their add-ons.\n---\n\n"
-    text += "## Plans\n\nStarter.\n"
+def test_a_body_starting_below_a_level_two_heading_says_its_fields_in_that_first_section() -> None:
+    text = "---\ntitle: Pricing\ndescription: List prices of the three plans and their add-ons.\n---\n\n"
+    text += "## Plans\n\nStarter.\n\n## Add-ons\n\nSSO.\n"
     doc = parse_document("pricing.md", text)
-    assert [(s.ordinal, s.heading, [u.text for u in s.units]) for s in doc.sections] == [(0, "Plans", ["Starter."])]
+    assert [(s.heading, [(u.kind, u.text, u.lines) for u in s.units]) for s in doc.sections] == [
+        ("Plans", [
+            ("field", "Description: List prices of the three plans and their add-ons.", (3, 3)),
+            ("sentence", "Starter.", (8, 8)),
+        ]),
+        ("Add-ons", [("sentence", "SSO.", (12, 12))]),
+    ]
 
 
 def test_short_values_lists_and_other_keys_are_no_statements() -> None:
