@@ -340,7 +340,7 @@ def test_a_question_in_other_words_gets_the_section_that_means_it_first(make_tre
         result = Retriever(make_tree(TRAVEL)).retrieve("Are my meals paid for when I travel for work?")
     assert [(f.section_heading, f.relevance_score) for f in result.facts] == [
         ("Dining expenses", 0.0828),
-        ("Hotels", 0.0473),
+        ("Hotels", 0.0474),  # 0.0473 from a statement vector embedded at question time: the stored one is int8
         ("Flights", 0.0218),
         ("Hotels", 0.0124),
     ]
@@ -352,7 +352,7 @@ def test_a_word_the_memory_never_uses_finds_the_section_by_its_paraphrase(make_t
     assert [(f.section_heading, f.relevance_score) for f in result.facts] == [
         ("Flights", 0.5),
         ("Dining expenses", 0.3052),
-        ("Hotels", 0.1499),
+        ("Hotels", 0.1523),  # 0.1499 with statement vectors embedded at question time (the stored ones are int8)
         ("Hotels", 0.0314),
     ]
     with pytest.MonkeyPatch.context() as patch:

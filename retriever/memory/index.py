@@ -312,10 +312,11 @@ class SectionIndex:
         for segment in self.segments:
             yield segment.field_postings(tid)
 
-    def meaning(self, texts: Sequence[str]) -> FloatArray:
+    def meaning(self, texts: Sequence[str], stored: Sequence[bytes] = ()) -> FloatArray:
         """Unit meaning vectors of ``texts`` (``memory.vectors``; the query's and its statements', the
-        recent ones remembered: ``vectors.Remembered``)."""
-        return self._remembered.embed(texts)
+        recent ones remembered: ``vectors.Remembered``); with ``stored`` (one per text), each stored vector
+        (a statement's, as the index keeps it: ``vectors.pack``) is read rather than its text embedded."""
+        return self._remembered.embed_stored(texts, stored) if stored else self._remembered.embed(texts)
 
     def cosine_spread(self, query: FloatArray) -> tuple[float, float] | None:
         """The mean and standard deviation of the unit vector ``query``'s cosine over all live sections,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from retriever.memory.cache import encode_document
 from retriever.memory.records import Parsed, Record, Task, indexable
+from retriever.memory.vectors import with_statement_vectors
 from retriever.text import reader
 from retriever.text.models import Document
 from retriever.text.parser import ParseError, parse_document
@@ -26,6 +27,7 @@ _DETAIL_CHARS = 200  # of an unexpected exception's message in a skip reason
 
 def prepare(doc: Document) -> Parsed:
     """A parsed document in the form a build consumes (see ``records.Parsed``)."""
+    doc = with_statement_vectors(doc)
     return Parsed(encode_document(doc), indexable(doc))
 
 

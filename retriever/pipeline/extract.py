@@ -147,8 +147,9 @@ def candidates_of(memory: Memory, target: Target, query: Query | None = None) ->
             lines = unit.lines
             if (introduced := _introduced(section.units, i)) is not None:  # scored on its own words only
                 shown, lines = f"{(shown or framed(unit, section)).rstrip()} {introduced[0]}", (lines[0], introduced[1])
+            statement = framed(unit, section)
             yield Candidate(
-                framed(unit, section),
+                statement,
                 target,
                 lines,
                 unit.kind,
@@ -156,6 +157,7 @@ def candidates_of(memory: Memory, target: Target, query: Query | None = None) ->
                 cells=unit.cells,
                 speaker=turn.speaker,
                 shown=shown,
+                vector=unit.vector if statement == unit.text else b"",  # a framed statement is embedded as said
             )
 
 

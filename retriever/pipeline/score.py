@@ -219,7 +219,8 @@ def with_meaning(
     # A chat question reads ~800 turns; ~300 of them can still move.
     values = np.array([s.relevance for s in scored], dtype=np.float64)
     at = reachable(values, reach(top_k), weight, with_evidence=False).tolist()
-    vectors = memory.index.meaning([query.text, *(scored[i].candidate.statement for i in at)])
+    texts = [query.text, *(scored[i].candidate.statement for i in at)]
+    vectors = memory.index.meaning(texts, [b"", *(scored[i].candidate.vector for i in at)])
     if not vectors.shape[1] or not vectors[0].any():
         return scored
     cos = np.einsum("ij,j->i", vectors[1:], vectors[0])  # one thread, the same sums everywhere (memory.vectors)

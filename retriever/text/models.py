@@ -6,7 +6,7 @@ Line numbers are 1-based file lines (front matter included) and ranges are inclu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Lines = tuple[int, int]
@@ -40,6 +40,9 @@ class Unit:
     # the block's last line; "" and 0 for any other statement.
     code: str = ""
     code_end: int = 0
+    # Its meaning vector, packed (``memory.vectors.pack``: int8 row and float32 scale), taken beside its section's
+    # when the file is indexed: a question's first reading of a statement then embeds nothing.  b"": none taken.
+    vector: bytes = field(default=b"", compare=False, repr=False)
 
     __reduce__ = _by_fields
 

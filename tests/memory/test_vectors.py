@@ -17,6 +17,7 @@ from retriever.memory.build import add_sections
 from retriever.memory.index import SectionIndex
 from retriever.memory.memory import Memory
 from retriever.memory.vectors import section_text
+from retriever.text.parser import parse_document
 
 LATER = 2_000_000_000_000_000_000  # an mtime no freshly written file has
 TRAVEL = "# Travel\n\n## Dining expenses\n\nBreakfast, lunch and dinner are reimbursed up to 75 dollars a day.\n"
@@ -143,3 +144,46 @@ def test_the_least_recently_used_text_is_forgotten_first_and_long_texts_are_neve
     assert list(remembered._rows) == ["one", "three"]
     remembered.embed(["x " * vectors.REMEMBERED_CHARS])
     assert list(remembered._rows) == ["one", "three"]
+
+
+# statements' vectors, stored with their document
+
+
+def test_a_packed_vector_unpacks_to_its_int8_rounding_of_the_same_direction() -> None:
+    exact = vectors.embed(["Breakfast is paid for.", "Hotels are booked by travel.", "and the"])
+    packed = vectors.pack(exact)
+    assert [len(p) for p in packed] == [exact.shape[1] + 4] * 3
+    back = vectors.unpack(packed, exact.shape[1])
+    assert (np.einsum("ij,ij->i", back[:2], exact[:2]) > 0.999).all()
+    assert not back[2].any()  # a text of stop words has no meaning, packed or not
+
+
+def test_an_indexed_documents_statements_carry_the_vectors_of_their_own_texts(make_tree: TreeFactory) -> None:
+    root = make_tree({"travel.md": TRAVEL + "\n## Hotels\n\n- Booked by the travel desk.\n- Up to 130 euros.\n"})
+    memory = Memory.open(root, Settings.from_env())
+    units = [u for s in memory.document("travel.md").sections for u in s.units]
+    assert len(units) == 3
+    stored = vectors.unpack([u.vector for u in units], 256)
+    fresh = vectors.embed([u.text for u in units])
+    assert (np.einsum("ij,ij->i", stored, fresh) > 0.999).all()
+
+
+def test_stored_vectors_are_read_and_only_the_texts_without_one_embedded(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = ["What is paid for?", "Breakfast is paid for.", "Hotels are booked by travel."]
+    exact = vectors.embed(texts)
+    embedded: list[str] = []
+    real = vectors.embed
+    monkeypatch.setattr(vectors, "embed", lambda asked: embedded.extend(asked) or real(asked))
+    stored = [b"", vectors.pack(exact[1:2])[0], b"a vector of another table's width"]
+    out = vectors.Remembered().embed_stored(texts, stored)
+    assert embedded == ["What is paid for?", "Hotels are booked by travel."]
+    assert out[0].tolist() == exact[0].tolist() and out[2].tolist() == exact[2].tolist()
+    assert float(out[1] @ exact[1]) > 0.999
+
+
+def test_statements_are_embedded_a_batch_at_a_time_to_the_same_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = parse_document("travel.md", TRAVEL + "\n## Hotels\n\n- Booked by the travel desk.\n- Up to 130 euros.\n")
+    whole = [u.vector for s in vectors.with_statement_vectors(doc).sections for u in s.units]
+    monkeypatch.setattr(vectors, "_STATEMENT_BATCH", 2)
+    batched = [u.vector for s in vectors.with_statement_vectors(doc).sections for u in s.units]
+    assert len(whole) == 3 and all(whole) and batched == whole

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
+from retriever.memory import vectors
 from retriever.memory.memory import Memory
 from retriever.pipeline import evidence, forms, score
 from retriever.pipeline.extract import candidates_of
@@ -389,6 +390,19 @@ def test_for_what_is_x_a_statement_defining_x_ranks_ahead_of_stronger_ones_using
     other = analyze("Who runs the PRA review?", memory.state.acronyms, memory.index)
     unranked = [s.relevance for s in relevance(candidates, memory, other, DEFAULT)]
     assert ranked(other, DEFAULT) == unranked == ranked(other, dataclasses.replace(DEFAULT, definition_bonus=0.0))
+
+
+def test_meaning_reads_the_statements_vectors_the_index_stored_and_embeds_only_the_question(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    retriever = Retriever(make_tree(TRAVEL), Settings.from_env())
+    retriever.retrieve("warm up the index")
+    embedded: list[str] = []
+    real = vectors.embed
+    monkeypatch.setattr(vectors, "embed", lambda texts: embedded.extend(texts) or real(texts))
+    question = "Is my supper covered when I am away on business?"  # words the memory lacks: meaning joins in
+    facts = retriever.retrieve(question).facts
+    assert facts and embedded == [question]
 
 
 # front-matter fields
