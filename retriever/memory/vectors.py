@@ -16,8 +16,8 @@ build and a cached load rank alike.
 
 A statement's vector (the score stage's meaning compares ~60 a question) is taken in the same worker
 (``with_statement_vectors``) and kept, ``pack``ed the same way, in its document's record (``Unit.vector``):
-embedding them at question time was a tenth of a question's first asking (10.6% of its instructions on the
-Sourcegraph handbook), for a cold index ~15–30% longer and a cache ~50% larger.
+embedding them at question time was an eighth of a question's first asking (12.9% of its instructions on the
+Sourcegraph handbook), for a cold index ~15–40% longer and a cache ~50% larger.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retriever.text import analyzer, embeddings
+from retriever.text.framing import framed
 from retriever.text.models import Document, Section, Unit
 
 FloatArray = npt.NDArray[np.float32]
@@ -85,8 +86,8 @@ class Remembered:
     """``embed`` for the query path, remembering the vectors of the texts it was asked for lately.
 
     The questions asked of one memory read the same sections again and again (a chat's sessions, a
-    handbook's popular pages); a question's own vector, and a statement's the index did not store (one framed
-    by its heading), are computed here.
+    handbook's popular pages); a question's own vector, and a statement's the index did not store (stop words
+    alone, or a record written before it stored them), are computed here.
     A text's vector depends on the text alone, bit for bit (``embeddings.bags``), so a remembered
     row is exactly the one ``embed`` would return.  At most ``REMEMBERED`` texts of at most
     ``REMEMBERED_CHARS`` characters are kept, least recently used first out (~10 MB); thread-safe.
@@ -122,9 +123,11 @@ class Remembered:
         kept = [i for i, packed in enumerate(stored) if len(packed) == width]
         if table is None or not kept:
             return self.embed(texts)
-        missing = sorted(set(range(len(texts))) - set(kept))
         out = np.empty((len(texts), table.dims), dtype=np.float32)
         out[kept] = unpack([stored[i] for i in kept], table.dims)
+        # A row a corrupt record made not finite is embedded again: one NaN would make every compared rank NaN.
+        kept = [i for i in kept if np.isfinite(out[i]).all()]
+        missing = sorted(set(range(len(texts))) - set(kept))
         if missing:
             out[missing] = self.embed([texts[i] for i in missing])
         return out
@@ -169,24 +172,28 @@ def unpack(packed: Sequence[bytes], dims: int) -> FloatArray:
 
 
 def with_statement_vectors(doc: Document) -> Document:
-    """``doc`` with each statement's vector packed in it (``Unit.vector``; ``embed`` of its text): the index stores
-    them with the document, so a question reads them rather than embedding the statements it scores.  ``doc`` as
-    it is without an embedding table."""
-    units = [unit for section in doc.sections for unit in section.units]
-    if not units or embeddings.table() is None:
+    """``doc`` with each statement's vector packed in it (``Unit.vector``; ``embed`` of the statement as it is
+    scored: ``text.framing``): the index stores them with the document, so a question reads them rather than
+    embedding the statements it scores.  ``doc`` as it is without an embedding table."""
+    if embeddings.table() is None or not any(s.units for s in doc.sections):
         return doc
-    # A batch at a time: a hostile file of 100,000 one-word lines would otherwise hold 100 MB of float32 rows.
+    return dataclasses.replace(doc, sections=tuple(_section_with_vectors(s) for s in doc.sections))
+
+
+def _section_with_vectors(section: Section) -> Section:
+    # A batch at a time: a section of 50,000 one-word lines would otherwise hold 51 MB of float32 rows at once.
+    units = section.units
     batches = (units[at : at + _STATEMENT_BATCH] for at in range(0, len(units), _STATEMENT_BATCH))
-    packed = iter([row for batch in batches for row in _packed(batch)])
-    sections = tuple(
-        dataclasses.replace(s, units=tuple(dataclasses.replace(u, vector=next(packed)) for u in s.units))
-        for s in doc.sections
-    )
-    return dataclasses.replace(doc, sections=sections)
+    packed = [row for batch in batches for row in _packed(section, batch)]
+    vectored = tuple(dataclasses.replace(u, vector=v) for u, v in zip(units, packed, strict=True))
+    return dataclasses.replace(section, units=vectored)
 
 
-def _packed(units: Sequence[Unit]) -> list[bytes]:
-    return pack(embed([unit.text for unit in units]))
+def _packed(section: Section, units: Sequence[Unit]) -> list[bytes]:
+    """The packed vectors of a section's statements as they are scored (``text.framing``); b"" for one without
+    meaning (stop words alone: nothing to store, and nothing to compute when asked)."""
+    rows = pack(embed([framed(unit, section) for unit in units]))
+    return [row if any(row) else b"" for row in rows]
 
 
 def meaning_of(texts: Sequence[str]) -> Meaning:

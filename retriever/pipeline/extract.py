@@ -20,14 +20,13 @@ from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate, Phase1, Target
 from retriever.pipeline.speakers import named_speakers, turns
 from retriever.text import analyzer
+from retriever.text.framing import framed
 from retriever.text.markup import iter_sentences, truncate
-from retriever.text.models import Lines, Section, Unit
+from retriever.text.models import Lines, Unit
 
 if TYPE_CHECKING:  # the LLM modules load only when a model is configured: see pipeline.context
     from retriever.llm.guided import LLMRun
 
-_SHORT_WORDS = 6
-_FRAMED_ITEM_WORDS = 12
 _LISTED_ITEMS = 5  # items a lead-in is shown with
 _LISTED_CHARS = 160  # of each item's first sentence
 # Statements a section is scored in whole up to.  The corpora's longest sections hold ~130 (a glossary, a FAQ, a
@@ -36,18 +35,6 @@ _LISTED_CHARS = 160  # of each item's first sentence
 LONG_SECTION = 400
 _START = 5  # letters of a query term that a word of a long section's statement must start with to count
 _WORD = re.compile(r"\w+")
-
-
-def framed(unit: Unit, section: Section, speaker: str | None = None) -> str:
-    """The unit's text, prefixed by its frame when it is too short to stand alone, and by ``speaker``
-    (of the turn it continues, which it does not name itself: ``speakers.turns``) when given."""
-    text = unit.text if speaker is None else f"{speaker}: {unit.text}"
-    words = len(unit.text.split())
-    if unit.context and words < _FRAMED_ITEM_WORDS:
-        return f"{unit.context.rstrip(' :')}: {text}"
-    if words < _SHORT_WORDS and section.heading_path and unit.kind != "row":
-        return f"{section.title.rstrip(' :')}: {text}"
-    return text
 
 
 def context_of(units: tuple[Unit, ...], i: int) -> str:
@@ -147,9 +134,8 @@ def candidates_of(memory: Memory, target: Target, query: Query | None = None) ->
             lines = unit.lines
             if (introduced := _introduced(section.units, i)) is not None:  # scored on its own words only
                 shown, lines = f"{(shown or framed(unit, section)).rstrip()} {introduced[0]}", (lines[0], introduced[1])
-            statement = framed(unit, section)
             yield Candidate(
-                statement,
+                framed(unit, section),
                 target,
                 lines,
                 unit.kind,
@@ -157,7 +143,7 @@ def candidates_of(memory: Memory, target: Target, query: Query | None = None) ->
                 cells=unit.cells,
                 speaker=turn.speaker,
                 shown=shown,
-                vector=unit.vector if statement == unit.text else b"",  # a framed statement is embedded as said
+                vector=unit.vector,  # of the statement as framed (``text.framing``), taken when the file was indexed
             )
 
 

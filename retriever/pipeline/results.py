@@ -71,7 +71,8 @@ class Candidate:
     cells: tuple[tuple[str, str], ...] = ()  # a table row's (column, value) pairs, to phrase it as a sentence
     speaker: str | None = None  # the transcript turn's speaker label (``speakers.turns``)
     shown: str = ""  # the statement as a fact shows it, when that differs (a continued turn names its speaker)
-    vector: bytes = b""  # the statement's meaning vector, packed, when the index stored it (``Unit.vector``)
+    # The statement's meaning vector, packed, when the index stored it (``Unit.vector``); b"": embed it.
+    vector: bytes = field(default=b"", compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,8 +40,9 @@ class Unit:
     # the block's last line; "" and 0 for any other statement.
     code: str = ""
     code_end: int = 0
-    # Its meaning vector, packed (``memory.vectors.pack``: int8 row and float32 scale), taken beside its section's
-    # when the file is indexed: a question's first reading of a statement then embeds nothing.  b"": none taken.
+    # The meaning vector of the statement as it is scored (``text.framing``), packed (``memory.vectors.pack``: int8
+    # row and float32 scale), taken beside its section's when the file is indexed: a question's first reading of a
+    # statement then embeds nothing.  b"": none taken (stop words alone, no embedding table).
     vector: bytes = field(default=b"", compare=False, repr=False)
 
     __reduce__ = _by_fields

@@ -17,6 +17,7 @@ from retriever.memory.build import add_sections
 from retriever.memory.index import SectionIndex
 from retriever.memory.memory import Memory
 from retriever.memory.vectors import section_text
+from retriever.text.framing import framed
 from retriever.text.parser import parse_document
 
 LATER = 2_000_000_000_000_000_000  # an mtime no freshly written file has
@@ -158,14 +159,32 @@ def test_a_packed_vector_unpacks_to_its_int8_rounding_of_the_same_direction() ->
     assert not back[2].any()  # a text of stop words has no meaning, packed or not
 
 
-def test_an_indexed_documents_statements_carry_the_vectors_of_their_own_texts(make_tree: TreeFactory) -> None:
+def _stored_and_fresh(memory: Memory, rel_path: str) -> tuple[np.ndarray, np.ndarray]:
+    """The stored vectors of a document's statements, and the vectors of those statements as they are scored."""
+    doc = memory.document(rel_path)
+    pairs = [(u, s) for s in doc.sections for u in s.units]
+    assert all(u.vector for u, _ in pairs)
+    return vectors.unpack([u.vector for u, _ in pairs], 256), vectors.embed([framed(u, s) for u, s in pairs])
+
+
+def test_an_indexed_documents_statements_carry_the_vectors_they_are_scored_with(make_tree: TreeFactory) -> None:
     root = make_tree({"travel.md": TRAVEL + "\n## Hotels\n\n- Booked by the travel desk.\n- Up to 130 euros.\n"})
     memory = Memory.open(root, Settings.from_env())
-    units = [u for s in memory.document("travel.md").sections for u in s.units]
-    assert len(units) == 3
-    stored = vectors.unpack([u.vector for u in units], 256)
-    fresh = vectors.embed([u.text for u in units])
+    assert [framed(u, s) for s in memory.document("travel.md").sections for u in s.units][1:] == [
+        "Hotels: Booked by the travel desk.",  # a short item is scored, so embedded, with its heading
+        "Hotels: Up to 130 euros.",
+    ]
+    stored, fresh = _stored_and_fresh(memory, "travel.md")
     assert (np.einsum("ij,ij->i", stored, fresh) > 0.999).all()
+
+
+def test_an_edited_file_gets_its_new_statements_vectors(make_tree: TreeFactory) -> None:
+    root = make_tree({"travel.md": TRAVEL})
+    memory = Memory.open(root, Settings.from_env())
+    _write(root / "travel.md", "# Travel\n\n## Parking\n\nParking permits are issued by the front desk.\n", LATER)
+    memory.refresh()
+    stored, fresh = _stored_and_fresh(memory, "travel.md")
+    assert len(stored) == 1 and float(stored[0] @ fresh[0]) > 0.999
 
 
 def test_stored_vectors_are_read_and_only_the_texts_without_one_embedded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,3 +206,10 @@ def test_statements_are_embedded_a_batch_at_a_time_to_the_same_vectors(monkeypat
     monkeypatch.setattr(vectors, "_STATEMENT_BATCH", 2)
     batched = [u.vector for s in vectors.with_statement_vectors(doc).sections for u in s.units]
     assert len(whole) == 3 and all(whole) and batched == whole
+
+
+def test_a_stored_row_that_is_not_finite_is_embedded_again() -> None:
+    texts = ["Breakfast is paid for."]
+    exact = vectors.embed(texts)
+    corrupt = vectors.pack(exact)[0][:-4] + np.array([np.nan], dtype=np.float32).tobytes()
+    assert vectors.Remembered().embed_stored(texts, [corrupt]).tolist() == exact.tolist()

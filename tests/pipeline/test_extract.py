@@ -1,4 +1,4 @@
-"""Stage 4: statements from targeted sections, framed when too short to stand alone."""
+"""Stage 4: statements from targeted sections, with their context (their framing: ``tests/text/test_framing``)."""
 
 from __future__ import annotations
 
@@ -7,37 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retriever import Retriever
-from retriever.pipeline.extract import LONG_SECTION, context_of, framed, listed, read_units, word_starts
+from retriever.pipeline.extract import LONG_SECTION, context_of, listed, read_units, word_starts
 from retriever.pipeline.query import analyze
-from retriever.text.models import Section, Unit
-
-
-def _section(title: str = "Sick leave") -> Section:
-    return Section(1, title, title, 2, (title,), (5, 9), "", ())
-
-
-def test_long_statements_stand_alone() -> None:
-    unit = Unit("sentence", "Employees earn ten sick days a year.", (6, 6))
-    assert framed(unit, _section()) == "Employees earn ten sick days a year."
-
-
-def test_short_statements_get_their_section_heading() -> None:
-    assert framed(Unit("item", "4 hours per pay period", (6, 6)), _section()) == "Sick leave: 4 hours per pay period"
-
-
-def test_nested_items_get_their_parent_item() -> None:
-    unit = Unit("item", "Internet: $50", (7, 7), context="Fringe benefit amount (per month):")
-    assert framed(unit, _section()) == "Fringe benefit amount (per month): Internet: $50"
-
-
-def test_table_rows_are_never_prefixed() -> None:
-    row = Unit("row", "Owner: Olena", (8, 8))
-    assert framed(row, _section()) == "Owner: Olena"
-
-
-def test_preamble_statements_have_no_heading_to_borrow() -> None:
-    preamble = Section(0, None, "Leave Policy", 0, (), (1, 3), "", ())
-    assert framed(Unit("sentence", "Short one.", (2, 2)), preamble) == "Short one."
+from retriever.text.models import Unit
 
 
 def test_a_statement_carries_the_statements_before_and_after_it_and_its_parent_item() -> None:
