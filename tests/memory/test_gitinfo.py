@@ -335,3 +335,9 @@ def test_a_revision_in_a_repository_without_commits_says_to_commit_first(tmp_pat
     assert result.stderr.startswith(f"Error (git_error): the git repository at {empty} has no commits yet")
     assert "commit the files first" in result.stderr and "drop --at" in result.stderr
     assert "usage" not in result.stderr.lower()
+
+
+def test_a_memory_read_at_a_revision_stores_its_statements_vectors(repo: Path) -> None:
+    memory = Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD")
+    units = [u for s in memory.document("policies/leave.md").sections for u in s.units]
+    assert units and all(len(u.vector) == 256 + 4 for u in units)

@@ -14,6 +14,7 @@ from fixtures import ACME
 from retriever.config import Settings
 from retriever.memory import vectors
 from retriever.memory.build import add_sections
+from retriever.memory.cache import decode_document, encode_document
 from retriever.memory.index import SectionIndex
 from retriever.memory.memory import Memory
 from retriever.memory.vectors import section_text
@@ -213,3 +214,10 @@ def test_a_stored_row_that_is_not_finite_is_embedded_again() -> None:
     exact = vectors.embed(texts)
     corrupt = vectors.pack(exact)[0][:-4] + np.array([np.nan], dtype=np.float32).tobytes()
     assert vectors.Remembered().embed_stored(texts, [corrupt]).tolist() == exact.tolist()
+
+
+def test_the_cache_record_keeps_each_statements_vector() -> None:
+    doc = vectors.with_statement_vectors(parse_document("travel.md", TRAVEL))
+    again = decode_document(encode_document(doc))
+    assert [u.vector for s in again.sections for u in s.units] == [u.vector for s in doc.sections for u in s.units]
+    assert all(u.vector for s in again.sections for u in s.units)
