@@ -10,19 +10,22 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from itertools import takewhile
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate, Phase1, Target
-from retriever.pipeline.speakers import named_speakers, turns
+from retriever.pipeline.speakers import Turn, named_speakers, turns
 from retriever.text import analyzer
 from retriever.text.framing import framed
 from retriever.text.markup import iter_sentences, truncate
-from retriever.text.models import Lines, Unit
+from retriever.text.models import Lines, Section, Unit
 
 if TYPE_CHECKING:  # the LLM modules load only when a model is configured: see pipeline.context
     from retriever.llm.guided import LLMRun
@@ -123,28 +126,70 @@ def word_starts(query: Query) -> frozenset[str]:
 def candidates_of(memory: Memory, target: Target, query: Query | None = None) -> Iterator[Candidate]:
     """The statements of ``target``'s section (of a long one, those ``read_units`` picks for ``query``)."""
     _, section = memory.section(target.section_id)
-    spoken = turns(section.units)
+    prepared = _prepared(section)
     for i in read_units(section.units, query):
-        unit, turn = section.units[i], spoken[i]
+        fields = prepared.fields[i] if prepared.fields[i] is not _UNREAD else prepared.prepare(i)
+        if fields is not None:
+            statement, lines, kind, context, cells, speaker, shown, vector = fields
+            yield Candidate(statement, target, lines, kind, context, None, cells, speaker, shown, vector)
+
+
+_UNREAD = object()  # a statement not prepared yet
+_SECTIONS = 4096  # sections kept prepared (a question reads 10-30)
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """What each candidate of one section holds besides its target: the same for every question, so made once per
+    section object (``_prepared``).  ``fields[i]``: statement ``i``'s candidate fields, None for one with no letter
+    or digit, ``_UNREAD`` until made."""
+
+    section: Section
+    turns: list[Turn]
+    fields: list[Any]
+
+    def prepare(self, i: int) -> tuple[Any, ...] | None:
+        """Statement ``i``'s candidate fields (in ``Candidate``'s order, its target, and the model's relevance
+        left out), kept in ``fields``."""
+        section, unit, turn = self.section, self.section.units[i], self.turns[i]
+        fields: tuple[Any, ...] | None = None
         if any(ch.isalnum() for ch in unit.text):
-            context = context_of(section.units, i)
             # Scored without the speaker a continued turn is shown with: the name is not its words, and
             # counting it in every sentence of a long turn lowered QMSum's section hit@5 (0.643 -> 0.627).
             shown = framed(unit, section, turn.speaker) if turn.continues else ""
             lines = unit.lines
             if (introduced := _introduced(section.units, i)) is not None:  # scored on its own words only
-                shown, lines = f"{(shown or framed(unit, section)).rstrip()} {introduced[0]}", (lines[0], introduced[1])
-            yield Candidate(
-                framed(unit, section),
-                target,
-                lines,
-                unit.kind,
-                context,
-                cells=unit.cells,
-                speaker=turn.speaker,
-                shown=shown,
-                vector=unit.vector,  # of the statement as framed (``text.framing``), taken when the file was indexed
-            )
+                shown = f"{(shown or framed(unit, section)).rstrip()} {introduced[0]}"
+                lines = (lines[0], introduced[1])
+            context = context_of(section.units, i)
+            # The vector is of the statement as framed (``text.framing``), taken when the file was indexed.
+            fields = (framed(unit, section), lines, unit.kind, context, unit.cells, turn.speaker, shown, unit.vector)
+        self.fields[i] = fields
+        return fields
+
+
+_by_section: OrderedDict[int, _Prepared] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _prepared(section: Section) -> _Prepared:
+    """The section's statements prepared: kept by the section object's identity, the section held beside them so
+    that a new object at a reused address is prepared afresh; the ``_SECTIONS`` most recently read are kept.  A
+    section of ``LONG_SECTION`` statements or fewer is prepared whole; of a longer one, what questions read."""
+    with _lock:
+        held = _by_section.get(id(section))
+        if held is not None and held.section is section:
+            _by_section.move_to_end(id(section))
+            return held
+    prepared = _Prepared(section, turns(section.units), [_UNREAD] * len(section.units))
+    if len(section.units) <= LONG_SECTION:
+        for i in range(len(section.units)):
+            prepared.prepare(i)
+    with _lock:
+        _by_section[id(section)] = prepared
+        while len(_by_section) > _SECTIONS:
+            _by_section.popitem(last=False)
+    return prepared
 
 
 def extract(

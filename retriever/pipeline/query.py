@@ -312,21 +312,53 @@ def framed_coverage(
     sets: list[dict[str, float]], own: set[str], context: frozenset[str], query: Query, context_weight: float
 ) -> float:
     """The best, over ``weight_sets`` (the same terms in the same order, weighed differently), of the share
-    found in ``own`` plus ``context_weight`` of the share found only in ``context``.  Each set's found share
-    is summed over the terms found alone, so a many-part question's sets cost little beyond their totals."""
-    if not sets:
-        return 0.0
-    terms = set(sets[0])  # each term is looked up once, whatever the number of weight sets
-    credit = dict.fromkeys(present_terms(terms, own, query), 1.0)
-    if context:
-        credit.update(dict.fromkeys(present_terms(terms - credit.keys(), context, query), context_weight))
-    hits = list(filter(credit.__contains__, sets[0]))  # the sets' shared order: each sum adds as it always has
-    best = 0.0
-    for weights in sets:
-        total = sum(weights.values())
-        if total:
-            best = max(best, sum(weights[t] * credit[t] for t in hits) / total)
-    return best
+    found in ``own`` plus ``context_weight`` of the share found only in ``context`` (``Framing``, for one
+    statement)."""
+    return Framing.of(sets, query, context_weight).coverages(own, frozenset(), context)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Framing:
+    """A question's ``weight_sets`` made ready to weigh many statements (``coverages``): their terms and
+    totals taken once a question, not once a statement (a question weighs 100-800)."""
+
+    sets: tuple[dict[str, float], ...]
+    totals: tuple[float, ...]  # each set's ``sum(weights.values())``, as ``coverage`` sums it
+    terms: frozenset[str]
+    query: Query
+    context_weight: float
+
+    @classmethod
+    def of(cls, sets: Sequence[dict[str, float]], query: Query, context_weight: float) -> Framing:
+        totals = tuple(sum(w.values()) for w in sets)
+        return cls(tuple(sets), totals, frozenset(sets[0]) if sets else frozenset(), query, context_weight)
+
+    def coverages(
+        self, said: AbstractSet[str], framing: AbstractSet[str], context: AbstractSet[str]
+    ) -> tuple[float, float]:
+        """``framed_coverage`` of ``said | framing`` (a statement's words and its headings), then of ``said``
+        alone, from one lookup of each term.  Each set's found share is summed over the terms found alone, in the
+        sets' shared order, so a many-part question's sets cost little beyond their totals and every sum adds as
+        it always has."""
+        if not self.sets:
+            return 0.0, 0.0
+        found = present_terms(self.terms, said, self.query)
+        framed = present_terms(self.terms - found, said | framing, self.query) if framing else set()
+        near = present_terms(self.terms - found, context, self.query) if context else set()
+        if not (found or framed or near):  # most statements a question reads hold none of its words
+            return 0.0, 0.0
+        plain = self._best(found, near)
+        return (self._best(found | framed, near - framed) if framed else plain), plain
+
+    def _best(self, found: AbstractSet[str], near: AbstractSet[str]) -> float:
+        credit = dict.fromkeys(found, 1.0)
+        credit.update(dict.fromkeys(near, self.context_weight))
+        hits = list(filter(credit.__contains__, self.sets[0]))
+        best = 0.0
+        for weights, total in zip(self.sets, self.totals, strict=True):
+            if total:
+                best = max(best, sum(weights[t] * credit[t] for t in hits) / total)
+        return best
 
 
 def present_terms(terms: Iterable[str], have: AbstractSet[str], query: Query | None) -> set[str]:

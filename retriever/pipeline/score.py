@@ -48,6 +48,7 @@ import heapq
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -58,7 +59,7 @@ from retriever.memory.provenance import When
 from retriever.pipeline import expected, forms, succession
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap, reachable
-from retriever.pipeline.query import Query, framed_coverage, weight_sets, weights
+from retriever.pipeline.query import Framing, Query, weight_sets, weights
 from retriever.pipeline.results import Candidate, Fact, Scored, Target
 from retriever.pipeline.speakers import Speakers, named_speakers, silent
 from retriever.text import analyzer
@@ -107,7 +108,7 @@ def _heading_terms(memory: Memory, target: Target) -> set[str]:
 def statement_evidences(
     cand: Candidate,
     headings: set[str],
-    sets: list[dict[str, float]],
+    sets: list[dict[str, float]] | Framing,
     query: Query,
     params: ScoreParams,
     muted: frozenset[str] = frozenset(),
@@ -115,20 +116,20 @@ def statement_evidences(
     """e(u), the query weight a statement covers with its headings, its context's words at ``context_weight``,
     and the same without its headings (what its own words and context cover: the tie-break within a section),
     from one reading of the statement and its context.  ``muted`` terms (another speaker's label:
-    ``speakers``) count for neither."""
+    ``speakers``) count for neither.  ``sets``: the question's ``weight_sets``, or them made ready (``Framing``)."""
+    framing = sets if isinstance(sets, Framing) else Framing.of(sets, query, params.context_weight)
     terms = analyzer.cached_terms(cand.statement)
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
     context = _context_terms(cand.context) if cand.context else frozenset()
-    said = set(terms) - muted
+    said = set(terms) - muted if muted else set(terms)
     if cand.cells:  # a table's column names stand in every row: they frame it, as context does
         header = _header_terms(cand.cells)
         said -= header - analyzer.term_set(" ".join(value for _, value in cand.cells))
         context = context | header
-    context = context - muted
-    framed = framed_coverage(sets, said | (headings - muted), context, query, params.context_weight) * density
-    if not headings:
-        return framed, framed
-    return framed, framed_coverage(sets, said, context, query, params.context_weight) * density
+    if muted:
+        context, headings = context - muted, headings - muted
+    framed, own = framing.coverages(said, headings, context)
+    return framed * density, own * density
 
 
 def _bonus(cand: Candidate, kinds: frozenset[str], whole: dict[str, float], params: ScoreParams) -> float:
@@ -153,10 +154,12 @@ def _header_terms(cells: tuple[tuple[str, str], ...]) -> frozenset[str]:
     return analyzer.term_set(" ".join(column for column, _ in cells))
 
 
+@lru_cache(maxsize=100_000)
 def _context_terms(context: str) -> frozenset[str]:
     """The terms of a statement's context, part by part (``extract.context_of`` joins its parent item and
     neighbours with newlines, which no term spans): each part is a statement of its own, so its terms are
-    already cached, where the joined text would be analysed afresh for every statement."""
+    already cached, where the joined text would be analysed afresh for every statement.  Memoised, as the
+    parts are: a statement's context is the same for every question."""
     return frozenset().union(*map(analyzer.term_set, context.split("\n")))
 
 
@@ -170,7 +173,7 @@ def relevance(
     """Every candidate with its rank value (0..1) and its answerability evidence; ``speakers`` are the ones
     the question names (``Run.speakers``; read off the candidates when not given)."""
     whole = weights(query, memory.index)
-    sets = weight_sets(whole, query)
+    sets = Framing.of(weight_sets(whole, query), query, params.context_weight)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
     if speakers is None:
         speakers = named_speakers((c.speaker for c in candidates), query.text)

@@ -5,9 +5,13 @@ Line numbers are 1-based file lines (front matter included) and ranges are inclu
 
 from __future__ import annotations
 
+import logging
+import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+log = logging.getLogger(__name__)
 
 Lines = tuple[int, int]
 # "field": a front-matter prose field, a summary or a reason (``text.field_statements``)
@@ -70,9 +74,44 @@ class Section:
     heading_path: tuple[str, ...]  # plain-text headings from the outermost, this one last
     lines: Lines
     text: str  # plain text of the body, for indexing and excerpts
-    units: tuple[Unit, ...]
+    units: tuple[Unit, ...]  # read through ``_units``: a section read from a pickle unpacks them when first read
 
-    __reduce__ = _by_fields
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        """Pickled as ``_by_fields``, its statements packed into one pickle of their own (``_units``)."""
+        packed = _UNITS.__get__(self, Section)
+        if type(packed) is not bytes:
+            packed = pickle.dumps(packed, protocol=pickle.HIGHEST_PROTOCOL)
+        return Section, (*(getattr(self, name) for name in self.__slots__[:-1]), packed)
+
+
+# A section's statements are most of a document's objects, and a question reads a third of the sections of the
+# documents it reads (Sourcegraph handbook: 3,789 of 12,188 statements); unpickled whole, they were most of a
+# question's first reading of a document, and garbage the collector then walked.  So a pickled section keeps them
+# as the bytes of their own pickle in the ``units`` slot, and the ``units`` attribute unpacks them when first read
+# (two threads reading at once unpack the same tuple twice, and keep one).  ``units`` is the last field: the
+# constructor, the comparisons and ``dataclasses.replace`` all see the tuple.
+_UNITS = Section.__dict__["units"]
+
+
+def _units(section: Section) -> tuple[Unit, ...]:
+    """The section's statements, unpacked when first read.  Packed bytes that do not unpickle to statements (a
+    damaged cache record: the document around them had unpickled) read as none, with a warning: a question must
+    not fail on them, and the file's next change re-reads it."""
+    value = _UNITS.__get__(section, Section)
+    if type(value) is bytes:
+        try:
+            value = pickle.loads(value)
+        except Exception:  # noqa: BLE001 - damaged bytes raise whatever unpickling meets; they are dropped
+            value = None
+        if type(value) is not tuple or not all(type(unit) is Unit for unit in value):
+            log.warning("the statements of section %r are damaged in the index cache; it is read without them",
+                        section.title[:80])
+            value = ()
+        _UNITS.__set__(section, value)
+    return value  # type: ignore[no-any-return]
+
+
+setattr(Section, "units", property(_units, _UNITS.__set__))  # noqa: B010 - mypy would refuse the assignment
 
 
 @dataclass(frozen=True, slots=True)

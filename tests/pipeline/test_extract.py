@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import TreeFactory
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retriever import Retriever
-from retriever.pipeline.extract import LONG_SECTION, context_of, listed, read_units, word_starts
+from retriever import Retriever, Settings
+from retriever.memory.memory import Memory
+from retriever.pipeline import extract
+from retriever.pipeline.extract import LONG_SECTION, candidates_of, context_of, listed, read_units, word_starts
 from retriever.pipeline.query import analyze
+from retriever.pipeline.results import Target
 from retriever.text.models import Unit
 
 
@@ -179,3 +183,52 @@ def test_a_question_of_a_long_logged_section_finds_its_answer_among_the_statemen
 
     assert len(result.run.candidates) == LONG_SECTION
     assert "second floor" in result.run.facts[0].statement
+
+
+def _target(memory: Memory, rel_path: str, ordinal: int = 1) -> Target:
+    """A target for the live section ``ordinal`` of ``rel_path``."""
+    live = (int(sid) for sid in memory.index.alive.nonzero()[0])
+    sid = next(s for s in live if memory.section(s)[0].rel_path == rel_path and memory.section(s)[1].ordinal == ordinal)
+    return Target(sid, rel_path, ordinal, "", rel_path, (1, 1), 1.0, 1.0, "")
+
+
+def test_a_sections_statements_are_prepared_once_and_every_question_reads_the_same(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = make_tree({"a.md": "# A\n\n## Leave\n\nStaff take 25 days.\n\n- Carry-over:\n  - Five days.\n"})
+    memory = Memory.open(tree, Settings.from_env())
+    target = _target(memory, "a.md")
+    first = list(candidates_of(memory, target, analyze("leave")))
+    made: list[int] = []
+    monkeypatch.setattr(extract, "context_of", lambda units, i: made.append(i) or "")
+
+    again = list(candidates_of(memory, target, analyze("carry over")))
+
+    assert again == first and not made  # read from what the first question prepared
+    statements = ["Leave: Staff take 25 days.", "Leave: Carry-over:", "Carry-over: Five days."]
+    assert [c.statement for c in first] == statements
+
+
+def test_an_edited_sections_statements_are_prepared_afresh(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "# A\n\n## Leave\n\nStaff take 25 days.\n"})
+    memory = Memory.open(root, Settings.from_env())
+    assert [c.statement for c in candidates_of(memory, _target(memory, "a.md"))] == ["Leave: Staff take 25 days."]
+
+    (root / "a.md").write_text("# A\n\n## Leave\n\nStaff take 30 days.\n", encoding="utf-8")
+    memory.refresh()
+
+    assert [c.statement for c in candidates_of(memory, _target(memory, "a.md"))] == ["Leave: Staff take 30 days."]
+
+
+def test_a_long_section_prepares_only_the_statements_questions_read(make_tree: TreeFactory) -> None:
+    lines = [f"- Entry {i}: deploy finished." for i in range(LONG_SECTION * 3)]
+    lines[1000] = "- Entry 1000: the parking permit desk moved."
+    memory = Memory.open(make_tree({"log.md": "# Build log\n\n" + "\n".join(lines) + "\n"}), Settings.from_env())
+    target = _target(memory, "log.md", 0)
+
+    read = list(candidates_of(memory, target, analyze("parking permit desk")))
+    section = memory.section(target.section_id)[1]
+    prepared = extract._prepared(section)
+
+    assert len(read) == LONG_SECTION and any("parking permit" in c.statement for c in read)
+    assert sum(f is not extract._UNREAD for f in prepared.fields) == LONG_SECTION

@@ -18,6 +18,7 @@ from retriever.config import MAX_PROMPT_CHARS
 from retriever.pipeline.expansion import FRAMING_TERMS
 from retriever.pipeline.query import (
     MAX_PARTS,
+    Framing,
     Query,
     analyze,
     best_coverage,
@@ -122,6 +123,30 @@ def test_coverage_of_the_parts_is_the_old_sums_to_the_last_bit(
     present, sets = set(own), weight_sets(weights, query)
     assert best_coverage(weights, present, query) == max(coverage(w, present, query) for w in sets)
     assert framed_coverage(sets, present, context, query, 0.4) == old_framed(sets, present, context, query, 0.4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(TERMS[:6]), st.floats(0.0, 9.0, allow_subnormal=False), max_size=6),
+    st.lists(st.lists(st.sampled_from(TERMS), min_size=1, max_size=3).map(tuple), max_size=4),
+    term_sets,
+    term_sets,
+    term_sets,
+)
+def test_a_statements_two_coverages_are_the_old_sums_with_and_without_its_headings_to_the_last_bit(
+    weights: dict[str, float],
+    parts: list[tuple[str, ...]],
+    said: frozenset[str],
+    headings: frozenset[str],
+    context: frozenset[str],
+) -> None:
+    query = replace(analyze("x"), parts=tuple(parts), alternates={"a": (frozenset({"x", "y"}),)})
+    sets = weight_sets(weights, query)
+
+    framed, own = Framing.of(sets, query, 0.4).coverages(said, headings, context)
+
+    assert framed == old_framed(sets, set(said | headings), context, query, 0.4)
+    assert own == old_framed(sets, set(said), context, query, 0.4)
 
 
 def _topics(count: int) -> list[str]:
