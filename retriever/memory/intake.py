@@ -10,14 +10,15 @@ of picklable arguments, so ``workers.ordered`` can run them in worker processes.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 
 from retriever.memory.cache import encode_document
 from retriever.memory.records import Parsed, Record, Task, indexable
 from retriever.memory.vectors import with_statement_vectors
-from retriever.text import reader
-from retriever.text.models import Document
+from retriever.text import analyzer, reader
+from retriever.text.models import Document, Unit
 from retriever.text.parser import ParseError, parse_document
 
 log = logging.getLogger(__name__)
@@ -26,9 +27,19 @@ _DETAIL_CHARS = 200  # of an unexpected exception's message in a skip reason
 
 
 def prepare(doc: Document) -> Parsed:
-    """A parsed document in the form a build consumes (see ``records.Parsed``)."""
-    doc = with_statement_vectors(doc)
+    """A parsed document in the form a build consumes (see ``records.Parsed``), its statements' vectors and terms
+    taken (``with_statement_vectors``, ``with_statement_terms``)."""
+    doc = with_statement_terms(with_statement_vectors(doc))
     return Parsed(encode_document(doc), indexable(doc))
+
+
+def with_statement_terms(doc: Document) -> Document:
+    """``doc`` with each statement's terms in it (``Unit.terms``)."""
+    def with_terms(unit: Unit) -> Unit:
+        return dataclasses.replace(unit, terms=tuple(analyzer.terms(unit.text)))
+
+    sections = tuple(dataclasses.replace(s, units=tuple(map(with_terms, s.units))) for s in doc.sections)
+    return dataclasses.replace(doc, sections=sections)
 
 
 def read(root: Path, task: Task, max_bytes: int) -> Record:

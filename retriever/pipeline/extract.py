@@ -58,6 +58,17 @@ def context_of(units: tuple[Unit, ...], i: int) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def context_terms(units: tuple[Unit, ...], i: int) -> frozenset[str] | None:
+    """The terms of ``context_of(units, i)``: its parent item's text analysed, its neighbours' stored
+    (``Unit.terms``); None where a neighbour has none stored (the context is then analysed when scored)."""
+    field = units[i].kind == "field"
+    found = [units[j] for j in (i - 1, i + 1) if 0 <= j < len(units) and (units[j].kind == "field") == field]
+    if any(not unit.terms and unit.text for unit in found):
+        return None
+    parent = analyzer.term_set(units[i].context) if units[i].context else frozenset()
+    return parent.union(*(unit.terms for unit in found))
+
+
 def listed(units: tuple[Unit, ...], i: int) -> tuple[str, int] | None:
     """What a lead-in ("Three accounts … account for 55% of MRR:") introduces: the items of the list that
     starts right after it, each by its first sentence, and the last line they reach; None for any other
@@ -130,8 +141,10 @@ def candidates_of(memory: Memory, target: Target, query: Query | None = None) ->
     for i in read_units(section.units, query):
         fields = prepared.fields[i] if prepared.fields[i] is not _UNREAD else prepared.prepare(i)
         if fields is not None:
-            statement, lines, kind, context, cells, speaker, shown, vector = fields
-            yield Candidate(statement, target, lines, kind, context, None, cells, speaker, shown, vector)
+            statement, lines, kind, context, cells, speaker, shown, vector, terms, context_terms = fields
+            yield Candidate(
+                statement, target, lines, kind, context, None, cells, speaker, shown, vector, terms, context_terms
+            )
 
 
 _UNREAD = object()  # a statement not prepared yet
@@ -162,8 +175,12 @@ class _Prepared:
                 shown = f"{(shown or framed(unit, section)).rstrip()} {introduced[0]}"
                 lines = (lines[0], introduced[1])
             context = context_of(section.units, i)
-            # The vector is of the statement as framed (``text.framing``), taken when the file was indexed.
-            fields = (framed(unit, section), lines, unit.kind, context, unit.cells, turn.speaker, shown, unit.vector)
+            statement = framed(unit, section)
+            # The vector is of the statement as framed (``text.framing``), taken when the file was indexed; its
+            # terms, and its context's, are those stored with the statements (``Unit.terms``) where they are its.
+            terms = unit.terms if statement == unit.text else ()
+            fields = (statement, lines, unit.kind, context, unit.cells, turn.speaker, shown, unit.vector, terms,
+                      context_terms(section.units, i))
         self.fields[i] = fields
         return fields
 

@@ -73,6 +73,10 @@ class Candidate:
     shown: str = ""  # the statement as a fact shows it, when that differs (a continued turn names its speaker)
     # The statement's meaning vector, packed, when the index stored it (``Unit.vector``); b"": embed it.
     vector: bytes = field(default=b"", compare=False, repr=False)
+    # The statement's terms and its context's, when its section's stored statements give them (``extract``): ()
+    # and None, analyse the texts.
+    terms: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    context_terms: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,9 +118,12 @@ def statement_evidences(
     from one reading of the statement and its context.  ``muted`` terms (another speaker's label:
     ``speakers``) count for neither.  ``sets``: the question's ``weight_sets``, or them made ready (``Framing``)."""
     framing = sets if isinstance(sets, Framing) else Framing.of(sets, query, params.context_weight)
-    terms = analyzer.cached_terms(cand.statement)
+    terms = cand.terms or analyzer.cached_terms(cand.statement)
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
-    context = _context_terms(cand.context) if cand.context else frozenset()
+    if cand.context_terms is not None:
+        context = cand.context_terms
+    else:
+        context = _context_terms(cand.context) if cand.context else frozenset()
     said = set(terms) - muted if muted else set(terms)
     if cand.cells:  # a table's column names stand in every row: they frame it, as context does
         header = _header_terms(cand.cells)

@@ -48,6 +48,9 @@ class Unit:
     # row and float32 scale), taken beside its section's when the file is indexed: a question's first reading of a
     # statement then embeds nothing.  b"": none taken (stop words alone, no embedding table).
     vector: bytes = field(default=b"", compare=False, repr=False)
+    # Its text's terms (``analyzer.terms``), taken when the file is indexed: a question's first reading of a section
+    # then analyses none of its statements.  (): none taken (or none there); the text is analysed when read.
+    terms: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     __reduce__ = _by_fields
 

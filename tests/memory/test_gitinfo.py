@@ -16,6 +16,7 @@ from retriever import Retriever, Settings
 from retriever.adapters.cli import cli
 from retriever.memory import gitinfo
 from retriever.memory.memory import Memory
+from retriever.text import analyzer
 
 pytestmark = pytest.mark.skipif(os.system("git --version > /dev/null 2>&1") != 0, reason="git is not installed")
 
@@ -341,3 +342,9 @@ def test_a_memory_read_at_a_revision_stores_its_statements_vectors(repo: Path) -
     memory = Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD")
     units = [u for s in memory.document("policies/leave.md").sections for u in s.units]
     assert units and all(len(u.vector) == 256 + 4 for u in units)
+
+
+def test_a_memory_read_at_a_revision_stores_its_statements_terms(repo: Path) -> None:
+    memory = Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD")
+    units = [u for s in memory.document("policies/leave.md").sections for u in s.units]
+    assert units and all(u.terms and u.terms == tuple(analyzer.terms(u.text)) for u in units if u.text.strip())

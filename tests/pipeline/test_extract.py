@@ -13,6 +13,7 @@ from retriever.pipeline import extract
 from retriever.pipeline.extract import LONG_SECTION, candidates_of, context_of, listed, read_units, word_starts
 from retriever.pipeline.query import analyze
 from retriever.pipeline.results import Target
+from retriever.text import analyzer
 from retriever.text.models import Unit
 
 
@@ -232,3 +233,19 @@ def test_a_long_section_prepares_only_the_statements_questions_read(make_tree: T
 
     assert len(read) == LONG_SECTION and any("parking permit" in c.statement for c in read)
     assert sum(f is not extract._UNREAD for f in prepared.fields) == LONG_SECTION
+
+
+def test_a_candidate_carries_the_stored_terms_of_its_statement_and_context_as_analysing_them_reads(
+    make_tree: TreeFactory,
+) -> None:
+    page = "# A\n\n## Leave\n\nStaff take twenty five days of paid leave every year.\n\n- Carry-over:\n  - Five days.\n"
+    memory = Memory.open(make_tree({"a.md": page}), Settings.from_env())
+
+    found = list(candidates_of(memory, _target(memory, "a.md")))
+
+    by_text = {c.statement: c for c in found}
+    assert by_text["Staff take twenty five days of paid leave every year."].terms[:2] == ("staff", "take")
+    assert by_text["Carry-over: Five days."].terms == ()  # framed: the framed text is analysed when scored
+    for c in found:
+        assert c.terms in ((), tuple(analyzer.terms(c.statement)))
+        assert c.context_terms == frozenset(t for part in c.context.split("\n") for t in analyzer.terms(part))

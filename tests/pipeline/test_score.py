@@ -466,3 +466,18 @@ def test_a_field_keeps_field_weight_of_its_rank_value_after_meaning_and_a_body_s
     out = score.yield_fields([field, body], ScoreParams(field_weight=0.9))
     assert [round(s.relevance, 6) for s in out] == [0.72, 0.75]
     assert [s.evidence for s in out] == [0.7, 0.7]
+
+
+def test_the_terms_stored_with_statements_score_as_their_texts_analysed(make_tree: TreeFactory) -> None:
+    page = (
+        "# Travel\n\n## Meals\n\nMeals on work trips are paid at the daily rate.\n\n"
+        "- Per diem:\n  - Breakfast is included when the hotel serves it.\n  - Dinner up to 40 EUR.\n\n"
+        "| Trip | Meals paid |\n|---|---|\n| Domestic | Lunch and dinner |\n| Abroad | All meals |\n"
+    )
+    memory = Memory.open(make_tree({"travel.md": page, **TRAVEL}), Settings.from_env())
+    query, candidates = _candidates(memory, "Are my meals paid for when I travel for work?")
+    analysed = tuple(dataclasses.replace(c, terms=(), context_terms=None) for c in candidates)
+
+    assert sum(bool(c.terms) for c in candidates) >= 5 and sum(bool(c.context_terms) for c in candidates) >= 5
+    scored, again = relevance(candidates, memory, query, DEFAULT), relevance(analysed, memory, query, DEFAULT)
+    assert [(s.relevance, s.evidence, s.own) for s in scored] == [(s.relevance, s.evidence, s.own) for s in again]
