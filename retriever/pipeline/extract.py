@@ -158,7 +158,7 @@ class _Prepared:
     or digit, ``_UNREAD`` until made."""
 
     section: Section
-    turns: list[Turn]
+    turns: list[Turn]  # each statement's (``speakers.turns``), until every statement is prepared
     fields: list[Any]
 
     def prepare(self, i: int) -> tuple[Any, ...] | None:
@@ -202,6 +202,7 @@ def _prepared(section: Section) -> _Prepared:
     if len(section.units) <= LONG_SECTION:
         for i in range(len(section.units)):
             prepared.prepare(i)
+        prepared.turns = []  # every statement is prepared: the turns are read no more
     with _lock:
         _by_section[id(section)] = prepared
         while len(_by_section) > _SECTIONS:
