@@ -148,7 +148,9 @@ def candidates_of(memory: Memory, target: Target, query: Query | None = None) ->
 
 
 _UNREAD = object()  # a statement not prepared yet
-_SECTIONS = 4096  # sections kept prepared (a question reads 10-30)
+# Statements kept prepared, counted by their sections' sizes (~1.1 KB each prepared: ~55 MB at most).  A question
+# reads 100-800; a section of more than half of this is prepared for each question that reads it, not kept.
+_STATEMENTS = 50_000
 
 
 @dataclass(slots=True)
@@ -186,13 +188,15 @@ class _Prepared:
 
 
 _by_section: OrderedDict[int, _Prepared] = OrderedDict()
+_held = 0  # statements of the sections in ``_by_section``
 _lock = threading.Lock()
 
 
 def _prepared(section: Section) -> _Prepared:
     """The section's statements prepared: kept by the section object's identity, the section held beside them so
-    that a new object at a reused address is prepared afresh; the ``_SECTIONS`` most recently read are kept.  A
-    section of ``LONG_SECTION`` statements or fewer is prepared whole; of a longer one, what questions read."""
+    that a new object at a reused address is prepared afresh; the sections read most recently are kept, up to
+    ``_STATEMENTS`` statements in all.  A section of ``LONG_SECTION`` statements or fewer is prepared whole; of a
+    longer one, what questions read."""
     with _lock:
         held = _by_section.get(id(section))
         if held is not None and held.section is section:
@@ -203,11 +207,21 @@ def _prepared(section: Section) -> _Prepared:
         for i in range(len(section.units)):
             prepared.prepare(i)
         prepared.turns = []  # every statement is prepared: the turns are read no more
-    with _lock:
-        _by_section[id(section)] = prepared
-        while len(_by_section) > _SECTIONS:
-            _by_section.popitem(last=False)
+    if len(prepared.fields) <= _STATEMENTS // 2:
+        _keep(prepared)
     return prepared
+
+
+def _keep(prepared: _Prepared) -> None:
+    """Keep ``prepared``, in place of what its section's address held, and let go of the sections read least
+    recently while more than ``_STATEMENTS`` statements are kept."""
+    global _held
+    with _lock:
+        old = _by_section.pop(id(prepared.section), None)
+        _held += len(prepared.fields) - (len(old.fields) if old is not None else 0)
+        _by_section[id(prepared.section)] = prepared
+        while _held > _STATEMENTS:
+            _held -= len(_by_section.popitem(last=False)[1].fields)
 
 
 def extract(

@@ -330,6 +330,8 @@ class Framing:
 
     @classmethod
     def of(cls, sets: Sequence[dict[str, float]], query: Query, context_weight: float) -> Framing:
+        """``weight_sets`` of ``query`` made ready; a share found only in a statement's context counts
+        ``context_weight`` of one found in its words."""
         totals = tuple(sum(w.values()) for w in sets)
         return cls(tuple(sets), totals, frozenset(sets[0]) if sets else frozenset(), query, context_weight)
 

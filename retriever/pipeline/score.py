@@ -158,7 +158,7 @@ def _header_terms(cells: tuple[tuple[str, str], ...]) -> frozenset[str]:
     return analyzer.term_set(" ".join(column for column, _ in cells))
 
 
-@lru_cache(maxsize=100_000)
+@lru_cache(maxsize=20_000)  # most candidates carry their context's terms (``Candidate.context_terms``)
 def _context_terms(context: str) -> frozenset[str]:
     """The terms of a statement's context, part by part (``extract.context_of`` joins its parent item and
     neighbours with newlines, which no term spans): each part is a statement of its own, so its terms are

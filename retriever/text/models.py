@@ -82,18 +82,26 @@ class Section:
     def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
         """Pickled as ``_by_fields``, its statements packed into one pickle of their own (``_units``)."""
         packed = _UNITS.__get__(self, Section)
-        if type(packed) is not bytes:
-            packed = pickle.dumps(packed, protocol=pickle.HIGHEST_PROTOCOL)
+        if type(packed) is not PackedUnits:
+            packed = PackedUnits(pickle.dumps(packed, protocol=pickle.HIGHEST_PROTOCOL))
         return Section, (*(getattr(self, name) for name in self.__slots__[:-1]), packed)
+
+
+class PackedUnits(bytes):
+    """A section's statements pickled on their own (``Section.__reduce__``).  Its own type, not bytes: a process
+    of a version before it cannot unpickle a record holding one, and skips the record, where plain bytes would
+    have read as a section whose statements are bytes."""
 
 
 # A section's statements are most of a document's objects, and a question reads a third of the sections of the
 # documents it reads (Sourcegraph handbook: 3,789 of 12,188 statements); unpickled whole, they were most of a
 # question's first reading of a document, and garbage the collector then walked.  So a pickled section keeps them
 # as the bytes of their own pickle in the ``units`` slot, and the ``units`` attribute unpacks them when first read
-# (two threads reading at once unpack the same tuple twice, and keep one).  ``units`` is the last field: the
-# constructor, the comparisons and ``dataclasses.replace`` all see the tuple.
+# (two threads reading at once unpack the same tuple twice, and keep one).  ``units`` must stay the last field
+# (``__reduce__`` packs the last slot): the constructor, the comparisons and ``dataclasses.replace`` all see the
+# tuple.
 _UNITS = Section.__dict__["units"]
+assert Section.__slots__[-1] == "units", "Section.__reduce__ packs the last slot: keep units the last field"
 
 
 def _units(section: Section) -> tuple[Unit, ...]:
@@ -101,7 +109,7 @@ def _units(section: Section) -> tuple[Unit, ...]:
     damaged cache record: the document around them had unpickled) read as none, with a warning: a question must
     not fail on them, and the file's next change re-reads it."""
     value = _UNITS.__get__(section, Section)
-    if type(value) is bytes:
+    if type(value) is PackedUnits:
         try:
             value = pickle.loads(value)
         except Exception:  # noqa: BLE001 - damaged bytes raise whatever unpickling meets; they are dropped

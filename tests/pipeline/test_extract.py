@@ -215,10 +215,10 @@ def test_an_edited_sections_statements_are_prepared_afresh(make_tree: TreeFactor
     memory = Memory.open(root, Settings.from_env())
     assert [c.statement for c in candidates_of(memory, _target(memory, "a.md"))] == ["Leave: Staff take 25 days."]
 
-    (root / "a.md").write_text("# A\n\n## Leave\n\nStaff take 30 days.\n", encoding="utf-8")
+    (root / "a.md").write_text("# A\n\n## Leave\n\nStaff take 130 days.\n", encoding="utf-8")  # a new size
     memory.refresh()
 
-    assert [c.statement for c in candidates_of(memory, _target(memory, "a.md"))] == ["Leave: Staff take 30 days."]
+    assert [c.statement for c in candidates_of(memory, _target(memory, "a.md"))] == ["Leave: Staff take 130 days."]
 
 
 def test_a_long_section_prepares_only_the_statements_questions_read(make_tree: TreeFactory) -> None:
@@ -238,14 +238,38 @@ def test_a_long_section_prepares_only_the_statements_questions_read(make_tree: T
 def test_a_candidate_carries_the_stored_terms_of_its_statement_and_context_as_analysing_them_reads(
     make_tree: TreeFactory,
 ) -> None:
-    page = "# A\n\n## Leave\n\nStaff take twenty five days of paid leave every year.\n\n- Carry-over:\n  - Five days.\n"
+    page = (
+        "# A\n\n## Leave\n\nStaff take twenty five days of paid leave every year.\n\n"
+        "- Carry-over rules:\n  - Five days.\n  - Approved by managers before March.\n"
+    )
     memory = Memory.open(make_tree({"a.md": page}), Settings.from_env())
 
     found = list(candidates_of(memory, _target(memory, "a.md")))
 
     by_text = {c.statement: c for c in found}
     assert by_text["Staff take twenty five days of paid leave every year."].terms[:2] == ("staff", "take")
-    assert by_text["Carry-over: Five days."].terms == ()  # framed: the framed text is analysed when scored
+    assert by_text["Carry-over rules: Five days."].terms == ()  # framed: the framed text is analysed when scored
+    # the second child's context: its parent item (not its neighbour) and the child before it
+    assert {"rule", "carri"} <= (by_text["Carry-over rules: Approved by managers before March."].context_terms or {""})
     for c in found:
         assert c.terms in ((), tuple(analyzer.terms(c.statement)))
         assert c.context_terms == frozenset(t for part in c.context.split("\n") for t in analyzer.terms(part))
+
+
+def test_the_prepared_sections_kept_hold_at_most_the_statement_budget_the_least_recent_let_go(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pages = {f"p{n}.md": f"# P{n}\n\n## Part\n\n" + "".join(f"- Item {n}-{i} of the list.\n" for i in range(10))
+             for n in range(4)}
+    memory = Memory.open(make_tree(pages), Settings.from_env())
+    monkeypatch.setattr(extract, "_STATEMENTS", 25)
+    monkeypatch.setattr(extract, "_by_section", type(extract._by_section)())
+    monkeypatch.setattr(extract, "_held", 0)
+    sections = [memory.section(_target(memory, f"p{n}.md").section_id)[1] for n in range(4)]
+
+    for section in sections:
+        extract._prepared(section)
+
+    kept = [p.section for p in extract._by_section.values()]
+    assert kept == sections[2:] and extract._held == 20  # two of ten statements fit in 25
+    assert extract._prepared(sections[3]) is extract._by_section[id(sections[3])]  # a kept one is read back

@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 from retriever.text import models
-from retriever.text.models import Document, Section, Unit
+from retriever.text.models import Document, PackedUnits, Section, Unit
 
 UNITS = (
     Unit("sentence", "Receipts are filed within a week.", (5, 5), vector=b"\x01\x02"),
@@ -29,10 +29,17 @@ def _packed(section: Section) -> object:
 def test_a_pickled_section_holds_its_statements_packed_until_they_are_first_read() -> None:
     copy = pickle.loads(pickle.dumps(_section()))
 
-    assert type(_packed(copy)) is bytes
+    assert type(_packed(copy)) is PackedUnits
     assert copy.units == UNITS and copy.units[0].vector == b"\x01\x02"
     assert type(_packed(copy)) is tuple  # unpacked once, then kept
     assert copy == _section() and hash(copy) == hash(_section())
+
+
+def test_plain_bytes_in_the_statements_slot_are_not_taken_for_packed_statements() -> None:
+    # What a record of this version read by an older process would have looked like without ``PackedUnits``.
+    odd = Section(1, None, "Expenses", 0, (), (1, 2), "", pickle.dumps(UNITS))  # type: ignore[arg-type]
+    assert odd.units == pickle.dumps(UNITS)  # left as it is: only PackedUnits are unpacked
+    assert b"PackedUnits" in pickle.dumps(_section())
 
 
 def test_a_section_pickled_again_before_its_statements_are_read_passes_the_same_bytes_on() -> None:
@@ -41,7 +48,7 @@ def test_a_section_pickled_again_before_its_statements_are_read_passes_the_same_
 
     again = pickle.loads(pickle.dumps(copy))
 
-    assert _packed(again) == packed and type(_packed(copy)) is bytes  # passing it on did not unpack it
+    assert _packed(again) == packed and type(_packed(copy)) is PackedUnits  # passing it on did not unpack it
     assert again.units == UNITS
 
 
@@ -65,7 +72,7 @@ def test_a_document_read_back_equals_the_one_pickled_and_replace_keeps_the_state
     ],
 )
 def test_damaged_packed_statements_read_as_none_with_a_warning(packed: bytes, caplog: pytest.LogCaptureFixture) -> None:
-    damaged = Section(1, None, "Expenses", 0, (), (1, 2), "", packed)  # type: ignore[arg-type]
+    damaged = Section(1, None, "Expenses", 0, (), (1, 2), "", PackedUnits(packed))  # type: ignore[arg-type]
 
     with caplog.at_level(logging.WARNING):
         assert damaged.units == () and damaged.units == ()
