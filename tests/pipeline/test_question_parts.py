@@ -93,6 +93,8 @@ def test_the_longest_questions_asked_keep_all_their_parts() -> None:
 # Coverage of a many-part question: the same value, to the last bit, as the old sums over every term of every set.
 TERMS = ["a", "b", "c", "d", "e", "f", "x", "y"]
 term_sets = st.frozensets(st.sampled_from(TERMS))
+term_weights = st.dictionaries(st.sampled_from(TERMS[:6]), st.floats(0.0, 9.0, allow_subnormal=False), max_size=6)
+question_parts_of_terms = st.lists(st.lists(st.sampled_from(TERMS), min_size=1, max_size=3).map(tuple), max_size=4)
 
 
 def old_framed(sets: list[dict[str, float]], own: set[str], context: frozenset[str], query: Query, cw: float) -> float:
@@ -111,8 +113,8 @@ def old_framed(sets: list[dict[str, float]], own: set[str], context: frozenset[s
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.dictionaries(st.sampled_from(TERMS[:6]), st.floats(0.0, 9.0, allow_subnormal=False), max_size=6),
-    st.lists(st.lists(st.sampled_from(TERMS), min_size=1, max_size=3).map(tuple), max_size=4),
+    term_weights,
+    question_parts_of_terms,
     term_sets,
     term_sets,
 )
@@ -127,8 +129,8 @@ def test_coverage_of_the_parts_is_the_old_sums_to_the_last_bit(
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.dictionaries(st.sampled_from(TERMS[:6]), st.floats(0.0, 9.0, allow_subnormal=False), max_size=6),
-    st.lists(st.lists(st.sampled_from(TERMS), min_size=1, max_size=3).map(tuple), max_size=4),
+    term_weights,
+    question_parts_of_terms,
     term_sets,
     term_sets,
     term_sets,
