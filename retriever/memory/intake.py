@@ -16,9 +16,9 @@ from pathlib import Path
 
 from retriever.memory.cache import encode_document
 from retriever.memory.records import Parsed, Record, Task, indexable
-from retriever.memory.vectors import with_statement_vectors
+from retriever.memory.vectors import statement_vectors
 from retriever.text import analyzer, reader
-from retriever.text.models import Document, Unit
+from retriever.text.models import Document, Section
 from retriever.text.parser import ParseError, parse_document
 
 log = logging.getLogger(__name__)
@@ -28,18 +28,24 @@ _DETAIL_CHARS = 200  # of an unexpected exception's message in a skip reason
 
 def prepare(doc: Document) -> Parsed:
     """A parsed document in the form a build consumes (see ``records.Parsed``), its statements' vectors and terms
-    taken (``with_statement_vectors``, ``with_statement_terms``)."""
-    doc = with_statement_terms(with_statement_vectors(doc))
+    taken (``with_statement_data``)."""
+    doc = with_statement_data(doc)
     return Parsed(encode_document(doc), indexable(doc))
 
 
-def with_statement_terms(doc: Document) -> Document:
-    """``doc`` with each statement's terms in it (``Unit.terms``)."""
-    def with_terms(unit: Unit) -> Unit:
-        return dataclasses.replace(unit, terms=tuple(analyzer.terms(unit.text)))
+def with_statement_data(doc: Document) -> Document:
+    """``doc`` with each statement's vector (``vectors.statement_vectors``) and terms (``analyzer.terms``) in it
+    (``Unit.vector``, ``Unit.terms``), both set in one copy of the statement."""
+    return dataclasses.replace(doc, sections=tuple(map(_section_data, doc.sections)))
 
-    sections = tuple(dataclasses.replace(s, units=tuple(map(with_terms, s.units))) for s in doc.sections)
-    return dataclasses.replace(doc, sections=sections)
+
+def _section_data(section: Section) -> Section:
+    packed = statement_vectors(section)
+    units = tuple(
+        dataclasses.replace(unit, vector=vector, terms=tuple(analyzer.terms(unit.text)))
+        for unit, vector in zip(section.units, packed, strict=True)
+    )
+    return dataclasses.replace(section, units=units)
 
 
 def read(root: Path, task: Task, max_bytes: int) -> Record:

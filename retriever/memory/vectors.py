@@ -15,14 +15,13 @@ aligned with section ids exactly as postings are; the cache stores the same byte
 build and a cached load rank alike.
 
 A statement's vector (the score stage's meaning compares ~60 a question) is taken in the same worker
-(``with_statement_vectors``) and kept, ``pack``ed the same way, in its document's record (``Unit.vector``):
-embedding them at question time was an eighth of a question's first asking (12.9% of its instructions on the
-Sourcegraph handbook), for a cold index ~15–40% longer and a cache ~50% larger.
+(``statement_vectors``, from ``intake.with_statement_data``) and kept, ``pack``ed the same way, in its document's
+record (``Unit.vector``): embedding them at question time was an eighth of a question's first asking (12.9% of
+its instructions on the Sourcegraph handbook), for a cold index ~15–40% longer and a cache ~50% larger.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import threading
 from collections import OrderedDict
@@ -117,7 +116,7 @@ class Remembered:
 
     def embed_stored(self, texts: Sequence[str], stored: Sequence[bytes]) -> FloatArray:
         """``embed(texts)``, each text's ``stored`` vector (``pack``, of the table's width) unpacked instead of
-        its text embedded: a statement's vector as the index keeps it (``with_statement_vectors``)."""
+        its text embedded: a statement's vector as the index keeps it (``statement_vectors``)."""
         table = embeddings.table()
         width = table.dims + 4 if table is not None else -1
         kept = [i for i, packed in enumerate(stored) if len(packed) == width]
@@ -171,22 +170,16 @@ def unpack(packed: Sequence[bytes], dims: int) -> FloatArray:
     return out
 
 
-def with_statement_vectors(doc: Document) -> Document:
-    """``doc`` with each statement's vector packed in it (``Unit.vector``; ``embed`` of the statement as it is
+def statement_vectors(section: Section) -> list[bytes]:
+    """Each of ``section``'s statements' vectors, packed (``Unit.vector``; ``embed`` of the statement as it is
     scored: ``text.framing``): the index stores them with the document, so a question reads them rather than
-    embedding the statements it scores.  ``doc`` as it is without an embedding table."""
-    if embeddings.table() is None or not any(s.units for s in doc.sections):
-        return doc
-    return dataclasses.replace(doc, sections=tuple(_section_with_vectors(s) for s in doc.sections))
-
-
-def _section_with_vectors(section: Section) -> Section:
-    # A batch at a time: a section of 50,000 one-word lines would otherwise hold 51 MB of float32 rows at once.
+    embedding the statements it scores.  All b"" without an embedding table."""
     units = section.units
+    if embeddings.table() is None:
+        return [b""] * len(units)
+    # A batch at a time: a section of 50,000 one-word lines would otherwise hold 51 MB of float32 rows at once.
     batches = (units[at : at + _STATEMENT_BATCH] for at in range(0, len(units), _STATEMENT_BATCH))
-    packed = [row for batch in batches for row in _packed(section, batch)]
-    vectored = tuple(dataclasses.replace(u, vector=v) for u, v in zip(units, packed, strict=True))
-    return dataclasses.replace(section, units=vectored)
+    return [row for batch in batches for row in _packed(section, batch)]
 
 
 def _packed(section: Section, units: Sequence[Unit]) -> list[bytes]:

@@ -16,6 +16,7 @@ from retriever.memory import vectors
 from retriever.memory.build import add_sections
 from retriever.memory.cache import decode_document, encode_document
 from retriever.memory.index import SectionIndex
+from retriever.memory.intake import with_statement_data
 from retriever.memory.memory import Memory
 from retriever.memory.vectors import section_text
 from retriever.text.framing import framed
@@ -203,9 +204,9 @@ def test_stored_vectors_are_read_and_only_the_texts_without_one_embedded(monkeyp
 
 def test_statements_are_embedded_a_batch_at_a_time_to_the_same_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = parse_document("travel.md", TRAVEL + "\n## Hotels\n\n- Booked by the travel desk.\n- Up to 130 euros.\n")
-    whole = [u.vector for s in vectors.with_statement_vectors(doc).sections for u in s.units]
+    whole = [v for s in doc.sections for v in vectors.statement_vectors(s)]
     monkeypatch.setattr(vectors, "_STATEMENT_BATCH", 2)
-    batched = [u.vector for s in vectors.with_statement_vectors(doc).sections for u in s.units]
+    batched = [v for s in doc.sections for v in vectors.statement_vectors(s)]
     assert len(whole) == 3 and all(whole) and batched == whole
 
 
@@ -217,7 +218,7 @@ def test_a_stored_row_that_is_not_finite_is_embedded_again() -> None:
 
 
 def test_the_cache_record_keeps_each_statements_vector() -> None:
-    doc = vectors.with_statement_vectors(parse_document("travel.md", TRAVEL))
+    doc = with_statement_data(parse_document("travel.md", TRAVEL))
     again = decode_document(encode_document(doc))
     assert [u.vector for s in again.sections for u in s.units] == [u.vector for s in doc.sections for u in s.units]
     assert all(u.vector for s in again.sections for u in s.units)
