@@ -308,15 +308,6 @@ def _part_totals(weights: Mapping[str, float], parts: Sequence[Sequence[str]]) -
     return out
 
 
-def framed_coverage(
-    sets: list[dict[str, float]], own: set[str], context: frozenset[str], query: Query, context_weight: float
-) -> float:
-    """The best, over ``weight_sets`` (the same terms in the same order, weighed differently), of the share
-    found in ``own`` plus ``context_weight`` of the share found only in ``context`` (``Framing``, for one
-    statement)."""
-    return Framing.of(sets, query, context_weight).coverages(own, frozenset(), context)[0]
-
-
 @dataclass(frozen=True, slots=True)
 class Framing:
     """A question's ``weight_sets`` made ready to weigh many statements (``coverages``): their terms and
@@ -338,10 +329,11 @@ class Framing:
     def coverages(
         self, said: AbstractSet[str], framing: AbstractSet[str], context: AbstractSet[str]
     ) -> tuple[float, float]:
-        """``framed_coverage`` of ``said | framing`` (a statement's words and its headings), then of ``said``
-        alone, from one lookup of each term.  Each set's found share is summed over the terms found alone, in the
-        sets' shared order, so a many-part question's sets cost little beyond their totals and every sum adds as
-        it always has."""
+        """The best, over the sets, of the share of the question's weight found in ``said | framing`` (a
+        statement's words and its headings) plus ``context_weight`` of the share found only in ``context``; then
+        the same of ``said`` alone; from one lookup of each term.  Each set's found share is summed over the terms
+        found alone, in the sets' shared order, so a many-part question's sets cost little beyond their totals and
+        every sum adds as it always has."""
         if not self.sets:
             return 0.0, 0.0
         found = present_terms(self.terms, said, self.query)

@@ -109,16 +109,14 @@ def _heading_terms(memory: Memory, target: Target) -> set[str]:
 def statement_evidences(
     cand: Candidate,
     headings: set[str],
-    sets: list[dict[str, float]] | Framing,
-    query: Query,
+    framing: Framing,
     params: ScoreParams,
     muted: frozenset[str] = frozenset(),
 ) -> tuple[float, float]:
     """e(u), the query weight a statement covers with its headings, its context's words at ``context_weight``,
     and the same without its headings (what its own words and context cover: the tie-break within a section),
-    from one reading of the statement and its context.  ``muted`` terms (another speaker's label:
-    ``speakers``) count for neither.  ``sets``: the question's ``weight_sets``, or them made ready (``Framing``)."""
-    framing = sets if isinstance(sets, Framing) else Framing.of(sets, query, params.context_weight)
+    from one reading of the statement and its context.  ``framing``: the question's ``weight_sets``, made ready
+    (``Framing.of``).  ``muted`` terms (another speaker's label: ``speakers``) count for neither."""
     terms = cand.terms or analyzer.cached_terms(cand.statement)
     density = float(min(1.0, params.long_statement / max(len(terms), 1)) ** params.length_penalty)
     if cand.context_terms is not None:
@@ -177,7 +175,7 @@ def relevance(
     """Every candidate with its rank value (0..1) and its answerability evidence; ``speakers`` are the ones
     the question names (``Run.speakers``; read off the candidates when not given)."""
     whole = weights(query, memory.index)
-    sets = Framing.of(weight_sets(whole, query), query, params.context_weight)
+    framing = Framing.of(weight_sets(whole, query), query, params.context_weight)
     best = max((c.target.score for c in candidates), default=1.0) or 1.0
     if speakers is None:
         speakers = named_speakers((c.speaker for c in candidates), query.text)
@@ -193,7 +191,7 @@ def relevance(
             headings[sid] = _heading_terms(memory, cand.target)
             when[sid] = memory.when(memory.section(sid)[0])
         muted = speakers.muted(cand.speaker)
-        e, own = statement_evidences(cand, headings[sid], sets, query, params, muted)
+        e, own = statement_evidences(cand, headings[sid], framing, params, muted)
         share = params.statement_share
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
         value *= _bonus(cand, kinds, whole, params) * (params.silent_speaker if cand.target.rel_path in unheard else 1)

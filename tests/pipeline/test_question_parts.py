@@ -23,7 +23,6 @@ from retriever.pipeline.query import (
     analyze,
     best_coverage,
     coverage,
-    framed_coverage,
     is_many_part,
     present_terms,
     question_parts,
@@ -98,7 +97,7 @@ question_parts_of_terms = st.lists(st.lists(st.sampled_from(TERMS), min_size=1, 
 
 
 def old_framed(sets: list[dict[str, float]], own: set[str], context: frozenset[str], query: Query, cw: float) -> float:
-    """``framed_coverage`` as it was: each set's found share summed over all its terms."""
+    """A statement's coverage (``Framing.coverages``) as it was: each set's found share summed over all its terms."""
     terms = set(sets[0])
     credit = dict.fromkeys(present_terms(terms, own, query), 1.0)
     if context:
@@ -124,7 +123,8 @@ def test_coverage_of_the_parts_is_the_old_sums_to_the_last_bit(
     query = replace(analyze("x"), parts=tuple(parts), alternates={"a": (frozenset({"x", "y"}),)})
     present, sets = set(own), weight_sets(weights, query)
     assert best_coverage(weights, present, query) == max(coverage(w, present, query) for w in sets)
-    assert framed_coverage(sets, present, context, query, 0.4) == old_framed(sets, present, context, query, 0.4)
+    framed = Framing.of(sets, query, 0.4).coverages(present, frozenset(), context)[0]
+    assert framed == old_framed(sets, present, context, query, 0.4)
 
 
 @settings(max_examples=300, deadline=None)

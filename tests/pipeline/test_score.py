@@ -17,7 +17,7 @@ from retriever.memory import vectors
 from retriever.memory.memory import Memory
 from retriever.pipeline import evidence, forms, score
 from retriever.pipeline.extract import candidates_of
-from retriever.pipeline.query import Query, analyze, weight_sets, weights
+from retriever.pipeline.query import Framing, Query, analyze, weight_sets, weights
 from retriever.pipeline.results import Candidate, Scored, Target
 from retriever.pipeline.score import (
     DEFAULT,
@@ -122,8 +122,9 @@ def test_a_word_found_only_in_the_context_counts_half() -> None:
     target = Target(1, "a.md", 1, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
     alone = Candidate("It is in Lisbon.", target, (2, 2), "sentence")
     framed = Candidate("It is in Lisbon.", target, (2, 2), "sentence", context="The offsite is yearly.")
-    assert statement_evidences(alone, set(), [weights], query, ScoreParams())[0] == 0.5
-    assert statement_evidences(framed, set(), [weights], query, ScoreParams())[0] == 0.75
+    framing = Framing.of([weights], query, ScoreParams().context_weight)
+    assert statement_evidences(alone, set(), framing, ScoreParams())[0] == 0.5
+    assert statement_evidences(framed, set(), framing, ScoreParams())[0] == 0.75
 
 
 def test_coverage_counts_less_in_a_long_section_than_in_a_short_one(make_tree: TreeFactory) -> None:
@@ -249,13 +250,13 @@ def test_a_documents_alias_frames_its_statements_as_its_title_does(make_tree: Tr
     query, candidates = _candidates(memory, "How many vacation days do I get?")
     statement = next(c for c in candidates if "25 days" in c.statement)
     framed = score._heading_terms(memory, statement.target)
-    sets = weight_sets(weights(query, memory.index), query)
+    sets = Framing.of(weight_sets(weights(query, memory.index), query), query, DEFAULT.context_weight)
 
     assert {"vacat", "leav", "polici", "allow"} <= framed
     # the statement holds the question's "vacation" through the alias, as it would through the title
     without = framed - {"vacat"}
-    assert statement_evidences(statement, framed, sets, query, DEFAULT)[0] > statement_evidences(
-        statement, without, sets, query, DEFAULT
+    assert statement_evidences(statement, framed, sets, DEFAULT)[0] > statement_evidences(
+        statement, without, sets, DEFAULT
     )[0]
 
 
