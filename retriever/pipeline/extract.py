@@ -49,24 +49,25 @@ def context_of(units: tuple[Unit, ...], i: int) -> str:
     statement, nor it of the field: they stand apart in the file, and a summary holding the question's words had
     lent them to the preamble line after it ("Period: 2026-01-01 to 2026-11-20.").
     """
-    parts = [units[i].context]
-    field = units[i].kind == "field"
-    if i > 0 and (units[i - 1].kind == "field") == field:
-        parts.append(units[i - 1].text)
-    if i + 1 < len(units) and (units[i + 1].kind == "field") == field:
-        parts.append(units[i + 1].text)
+    parts = [units[i].context, *(unit.text for unit in _neighbours(units, i))]
     return "\n".join(p for p in parts if p)
 
 
 def context_terms(units: tuple[Unit, ...], i: int) -> frozenset[str] | None:
     """The terms of ``context_of(units, i)``: its parent item's text analysed, its neighbours' stored
     (``Unit.terms``); None where a neighbour has none stored (the context is then analysed when scored)."""
-    field = units[i].kind == "field"
-    found = [units[j] for j in (i - 1, i + 1) if 0 <= j < len(units) and (units[j].kind == "field") == field]
+    found = _neighbours(units, i)
     if any(not unit.terms and unit.text for unit in found):
         return None
     parent = analyzer.term_set(units[i].context) if units[i].context else frozenset()
     return parent.union(*(unit.terms for unit in found))
+
+
+def _neighbours(units: tuple[Unit, ...], i: int) -> list[Unit]:
+    """The statements just before and after unit ``i`` that frame it: fields frame fields, body statements body
+    statements (``context_of``)."""
+    field = units[i].kind == "field"
+    return [units[j] for j in (i - 1, i + 1) if 0 <= j < len(units) and (units[j].kind == "field") == field]
 
 
 def listed(units: tuple[Unit, ...], i: int) -> tuple[str, int] | None:
