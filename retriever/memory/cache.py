@@ -11,7 +11,9 @@ Shared by processes (a server and a CLI run, or two replicas on one machine): ea
 the file rows *its* index was built from (``file_rows``: the rows read with the index, plus its own
 writes), not rows another process wrote since, so it notices files that process re-indexed and
 re-indexes them too; ``documents`` returns the version of a document this instance indexed, kept in
-``superseded`` for ``SUPERSEDED_SECONDS`` after another process replaced or removed it.  An open
+``superseded`` for ``SUPERSEDED_SECONDS`` after another process replaced or removed it.  A record that
+does not decode is left out, logged once with its path, and listed in ``damaged()`` until it is stored
+again, so the next refresh reads its file anew (its fingerprint alone would keep the damaged record).  An open
 cache holds a shared lock on ``in-use`` (``locks.in_use``) so ``retriever cache prune`` leaves it
 alone; ``mark_used`` records the root's path and the time in ``root.json`` for ``cache list``.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import pickle
 import threading
 import time
@@ -45,6 +48,7 @@ from retriever.memory.fileview import FileRow, FileView
 from retriever.memory.index import Params, SectionIndex
 from retriever.text.models import Document, Fingerprint
 
+log = logging.getLogger(__name__)
 FORMAT = 35  # bump when Document, the analyzer, the parser, the index layout, the embeddings or the cache tables change
 ROOT_FILE = "root.json"  # which root a cache folder belongs to, and when it was last opened
 SUPERSEDED_SECONDS = 3600.0  # how long a replaced document stays readable for processes not yet refreshed
@@ -102,6 +106,7 @@ class IndexCache:
         self._lock = threading.Lock()
         self._files = FileView(self._read_rows)  # the rows this instance's index was built from, and its writes
         self._tidied = 0.0
+        self._damaged: set[str] = set()  # paths whose record did not decode, until stored again
         self._in_use: IO[str] | None = None
         with contextlib.ExitStack() as failing:
             failing.callback(self._release_lock)  # whatever stops the opening below leaves nothing held
@@ -153,7 +158,7 @@ class IndexCache:
         rows = self._sql("SELECT rel_path, size, mtime_ns, sha1, skipped FROM files")
         return {r[0]: FileRow(Fingerprint(r[1], r[2], r[3]), r[4]) for r in rows}
 
-    def _sha1(self, rel_path: str) -> str | None:
+    def known_sha1(self, rel_path: str) -> str | None:
         """The content hash of the version this instance knows (None: it knows no document there)."""
         row = self._files.row(rel_path)
         return row.fingerprint.sha1 if row is not None and not row.skipped else None
@@ -161,16 +166,29 @@ class IndexCache:
     def documents(self, rel_paths: Iterable[str]) -> dict[str, Document]:
         """Unpickled documents for the given paths, in the version this instance indexed (missing or
         unreadable ones left out)."""
-        wanted = {path: sha1 for path in rel_paths if (sha1 := self._sha1(path)) is not None}
+        wanted = {path: sha1 for path in rel_paths if (sha1 := self.known_sha1(path)) is not None}
         blobs = self._current(wanted)
         blobs.update(self._superseded({p: s for p, s in wanted.items() if p not in blobs}))
         out: dict[str, Document] = {}
         for rel_path, blob in blobs.items():
             try:
                 out[rel_path] = decode_document(blob)
-            except Exception:  # noqa: BLE001 - a corrupt record is re-read from its file on the next refresh
-                continue
+            except Exception as exc:  # noqa: BLE001 - whatever damaged bytes raise: the file is read again instead
+                self._mark_damaged(rel_path, exc)
         return out
+
+    def damaged(self) -> frozenset[str]:
+        """Paths whose record did not decode since it was last stored (a refresh reads their files again)."""
+        with self._lock:
+            return frozenset(self._damaged)
+
+    def _mark_damaged(self, rel_path: str, exc: Exception) -> None:
+        with self._lock:
+            first = rel_path not in self._damaged
+            self._damaged.add(rel_path)
+        if first:  # once a path: the record is read again each time the document is asked for
+            name = type(exc).__name__
+            log.warning("the index cache's record of %r is damaged (%s); the file is read again", rel_path[:300], name)
 
     def _current(self, wanted: dict[str, str]) -> dict[str, bytes]:
         """Records whose version is the one wanted (path → sha1)."""
@@ -202,6 +220,8 @@ class IndexCache:
             (rel_path, fingerprint.size, fingerprint.mtime_ns, fingerprint.sha1, skipped, blob),
         )
         self._files.set(rel_path, FileRow(fingerprint, skipped))
+        with self._lock:
+            self._damaged.discard(rel_path)
 
     def _supersede(self, rel_path: str, sha1: str | None) -> None:
         """Keep the version about to be replaced (or removed) for processes whose index still has it."""

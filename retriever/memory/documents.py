@@ -3,6 +3,8 @@
 Contract: ``get(rel_path)`` returns the document (from memory, else from the cache, which then
 keeps it in memory) or raises ``KeyError``.  With a cache, at most ``limit`` documents stay in
 memory after a refresh or a read; without one, every document stays (nothing else holds them).
+A document whose cache record does not decode is asked of ``recover`` (the refresher reads its file
+again when its bytes are still the version indexed), so a damaged record costs a parse, not the question.
 Thread-safe: retrievals read while a refresh updates.
 """
 
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from retriever.memory.cache import IndexCache
 from retriever.text.models import Document
@@ -21,8 +23,14 @@ DOCUMENTS_IN_MEMORY = 2048  # parsed documents kept after a refresh when the cac
 class Documents:
     """Documents by rel_path, the most recently used last."""
 
-    def __init__(self, cache: IndexCache | None, limit: int = DOCUMENTS_IN_MEMORY) -> None:
+    def __init__(
+        self,
+        cache: IndexCache | None,
+        limit: int = DOCUMENTS_IN_MEMORY,
+        recover: Callable[[str], Document | None] | None = None,
+    ) -> None:
         self._cache = cache
+        self._recover = recover
         self._limit = limit
         self._docs: dict[str, Document] = {}
         self._lock = threading.Lock()
@@ -34,6 +42,11 @@ class Documents:
                 self._docs[rel_path] = doc  # most recently used last
         if doc is None:
             doc = self.prefetch([rel_path]).get(rel_path)
+        if doc is None and self._recover is not None and self._cache and rel_path in self._cache.damaged():
+            doc = self._recover(rel_path)
+            if doc is not None:
+                with self._lock:
+                    doc = self._docs.setdefault(rel_path, doc)
         if doc is None:
             raise KeyError(rel_path)
         return doc

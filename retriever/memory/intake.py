@@ -72,6 +72,17 @@ def _read(root: Path, task: Task, max_bytes: int) -> Record:
     return Record(entry, sha1, prepare(doc), None)
 
 
+def reread(root: Path, rel_path: str, known_sha1: str, max_bytes: int) -> Document | None:
+    """The document of a file whose cache record is damaged, parsed again while its bytes are the version
+    indexed (SHA-1 ``known_sha1``); None when they changed or it cannot be read (the next refresh reads it)."""
+    try:
+        entry = reader.vet(root, rel_path)
+    except reader.Unreadable:
+        return None
+    record = read(root, Task(entry, None, False), max_bytes)
+    return record.parsed.document() if record.sha1 == known_sha1 and record.parsed is not None else None
+
+
 def read_snapshot(item: tuple[str, bytes]) -> Record:
     """Decode, parse and analyse one file read from git objects (``--at``): its path and bytes."""
     rel_path, data = item

@@ -22,7 +22,8 @@ from retriever.memory.cache import DocInfo, IndexCache, IndexState
 from retriever.memory.caches import open_cache
 from retriever.memory.index import Params, SectionIndex
 from retriever.memory.provenance import Provenance, When
-from retriever.memory.refresh import Progress, Refresher, RefreshStats, snapshot_changes
+from retriever.memory.refresh import Progress, Refresher, RefreshStats
+from retriever.memory.snapshot import snapshot_changes
 from retriever.text import reader
 from retriever.text.models import Document, Section, Skipped
 from retriever.text.safe import preview

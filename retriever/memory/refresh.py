@@ -29,7 +29,7 @@ from typing import TypeVar
 
 from retriever.config import Settings
 from retriever.errors import RetrieverError
-from retriever.memory import caches, gitinfo, locks, records
+from retriever.memory import caches, locks, records
 from retriever.memory.build import NewIndex, SegmentBuilder, empty_state, register
 from retriever.memory.cache import IndexCache, IndexState
 from retriever.memory.documents import Documents
@@ -99,7 +99,7 @@ class Refresher:
         self.warnings = warnings  # the memory's warnings, shared with its provenance
         self.stats = RefreshStats(0, 0, 0, False, "disabled")
         self.refresh_error: str | None = None  # why the last refresh failed (also in ``warnings``)
-        self.documents = Documents(cache)
+        self.documents = Documents(cache, recover=self._recover)
         self.rw = locks.ReadWriteLock()  # retrievals read under it; a refresh swaps under its write side
         self._refreshing = threading.Lock()
         self._rows: dict[str, FileRow] = {}  # fingerprints when there is no cache
@@ -161,6 +161,8 @@ class Refresher:
         """Every file checked against its fingerprint; changed ones read and parsed."""
         entries, skipped = reader.scan(self.root, self.settings.max_files)
         rows = self.cache.file_rows() if self.cache else self._rows
+        for path in self.cache.damaged() if self.cache else ():
+            rows.pop(path, None)  # read again: the record's fingerprint would keep its damaged bytes
         changed: dict[str, Parsed | None] = {}
         tasks: list[Task] = []
         for entry in entries:
@@ -196,9 +198,16 @@ class Refresher:
         read = functools.partial(intake.read, self.root, max_bytes=self.settings.max_file_bytes)
         reading = workers.ordered(read, tasks, workers.jobs(self.settings.index_workers))
         try:
-            yield from _counted(zip(tasks, reading, strict=True), phase, len(tasks), progress)
+            yield from counted(zip(tasks, reading, strict=True), phase, len(tasks), progress)
         finally:
             reading.close()  # stops the worker processes at once when the refresh fails half-way
+
+    def _recover(self, rel_path: str) -> Document | None:
+        """A damaged cache record's document, read again (``intake.reread``)."""
+        from retriever.memory import intake  # imported here for the reason ``_read`` gives
+
+        known = self.cache.known_sha1(rel_path) if self.cache else None
+        return intake.reread(self.root, rel_path, known, self.settings.max_file_bytes) if known else None
 
     def _take(
         self,
@@ -325,7 +334,7 @@ class Refresher:
             progress(SAVING, 1, 1)
 
 
-def _counted(items: Iterable[T], phase: str, total: int, progress: Progress | None) -> Iterator[T]:
+def counted(items: Iterable[T], phase: str, total: int, progress: Progress | None) -> Iterator[T]:
     """``items``, with ``progress(phase, done, total)`` told before the first and after each one."""
     if progress:
         progress(phase, 0, total)
@@ -333,32 +342,6 @@ def _counted(items: Iterable[T], phase: str, total: int, progress: Progress | No
         yield item
         if progress:
             progress(phase, done, total)
-
-
-def snapshot_changes(snapshot: gitinfo.GitSnapshot, settings: Settings, progress: Progress | None = None) -> Changes:
-    """Every document of a git snapshot as one refresh's changes; unreadable files skipped, as on disk."""
-    from retriever.memory import intake, workers  # parsing loads markdown-it and YAML: only when needed
-
-    wanted, skipped = [], []
-    for rel_path, (_, size) in sorted(snapshot.files().items()):
-        if not reader.is_memory_file(rel_path):
-            continue
-        try:
-            reader.check_size(size, settings.max_file_bytes)
-            wanted.append(rel_path)
-        except reader.Unreadable as exc:
-            skipped.append(Skipped(rel_path, str(exc)))
-    items = sorted(snapshot.read(wanted).items())
-    changed: dict[str, Parsed | None] = {}
-    found = []
-    reading = workers.ordered(intake.read_snapshot, items, workers.jobs(settings.index_workers))
-    for record in _counted(reading, READING, len(items), progress):
-        if record.parsed is not None:
-            changed[record.entry.rel_path] = record.parsed
-            found.append(record)
-        else:
-            skipped.append(Skipped(record.entry.rel_path, record.reason or "could not be read"))
-    return Changes(changed, [], set(changed), skipped, found, len(changed))
 
 
 def _kept(record: Record, keep: bool) -> Document | None:
