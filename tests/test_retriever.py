@@ -43,6 +43,21 @@ def test_top_fact_for_sick_days_is_the_sick_leave_sentence(acme: Retriever) -> N
     assert top.source_path == "memory/policies/leave.md"
 
 
+def test_a_question_about_it_written_as_an_acronym_finds_the_it_team_not_every_it(make_tree: TreeFactory) -> None:
+    retriever = Retriever(
+        make_tree(
+            {
+                "teams/it.md": "# IT\n\nThe IT team runs laptops, accounts and the office network.\n",
+                "policies/leave.md": "# Leave\n\nBook it in the calendar when it is approved.\n",
+                "policies/travel.md": "# Travel\n\nUS trips need a visa check; book it early.\n",
+            }
+        )
+    )
+    result = retriever.retrieve("What is IT?")
+    assert result.structured["triage"]["decision"] == "retrieve"
+    assert [f.statement for f in result.facts] == ["The IT team runs laptops, accounts and the office network."]
+
+
 def test_identifier_query_finds_its_decision_record_first(acme: Retriever) -> None:
     result = acme.retrieve("What was decided in DEC-0054?")
     assert _files(result)[0] == "decisions/dec_0054.md"

@@ -88,7 +88,22 @@ def content_words(prompt: str) -> list[str]:
     if "?" not in prompt:  # "Can I ignore this?" asks about the topic; "I'll ignore this, thanks" does not
         text = _INTENTS.sub(" ", text)
     text = _UNSPACED.sub(" ", text)
-    return [w for w in _words(text) if not _small_talk(w)]
+    acronyms = analyzer.capital_acronyms(prompt)  # "What is IT?": a stop word written as an acronym is the topic
+    return [w for w in _words(text) if not _small_talk(w) or _taken(w, acronyms)]
+
+
+def _taken(word: str, acronyms: list[str]) -> bool:
+    """Whether ``word`` is one of ``acronyms``, which then loses that occurrence (each counts once)."""
+    if word in acronyms:
+        acronyms.remove(word)
+        return True
+    return False
+
+
+def _pronouns(prompt: str, words: list[str]) -> list[str]:
+    """The pronouns among ``words`` (the prompt's), less the ones the prompt writes as acronyms ("IT", "US")."""
+    acronyms = analyzer.capital_acronyms(prompt)
+    return [w for w in words if w in _PRONOUNS and not _taken(w, acronyms)]
 
 
 def _addressed(prompt: str, content: list[str], is_person: IsPerson | None) -> bool:
@@ -130,7 +145,7 @@ def is_follow_up(prompt: str) -> bool:
     if not words or len(content_words(prompt)) > 3:
         return False
     leads = words[0] in _LEADS or words[:2] in (["what", "about"], ["how", "about"], ["а", "як"])
-    return leads or any(w in _PRONOUNS for w in words)
+    return leads or bool(_pronouns(prompt, words))
 
 
 def _bare_question(prompt: str) -> bool:
@@ -139,7 +154,8 @@ def _bare_question(prompt: str) -> bool:
     text = analyzer.normalize(prompt)
     words = _words(text)
     addressed = any(w in _SECOND_PERSON for w in words)  # "did you get that?" asks the assistant, not the memory
-    return "?" in prompt and not _courteous(text, words) and not addressed and any(w in _REFERRING for w in words)
+    referring = any(w in _REFERRING for w in _pronouns(prompt, words))
+    return "?" in prompt and not _courteous(text, words) and not addressed and referring
 
 
 def _courteous(text: str, words: list[str]) -> bool:

@@ -4,7 +4,9 @@ Contract: ``terms(text)`` returns the index terms of ``text`` in order, with rep
 - Works for any script: ``\\w`` is Unicode-aware; runs of CJK characters become bigrams.
 - Identifiers stay findable: ``DEC-0054``, ``v4.2.1``, ``olena@brightwave.io`` and
   ``follow_up`` are kept whole *and* split into their parts, so a query for either matches.
-- Stop words (English and Ukrainian) are dropped; plain words are stemmed (Snowball English
+- Stop words (English and Ukrainian) are dropped, except a few written as capital acronyms among ordinary
+  words ("What is IT?", "US citizens": ``capital_acronyms``), which follow the text's other terms.
+- Plain words are stemmed (Snowball English
   for Latin script, a light suffix stripper for Cyrillic), so "approval" meets "approve"; irregular
   verb forms take their base form first (``inflections``), so "met" meets "meet".
 """
@@ -25,6 +27,7 @@ from typing import Any
 
 from retriever.text.inflections import BASE_FORMS
 from retriever.text.spelling import american
+from retriever.text.stopwords import CAPITAL_ACRONYMS
 from retriever.text.stopwords import WORDS as STOP_WORDS
 
 # Emails first, then words joined by inner punctuation (hyphen, dot, slash, apostrophe): the tokens are what
@@ -45,6 +48,10 @@ _APOSTROPHE_MARKS = ("’", "ʼ", "`")  # written as "'" by ``normalize``
 _INVISIBLE = re.compile("[\u00ad\u200c-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _LATIN = re.compile(r"^[a-z]+$")
+_ACRONYM = re.compile(r"(?<![\w'’])(?:" + "|".join(sorted(CAPITAL_ACRONYMS)) + r")(?![\w'’])")  # "IT-led" too
+_WORD_BEFORE = re.compile(r"(\w+)\W{0,3}$")
+_WORD_AFTER = re.compile(r"\W{0,3}(\w+)")
+_NEIGHBOUR_CHARS = 40  # of text looked at before an acronym for the word before it
 _CYRILLIC = re.compile(r"^[а-яіїєґё']+$")
 
 _SNOWBALL_ALIAS = "retriever_snowball_english"  # a private package name for snowballstemmer's folder
@@ -229,10 +236,30 @@ def _words_before(text: str, done: int, stop: int, out: list[str]) -> int:
 
 
 def _terms(text: str) -> Iterator[str]:
-    text = normalize(text)
-    tokens = _tokens(text)
+    tokens = _tokens(normalize(text))
     # map and chain iterate in C: a Python loop over every token cost more than the cached lookups.
-    return chain.from_iterable(map(_token_terms, tokens))
+    found = chain.from_iterable(map(_token_terms, tokens))
+    if "IT" in text or "US" in text:  # a substring check first: most texts hold neither
+        return chain(found, capital_acronyms(text))
+    return found
+
+
+def capital_acronyms(text: str) -> list[str]:
+    """The stop words ``text`` writes as capital acronyms (``stopwords.CAPITAL_ACRONYMS``), lower-cased, in order.
+
+    Not where the text shouts: beside a word in capitals of four letters or more ("IT WORKS", "THANK US"), or
+    among words with no lower-case letter near ("WHERE IS IT?"); alone ("IT") it is the acronym."""
+    out = []
+    for match in _ACRONYM.finditer(text):
+        start, end = match.span()
+        before = _WORD_BEFORE.search(text, max(0, start - _NEIGHBOUR_CHARS), start)
+        after = _WORD_AFTER.match(text, end)
+        neighbours = [m.group(1) for m in (before, after) if m is not None]
+        near = text[max(0, start - _NEIGHBOUR_CHARS) : end + _NEIGHBOUR_CHARS]
+        capitals = [w for w in neighbours if w.isupper()]
+        if not any(len(w) >= 4 for w in capitals) and not (capitals and near.upper() == near):
+            out.append(match.group().lower())
+    return out
 
 
 def terms(text: str) -> list[str]:

@@ -40,6 +40,11 @@ UKRAINIAN = frozenset(
 
 WORDS = ENGLISH | UKRAINIAN
 
+# Stop words that are common acronyms when written in capitals: "IT" (information technology), "US" (the United
+# States).  Written so among ordinary words ("Head of IT", "What is IT?", "US citizens") they are index terms,
+# lower-cased (``analyzer.capital_acronyms``); a stop word is otherwise never a term, so the term means the acronym.
+CAPITAL_ACRONYMS = frozenset({"IT", "US"})
+
 # Words that frame a question rather than name its topic ("the *main* clients", "*current*
 # priorities"). They are kept, since they sometimes matter, but weigh less in a query.
 FRAMING = frozenset(

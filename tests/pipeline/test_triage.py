@@ -247,3 +247,15 @@ def test_a_question_naming_no_topic_after_a_follow_up_takes_the_topic_the_follow
     assert rewrite("status?", ["Tell me about Riverbed", "What is the Helix project?"]) == (
         "status? (context: helix project)"
     )
+
+
+@pytest.mark.parametrize("prompt", ["What is IT?", "Who runs IT?", "IT", "Do we hire US citizens?"])
+def test_a_stop_word_written_as_an_acronym_is_a_topic_not_a_pronoun(prompt: str) -> None:
+    assert triage(prompt).decision == "retrieve"
+    assert not is_follow_up(prompt)
+    assert triage(prompt, history=["Who owns the billing migration?"]).rewritten_query == prompt
+
+
+@pytest.mark.parametrize("prompt", ["what is it?", "WHERE IS IT?", "THANK YOU"])
+def test_the_same_words_in_lower_case_or_shouted_stay_small_talk(prompt: str) -> None:
+    assert triage(prompt).decision == "skip"

@@ -256,3 +256,29 @@ def test_invisible_marks_inside_a_word_leave_it_whole_and_a_zero_width_space_sep
 )
 def test_a_table_word_is_its_compound_or_its_stem_never_a_part(word: str, expected: list[str]) -> None:
     assert analyzer.head_terms(word) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("What is IT?", ["it"]),
+        ("Head of IT Infrastructure", ["head", "infrastructur", "it"]),
+        ("IT-led rollout", ["it-led", "led", "rollout", "it"]),
+        ("US citizens and the US Government", ["citizen", "govern", "us", "us"]),
+        ("## IT", ["it"]),
+    ],
+)
+def test_it_and_us_written_as_acronyms_among_ordinary_words_are_terms(text: str, expected: list[str]) -> None:
+    assert terms(text) == expected
+
+
+@pytest.mark.parametrize("text", ["HOW IT WORKS", "I LOVE IT", "IT WORKS", "please THANK US", "what is it?", "USB"])
+def test_a_stop_word_shouted_or_in_lower_case_is_no_term(text: str) -> None:
+    assert "it" not in terms(text) and "us" not in terms(text)
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300)
+def test_lower_case_text_never_holds_an_acronym_term(text: str) -> None:
+    found = terms(text.lower())
+    assert "it" not in found and "us" not in found
