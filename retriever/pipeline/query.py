@@ -14,7 +14,7 @@ the sections that best answer any one part, each part searched in the context of
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import islice
@@ -46,6 +46,11 @@ _AND = re.compile(r"\band\b", re.I)
 _COMPARE = re.compile(r"\b(?:compare[sd]?|comparing|comparison|differ(?:s|ed)?|difference|versus|vs)\b", re.I)
 _COMPARED = re.compile(r" (?:and|from|versus|vs\.?) ", re.I)
 _SPACE = re.compile(r"\s+")
+# A pronoun that points back at what an earlier part named ("… and when does its contract renew?"); in lower case
+# or capitalised, never in capitals, where "IT" and "US" are acronyms (``analyzer.capital_acronyms``).
+_REFERS = re.compile(
+    r"(?<!\w)(?:[Ii]ts?|[Tt]hey|[Tt]hem|[Tt]heir|[Hh]e|[Hh]im|[Hh]is|[Ss]he|[Hh]er|його|її|їх|він|вона|вони)(?!\w)"
+)
 _VAGUE_TERMS = frozenset(t for word in VAGUE for t in analyzer.terms(word))
 _CAPITALS = re.compile(r"\b[A-ZА-ЯІЇЄҐ]{2,}\b")  # an acronym: "IT", "HR", "ЗСУ"
 # The people a question asks about as a whole, as the subject of its verb ("What did the team say about…",
@@ -211,10 +216,26 @@ def defined_thing(text: str) -> str | None:
 
 def question_parts(text: str) -> tuple[tuple[str, ...], ...]:
     """The terms of each clause that has a content word of its own (see ``_clauses``), in order: the
-    first ``MAX_PARTS`` such clauses.  Time linear in the text's length."""
+    first ``MAX_PARTS`` such clauses.  A clause with a pronoun that points back (``_REFERS``) also holds the
+    names of the clause before it (``_names``): "its contract" in "What is Harbourline's MRR and when does its
+    contract renew?" is Harbourline's.  Time linear in the text's length."""
     clauses = (c for c in _clauses(text) if c and c.strip(" ,.?"))
-    parts = (tuple(dict.fromkeys(analyzer.terms(c))) for c in clauses)
-    return tuple(islice((p for p in parts if any(t not in FRAMING_TERMS for t in p)), MAX_PARTS))
+    return tuple(islice((p for p in _referred(clauses) if any(t not in FRAMING_TERMS for t in p)), MAX_PARTS))
+
+
+def _referred(clauses: Iterable[str]) -> Iterator[tuple[str, ...]]:
+    """Each clause's distinct terms, with the names of the clause before it where a pronoun points back."""
+    before: list[str] = []
+    for clause in clauses:
+        terms = analyzer.terms(clause)
+        yield tuple(dict.fromkeys(terms + before if before and _REFERS.search(clause) else terms))
+        before = _names(clause)
+
+
+def _names(clause: str) -> list[str]:
+    """The terms of the words a clause names things with: capitalised past its first word, or holding a digit."""
+    words = _WORDS.findall(clause)[1:]
+    return analyzer.terms(" ".join(w for w in words if w[:1].isupper() or any(c.isdigit() for c in w)))
 
 
 def _clauses(text: str) -> list[str]:

@@ -204,3 +204,20 @@ def test_a_comparison_asks_about_each_thing_it_compares() -> None:
 def test_a_long_comparison_splits_once_in_linear_time() -> None:
     text = "compare alpha and " + "beta and " * 4000 + "gamma"
     assert question_parts(text) == (("compar", "alpha"), ("beta", "gamma"))
+
+
+def test_a_part_with_a_pronoun_holds_the_names_of_the_part_before_it() -> None:
+    assert question_parts("What is Harbourline's MRR and when does its contract renew?") == (
+        ("harbourline's", "harbourlin", "mrr"),
+        ("contract", "renew", "harbourlin", "mrr"),
+    )
+    assert question_parts("Who signed off the Q1 2027 hiring plan and what does it cost?")[1] == ("cost", "q1", "2027")
+
+
+def test_a_part_without_a_pronoun_or_after_a_part_naming_nothing_holds_only_its_own_words() -> None:
+    assert question_parts("Who owns Riverbed and when does the audit start?")[1] == ("audit", "start")
+    assert question_parts("Who handles term extensions and who approves them?")[1] == ("approv",)
+
+
+def test_it_in_capitals_names_the_it_team_and_points_back_at_nothing() -> None:
+    assert question_parts("Who leads Riverbed and who runs IT?") == (("lead", "riverb"), ("run", "it"))
