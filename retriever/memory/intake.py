@@ -16,7 +16,7 @@ from pathlib import Path
 
 from retriever.memory.cache import encode_document
 from retriever.memory.records import Parsed, Record, Task, indexable
-from retriever.memory.vectors import statement_vectors
+from retriever.memory.vectors import document_vectors, statement_vectors
 from retriever.text import analyzer, reader
 from retriever.text.models import Document, Section
 from retriever.text.parser import ParseError, parse_document
@@ -29,18 +29,20 @@ _DETAIL_CHARS = 200  # of an unexpected exception's message in a skip reason
 def prepare(doc: Document) -> Parsed:
     """A parsed document in the form a build consumes (see ``records.Parsed``), its statements' vectors and terms
     taken (``with_statement_data``)."""
-    doc = with_statement_data(doc)
-    return Parsed(encode_document(doc), indexable(doc))
+    meaning, packed = document_vectors(doc)  # one embedding pass for its sections and its statements
+    doc = with_statement_data(doc, packed)
+    return Parsed(encode_document(doc), indexable(doc, meaning))
 
 
-def with_statement_data(doc: Document) -> Document:
-    """``doc`` with each statement's vector (``vectors.statement_vectors``) and terms (``analyzer.terms``) in it
-    (``Unit.vector``, ``Unit.terms``), both set in one copy of the statement."""
-    return dataclasses.replace(doc, sections=tuple(map(_section_data, doc.sections)))
+def with_statement_data(doc: Document, packed: list[list[bytes]] | None = None) -> Document:
+    """``doc`` with each statement's vector (``packed``, else ``vectors.statement_vectors``) and terms
+    (``analyzer.terms``) in it (``Unit.vector``, ``Unit.terms``), both set in one copy of the statement."""
+    packed = statement_vectors(doc) if packed is None else packed
+    sections = tuple(_section_data(s, rows) for s, rows in zip(doc.sections, packed, strict=True))
+    return dataclasses.replace(doc, sections=sections)
 
 
-def _section_data(section: Section) -> Section:
-    packed = statement_vectors(section)
+def _section_data(section: Section, packed: list[bytes]) -> Section:
     units = tuple(
         dataclasses.replace(unit, vector=vector, terms=tuple(analyzer.terms(unit.text)))
         for unit, vector in zip(section.units, packed, strict=True)

@@ -85,7 +85,8 @@ def check(entry: reader.Entry, known: FileRow | None, indexed: bool, max_bytes: 
     return Task(entry, known_sha1, indexed)
 
 
-def indexable(doc: Document) -> Indexable:
-    """What the index needs of ``doc``."""
+def indexable(doc: Document, meaning: Meaning | None = None) -> Indexable:
+    """What the index needs of ``doc``; ``meaning``, its sections' (``document_meaning``), when already taken."""
     info = DocInfo(doc.title, doc.doc_type, doc.aliases, len(doc.sections))
-    return Indexable(doc.rel_path, collect(analyze_document(doc)), info, doc.acronyms, document_meaning(doc))
+    meaning = document_meaning(doc) if meaning is None else meaning
+    return Indexable(doc.rel_path, collect(analyze_document(doc)), info, doc.acronyms, meaning)

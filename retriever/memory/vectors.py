@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from retriever.text import analyzer, embeddings
 from retriever.text.framing import framed
-from retriever.text.models import Document, Section, Unit
+from retriever.text.models import Document, Section
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -43,6 +43,7 @@ _WORDS_KEPT = 1 << 17  # words whose weight is remembered
 REMEMBERED = 8_192  # query-path texts whose vectors an index remembers (``Remembered``)
 REMEMBERED_CHARS = 1_000  # longer texts are embedded each time (they bound what a remembered text costs)
 _STATEMENT_BATCH = 2_048  # statements embedded at once when a file is indexed (~2 MB of float32 rows)
+_BATCH_CHARS = 100_000  # characters of the texts embedded at once (their word pieces' rows: ~100 MB at most)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,23 +171,58 @@ def unpack(packed: Sequence[bytes], dims: int) -> FloatArray:
     return out
 
 
-def statement_vectors(section: Section) -> list[bytes]:
-    """Each of ``section``'s statements' vectors, packed (``Unit.vector``; ``embed`` of the statement as it is
-    scored: ``text.framing``): the index stores them with the document, so a question reads them rather than
-    embedding the statements it scores.  All b"" without an embedding table."""
-    units = section.units
+def statement_vectors(doc: Document) -> list[list[bytes]]:
+    """Each statement's vector of each of ``doc``'s sections, packed (``Unit.vector``; ``embed`` of the statement as
+    it is scored: ``text.framing``): the index stores them with the document, so a question reads them rather than
+    embedding the statements it scores.  All b"" without an embedding table.
+
+    The statements of all the sections are embedded together, ``_STATEMENT_BATCH`` at a time (one call a section
+    had cost ten times as much in calls as in arithmetic); a statement's vector does not depend on what else is in
+    its batch (``embeddings.Table.pool``), unless the batch's distinct words pass ``embeddings.WORD_CHARS``."""
+    return document_vectors(doc, with_sections=False)[1]
+
+
+def document_vectors(doc: Document, *, with_sections: bool = True) -> tuple[Meaning, list[list[bytes]]]:
+    """``document_meaning(doc)`` and ``statement_vectors(doc)`` from one pass over the sections' texts and then the
+    statements, embedded a batch at a time (``_batches``).  With ``with_sections`` false, the meaning is of no
+    section."""
+    texts = document_texts(doc) if with_sections else []
+    statements = [framed(unit, section) for section in doc.sections for unit in section.units]
     if embeddings.table() is None:
-        return [b""] * len(units)
-    # A batch at a time: a section of 50,000 one-word lines would otherwise hold 51 MB of float32 rows at once.
-    batches = (units[at : at + _STATEMENT_BATCH] for at in range(0, len(units), _STATEMENT_BATCH))
-    return [row for batch in batches for row in _packed(section, batch)]
+        return meaning_of(texts), [[b""] * len(section.units) for section in doc.sections]
+    everything = [*texts, *statements]
+    found = np.concatenate([embed(everything[start:stop]) for start, stop in _batches(everything)] or [embed([])])
+    return quantize(found[: len(texts)]), _by_section(doc, _packed(found[len(texts) :]))
 
 
-def _packed(section: Section, units: Sequence[Unit]) -> list[bytes]:
-    """The packed vectors of a section's statements as they are scored (``text.framing``); b"" for one without
-    meaning (stop words alone: nothing to store, and nothing to compute when asked)."""
-    rows = pack(embed([framed(unit, section) for unit in units]))
-    return [row if any(row) else b"" for row in rows]
+def _batches(texts: Sequence[str]) -> Iterator[tuple[int, int]]:
+    """(start, stop) of runs of at most ``_STATEMENT_BATCH`` texts and ``_BATCH_CHARS`` characters (a longer text
+    alone): one embedding call splits and weighs a run's words once, and the run bounds its temporaries (a
+    section of 50,000 one-word lines had held 51 MB of float32 rows at once; 1.9 MB of random long words, 400 MB
+    of word pieces)."""
+    start, chars = 0, 0
+    for at, text in enumerate(texts):
+        if at > start and (at - start == _STATEMENT_BATCH or chars + len(text) > _BATCH_CHARS):
+            yield start, at
+            start, chars = at, 0
+        chars += len(text)
+    if start < len(texts):
+        yield start, len(texts)
+
+
+def _packed(vectors: FloatArray) -> list[bytes]:
+    """Statements' vectors packed; b"" for one without meaning (stop words alone: nothing to store, and nothing to
+    compute when asked)."""
+    return [row if any(row) else b"" for row in pack(vectors)]
+
+
+def _by_section(doc: Document, rows: list[bytes]) -> list[list[bytes]]:
+    """``rows``, one per statement of ``doc`` in order, as one list per section."""
+    out, at = [], 0
+    for section in doc.sections:
+        out.append(rows[at : at + len(section.units)])
+        at += len(section.units)
+    return out
 
 
 def meaning_of(texts: Sequence[str]) -> Meaning:

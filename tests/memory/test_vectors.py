@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from conftest import TreeFactory
 from fixtures import ACME
+from hypothesis import given
+from hypothesis import strategies as st
 
 from retriever.config import Settings
 from retriever.memory import vectors
@@ -204,10 +206,19 @@ def test_stored_vectors_are_read_and_only_the_texts_without_one_embedded(monkeyp
 
 def test_statements_are_embedded_a_batch_at_a_time_to_the_same_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = parse_document("travel.md", TRAVEL + "\n## Hotels\n\n- Booked by the travel desk.\n- Up to 130 euros.\n")
-    whole = [v for s in doc.sections for v in vectors.statement_vectors(s)]
+    whole = vectors.statement_vectors(doc)
     monkeypatch.setattr(vectors, "_STATEMENT_BATCH", 2)
-    batched = [v for s in doc.sections for v in vectors.statement_vectors(s)]
-    assert len(whole) == 3 and all(whole) and batched == whole
+    batched = vectors.statement_vectors(doc)
+    one_by_one = [[vectors.pack(vectors.embed([framed(unit, s)]))[0] for unit in s.units] for s in doc.sections]
+    assert [len(rows) for rows in whole] == [len(s.units) for s in doc.sections]
+    assert sum(map(len, whole)) == 3 and all(map(all, whole)) and batched == whole == one_by_one
+
+
+def test_a_documents_meaning_taken_with_its_statements_is_the_meaning_taken_alone() -> None:
+    doc = parse_document("travel.md", TRAVEL + "\n## Hotels\n\n- Booked by the travel desk.\n- Up to 130 euros.\n")
+    meaning, rows = vectors.document_vectors(doc)
+    assert meaning == vectors.document_meaning(doc)
+    assert rows == vectors.statement_vectors(doc)
 
 
 def test_a_stored_row_that_is_not_finite_is_embedded_again() -> None:
@@ -222,3 +233,16 @@ def test_the_cache_record_keeps_each_statements_vector() -> None:
     again = decode_document(encode_document(doc))
     assert [u.vector for s in again.sections for u in s.units] == [u.vector for s in doc.sections for u in s.units]
     assert all(u.vector for s in again.sections for u in s.units)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=250), max_size=60))
+def test_texts_are_embedded_in_runs_bounded_by_count_and_characters_in_order(lengths: list[int]) -> None:
+    texts = ["x" * n for n in lengths]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vectors, "_STATEMENT_BATCH", 7)
+        patch.setattr(vectors, "_BATCH_CHARS", 200)
+        runs = list(vectors._batches(texts))
+    assert [i for start, stop in runs for i in range(start, stop)] == list(range(len(texts)))
+    for start, stop in runs:
+        assert 0 < stop - start <= 7
+        assert stop - start == 1 or sum(lengths[start:stop]) <= 200
