@@ -149,6 +149,10 @@ class Memory:
         doc = self.document(state.section_files[section_id])
         return doc, doc.sections[state.section_ordinals[section_id]]
 
+    def sections_of(self, rel_path: str) -> list[int]:
+        """The live section ids of a document, in order (none where the tree has no document)."""
+        return self._tree.file_sections(rel_path)
+
     def prefetch(self, section_ids: Iterable[int]) -> None:
         """Load the documents of ``section_ids`` from the cache in one read, before ``section`` asks for
         them one by one (only a speed-up: ``section`` loads whatever is still missing)."""

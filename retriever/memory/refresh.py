@@ -105,6 +105,10 @@ class Refresher:
         self._rows: dict[str, FileRow] = {}  # fingerprints when there is no cache
         self._file_sections = _sections_by_file(self.state)
 
+    def file_sections(self, rel_path: str) -> list[int]:
+        """The live section ids of a file, in order (none for a path the index does not hold)."""
+        return list(self._file_sections.get(rel_path, ()))
+
     def refresh(self, after: Callable[[], None], progress: Progress | None = None) -> RefreshStats:
         """Refresh, then ``after()`` (under the same locks); never raises (see the module's contract)."""
         try:

@@ -12,6 +12,10 @@ repeat is bounded and only the opening is read, so a prompt of 8,000 characters 
 The verb still counts in full in the query: in a transcript, "decide" marks the moment a group decided (as a
 framing word it cost QMSum a question).
 
+``asks_earlier(text)`` is True when the opening asks what held before ("Which engine was originally chosen…?", "What
+did we use previously…?", "Що обрали спочатку?"): of a superseded record and its successor, the old one answers it
+(``succession``, ``evidence.decisions``).
+
 ``asks_why(text)`` is True when the opening asks for a reason ("Why did we choose Flink?", "What was the reason
 for…", "Чому відхилили…?"): a record's own ``reason:`` answers it (``forms.favoured``).
 """
@@ -63,6 +67,19 @@ _WHY = re.compile(
     r"чому|навіщо|з\s+якої\s+причини|(?:яка|які)\s+причин\w{0,2})\b",
     re.I,
 )
+
+
+# Words that ask what held before.  Not "replaced" or "superseded": "What replaced Kafka Streams?" asks for the new.
+_EARLIER = re.compile(
+    r"\b(?:originally|original|initially|at\s+first|in\s+the\s+beginning|previously|previous|formerly|former|"
+    r"earlier|used\s+to|спочатку|початково|раніше|попередн\w{0,4}|колишн\w{0,4})\b",
+    re.I,
+)
+
+
+def asks_earlier(text: str) -> bool:
+    """Whether ``text``'s opening asks what held before (see the module docstring)."""
+    return _EARLIER.search(text[:DECIDING_CHARS]) is not None
 
 
 def asks_why(text: str) -> bool:

@@ -45,6 +45,7 @@ import numpy.typing as npt
 from retriever.memory.fields import FIELDS, meta_text, title_text
 from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
+from retriever.pipeline import succession
 from retriever.pipeline.query import PART_CONTEXT, Query, best_coverage, framing_boosts, present_terms, weights
 from retriever.text import analyzer
 
@@ -138,8 +139,19 @@ def decisions(memory: Memory, query: Query, scores: FloatArray) -> tuple[int, ..
         named = [sid for sid in by_document[number][:DECISION_SECTIONS] if _named_after(memory, sid, topic, query)]
         found = [sid for sid in named if decision_section(memory, sid)]
         if found:
-            return _entries(memory, found, topic, query)
+            return _earlier(memory, _entries(memory, found, topic, query), query)
     return ()
+
+
+def _earlier(memory: Memory, found: tuple[int, ...], query: Query) -> tuple[int, ...]:
+    """``found``, after the decision sections of the records its document supersedes when the question asks what
+    held before (``Query.earlier``: "Which engine was originally chosen for Riverbed before Flink?" is named after
+    the record that replaced the one it asks about)."""
+    if not query.earlier:
+        return found
+    olds = succession.predecessors(memory.state.section_files[found[0]], memory)
+    before = [sid for old in olds for sid in memory.sections_of(old) if decision_section(memory, sid, superseded=True)]
+    return (*before, *(sid for sid in found if sid not in before))
 
 
 def _entries(memory: Memory, found: list[int], topic: Mapping[str, float], query: Query) -> tuple[int, ...]:
@@ -157,14 +169,14 @@ def _parents(memory: Memory, section_id: int) -> frozenset[str]:
     return analyzer.term_set(" ".join(memory.section(section_id)[1].heading_path[1:-1]))
 
 
-def decision_section(memory: Memory, section_id: int) -> bool:
+def decision_section(memory: Memory, section_id: int, *, superseded: bool = False) -> bool:
     """Whether a section records a decision: headed by one of ``DECISION_HEADINGS`` below its document's title (a
-    page titled "Decisions" is an index of them), in a document that is not superseded and not a person's page
-    (whose "Decisions" lists the records they signed)."""
+    page titled "Decisions" is an index of them), in a document that is not a person's page (whose "Decisions"
+    lists the records they signed) and, unless ``superseded``, not superseded."""
     doc, section = memory.section(section_id)
     if section.heading is None or section.title == doc.title or not decision_heading(section.title):
         return False
-    return doc.front_matter.get("type") != "person" and not memory.when(doc).superseded
+    return doc.front_matter.get("type") != "person" and (superseded or not memory.when(doc).superseded)
 
 
 def decision_heading(heading: str) -> bool:

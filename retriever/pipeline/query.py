@@ -21,7 +21,7 @@ from itertools import islice
 
 from retriever.memory.index import SectionIndex
 from retriever.pipeline import expansion
-from retriever.pipeline.deciding import asks_why, decision_words
+from retriever.pipeline.deciding import asks_earlier, asks_why, decision_words
 from retriever.pipeline.expansion import EXPANSION_WEIGHT, FRAMING_TERMS, FRAMING_WEIGHT, Acronyms, is_compound
 from retriever.text import analyzer, lexicon
 from retriever.text.stopwords import VAGUE
@@ -118,6 +118,7 @@ class Query:
     defining: frozenset[str] = frozenset()  # the terms of X in "What is X?" (``defined_thing``); empty for others
     deciding: frozenset[str] = frozenset()  # the words asking what was decided or chosen (``decision_words``)
     why: bool = False  # the question asks for a reason (``asks_why``)
+    earlier: bool = False  # the question asks what held before (``asks_earlier``): a superseded record answers it
 
     def word(self, term: str) -> str:
         return self.words.get(term, term)
@@ -154,7 +155,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     framed = expansion.framing_cuts(terms, index) if index is not None else {}
     return Query(
         text, terms, words, many, extra_terms, alternates, parts if many else (), framing, bridged, translated,
-        lexicon.language(text), framed, defining, decision_words(text), asks_why(text),
+        lexicon.language(text), framed, defining, decision_words(text), asks_why(text), asks_earlier(text),
     )
 
 

@@ -252,10 +252,11 @@ def yield_fields(scored: list[Scored], params: ScoreParams) -> list[Scored]:
     ]
 
 
-def below_successors(scored: list[Scored], memory: Memory) -> list[Scored]:
+def below_successors(scored: list[Scored], memory: Memory, earlier: bool = False) -> list[Scored]:
     """The statements, a superseded document's scaled below its successor's best when that successor was read
-    too (``succession.scales``): "Which engine do we use?" must not answer with the decision that was replaced."""
-    scale = succession.scales(forms.document_best(scored), memory)
+    too (``succession.scales``): "Which engine do we use?" must not answer with the decision that was replaced.
+    For a question asking what held before (``earlier``), the successor's below the superseded one's."""
+    scale = succession.scales(forms.document_best(scored), memory, earlier=earlier)
     if not scale:
         return scored
     return [
@@ -389,7 +390,7 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     decided = state.phase1.decided if state.phase1 else ()
     favoured, form = forms.favoured(state.query, state.candidates, ctx.memory, decided)
     scored = forms.favour(scored, favoured, form, params.definition_bonus)
-    scored = below_successors(scored, ctx.memory)
+    scored = below_successors(scored, ctx.memory, state.query.earlier)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay
     ranked = calibrate(own_first(rank(scored, ctx.settings.top_k, decay)))

@@ -2,8 +2,11 @@
 
 Contract: ``scales(best, memory)`` takes each read document's best rank value and returns, for each superseded
 document whose successor was read too, the factor that brings its best to ``SUCCESSOR_MARGIN`` of the
-successor's best (documents not listed keep their values).  The successor is named by the old document's
-``superseded_by`` or by the new one's ``supersedes`` front matter (``memory.resolve``).
+successor's best (documents not listed keep their values).  For a question asking what held before
+(``scales(…, earlier=True)``: "Which engine was originally chosen?") the roles turn: the superseded document takes
+the better best of the two, and the successor is brought to ``SUCCESSOR_MARGIN`` of it.  The successor is named
+by the old document's ``superseded_by`` or by the new one's ``supersedes`` front matter (``memory.resolve``).
+``predecessors(path, memory)`` are the documents ``path``'s ``supersedes`` names.
 """
 
 from __future__ import annotations
@@ -18,14 +21,27 @@ from retriever.text import vocabulary
 SUCCESSOR_MARGIN = 0.95
 
 
-def scales(best: Mapping[str, float], memory: Memory) -> dict[str, float]:
-    """Superseded document → the factor its statements' rank values are scaled by (see the module docstring)."""
+def scales(best: Mapping[str, float], memory: Memory, *, earlier: bool = False) -> dict[str, float]:
+    """Superseded document (and its successor, when ``earlier``) → the factor its statements' rank values are
+    scaled by (see the module docstring)."""
     out: dict[str, float] = {}
     for old, new in successions(best, memory):
+        if earlier:  # the question is named after the new record, and asks for the old: it takes the new one's place
+            top = max(best[old], best[new])
+            out[old] = max(out.get(old, 1.0), top / best[old]) if best[old] > 0 else 1.0
+            out[new] = min(out.get(new, 1.0), SUCCESSOR_MARGIN * top / best[new]) if best[new] > 0 else 1.0
+            continue
         limit = SUCCESSOR_MARGIN * best[new]
         if best[old] > limit:
             out[old] = min(out.get(old, 1.0), limit / best[old])
     return out
+
+
+def predecessors(path: str, memory: Memory) -> list[str]:
+    """The documents ``path``'s front matter names as superseded by it (``supersedes``)."""
+    front = memory.document(path).front_matter
+    named = [memory.resolve(name) for name in vocabulary.names(front.get(vocabulary.SUPERSEDES))]
+    return [old for old in dict.fromkeys(named) if old is not None and old != path]
 
 
 def successions(paths: Iterable[str], memory: Memory) -> Iterator[tuple[str, str]]:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retriever.pipeline.deciding import DECIDING_CHARS, asks_why, decision_words
+from retriever.pipeline.deciding import DECIDING_CHARS, asks_earlier, asks_why, decision_words
 from retriever.text import analyzer
 
 
@@ -85,3 +85,25 @@ def test_a_question_not_asking_for_a_reason_does_not(text: str) -> None:
 
 def test_why_is_read_in_the_opening_only() -> None:
     assert not asks_why("x" * DECIDING_CHARS + " why?")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Which engine was originally chosen for Riverbed ingestion before Flink?",
+        "What was the previous decision on hosting?",
+        "What did we use initially?",
+        "Which tool did we use at first?",
+        "Що обрали спочатку для Riverbed?",
+    ],
+)
+def test_a_question_about_what_held_before_asks_earlier(text: str) -> None:
+    assert asks_earlier(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Which engine do we use for Riverbed?", "What replaced Kafka Streams?", "What must I do before my first day?"],
+)
+def test_a_question_about_what_holds_now_or_what_replaced_it_does_not(text: str) -> None:
+    assert not asks_earlier(text)

@@ -269,11 +269,13 @@ _NEW_ENGINE = (
 )
 
 
-def _engine_facts(make_tree: TreeFactory, old_link: str, new_link: str) -> list[str]:
+def _engine_facts(
+    make_tree: TreeFactory, old_link: str, new_link: str, question: str = "Which stream processing engine do we use?"
+) -> list[str]:
     root = make_tree(
         {"old.md": _OLD_ENGINE.format(link=old_link), "new.md": _NEW_ENGINE.format(link=new_link)}
     )
-    retrieval = Retriever(root, Settings.from_env()).retrieve("Which stream processing engine do we use?")
+    retrieval = Retriever(root, Settings.from_env()).retrieve(question)
     return [f.rel_path for f in retrieval.facts]
 
 
@@ -287,6 +289,19 @@ def test_a_superseded_documents_facts_rank_below_its_successors_best_when_both_a
     assert _engine_facts(make_tree, "", "")[0] == "old.md"  # unlinked, the old text matches the question better
     facts = _engine_facts(make_tree, old_link, new_link)
     assert facts[0] == "new.md" and "old.md" in facts
+
+
+@pytest.mark.parametrize(
+    ("old_link", "new_link"),
+    [("superseded_by: Engine decision 2026\n", ""), ("status: superseded\n", "supersedes: Engine decision 2025\n")],
+)
+def test_a_question_asking_what_held_before_ranks_the_superseded_record_first(
+    make_tree: TreeFactory, old_link: str, new_link: str
+) -> None:
+    question = "Which engine was originally chosen before Flink?"
+    assert _engine_facts(make_tree, "", "", question)[0] == "new.md"  # unlinked, "Flink" names the new record
+    facts = _engine_facts(make_tree, old_link, new_link, question)
+    assert facts[0] == "old.md" and "new.md" in facts
 
 
 _GLOSSARY = (
