@@ -42,9 +42,12 @@ _CLAUSE = re.compile(
 _AND = re.compile(r"\band\b", re.I)
 # A comparison asks about each thing compared: "How did Kafka Streams and Flink compare…", "How does the Junior
 # role differ from the Standard role?", "the difference between Starter and Growth".  Its clause splits at the
-# first "and", "from", "vs" or "versus" (one split, so the comparison's own details stay with the second thing).
-_COMPARE = re.compile(r"\b(?:compare[sd]?|comparing|comparison|differ(?:s|ed)?|difference|versus|vs)\b", re.I)
-_COMPARED = re.compile(r" (?:and|from|versus|vs\.?) ", re.I)
+# first "and", "from", "to", "with", "than", "vs" or "versus" (one split, so the comparison's own details stay with
+# the second thing): "How does Riverbed compare to Pulse Classic?", "How is Flink different from Kafka Streams?".
+_COMPARE = re.compile(
+    r"\b(?:compare[sd]?|comparing|comparison|differ(?:s|ed)?|difference|different\s+(?:from|than|to)|versus|vs)\b", re.I
+)
+_COMPARED = re.compile(r" (?:and|from|to|with|than|versus|vs\.?) ", re.I)
 _SPACE = re.compile(r"\s+")
 # A pronoun that points back at what an earlier part named ("… and when does its contract renew?"); in lower case
 # or capitalised, never in capitals, where "IT" and "US" are acronyms (``analyzer.capital_acronyms``).

@@ -10,6 +10,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from conftest import TreeFactory
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -199,6 +200,20 @@ def test_a_comparison_asks_about_each_thing_it_compares() -> None:
         ("standard", "role"),
     )
     assert question_parts("Who owns billing and payroll?") == (("own", "bill", "payrol"),)  # no comparison
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        ("How does Riverbed compare to Pulse Classic?", (("riverb", "compar"), ("puls", "classic"))),
+        ("How does the Growth plan compare with Starter?", (("growth", "plan", "compar"), ("starter",))),
+        ("How is Flink different from Kafka Streams?", (("flink", "differ"), ("kafka", "stream"))),
+        ("Is Growth more expensive than Starter?", (("growth", "expens", "starter"),)),  # no comparison word
+        ("What changed from the Growth plan to the Starter plan?", (("chang", "growth", "plan", "starter"),)),
+    ],
+)
+def test_a_comparison_to_with_or_different_from_a_thing_asks_about_each(question: str, parts: tuple[str, ...]) -> None:
+    assert question_parts(question) == parts
 
 
 def test_a_long_comparison_splits_once_in_linear_time() -> None:
