@@ -33,6 +33,10 @@ _KEY = re.compile(r"""^(?:"([^"\n]{1,64})"|'([^'\n]{1,64})'|([A-Za-z_][\w-]{0,63
 # A TOML table header, a whole line at column 0 ("[extra]", "[[links]]"): the keys after it are the table's.  Only in a
 # TOML block: a YAML value's line may start with "[" (a flow list, a Markdown link in a folded text).
 _TABLE = re.compile(r"^\[\[?[^\]\n]+\]\]?\s*(?:#.*)?$")
+# Any other top-level key ("Кінцевий термін:", "a key with spaces:", a key of 65 characters): not read, but it ends
+# the key before it.  In YAML, not a line opening with a bracket, a brace, a dash, a quote or a comment mark (a flow
+# value's line, a list item, a quoted key ``_KEY`` reads, a comment); in TOML, a dotted or quoted key ("a.b = 1").
+_OTHER_KEY = {False: re.compile(r"""^[^\s#\[\]{}'"-][^\n]*?:(?:\s|$)"""), True: re.compile(r"""^[^\s#\[][^\n]*?=""")}
 _LABELS = {"tldr": "TL;DR"}  # how a field whose name is an abbreviation is said
 
 
@@ -74,18 +78,33 @@ def opening(sections: list[Section], units: tuple[Unit, ...]) -> list[Section]:
     return [dataclasses.replace(sections[0], units=units + sections[0].units), *sections[1:]]
 
 
-def _key_lines(text: str, offset: int) -> dict[str, Lines]:
-    """Each top-level key of the front matter block, as written → the file lines from its own to its value's last
-    (up to the next key, TOML table header or closing fence, with blank and comment lines at its end left out)."""
-    lines = text.split("\n", offset)[:offset]
-    toml = bool(lines) and lines[0].strip() == "+++"
-    starts: list[tuple[int, str | None]] = []  # (line, key); None for a TOML table header, which ends the keys
+def _key_starts(lines: list[str], toml: bool) -> list[tuple[int, str | None]]:
+    """(line, key) of each top-level key of a front matter block's ``lines`` (fences included); None for a key not
+    read (``_OTHER_KEY``) or a TOML table header, after which no key is read.  A TOML multi-line string's lines
+    are its text, whatever they look like."""
+    starts: list[tuple[int, str | None]] = []
+    quoted = False
     for n, line in enumerate(lines[1:-1], 2):
+        marks = line.count('"""') + line.count("'''") if toml else 0
+        if quoted:
+            quoted = marks % 2 == 0
+            continue
+        quoted = marks % 2 == 1
         if toml and _TABLE.match(line):
             starts.append((n, None))
             break
         if found := _KEY.match(line):
             starts.append((n, next(g for g in found.groups() if g is not None)))
+        elif _OTHER_KEY[toml].match(line):
+            starts.append((n, None))
+    return starts
+
+
+def _key_lines(text: str, offset: int) -> dict[str, Lines]:
+    """Each top-level key of the front matter block, as written → the file lines from its own to its value's last
+    (up to the next key, TOML table header or closing fence, with blank and comment lines at its end left out)."""
+    lines = text.split("\n", offset)[:offset]
+    starts = _key_starts(lines, toml=bool(lines) and lines[0].strip() == "+++")
     if not starts:  # no front matter, or none of its lines opens a key
         return {}
     ends = [n - 1 for n, _ in starts[1:]] + [len(lines) - 1]

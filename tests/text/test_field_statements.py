@@ -146,3 +146,15 @@ def test_any_front_matter_parses_and_every_prose_line_lies_in_the_block(summary:
         assert 2 <= unit.lines[0] <= unit.lines[1] < offset
         assert len(unit.text.split()) >= MIN_WORDS
     parse_document("t.md", text)  # never raises past the front matter's own errors
+
+
+def test_a_key_not_read_ends_the_span_of_the_key_before_it() -> None:
+    text = "---\ntitle: T\nsummary: A page about the office rules here.\nКінцевий термін: 2026-12-01\n"
+    text += "a key with spaces: yes\nreason: We moved paging to Opsgenie because of the price.\n---\nBody.\n"
+    assert [lines for _, _, lines in _units(text)] == [(3, 3), (6, 6)]
+
+
+def test_a_toml_dotted_key_ends_a_span_and_a_multi_line_strings_lines_are_its_text() -> None:
+    text = '+++\ntitle = "T"\nsummary = "The office rules for everyone here."\nextra.note = 1\n'
+    text += 'reason = """\nWe moved paging = a cheaper plan,\nsee the vendors page.\n"""\n+++\nBody.\n'
+    assert [lines for _, _, lines in _units(text)] == [(3, 3), (5, 8)]
