@@ -20,7 +20,7 @@ from retriever.pipeline.context import Context, Run
 from retriever.pipeline.phrasing import fact_sentence, relation_answer
 from retriever.pipeline.query import Query, analyze, no_topic
 from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
-from retriever.text import analyzer
+from retriever.text import analyzer, lexicon
 from retriever.text.markup import truncate
 from retriever.text.models import Document
 from retriever.text.vocabulary import (
@@ -36,6 +36,9 @@ Resolve = Callable[[str], str | None]  # a name → the document it refers to (`
 
 MAX_ENTITIES, MAX_RELATIONSHIPS = 12, 24
 SUMMARY_FACTS = 8  # facts a model summary is built from
+# A summary leads with a fact in the question's language over a better one in the other, among the first facts
+# (``LANGUAGE_REACH``) and while it keeps ``LANGUAGE_SHARE`` of that fact's relevance: a reader reads their own.
+LANGUAGE_REACH, LANGUAGE_SHARE = 3, 0.85
 # A fact's statement as shown: one 2 MB line of memory is one statement, which would be one 2 MB fact
 # (three copies in an MCP response).  Cut here, at output, so ranking still reads the whole statement.
 MAX_STATEMENT_CHARS = 1000
@@ -184,14 +187,17 @@ def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
     """The facts a summary may lead with, best first: not from a superseded document (a replaced decision is
     cited, never the answer) and saying something the question does not ("Decided at Q1 2027 Planning." only
     echoes "What was decided at the Q1 2027 planning meeting?"), and no front-matter summary but the first fact (a
-    summary lists its document's topics); all of them when none is left."""
+    summary lists its document's topics); all of them when none is left.  Those in the question's language go first
+    where they are nearly as good (``LANGUAGE_REACH``, ``LANGUAGE_SHARE``)."""
     asked = set(query.terms)
     telling = [
         f
         for i, f in enumerate(facts)
         if not f.when.superseded and not analyzer.term_set(f.statement) <= asked and (i == 0 or not f.field)
-    ]
-    return telling or list(facts)
+    ] or list(facts)
+    near = [f for f in telling[:LANGUAGE_REACH] if f.relevance_score >= LANGUAGE_SHARE * telling[0].relevance_score]
+    own = [f for f in near if lexicon.language(f.statement) == query.language]
+    return [*own, *(f for f in telling if f not in own)]
 
 
 def _summary(

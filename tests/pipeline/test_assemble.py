@@ -55,6 +55,17 @@ def test_the_summary_passes_over_a_fact_that_only_echoes_the_question() -> None:
     assert summarize(facts[:1], "partial", "What was decided at the Q1 planning?").startswith("Decided at")
 
 
+def test_the_summary_leads_with_a_nearly_as_good_fact_in_the_questions_language() -> None:
+    ukrainian = Fact("Передайте чергування другому черговому.", 0.77, "m/a.md", "M > A", (1, 1), "a.md", None, "Б", 0)
+    english = Fact("Night shifts page SEV-1 incidents only.", 0.69, "m/b.md", "M > B", (1, 1), "b.md", None, "Rota", 1)
+    weak = Fact("On-call pays a weekly stipend.", 0.50, "m/c.md", "M > C", (1, 1), "c.md", None, "Pay", 2)
+    question = "What is our on-call policy?"
+    assert summarize((ukrainian, english), "partial", question).startswith("Night shifts page SEV-1 incidents only.")
+    assert summarize((ukrainian, weak), "partial", question).startswith("Передайте чергування")  # far weaker
+    better = Fact("Night shifts page SEV-1 incidents only.", 0.80, "m/b.md", "M > B", (1, 1), "b.md", None, "Rota", 1)
+    assert summarize((better, ukrainian), "partial", "Яка політика чергувань?").startswith("Передайте")
+
+
 def test_a_weak_summary_says_so_before_the_closest_matches() -> None:
     facts = (Fact("Lunch is at noon", 0.2, "m/a.md", "M > A", (1, 1), "a.md", None, "Office", 0),)
     assert summarize(facts, "limited") == (
