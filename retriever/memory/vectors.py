@@ -23,9 +23,10 @@ its instructions on the Sourcegraph handbook), for a cold index ~15–40% longer
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,27 +188,35 @@ def document_vectors(doc: Document, *, with_sections: bool = True) -> tuple[Mean
     statements, embedded a batch at a time (``_batches``).  With ``with_sections`` false, the meaning is of no
     section."""
     texts = document_texts(doc) if with_sections else []
-    statements = [framed(unit, section) for section in doc.sections for unit in section.units]
     if embeddings.table() is None:
         return meaning_of(texts), [[b""] * len(section.units) for section in doc.sections]
-    everything = [*texts, *statements]
-    found = np.concatenate([embed(everything[start:stop]) for start, stop in _batches(everything)] or [embed([])])
-    return quantize(found[: len(texts)]), _by_section(doc, _packed(found[len(texts) :]))
+    statements = (framed(unit, section) for section in doc.sections for unit in section.units)
+    sections, rows, done = [embed([])], [], 0  # statements' rows packed batch by batch: int8, not float32
+    for batch in _batches(itertools.chain(texts, statements)):
+        found = embed(batch)
+        cut = max(0, min(len(batch), len(texts) - done))  # the section texts come first
+        if cut:  # a copy: a view would keep the batch's float32 rows alive
+            sections.append(found[:cut].copy())
+        rows += _packed(found[cut:])
+        done += len(batch)
+    return quantize(np.concatenate(sections)), _by_section(doc, rows)
 
 
-def _batches(texts: Sequence[str]) -> Iterator[tuple[int, int]]:
-    """(start, stop) of runs of at most ``_STATEMENT_BATCH`` texts and ``_BATCH_CHARS`` characters (a longer text
-    alone): one embedding call splits and weighs a run's words once, and the run bounds its temporaries (a
-    section of 50,000 one-word lines had held 51 MB of float32 rows at once; 1.9 MB of random long words, 400 MB
-    of word pieces)."""
-    start, chars = 0, 0
-    for at, text in enumerate(texts):
-        if at > start and (at - start == _STATEMENT_BATCH or chars + len(text) > _BATCH_CHARS):
-            yield start, at
-            start, chars = at, 0
+def _batches(texts: Iterable[str]) -> Iterator[list[str]]:
+    """``texts`` in runs of at most ``_STATEMENT_BATCH`` texts and ``_BATCH_CHARS`` characters (a longer text
+    alone), made as they are read: one embedding call splits and weighs a run's words once, and only one run's
+    texts and rows are held at a time (a section of 48,000 items under a long heading framed each with it; 1.9 MB
+    of random long words had made 400 MB of word pieces)."""
+    batch: list[str] = []
+    chars = 0
+    for text in texts:
+        if batch and (len(batch) == _STATEMENT_BATCH or chars + len(text) > _BATCH_CHARS):
+            yield batch
+            batch, chars = [], 0
+        batch.append(text)
         chars += len(text)
-    if start < len(texts):
-        yield start, len(texts)
+    if batch:
+        yield batch
 
 
 def _packed(vectors: FloatArray) -> list[bytes]:

@@ -69,17 +69,29 @@ _WHY = re.compile(
 )
 
 
-# Words that ask what held before.  Not "replaced" or "superseded": "What replaced Kafka Streams?" asks for the new.
+# Words that ask what held before, with the asking verb: adverbs ("was originally chosen", "did we use previously",
+# "at first") or the decision itself ("the previous decision", "our original choice").  Not an adjective before
+# another noun ("instead of the previous Kafka Streams design", "after the earlier load test"): it names a thing.
+# Not "replaced" or "superseded": "What replaced Kafka Streams?" asks for the new.
 _EARLIER = re.compile(
-    r"\b(?:originally|original|initially|at\s+first|in\s+the\s+beginning|previously|previous|formerly|former|"
-    r"earlier|used\s+to|спочатку|початково|раніше|попередн\w{0,4}|колишн\w{0,4})\b",
+    r"\b(?:originally|initially|at\s+first|in\s+the\s+beginning|previously|formerly|used\s+to|"
+    r"(?:previous|former|original|earlier|first)\s+(?:decision|choice|plan|pick)s?|"
+    r"спочатку|початково|раніше|попереднє\s+рішення|попередній\s+вибір)\b",
+    re.I,
+)
+# A question that also asks what holds now ("Which engine do we use now instead of…?", "… or go back to the former
+# plan?") asks for the successor.
+_NOW = re.compile(
+    r"\b(?:now|currently|today|instead|replace[sd]?|replacing|after|any\s*more|back\s+to|revert\w*|final|"
+    r"тепер|зараз|замість)\b",
     re.I,
 )
 
 
 def asks_earlier(text: str) -> bool:
     """Whether ``text``'s opening asks what held before (see the module docstring)."""
-    return _EARLIER.search(text[:DECIDING_CHARS]) is not None
+    opening = text[:DECIDING_CHARS]
+    return _EARLIER.search(opening) is not None and _NOW.search(opening) is None
 
 
 def asks_why(text: str) -> bool:

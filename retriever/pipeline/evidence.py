@@ -70,6 +70,7 @@ DECISION_HEADINGS = frozenset(
 DECISION_TERMS = tuple(analyzer.term_set("decision decisions decided agreed agreements рішення домовленості"))
 DECISION_SCAN = POOL  # the strongest sections whose documents may hold the decision a question asks about
 DECISION_SECTIONS = 20  # of one document's sections under a decision word, the strongest looked at (a long log)
+PREDECESSORS = 3  # records a decision supersedes whose decisions an "originally…" question reads, named after it
 # The share of the question's topic weight (its words but the asking verb) the document's title, aliases and front
 # matter must hold: a decision record or meeting is named after what it decided ("DEC-0052 — Apache Flink for
 # Riverbed Ingestion", "Q1 2027 Planning"); a record whose context only mentions the topic decided something else.
@@ -146,11 +147,18 @@ def decisions(memory: Memory, query: Query, scores: FloatArray) -> tuple[int, ..
 def _earlier(memory: Memory, found: tuple[int, ...], query: Query) -> tuple[int, ...]:
     """``found``, after the decision sections of the records its document supersedes when the question asks what
     held before (``Query.earlier``: "Which engine was originally chosen for Riverbed before Flink?" is named after
-    the record that replaced the one it asks about)."""
+    the record that replaced the one it asks about): of the first ``PREDECESSORS`` it names, those named after the
+    question's topic too (``_named_after``), so a record that replaced several reads only the one asked about."""
     if not query.earlier:
         return found
-    olds = succession.predecessors(memory.state.section_files[found[0]], memory)
-    before = [sid for old in olds for sid in memory.sections_of(old) if decision_section(memory, sid, superseded=True)]
+    topic = {t: w for t, w in weights(query, memory.index).items() if t not in query.deciding}
+    olds = succession.predecessors(memory.state.section_files[found[0]], memory)[:PREDECESSORS]
+    before = [
+        sid
+        for old in olds
+        for sid in memory.sections_of(old)[:DECISION_SECTIONS]
+        if decision_section(memory, sid, superseded=True) and _named_after(memory, sid, topic, query)
+    ]
     return (*before, *(sid for sid in found if sid not in before))
 
 

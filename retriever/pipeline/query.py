@@ -40,10 +40,9 @@ _CLAUSE = re.compile(
     re.I,
 )
 _AND = re.compile(r"\band\b", re.I)
-# A comparison asks about each thing compared: "How did Kafka Streams and Flink compare…", "How does the Junior
-# role differ from the Standard role?", "the difference between Starter and Growth".  Its clause splits at the
-# first "and", "from", "to", "with", "than", "vs" or "versus" (one split, so the comparison's own details stay with
-# the second thing): "How does Riverbed compare to Pulse Classic?", "How is Flink different from Kafka Streams?".
+# A comparison asks about each thing compared: "How did Kafka Streams and Flink compare…", "How does Riverbed compare
+# to Pulse Classic?", "How is Flink different from Kafka Streams?".  Its clause splits at the first "and", "from",
+# "to", "with", "than", "vs" or "versus" (one split, so the comparison's own details stay with the second thing).
 _COMPARE = re.compile(
     r"\b(?:compare[sd]?|comparing|comparison|differ(?:s|ed)?|difference|different\s+(?:from|than|to)|versus|vs)\b", re.I
 )
@@ -228,11 +227,12 @@ def question_parts(text: str) -> tuple[tuple[str, ...], ...]:
 
 
 def _referred(clauses: Iterable[str]) -> Iterator[tuple[str, ...]]:
-    """Each clause's distinct terms, with the names of the clause before it where a pronoun points back."""
+    """Each clause's terms, with the names of the clause before where a pronoun points back and it asks something."""
     before: list[str] = []
     for clause in clauses:
         terms = analyzer.terms(clause)
-        yield tuple(dict.fromkeys(terms + before if before and _REFERS.search(clause) else terms))
+        own = any(t not in FRAMING_TERMS for t in terms)  # "and why did we do it?": no part of borrowed names
+        yield tuple(dict.fromkeys(terms + before if own and before and _REFERS.search(clause) else terms))
         before = _names(clause)
 
 

@@ -4,8 +4,9 @@ Contract: ``scales(best, memory)`` takes each read document's best rank value an
 document whose successor was read too, the factor that brings its best to ``SUCCESSOR_MARGIN`` of the
 successor's best (documents not listed keep their values).  For a question asking what held before
 (``scales(…, earlier=True)``: "Which engine was originally chosen?") the roles turn: the superseded document takes
-the better best of the two, and the successor is brought to ``SUCCESSOR_MARGIN`` of it.  The successor is named
-by the old document's ``superseded_by`` or by the new one's ``supersedes`` front matter (``memory.resolve``).
+the better best of the two, and the successor is brought to ``SUCCESSOR_MARGIN`` of it (where the old one's best is
+at least ``EARLIER_SHARE`` of the successor's).  The successor is named by the old document's ``superseded_by`` or
+by the new one's ``supersedes`` front matter (``memory.resolve``).
 ``predecessors(path, memory)`` are the documents ``path``'s ``supersedes`` names.
 """
 
@@ -19,6 +20,9 @@ from retriever.text import vocabulary
 # Where a superseded document's successor is among the statements read, the old one's best statement is
 # brought to this share of the successor's best (all its statements scaled alike, keeping their order).
 SUCCESSOR_MARGIN = 0.95
+# For a question asking what held before, a superseded document takes its successor's place only where its own best
+# is at least this share of the successor's: one the question's words barely reach is not what it asks about.
+EARLIER_SHARE = 0.5
 
 
 def scales(best: Mapping[str, float], memory: Memory, *, earlier: bool = False) -> dict[str, float]:
@@ -26,6 +30,8 @@ def scales(best: Mapping[str, float], memory: Memory, *, earlier: bool = False) 
     scaled by (see the module docstring)."""
     out: dict[str, float] = {}
     for old, new in successions(best, memory):
+        if earlier and best[old] < EARLIER_SHARE * best[new]:
+            continue
         if earlier:  # the question is named after the new record, and asks for the old: it takes the new one's place
             top = max(best[old], best[new])
             out[old] = max(out.get(old, 1.0), top / best[old]) if best[old] > 0 else 1.0

@@ -241,8 +241,8 @@ def test_texts_are_embedded_in_runs_bounded_by_count_and_characters_in_order(len
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(vectors, "_STATEMENT_BATCH", 7)
         patch.setattr(vectors, "_BATCH_CHARS", 200)
-        runs = list(vectors._batches(texts))
-    assert [i for start, stop in runs for i in range(start, stop)] == list(range(len(texts)))
-    for start, stop in runs:
-        assert 0 < stop - start <= 7
-        assert stop - start == 1 or sum(lengths[start:stop]) <= 200
+        runs = list(vectors._batches(iter(texts)))
+    assert [text for run in runs for text in run] == texts
+    for run in runs:
+        assert 0 < len(run) <= 7
+        assert len(run) == 1 or sum(map(len, run)) <= 200

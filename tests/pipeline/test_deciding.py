@@ -103,7 +103,15 @@ def test_a_question_about_what_held_before_asks_earlier(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Which engine do we use for Riverbed?", "What replaced Kafka Streams?", "What must I do before my first day?"],
+    [
+        "Which engine do we use for Riverbed?",
+        "What replaced Kafka Streams?",
+        "What must I do before my first day?",
+        "Which engine do we use now for Riverbed instead of the previous Kafka Streams design?",
+        "What did we decide for Riverbed ingestion after the earlier load test failed?",
+        "Why did we replace the original Kafka Streams plan for Riverbed with Flink?",
+        "Is the Flink decision for Riverbed final, or will we go back to the former plan?",
+    ],
 )
 def test_a_question_about_what_holds_now_or_what_replaced_it_does_not(text: str) -> None:
     assert not asks_earlier(text)

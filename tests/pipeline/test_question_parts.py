@@ -236,3 +236,8 @@ def test_a_part_without_a_pronoun_or_after_a_part_naming_nothing_holds_only_its_
 
 def test_it_in_capitals_names_the_it_team_and_points_back_at_nothing() -> None:
     assert question_parts("Who leads Riverbed and who runs IT?") == (("lead", "riverb"), ("run", "it"))
+
+
+def test_a_clause_of_a_pronoun_and_asking_words_alone_is_no_part_of_borrowed_names() -> None:
+    assert question_parts("Who owns Helix and what about it?") == (("own", "helix"),)
+    assert not is_many_part("When did we move to Flink and why did we do it?")
