@@ -4,9 +4,9 @@ Contract: ``scales(best, memory)`` takes each read document's best rank value an
 document whose successor was read too, the factor that brings its best to ``SUCCESSOR_MARGIN`` of the
 successor's best (documents not listed keep their values).  For a question asking what held before
 (``scales(…, earlier=True)``: "Which engine was originally chosen?") the roles turn: the superseded document takes
-the better best of the two, and the successor is brought to ``SUCCESSOR_MARGIN`` of it (where the old one's best is
-at least ``EARLIER_SHARE`` of the successor's).  The successor is named by the old document's ``superseded_by`` or
-by the new one's ``supersedes`` front matter (``memory.resolve``).
+the better best of the two, and the successor is brought to ``SUCCESSOR_MARGIN`` of it (of several read documents
+one record superseded, those at ``EARLIER_SHARE`` of the best of them or more).  The successor is named by the old
+document's ``superseded_by`` or by the new one's ``supersedes`` front matter (``memory.resolve``).
 ``predecessors(path, memory)`` are the documents ``path``'s ``supersedes`` names.
 """
 
@@ -20,8 +20,9 @@ from retriever.text import vocabulary
 # Where a superseded document's successor is among the statements read, the old one's best statement is
 # brought to this share of the successor's best (all its statements scaled alike, keeping their order).
 SUCCESSOR_MARGIN = 0.95
-# For a question asking what held before, a superseded document takes its successor's place only where its own best
-# is at least this share of the successor's: one the question's words barely reach is not what it asks about.
+# For a question asking what held before, of the read documents one record superseded, those whose best is at least
+# this share of the best of them take its place: a record that replaced several ("JSON log lines" and the engine)
+# is asked about one of them, and the question's words reach that one.
 EARLIER_SHARE = 0.5
 
 
@@ -29,13 +30,14 @@ def scales(best: Mapping[str, float], memory: Memory, *, earlier: bool = False) 
     """Superseded document (and its successor, when ``earlier``) → the factor its statements' rank values are
     scaled by (see the module docstring)."""
     out: dict[str, float] = {}
-    for old, new in successions(best, memory):
-        if earlier and best[old] < EARLIER_SHARE * best[new]:
-            continue
-        if earlier:  # the question is named after the new record, and asks for the old: it takes the new one's place
-            top = max(best[old], best[new])
-            out[old] = max(out.get(old, 1.0), top / best[old]) if best[old] > 0 else 1.0
-            out[new] = min(out.get(new, 1.0), SUCCESSOR_MARGIN * top / best[new]) if best[new] > 0 else 1.0
+    pairs = list(successions(best, memory))
+    for old, new in pairs:
+        if earlier:  # the question is named after the new record, and asks for an old one: it takes the new one's place
+            rivals = max(best[o] for o, n in pairs if n == new)
+            if best[old] > 0 and best[new] > 0 and best[old] >= EARLIER_SHARE * rivals:
+                top = max(best[old], best[new])
+                out[old] = max(out.get(old, 1.0), top / best[old])
+                out[new] = min(out.get(new, 1.0), SUCCESSOR_MARGIN * top / best[new])
             continue
         limit = SUCCESSOR_MARGIN * best[new]
         if best[old] > limit:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from retriever import Retriever, Settings
 from retriever.memory import vectors
 from retriever.memory.memory import Memory
-from retriever.pipeline import evidence, forms, score
+from retriever.pipeline import evidence, forms, score, succession
 from retriever.pipeline.extract import candidates_of
 from retriever.pipeline.query import Framing, Query, analyze, weight_sets, weights
 from retriever.pipeline.results import Candidate, Scored, Target
@@ -298,7 +298,7 @@ def test_a_superseded_documents_facts_rank_below_its_successors_best_when_both_a
 def test_a_question_asking_what_held_before_ranks_the_superseded_record_first(
     make_tree: TreeFactory, old_link: str, new_link: str
 ) -> None:
-    question = "Which engine was originally chosen before Flink?"
+    question = "Which engine for ingestion did we use before Flink, originally?"
     assert _engine_facts(make_tree, "", "", question)[0] == "new.md"  # unlinked, "Flink" names the new record
     facts = _engine_facts(make_tree, old_link, new_link, question)
     assert facts[0] == "old.md" and "new.md" in facts
@@ -497,3 +497,21 @@ def test_the_terms_stored_with_statements_score_as_their_texts_analysed(make_tre
     assert sum(bool(c.terms) for c in candidates) >= 5 and sum(bool(c.context_terms) for c in candidates) >= 5
     scored, again = relevance(candidates, memory, query, DEFAULT), relevance(analysed, memory, query, DEFAULT)
     assert [(s.relevance, s.evidence, s.own) for s in scored] == [(s.relevance, s.evidence, s.own) for s in again]
+
+
+def test_of_two_records_one_decision_replaced_only_the_one_the_question_reaches_takes_its_place(
+    make_tree: TreeFactory,
+) -> None:
+    root = make_tree(
+        {
+            "new.md": "---\ntitle: Platform 2026\nsupersedes: [Engine 2025, Logging 2025]\n---\n# Platform 2026\n",
+            "engine.md": "---\ntitle: Engine 2025\n---\n# Engine 2025\n",
+            "logging.md": "---\ntitle: Logging 2025\n---\n# Logging 2025\n",
+        }
+    )
+    memory = Memory.open(root, Settings.from_env())
+    best = {"new.md": 0.8, "engine.md": 0.4, "logging.md": 0.15}
+    scale = succession.scales(best, memory, earlier=True)
+    assert scale["engine.md"] == pytest.approx(0.8 / 0.4) and scale["new.md"] == pytest.approx(0.95)
+    assert "logging.md" not in scale
+    assert succession.scales(best, memory) == {}  # both already below the successor's best
