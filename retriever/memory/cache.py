@@ -158,9 +158,14 @@ class IndexCache:
         rows = self._sql("SELECT rel_path, size, mtime_ns, sha1, skipped FROM files")
         return {r[0]: FileRow(Fingerprint(r[1], r[2], r[3]), r[4]) for r in rows}
 
+    def publish(self) -> None:
+        """Let reads (``documents``) see the file records written since the last commit: called as the index they
+        belong to is swapped in, so a retrieval on the index before reads the versions it numbers."""
+        self._files.publish()
+
     def known_sha1(self, rel_path: str) -> str | None:
         """The content hash of the version this instance knows (None: it knows no document there)."""
-        row = self._files.row(rel_path)
+        row = self._files.published_row(rel_path)
         return row.fingerprint.sha1 if row is not None and not row.skipped else None
 
     def documents(self, rel_paths: Iterable[str]) -> dict[str, Document]:

@@ -253,6 +253,8 @@ class Refresher:
             builder = _analyzed(state.index, new_docs)
         self._store(found)
         with self.rw.writing():
+            if self.cache:
+                self.cache.publish()  # the records stored above, for retrievals on the index swapped in here
             self._keep(found.records, found.gone)
             self.skipped = sorted(found.skipped, key=lambda s: s.rel_path)
             if rebuilt:

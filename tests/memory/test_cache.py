@@ -129,6 +129,8 @@ def test_put_documents_come_back_equal(cache: IndexCache) -> None:
     docs = _docs(ACME)
     for number, doc in enumerate(docs):
         cache.put(doc.rel_path, Fingerprint(100 + number, 1_700_000_000_000_000_000, f"sha-{number}"), doc, None)
+    assert cache.documents(["policies/leave.md"]) == {}  # written, not yet published with an index to read them by
+    cache.publish()
 
     assert cache.documents(["policies/leave.md", "teams/platform.md"]) == {
         "policies/leave.md": next(d for d in docs if d.rel_path == "policies/leave.md"),

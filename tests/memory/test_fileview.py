@@ -33,3 +33,20 @@ def test_reset_replaces_the_committed_rows_and_drops_pending_writes() -> None:
     view.set("a.md", _row("a1"))
     view.reset({"z.md": _row("z1")})
     assert view.rows() == {"z.md": _row("z1")}
+
+
+def test_readers_see_a_write_only_once_published_and_a_rollback_hides_it_again() -> None:
+    view = FileView(lambda: {"a.md": _row("a1")})
+    view.set("a.md", _row("a2"))
+    view.set("b.md", _row("b1"))
+    assert view.row("a.md") == _row("a2") and view.published_row("a.md") == _row("a1")
+    assert view.published_row("b.md") is None
+    view.publish()
+    assert view.published_row("a.md") == _row("a2") and view.published_row("b.md") == _row("b1")
+    view.rollback()
+    assert view.published_row("a.md") == _row("a1") and view.published_row("b.md") is None
+    view.set("a.md", None)
+    view.publish()
+    assert view.published_row("a.md") is None
+    view.commit()
+    assert view.published_row("a.md") is None and view.row("a.md") is None

@@ -18,6 +18,7 @@ from fixtures import ACME
 
 from retriever.config import Settings, index_cache_dir
 from retriever.memory.cache import IndexCache
+from retriever.memory.documents import Documents
 from retriever.memory.memory import Memory
 from retriever.text import analyzer
 
@@ -88,3 +89,21 @@ def test_a_later_refresh_whose_cache_fills_up_swaps_in_an_index_built_in_memory(
     fresh = Memory.open(acme, settings)
     assert fresh.stats.parsed == 1 and fresh.cache is not None
     assert _files(fresh, "staff accrue") == ["policies/leave.md"] and _files(fresh, "employees earn") == []
+
+
+def test_a_retrieval_between_a_refresh_storing_records_and_its_swap_reads_the_versions_the_old_index_numbers(
+    make_tree: TreeFactory,
+) -> None:
+    leave = "# Leave\n\n## A\n\nAlpha.\n\n## B\n\nBeta.\n\n## C\n\nGamma.\n"
+    root = make_tree({"leave.md": leave, "b.md": "# B\n\nHotels.\n"})
+    memory = Memory.open(root, Settings.from_env())
+    tree = memory._tree
+    last = tree.file_sections("leave.md")[-1]
+    tree.documents = Documents(memory.cache, recover=tree._recover)  # nothing held: every read goes to the cache
+    (root / "leave.md").write_text("# Leave\n\nAll rewritten into one section now.\n", encoding="utf-8")
+    found = tree._scan(None)
+    tree._store(found)  # what apply() does before it takes the write lock and swaps the index in
+    with memory.reading():
+        assert memory.section(last)[1].heading_path == ("C",)
+    tree.apply(found)
+    assert [s.text for s in memory.document("leave.md").sections] == ["All rewritten into one section now."]
