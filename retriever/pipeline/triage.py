@@ -115,7 +115,7 @@ def _addressed(prompt: str, content: list[str], is_person: IsPerson | None) -> b
         return False
     if not _courteous(text, words):
         return False
-    if content[0] in courtesy.ADDRESSEES:
+    if content[0] in courtesy.ADDRESSEES or content[0] in analyzer.capital_acronyms(prompt):  # "thanks IT!"
         return True
     # A capitalised word could as well be a topic ("thanks, Onboarding"): only a known person is addressed.
     tokens = list(re.finditer(r"\w+", prompt))

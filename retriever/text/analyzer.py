@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import itertools
 import re
 import sys
 import types
@@ -52,6 +53,7 @@ _ACRONYM = re.compile(r"(?<![\w'’])(?:" + "|".join(sorted(CAPITAL_ACRONYMS)) +
 _WORD_BEFORE = re.compile(r"(\w+)\W{0,3}$")
 _WORD_AFTER = re.compile(r"\W{0,3}(\w+)")
 _NEIGHBOUR_CHARS = 40  # of text looked at before an acronym for the word before it
+_ACRONYMS_READ = 1_000  # of a text's acronyms: a text of thousands ("IT IT IT…", 2 MB) is no more findable by them
 _CYRILLIC = re.compile(r"^[а-яіїєґё']+$")
 
 _SNOWBALL_ALIAS = "retriever_snowball_english"  # a private package name for snowballstemmer's folder
@@ -250,7 +252,7 @@ def capital_acronyms(text: str) -> list[str]:
     Not where the text shouts: beside a word in capitals of four letters or more ("IT WORKS", "THANK US"), or
     among words with no lower-case letter near ("WHERE IS IT?"); alone ("IT") it is the acronym."""
     out = []
-    for match in _ACRONYM.finditer(text):
+    for match in itertools.islice(_ACRONYM.finditer(text), _ACRONYMS_READ):
         start, end = match.span()
         before = _WORD_BEFORE.search(text, max(0, start - _NEIGHBOUR_CHARS), start)
         after = _WORD_AFTER.match(text, end)

@@ -256,6 +256,6 @@ def test_a_stop_word_written_as_an_acronym_is_a_topic_not_a_pronoun(prompt: str)
     assert triage(prompt, history=["Who owns the billing migration?"]).rewritten_query == prompt
 
 
-@pytest.mark.parametrize("prompt", ["what is it?", "WHERE IS IT?", "THANK YOU"])
-def test_the_same_words_in_lower_case_or_shouted_stay_small_talk(prompt: str) -> None:
+@pytest.mark.parametrize("prompt", ["what is it?", "WHERE IS IT?", "THANK YOU", "Thanks IT!", "lol IT", "ok US"])
+def test_the_same_words_in_lower_case_shouted_or_thanked_stay_small_talk(prompt: str) -> None:
     assert triage(prompt).decision == "skip"

@@ -282,3 +282,7 @@ def test_a_stop_word_shouted_or_in_lower_case_is_no_term(text: str) -> None:
 def test_lower_case_text_never_holds_an_acronym_term(text: str) -> None:
     found = terms(text.lower())
     assert "it" not in found and "us" not in found
+
+
+def test_a_texts_acronyms_are_read_up_to_a_bound() -> None:
+    assert terms("Ask IT about it. " * 5_000).count("it") == analyzer._ACRONYMS_READ
