@@ -49,6 +49,14 @@ class ConfigError(RetrieverError):
     code = "invalid_config"
 
 
+class DocumentUnavailable(RetrieverError, KeyError):
+    """A document the index holds cannot be read now: its cache record is damaged and its file changed since the
+    index was built (the next refresh reads the new version).  A ``KeyError`` too, as for a path with no document."""
+
+    def __str__(self) -> str:  # KeyError's would quote the message
+        return self.message
+
+
 class MemoryEmpty(RetrieverError):
     """The memory root is a folder but holds no markdown the retriever could read (no sections)."""
 

@@ -194,6 +194,15 @@ class IndexCache:
         if first:  # once a path: the record is read again each time the document is asked for
             name = type(exc).__name__
             log.warning("the index cache's record of %r is damaged (%s); the file is read again", rel_path[:300], name)
+            self._flag_stale(rel_path)
+
+    def _flag_stale(self, rel_path: str) -> None:
+        """Best effort (``cachefiles.flag_stale``): another process's next refresh (a CLI run's, at load) reads the
+        file again, as this one's does.  Not while a refresh of this process writes: its commit holds its own."""
+        sha1 = self.known_sha1(rel_path)
+        with self._lock:
+            if sha1 is not None and not self._db.in_transaction:
+                cachefiles.flag_stale(self._db, rel_path, sha1)
 
     def _current(self, wanted: dict[str, str]) -> dict[str, bytes]:
         """Records whose version is the one wanted (path → sha1)."""
@@ -377,10 +386,5 @@ def decode_document(blob: bytes) -> Document:
 
 
 def _params_json(params: Params) -> dict[str, Any]:
-    return {
-        "k1": params.k1,
-        "weights": list(params.weights),
-        "b": list(params.b),
-        "groups": list(params.groups),
-        "group_weights": list(params.group_weights),
-    }
+    fields = ("weights", "b", "groups", "group_weights")
+    return {"k1": params.k1, **{name: list(getattr(params, name)) for name in fields}}

@@ -143,6 +143,24 @@ def _open(path: Path, format_: int) -> sqlite3.Connection:
     return db
 
 
+STALE = "damaged"  # the content hash ``flag_stale`` gives a row: no SHA-1 is
+_BUSY_MS = 5_000  # SQLite's wait for another process's write (the connection's default), put back after a flag
+
+
+def flag_stale(db: sqlite3.Connection, rel_path: str, sha1: str) -> None:
+    """Best effort: give the committed row of ``rel_path`` (while it holds ``sha1``) a fingerprint no file has and a
+    hash no content has, so any process's next refresh reads the file again; nothing when another process holds
+    the database (no question waits on it).  The caller holds the connection's lock, with no transaction open."""
+    try:
+        db.execute("PRAGMA busy_timeout = 0")
+        db.execute("UPDATE files SET size = -1, sha1 = ? WHERE rel_path = ? AND sha1 = ?", (STALE, rel_path, sha1))
+        db.commit()
+    except sqlite3.Error:
+        db.rollback()
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+
+
 def drop_index(folder: Path) -> None:
     """Remove the index files in ``folder`` (its state file first: without it the segments are never read)."""
     (folder / "index" / "state.pkl").unlink(missing_ok=True)

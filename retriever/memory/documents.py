@@ -4,7 +4,8 @@ Contract: ``get(rel_path)`` returns the document (from memory, else from the cac
 keeps it in memory) or raises ``KeyError``.  With a cache, at most ``limit`` documents stay in
 memory after a refresh or a read; without one, every document stays (nothing else holds them).
 A document whose cache record does not decode is asked of ``recover`` (the refresher reads its file
-again when its bytes are still the version indexed), so a damaged record costs a parse, not the question.
+again when its bytes are still the version indexed), so a damaged record costs a parse, not the question; where
+the file changed since, ``get`` raises ``errors.DocumentUnavailable`` (a ``RetrieverError`` and a ``KeyError``).
 Thread-safe: retrievals read while a refresh updates.
 """
 
@@ -14,6 +15,7 @@ import itertools
 import threading
 from collections.abc import Callable, Iterable, Mapping
 
+from retriever.errors import DocumentUnavailable
 from retriever.memory.cache import IndexCache
 from retriever.text.models import Document
 
@@ -44,9 +46,13 @@ class Documents:
             doc = self.prefetch([rel_path]).get(rel_path)
         if doc is None and self._recover is not None and self._cache and rel_path in self._cache.damaged():
             doc = self._recover(rel_path)
-            if doc is not None:
-                with self._lock:
-                    doc = self._docs.setdefault(rel_path, doc)
+            if doc is None:
+                raise DocumentUnavailable(
+                    f"the index cache's record of {rel_path[:200]!r} is damaged and the file changed since it was "
+                    "indexed; ask again once the memory has refreshed (it reads the file anew)"
+                )
+            with self._lock:
+                doc = self._docs.setdefault(rel_path, doc)
         if doc is None:
             raise KeyError(rel_path)
         return doc

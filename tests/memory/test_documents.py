@@ -10,6 +10,7 @@ from conftest import TreeFactory
 
 from retriever import Retriever
 from retriever.config import Settings
+from retriever.errors import DocumentUnavailable, RetrieverError
 from retriever.memory.cache import IndexCache, decode_document
 from retriever.memory.documents import Documents
 from retriever.memory.memory import Memory
@@ -88,7 +89,7 @@ def test_a_damaged_record_of_a_file_edited_since_is_not_read_from_the_new_file(m
     _damage(cache, "leave.md")
     (root / "leave.md").write_text("# Leave\n\nRewritten: 30 days.\n", encoding="utf-8")
 
-    with pytest.raises(KeyError):
+    with pytest.raises(DocumentUnavailable, match=r"'leave\.md' is damaged and the file changed"):
         memory.document("leave.md")
     memory.refresh()
 
@@ -130,3 +131,24 @@ def test_documents_without_a_cache_hold_every_document(make_tree: TreeFactory) -
     documents.update({}, ["leave.md"])
     with pytest.raises(KeyError):
         documents.get("leave.md")
+
+
+def test_a_document_that_cannot_be_read_now_is_a_retriever_error_the_adapters_report() -> None:
+    error = DocumentUnavailable("the record is damaged; ask again")
+    assert isinstance(error, RetrieverError) and isinstance(error, KeyError)
+    assert str(error) == "the record is damaged; ask again"
+    assert error.to_dict()["error_code"] == "internal_error"
+
+
+def test_a_damaged_record_found_by_one_process_is_stored_again_by_the_next_ones_load(make_tree: TreeFactory) -> None:
+    root = make_tree({"leave.md": LEAVE, "travel.md": TRAVEL})
+    first = Memory.open(root, Settings.from_env())
+    cache = _cold(first)
+    _damage(cache, "leave.md")
+    first.document("leave.md")  # found damaged, read from the file, its row flagged for every process
+
+    second = Memory.open(root, Settings.from_env())  # a CLI run: its load refreshes before any question
+
+    assert second.cache is not None and second.cache.damaged() == frozenset()
+    assert decode_document(_record(second.cache, "leave.md")).sections[1].heading_path == ("Allowance",)
+    assert second.refresh().parsed == 0  # stored again once, not at every load
