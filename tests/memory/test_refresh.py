@@ -7,8 +7,10 @@ surfaces: the real cache's write methods, raising what SQLite and the file syste
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import sqlite3
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -107,3 +109,14 @@ def test_a_retrieval_between_a_refresh_storing_records_and_its_swap_reads_the_ve
         assert memory.section(last)[1].heading_path == ("C",)
     tree.apply(found)
     assert [s.text for s in memory.document("leave.md").sections] == ["All rewritten into one section now."]
+
+
+def test_a_dropped_memory_is_freed_at_once_not_left_to_the_cyclic_collector(make_tree: TreeFactory) -> None:
+    memory = Memory.open(make_tree(ACME), Settings.from_env())
+    tree = weakref.ref(memory._tree)
+    gc.disable()
+    try:
+        del memory
+        assert tree() is None  # a cycle through the documents' recover hook had kept the index until a collection
+    finally:
+        gc.enable()
