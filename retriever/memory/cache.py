@@ -261,6 +261,8 @@ class IndexCache:
             self._supersede(path, None)
             self._sql("DELETE FROM files WHERE rel_path = ?", (path,))
             self._files.set(path, None)
+            with self._lock:
+                self._damaged.discard(path)  # a file gone is no longer read again
 
     def commit(self) -> None:
         with self._lock:

@@ -152,3 +152,18 @@ def test_a_damaged_record_found_by_one_process_is_stored_again_by_the_next_ones_
     assert second.cache is not None and second.cache.damaged() == frozenset()
     assert decode_document(_record(second.cache, "leave.md")).sections[1].heading_path == ("Allowance",)
     assert second.refresh().parsed == 0  # stored again once, not at every load
+
+
+def test_a_damaged_file_deleted_is_no_longer_listed_as_damaged(make_tree: TreeFactory) -> None:
+    root = make_tree({"leave.md": LEAVE, "travel.md": TRAVEL})
+    memory = Memory.open(root, Settings.from_env())
+    cache = _cold(memory)
+    _damage(cache, "leave.md")
+    memory.document("leave.md")
+    (root / "leave.md").unlink()
+
+    memory.refresh()
+
+    assert cache.damaged() == frozenset()
+    with pytest.raises(KeyError):
+        memory.document("leave.md")
