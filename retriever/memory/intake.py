@@ -16,7 +16,7 @@ from pathlib import Path
 
 from retriever.memory.cache import encode_document
 from retriever.memory.records import Parsed, Record, Task, indexable
-from retriever.memory.vectors import document_vectors, statement_vectors
+from retriever.memory.vectors import document_vectors
 from retriever.text import analyzer, reader
 from retriever.text.models import Document, Section
 from retriever.text.parser import ParseError, parse_document
@@ -34,10 +34,9 @@ def prepare(doc: Document) -> Parsed:
     return Parsed(encode_document(doc), indexable(doc, meaning))
 
 
-def with_statement_data(doc: Document, packed: list[list[bytes]] | None = None) -> Document:
-    """``doc`` with each statement's vector (``packed``, else ``vectors.statement_vectors``) and terms
-    (``analyzer.terms``) in it (``Unit.vector``, ``Unit.terms``), both set in one copy of the statement."""
-    packed = statement_vectors(doc) if packed is None else packed
+def with_statement_data(doc: Document, packed: list[list[bytes]]) -> Document:
+    """``doc`` with each statement's vector (``packed``: ``vectors.document_vectors``) and terms (``analyzer.terms``)
+    in it (``Unit.vector``, ``Unit.terms``), both set in one copy of the statement."""
     sections = tuple(_section_data(s, rows) for s, rows in zip(doc.sections, packed, strict=True))
     return dataclasses.replace(doc, sections=sections)
 

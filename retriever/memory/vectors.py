@@ -15,7 +15,7 @@ aligned with section ids exactly as postings are; the cache stores the same byte
 build and a cached load rank alike.
 
 A statement's vector (the score stage's meaning compares ~60 a question) is taken in the same worker
-(``statement_vectors``, from ``intake.with_statement_data``) and kept, ``pack``ed the same way, in its document's
+(``document_vectors``, from ``intake.prepare``) and kept, ``pack``ed the same way, in its document's
 record (``Unit.vector``): embedding them at question time was an eighth of a question's first asking (12.9% of
 its instructions on the Sourcegraph handbook), for a cold index ~15–40% longer and a cache ~50% larger.
 """
@@ -118,7 +118,7 @@ class Remembered:
 
     def embed_stored(self, texts: Sequence[str], stored: Sequence[bytes]) -> FloatArray:
         """``embed(texts)``, each text's ``stored`` vector (``pack``, of the table's width) unpacked instead of
-        its text embedded: a statement's vector as the index keeps it (``statement_vectors``)."""
+        its text embedded: a statement's vector as the index keeps it (``document_vectors``)."""
         table = embeddings.table()
         width = table.dims + 4 if table is not None else -1
         kept = [i for i, packed in enumerate(stored) if len(packed) == width]
@@ -172,22 +172,15 @@ def unpack(packed: Sequence[bytes], dims: int) -> FloatArray:
     return out
 
 
-def statement_vectors(doc: Document) -> list[list[bytes]]:
-    """Each statement's vector of each of ``doc``'s sections, packed (``Unit.vector``; ``embed`` of the statement as
-    it is scored: ``text.framing``): the index stores them with the document, so a question reads them rather than
-    embedding the statements it scores.  All b"" without an embedding table.
+def document_vectors(doc: Document) -> tuple[Meaning, list[list[bytes]]]:
+    """``document_meaning(doc)``, and each statement's vector of each of ``doc``'s sections, packed (``Unit.vector``;
+    ``embed`` of the statement as it is scored: ``text.framing``): the index stores them with the document, so a
+    question reads them rather than embedding the statements it scores (all b"" without an embedding table).
 
-    The statements of all the sections are embedded together, ``_STATEMENT_BATCH`` at a time (one call a section
-    had cost ten times as much in calls as in arithmetic); a statement's vector does not depend on what else is in
-    its batch (``embeddings.Table.pool``), unless the batch's distinct words pass ``embeddings.WORD_CHARS``."""
-    return document_vectors(doc, with_sections=False)[1]
-
-
-def document_vectors(doc: Document, *, with_sections: bool = True) -> tuple[Meaning, list[list[bytes]]]:
-    """``document_meaning(doc)`` and ``statement_vectors(doc)`` from one pass over the sections' texts and then the
-    statements, embedded a batch at a time (``_batches``).  With ``with_sections`` false, the meaning is of no
-    section."""
-    texts = document_texts(doc) if with_sections else []
+    One pass over the sections' texts and then the statements, embedded a batch at a time (``_batches``; one call
+    a section had cost ten times as much in calls as in arithmetic); a text's vector does not depend on what else is
+    in its batch (``embeddings.Table.pool``), unless the batch's distinct words pass ``embeddings.WORD_CHARS``."""
+    texts = document_texts(doc)
     if embeddings.table() is None:
         return meaning_of(texts), [[b""] * len(section.units) for section in doc.sections]
     statements = (framed(unit, section) for section in doc.sections for unit in section.units)

@@ -140,18 +140,17 @@ def decisions(memory: Memory, query: Query, scores: FloatArray) -> tuple[int, ..
         named = [sid for sid in by_document[number][:DECISION_SECTIONS] if _named_after(memory, sid, topic, query)]
         found = [sid for sid in named if decision_section(memory, sid)]
         if found:
-            return _earlier(memory, _entries(memory, found, topic, query), query)
+            return _earlier(memory, _entries(memory, found, topic, query), topic, query)
     return ()
 
 
-def _earlier(memory: Memory, found: tuple[int, ...], query: Query) -> tuple[int, ...]:
+def _earlier(memory: Memory, found: tuple[int, ...], topic: Mapping[str, float], query: Query) -> tuple[int, ...]:
     """``found``, after the decision sections of the records its document supersedes when the question asks what
     held before (``Query.earlier``: "Which engine was originally chosen for Riverbed before Flink?" is named after
     the record that replaced the one it asks about): of the first ``PREDECESSORS`` it names, those named after the
-    question's topic too (``_named_after``), so a record that replaced several reads only the one asked about."""
+    question's ``topic`` too (``_named_after``), so a record that replaced several reads only the one asked about."""
     if not query.earlier:
         return found
-    topic = {t: w for t, w in weights(query, memory.index).items() if t not in query.deciding}
     olds = succession.predecessors(memory.state.section_files[found[0]], memory)[:PREDECESSORS]
     before = [
         sid

@@ -6,7 +6,7 @@ has fewer than ``SHORT_WORDS`` words and a heading ("Hotels: Up to 130 euros."),
 it continues, which it does not name itself: ``pipeline.speakers``) when given.  A table row keeps its own
 (its cells name their columns), and a front-matter field too: it speaks of its document, not of the section it
 opens, and is cited at the front-matter lines, which do not say that section's title.  It depends on the unit and
-its section alone, so the index embeds it when the file is read (``memory.vectors.statement_vectors``).
+its section alone, so the index embeds it when the file is read (``memory.vectors.document_vectors``).
 """
 
 from __future__ import annotations

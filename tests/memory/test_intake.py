@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retriever.memory.intake import prepare, with_statement_data
+from retriever.memory.intake import prepare
 from retriever.text import analyzer
 from retriever.text.parser import parse_document
 
@@ -10,7 +10,7 @@ PAGE = "# Leave\n\n## Carry-over\n\nStaff carry over five days of leave.\n\n- Re
 
 
 def test_each_statement_carries_its_texts_terms_as_the_analyzer_reads_them() -> None:
-    doc = with_statement_data(parse_document("leave.md", PAGE))
+    doc = prepare(parse_document("leave.md", PAGE)).document()
 
     units = [u for s in doc.sections for u in s.units]
 

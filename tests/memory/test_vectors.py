@@ -18,7 +18,7 @@ from retriever.memory import vectors
 from retriever.memory.build import add_sections
 from retriever.memory.cache import decode_document, encode_document
 from retriever.memory.index import SectionIndex
-from retriever.memory.intake import with_statement_data
+from retriever.memory.intake import prepare
 from retriever.memory.memory import Memory
 from retriever.memory.vectors import section_text
 from retriever.text.framing import framed
@@ -206,9 +206,9 @@ def test_stored_vectors_are_read_and_only_the_texts_without_one_embedded(monkeyp
 
 def test_statements_are_embedded_a_batch_at_a_time_to_the_same_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = parse_document("travel.md", TRAVEL + "\n## Hotels\n\n- Booked by the travel desk.\n- Up to 130 euros.\n")
-    whole = vectors.statement_vectors(doc)
+    whole = vectors.document_vectors(doc)[1]
     monkeypatch.setattr(vectors, "_STATEMENT_BATCH", 2)
-    batched = vectors.statement_vectors(doc)
+    batched = vectors.document_vectors(doc)[1]
     one_by_one = [[vectors.pack(vectors.embed([framed(unit, s)]))[0] for unit in s.units] for s in doc.sections]
     assert [len(rows) for rows in whole] == [len(s.units) for s in doc.sections]
     assert sum(map(len, whole)) == 3 and all(map(all, whole)) and batched == whole == one_by_one
@@ -218,7 +218,7 @@ def test_a_documents_meaning_taken_with_its_statements_is_the_meaning_taken_alon
     doc = parse_document("travel.md", TRAVEL + "\n## Hotels\n\n- Booked by the travel desk.\n- Up to 130 euros.\n")
     meaning, rows = vectors.document_vectors(doc)
     assert meaning == vectors.document_meaning(doc)
-    assert rows == vectors.statement_vectors(doc)
+    assert rows == [[vectors.pack(vectors.embed([framed(unit, s)]))[0] for unit in s.units] for s in doc.sections]
 
 
 def test_a_stored_row_that_is_not_finite_is_embedded_again() -> None:
@@ -229,7 +229,7 @@ def test_a_stored_row_that_is_not_finite_is_embedded_again() -> None:
 
 
 def test_the_cache_record_keeps_each_statements_vector() -> None:
-    doc = with_statement_data(parse_document("travel.md", TRAVEL))
+    doc = prepare(parse_document("travel.md", TRAVEL)).document()
     again = decode_document(encode_document(doc))
     assert [u.vector for s in again.sections for u in s.units] == [u.vector for s in doc.sections for u in s.units]
     assert all(u.vector for s in again.sections for u in s.units)
