@@ -66,7 +66,7 @@ class Reporter:
     def _show(self, phase: str, total: int) -> None:
         self._shown = True
         if phase == "indexing":
-            self._say(f"building the index for the first time ({total:,} files)…")
+            self._say(f"building the index for the first time ({total:,} {'file' if total == 1 else 'files'})…")
         if self.bar:
             from rich.console import Console
             from rich.progress import Progress

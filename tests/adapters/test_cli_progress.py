@@ -66,3 +66,12 @@ def test_on_a_terminal_a_bar_goes_to_stderr_and_nothing_to_stdout(capsys: pytest
     assert report._progress is None  # and down again once the phase ends
     assert stream.getvalue().startswith("building the index for the first time (100 files)…\n")
     assert capsys.readouterr().out == ""
+
+
+def test_a_first_build_of_one_file_says_one_file() -> None:
+    stream, clock = io.StringIO(), Clock()
+    report = Reporter(stream, bar=False, clock=clock)
+    report("indexing", 0, 1)
+    clock.now += 1.0
+    report("indexing", 1, 1)
+    assert stream.getvalue().startswith("building the index for the first time (1 file)…\n")
