@@ -49,9 +49,12 @@ _APOSTROPHE_MARKS = ("’", "ʼ", "`")  # written as "'" by ``normalize``
 _INVISIBLE = re.compile("[\u00ad\u200c-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _LATIN = re.compile(r"^[a-z]+$")
-_ACRONYM = re.compile(r"(?<![\w'’])(?:" + "|".join(sorted(CAPITAL_ACRONYMS)) + r")(?![\w'’])")  # "IT-led" too
-_WORD_BEFORE = re.compile(r"(\w+)\W{0,3}$")
-_WORD_AFTER = re.compile(r"\W{0,3}(\w+)")
+# "IT-led" and the possessive "IT's" too; not "IT'S" (shouted "it is") nor "US'd"
+_ACRONYM = re.compile(r"(?<![\w'’])(?:" + "|".join(sorted(CAPITAL_ACRONYMS)) + r")(?:(?=['’]s\b)|(?![\w'’]))")
+# A neighbour is the word next to an acronym within the same clause: a label's or a sentence's end between them
+# ("NOTE: IT approves", "DONE. IT is fixed") parts them, so the capitals of a label are no shouting.
+_WORD_BEFORE = re.compile(r"(\w+)[^\w.:;!?]{0,3}$")
+_WORD_AFTER = re.compile(r"[^\w.:;!?]{0,3}(\w+)")
 _NEIGHBOUR_CHARS = 40  # of text looked at before an acronym for the word before it
 _ACRONYMS_READ = 1_000  # of a text's acronyms: a text of thousands ("IT IT IT…", 2 MB) is no more findable by them
 _CYRILLIC = re.compile(r"^[а-яіїєґё']+$")

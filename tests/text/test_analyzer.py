@@ -266,13 +266,19 @@ def test_a_table_word_is_its_compound_or_its_stem_never_a_part(word: str, expect
         ("IT-led rollout", ["it-led", "led", "rollout", "it"]),
         ("US citizens and the US Government", ["citizen", "govern", "us", "us"]),
         ("## IT", ["it"]),
+        ("IT's budget and IT’s laptops", ["budget", "laptop", "it", "it"]),
+        ("NOTE: IT approves laptops", ["note", "approv", "laptop", "it"]),
+        ("DONE. US staff are paid", ["done", "staff", "pay", "us"]),
     ],
 )
 def test_it_and_us_written_as_acronyms_among_ordinary_words_are_terms(text: str, expected: list[str]) -> None:
     assert terms(text) == expected
 
 
-@pytest.mark.parametrize("text", ["HOW IT WORKS", "I LOVE IT", "IT WORKS", "please THANK US", "what is it?", "USB"])
+@pytest.mark.parametrize(
+    "text",
+    ["HOW IT WORKS", "I LOVE IT", "IT WORKS", "please THANK US", "what is it?", "USB", "IT'S GREAT", "WHERE IS IT?"],
+)
 def test_a_stop_word_shouted_or_in_lower_case_is_no_term(text: str) -> None:
     assert "it" not in terms(text) and "us" not in terms(text)
 
