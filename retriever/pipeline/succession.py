@@ -5,14 +5,15 @@ document whose successor was read too, the factor that brings its best to ``SUCC
 successor's best (documents not listed keep their values).  For a question asking what held before
 (``scales(…, earlier=True)``: "Which engine was originally chosen?") the roles turn: the superseded document takes
 the better best of the two, and the successor is brought to ``SUCCESSOR_MARGIN`` of it (of several read documents
-one record superseded, those at ``EARLIER_SHARE`` of the best of them or more).  The successor is named by the old
-document's ``superseded_by`` or by the new one's ``supersedes`` front matter (``memory.resolve``).
+one record superseded, those at ``EARLIER_SHARE`` of the best of them or more).  A chain of records is ordered whole,
+newest first (oldest first when ``earlier``), whatever order the documents and links come in.  The successor is named
+by the old document's ``superseded_by`` or by the new one's ``supersedes`` front matter (``memory.resolve``).
 ``predecessors(path, memory)`` are the documents ``path``'s ``supersedes`` names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from retriever.memory.memory import Memory
 from retriever.text import vocabulary
@@ -28,21 +29,52 @@ EARLIER_SHARE = 0.5
 
 def scales(best: Mapping[str, float], memory: Memory, *, earlier: bool = False) -> dict[str, float]:
     """Superseded document (and its successor, when ``earlier``) → the factor its statements' rank values are
-    scaled by (see the module docstring)."""
-    out: dict[str, float] = {}
-    pairs = list(successions(best, memory))
-    for old, new in pairs:
-        if earlier:  # the question is named after the new record, and asks for an old one: it takes the new one's place
-            rivals = max(best[o] for o, n in pairs if n == new)
-            if best[old] > 0 and best[new] > 0 and best[old] >= EARLIER_SHARE * rivals:
-                top = max(best[old], best[new])
-                out[old] = max(out.get(old, 1.0), top / best[old])
-                out[new] = min(out.get(new, 1.0), SUCCESSOR_MARGIN * top / best[new])
-            continue
-        limit = SUCCESSOR_MARGIN * best[new]
-        if best[old] > limit:
-            out[old] = min(out.get(old, 1.0), limit / best[old])
-    return out
+    scaled by (see the module docstring).  The same for any order of ``best`` and of the front matter's links."""
+    pairs = sorted(set(successions(best, memory)))
+    final = _earlier(best, pairs) if earlier else _later(best, pairs)
+    return {doc: value / best[doc] for doc, value in final.items() if best[doc] > 0 and value != best[doc]}
+
+
+def _later(best: Mapping[str, float], pairs: Sequence[tuple[str, str]]) -> dict[str, float]:
+    """Each superseded document at most ``SUCCESSOR_MARGIN`` of its successor's value once the successor is
+    scaled itself: in a chain the oldest record ends last, however the pairs come."""
+    value = dict(best)
+    for _ in range(len(pairs)):  # a chain of n links settles within n passes; a cycle of links stops there
+        changed = False
+        for old, new in pairs:
+            if value[old] > SUCCESSOR_MARGIN * value[new]:
+                value[old], changed = SUCCESSOR_MARGIN * value[new], True
+        if not changed:
+            break
+    return value
+
+
+def _earlier(best: Mapping[str, float], pairs: Sequence[tuple[str, str]]) -> dict[str, float]:
+    """The roles turned: each superseded document the question's words reach takes at least its successor's
+    value, and each successor then ends at ``SUCCESSOR_MARGIN`` of the lowest of those predecessors.  A chain
+    is turned whole, its oldest record first; newest records are raised from and lowered last."""
+    rivals = {new: max(best[o] for o, n in pairs if n == new) for _, new in pairs}
+    turned = [(o, n) for o, n in pairs if best[o] > 0 and best[n] > 0 and best[o] >= EARLIER_SHARE * rivals[n]]
+    depth = _depths(turned)
+    value = dict(best)
+    for old, new in sorted(turned, key=lambda pair: depth[pair[0]]):  # from the newest record down
+        value[old] = max(value[old], value[new])
+    for old, new in sorted(turned, key=lambda pair: -depth[pair[0]]):  # from the oldest record up
+        value[new] = min(value[new], SUCCESSOR_MARGIN * value[old])
+    return value
+
+
+def _depths(pairs: Sequence[tuple[str, str]]) -> dict[str, int]:
+    """How many links below the newest record of its chain each document is (the longest way down)."""
+    depth = dict.fromkeys([doc for pair in pairs for doc in pair], 0)
+    for _ in range(len(pairs)):
+        changed = False
+        for old, new in pairs:
+            if depth[old] < depth[new] + 1:
+                depth[old], changed = depth[new] + 1, True
+        if not changed:
+            break
+    return depth
 
 
 def predecessors(path: str, memory: Memory) -> list[str]:
