@@ -13,8 +13,8 @@ writes), not rows another process wrote since, so it notices files that process 
 re-indexes them too; ``documents`` returns the version of a document this instance indexed, kept in
 ``superseded`` for ``SUPERSEDED_SECONDS`` after another process replaced or removed it.  A record that
 does not decode is left out, logged once with its path, and listed in ``damaged()`` until it is stored
-again, so the next refresh reads its file anew (its fingerprint alone would keep the damaged record).  An open
-cache holds a shared lock on ``in-use`` (``locks.in_use``) so ``retriever cache prune`` leaves it
+again and committed, so the next refresh reads its file anew (its fingerprint alone would keep the damaged
+record).  An open cache holds a shared lock on ``in-use`` (``locks.in_use``) so ``retriever cache prune`` leaves it
 alone; ``mark_used`` records the root's path and the time in ``root.json`` for ``cache list``.
 
 Pickle is used for speed, so only the user's own bytes are read: a cache folder another uid owns or
@@ -107,6 +107,7 @@ class IndexCache:
         self._files = FileView(self._read_rows)  # the rows this instance's index was built from, and its writes
         self._tidied = 0.0
         self._damaged: set[str] = set()  # paths whose record did not decode, until stored again
+        self._mended: set[str] = set()  # damaged paths stored again or forgotten since the last commit
         self._in_use: IO[str] | None = None
         with contextlib.ExitStack() as failing:
             failing.callback(self._release_lock)  # whatever stops the opening below leaves nothing held
@@ -235,7 +236,7 @@ class IndexCache:
         )
         self._files.set(rel_path, FileRow(fingerprint, skipped))
         with self._lock:
-            self._damaged.discard(rel_path)
+            self._mended.add(rel_path)
 
     def _supersede(self, rel_path: str, sha1: str | None) -> None:
         """Keep the version about to be replaced (or removed) for processes whose index still has it."""
@@ -262,11 +263,13 @@ class IndexCache:
             self._sql("DELETE FROM files WHERE rel_path = ?", (path,))
             self._files.set(path, None)
             with self._lock:
-                self._damaged.discard(path)  # a file gone is no longer read again
+                self._mended.add(path)  # a file gone is no longer read again, once that lands
 
     def commit(self) -> None:
         with self._lock:
             self._db.commit()
+            self._damaged -= self._mended
+            self._mended.clear()
         self._files.commit()
         self._tidy()
 
@@ -274,6 +277,7 @@ class IndexCache:
         """Drop the file records written since the last commit (a refresh that failed half-way)."""
         with self._lock:
             self._db.rollback()
+            self._mended.clear()  # a damaged record stored again and rolled back is as damaged as before
         self._files.rollback()
 
     def _tidy(self) -> None:

@@ -167,3 +167,22 @@ def test_a_damaged_file_deleted_is_no_longer_listed_as_damaged(make_tree: TreeFa
     assert cache.damaged() == frozenset()
     with pytest.raises(KeyError):
         memory.document("leave.md")
+
+
+def test_a_damaged_record_stored_again_stays_listed_until_the_store_is_committed(make_tree: TreeFactory) -> None:
+    root = make_tree({"leave.md": LEAVE, "travel.md": TRAVEL})
+    memory = Memory.open(root, Settings.from_env())
+    cache = _cold(memory)
+    _damage(cache, "leave.md")
+    memory.document("leave.md")  # found damaged
+    row = cache.file_rows()["leave.md"]
+    sound = memory.document("travel.md")
+
+    cache.put("leave.md", row.fingerprint, sound, None)  # a refresh that fails after storing it
+    cache.rollback()
+    assert cache.damaged() == {"leave.md"}  # the damaged bytes are still what the cache holds
+
+    cache.put("leave.md", row.fingerprint, sound, None)
+    assert cache.damaged() == {"leave.md"}
+    cache.commit()
+    assert cache.damaged() == frozenset()

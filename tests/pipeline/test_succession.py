@@ -6,11 +6,11 @@ import itertools
 from pathlib import Path
 
 import pytest
+from conftest import TreeFactory
 
 from retriever import Settings
 from retriever.memory.memory import Memory
 from retriever.pipeline import succession
-from tests.conftest import TreeFactory
 
 
 def _record(year: int, link: str) -> str:
