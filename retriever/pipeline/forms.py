@@ -29,7 +29,7 @@ from retriever.pipeline.results import Candidate, Scored
 from retriever.text.field_statements import key_of
 from retriever.text.vocabulary import REASON_FIELDS
 
-# A decision's ``own`` (the share of the question its own words hold, at most 1 otherwise): ``score.own_first`` puts
+# A decision's ``own`` (the share of the question its own words hold, at most 1 otherwise): ``own_words.own_first`` puts
 # it before its record's other facts, even a status line holding the asking verb ("Decided by: …").
 BY_FORM = 2.0
 
@@ -57,7 +57,7 @@ def favour(scored: list[Scored], favoured: list[bool], form: str, definition_bon
     A definition keeps its rank value and the others keep 1 / (1 + ``definition_bonus``) of theirs.  A decision (and
     a record's reason, for "why…?") is its record's answer, wherever the record ranks: it takes its record's best
     rank value and best answerability evidence, and ``BY_FORM``, so it comes first among its record's facts
-    (``score.own_first``) before the options weighed and the status line.  No other statement changes and no
+    (``own_words.own_first``) before the options weighed and the status line.  No other statement changes and no
     record's best does, so no record's first place rises for holding a decision: one that shares the question's
     words without being what it asks about ("What did we decide about the Kyiv office?" of the Warsaw-office
     record) keeps the place its words give it."""

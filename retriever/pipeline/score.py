@@ -56,7 +56,7 @@ import numpy.typing as npt
 from retriever.memory.fields import title_text
 from retriever.memory.memory import Memory
 from retriever.memory.provenance import When
-from retriever.pipeline import expected, forms, succession
+from retriever.pipeline import expected, forms, own_words, succession
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap, reachable
 from retriever.pipeline.query import Framing, Query, weight_sets, weights
@@ -234,8 +234,9 @@ def with_meaning(
         return scored
     closeness = dict(zip(at, np.clip((cos - low) / (high - low), 0.0, 1.0).tolist(), strict=True))
     # The constructor, not dataclasses.replace: a chat's question scores ~800 statements (replace is ~3x slower).
-    # ``own`` is left at 0, so ``own_first`` keeps meaning's order: carried over, QMSum section hit@5 0.656 → 0.660
-    # but long chats' multi-section recall 0.667 → 0.633 (a turn close in meaning, in none of the words, fell back).
+    # ``own`` is left at 0, so ``own_words.own_first`` keeps meaning's order: carried over, QMSum section hit@5
+    # 0.656 → 0.660 but long chats' multi-section recall 0.667 → 0.633 (a turn close in meaning, in none of the words,
+    # fell back).
     return [
         Scored(s.candidate, (s.relevance + weight * closeness.get(i, 0.0)) / (1 + weight), s.valid_at, s.evidence, 0.0)
         for i, s in enumerate(scored)
@@ -341,24 +342,6 @@ def rank(scored: list[Scored], top_k: int, decay: float) -> list[Scored]:
     return chosen
 
 
-def own_first(ranked: list[Scored]) -> list[Scored]:
-    """Within each document, its facts whose own words (or their neighbours') hold some of the question come
-    before those that only their headings tie to it, in the places the document's facts already hold.  A
-    preamble line ("Period: 2026-01-01 to 2026-11-20.") under a title that is the question ranked above the
-    row holding the answer; documents keep their places, so which documents rank where is unchanged.  A decision
-    record's decision (``forms.favour``) comes before all of them."""
-    slots: dict[str, list[int]] = {}
-    for i, s in enumerate(ranked):
-        slots.setdefault(s.candidate.target.rel_path, []).append(i)
-    out = list(ranked)
-    for places in slots.values():
-        # A decision (``forms.BY_FORM``) first, then what holds the question; stable: rank order otherwise.
-        facts = sorted((ranked[i] for i in places), key=lambda s: (s.own < forms.BY_FORM, s.own <= 0))
-        for i, fact in zip(places, facts, strict=True):
-            out[i] = fact
-    return out
-
-
 def to_fact(memory: Memory, scored: Scored) -> Fact:
     cand = scored.candidate
     doc, section = memory.section(cand.target.section_id)
@@ -393,5 +376,6 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     scored = below_successors(scored, ctx.memory, state.query.earlier)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay
-    ranked = calibrate(own_first(rank(scored, ctx.settings.top_k, decay)))
+    ranked = rank(scored, ctx.settings.top_k, decay)
+    ranked = calibrate(own_words.own_first(ranked, own_words.heading_shares(ctx.memory, state.query, ranked)))
     return dataclasses.replace(state, facts=tuple(to_fact(ctx.memory, s) for s in ranked))

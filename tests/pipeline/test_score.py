@@ -347,41 +347,6 @@ def test_among_a_sections_statements_tied_by_its_headings_the_one_saying_the_que
     assert facts[0].statement.startswith("Home-office budget: €600")
 
 
-def _in_file(rel_path: str, text: str, own: float) -> Scored:
-    target = Target(0, rel_path, 0, "M > A", rel_path, (1, 9), 1.0, 1.0, "r")
-    return Scored(Candidate(text, target, (1, 1), "sentence"), 0.5, own=own)
-
-
-def test_a_documents_facts_saying_the_question_come_before_those_only_its_headings_tie_to_it() -> None:
-    ranked = [_in_file("a.md", "preamble", 0.0), _in_file("b.md", "other", 0.0), _in_file("a.md", "answer", 0.4)]
-    assert [s.candidate.statement for s in score.own_first(ranked)] == ["answer", "other", "preamble"]
-
-
-@given(st.lists(st.tuples(st.sampled_from("abc"), st.floats(0, 1)), max_size=12))
-def test_ordering_own_words_first_keeps_every_documents_places(facts: list[tuple[str, float]]) -> None:
-    ranked = [_in_file(f"{name}.md", str(i), own) for i, (name, own) in enumerate(facts)]
-    out = score.own_first(ranked)
-    assert [s.candidate.target.rel_path for s in out] == [s.candidate.target.rel_path for s in ranked]
-    assert sorted(s.candidate.statement for s in out) == sorted(s.candidate.statement for s in ranked)
-
-
-def test_a_preamble_line_under_a_title_that_is_the_question_does_not_lead_the_row_that_answers_it(
-    make_tree: TreeFactory,
-) -> None:
-    page = (
-        "---\ntitle: Revenue Retention 2026\naliases: [net revenue retention]\n"
-        "summary: 2026 net revenue retention (118%), gross revenue retention and churn.\n---\n"
-        "# Revenue Retention 2026\n\nPeriod: 2026-01-01 to 2026-11-20.\n\n## Summary\n\n| Metric | Value |\n|---|---|\n"
-        "| ARR on 2026-01-01 | €1,961,400 |\n| Expansion | +€490,800 ARR |\n| Churn | −€122,400 ARR |\n"
-        "| Net revenue retention (NRR) | 118% |\n| Gross revenue retention | 93% |\n| Logo retention | 83.3% |\n"
-    )
-    other = "# Hiring\n\nWe hire in Lisbon.\n"
-    facts = Retriever(make_tree({"retention.md": page, "hiring.md": other}), Settings.from_env()).retrieve(
-        "What is our net revenue retention?"
-    ).facts
-    assert facts[0].statement.startswith("Metric: Net revenue retention (NRR); Value: 118%")
-
-
 # definitions
 
 
