@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -309,6 +310,34 @@ def _arrays(examples: Sequence[Example]) -> tuple[Array, Array]:
     return np.array([e.x for e in examples]), np.array([float(e.row["answerable"]) for e in examples])
 
 
+_BLOCK = re.compile(r"^(# BEGIN MODEL\b[^\n]*\n).*?^(# END MODEL)$", re.S | re.M)
+
+
+def write_model(path: Path, model: confidence.Model) -> None:
+    """Replace the ``MODEL`` block of ``path`` (``retriever/pipeline/confidence.py``) with ``model``."""
+    weights_src = "".join(f"        {json.dumps(name)}: {w!r},\n" for name, w in model.weights.items())
+    cuts = ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in model.thresholds.items())
+    neutral = ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in model.neutral.items())
+    body = (
+        "MODEL = Model(\n"
+        f"    intercept={model.intercept!r},\n"
+        f"    weights={{\n{weights_src}    }},\n"
+        f"    thresholds={{{cuts}}},\n"
+        f"    dialogue_scale={model.dialogue_scale!r},\n"
+        f"    dialogue_centre={model.dialogue_centre!r},\n"
+        f"    dialogue_shift={model.dialogue_shift!r},\n"
+        f"    neutral={{{neutral}}},\n"
+        f"    heldout_auc={model.heldout_auc!r},\n"
+        f"    heldout_ece={model.heldout_ece!r},\n"
+        f"    rows={model.rows!r},\n"
+        ")\n"
+    )
+    source = path.read_text(encoding="utf-8")
+    if not _BLOCK.search(source):
+        raise ValueError(f"{path} has no MODEL block (between BEGIN and END MODEL comment lines) to rewrite")
+    path.write_text(_BLOCK.sub(lambda m: m.group(1) + body + m.group(2), source, count=1), encoding="utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
     rows = _load(args)
@@ -348,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             heldout_ece=round(ece(ph, yh), 3),
             rows=len(rows),
         )
-        confidence.write_model(args.model_file, model)
+        write_model(args.model_file, model)
         print(f"\nwrote the model to {args.model_file}")
     return 0
 

@@ -46,11 +46,23 @@ def two_people(candidates: Sequence[Candidate], facts: Sequence[Fact]) -> bool:
     of all the statements read from it (a page of "What:" and "How:" lines is not a conversation)."""
     if not facts:
         return False
-    # A front-matter field (a summary) is no statement of the conversation.
-    read = [c.speaker for c in candidates if c.target.rel_path == facts[0].rel_path and c.kind != "field"]
+    read = _speakers_read(candidates, facts)
     turns = Counter(speaker for speaker in read if speaker)
     two = [n for n in turns.values() if n >= MIN_TURNS]
     return len(two) == 2 and sum(two) >= TRANSCRIPT_SHARE * len(read)
+
+
+def spoken_share(candidates: Sequence[Candidate], facts: Sequence[Fact]) -> float:
+    """The share of the statements read from the best fact's document that are speakers' turns: 1 for a meeting
+    transcript or a chat, 0 for a page (0 without facts)."""
+    read = _speakers_read(candidates, facts) if facts else []
+    return sum(1 for speaker in read if speaker) / len(read) if read else 0.0
+
+
+def _speakers_read(candidates: Sequence[Candidate], facts: Sequence[Fact]) -> list[str | None]:
+    """The speaker of each statement read from the best fact's document (None for one no speaker says).  A
+    front-matter field (a summary) is no statement of a conversation."""
+    return [c.speaker for c in candidates if c.target.rel_path == facts[0].rel_path and c.kind != "field"]
 
 
 def telling_share(values: Sequence[float], facts: Sequence[Fact], named: frozenset[str]) -> float:

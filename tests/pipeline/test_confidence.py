@@ -104,7 +104,8 @@ def test_a_question_naming_no_topic_is_at_most_limited_however_fully_its_word_is
     assert structured["retrieval"]["facts"]  # the word is found ...
     asks_only = question not in ("request", "time")  # ... but a word that only asks leaves the topic unsaid
     assert (structured["diagnostics"]["answerability"] <= confidence.NO_TOPIC_CEILING) is asks_only
-    assert (structured["retrieval"]["coverage_assessment"] == "limited") is asks_only
+    if asks_only:  # a topical word is not held down, and the fit alone says how far it reaches ("time": 0.46)
+        assert structured["retrieval"]["coverage_assessment"] == "limited"
 
 
 def test_a_skipped_prompt_has_no_answerability(make_tree: TreeFactory) -> None:
@@ -168,7 +169,7 @@ def test_write_model_replaces_only_the_model_block(tmp_path: Path) -> None:
     copy = tmp_path / "confidence.py"
     shutil.copy(source, copy)
     model = confidence.Model(intercept=-1.5, weights={"top_fact": 2.0}, heldout_auc=0.9, heldout_ece=0.05, rows=7)
-    confidence.write_model(copy, model)
+    _fit_script().write_model(copy, model)
     spec = importlib.util.spec_from_file_location("confidence_copy", copy)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -183,7 +184,7 @@ def test_a_file_without_a_model_block_is_refused_with_a_reason(tmp_path: Path) -
     empty = tmp_path / "other.py"
     empty.write_text("x = 1\n")
     with pytest.raises(ValueError, match="no MODEL block"):
-        confidence.write_model(empty, confidence.MODEL)
+        _fit_script().write_model(empty, confidence.MODEL)
 
 
 def test_auc_and_calibration_error_measure_what_they_claim() -> None:
@@ -593,3 +594,14 @@ def test_a_summary_below_the_first_place_holds_no_facts_words_and_first_it_does(
     ]
     held = confidence._fact_terms(query, weights, facts)
     assert held[0] == frozenset(query.terms) and held[1] == frozenset()
+
+
+def test_a_transcripts_words_are_read_apart_from_a_pages(make_tree: TreeFactory) -> None:
+    meeting = "# Budget meeting\n\n## Turns 1-2\n\nAnna: The travel budget is tight.\n\nBen: We cut travel.\n"
+    page = "# Travel budget\n\nThe travel budget is 5,000 euros a year.\n"
+    for files, spoken in (({"meeting.md": meeting}, 1.0), ({"page.md": page}, 0.0)):
+        retriever = Retriever(make_tree(files))
+        run = retriever.retrieve("What is the travel budget?").run
+        values = confidence.features_of(retriever.memory, run)
+        assert values["spoken"] == spoken
+        assert values["spoken_coverage"] == pytest.approx(spoken * values["best_section_coverage"])

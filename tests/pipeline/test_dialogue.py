@@ -73,3 +73,18 @@ def test_front_matter_fields_are_no_statements_of_the_conversation() -> None:
     fields = [Candidate(f"Summary number {i} of the chat.", target, (1, 1), "field") for i in range(3)]
     fact = Fact("A: line 0", 0.5, "m/chat.md", "Chat", (0, 0), "chat.md", None, "Chat", 0, speaker="A")
     assert dialogue.two_people([*fields, *turns], [fact])
+
+
+def test_the_spoken_share_is_the_share_of_turns_read_from_the_best_facts_document(make_tree: TreeFactory) -> None:
+    meeting = "# Meeting\n\n## Turns 1-3\n\nAnna: The budget is tight.\n\nBen: We cut travel.\n\n(The budget slides.)\n"
+    page = "# Budget\n\nThe travel budget is 5,000 euros.\n"
+    retriever = Retriever(make_tree({"meeting.md": meeting, "budget.md": page}))
+    run = retriever.retrieve("What did Anna say about the budget?").run
+    facts = run.retrieval.facts if run.retrieval else ()
+    assert facts and facts[0].rel_path == "meeting.md"
+    read = [c for c in run.candidates if c.target.rel_path == "meeting.md" and c.kind != "field"]
+    assert dialogue.spoken_share(run.candidates, facts) == pytest.approx(sum(bool(c.speaker) for c in read) / len(read))
+    assert 0 < dialogue.spoken_share(run.candidates, facts) < 1  # two turns, and a line no one says
+    on_page = [f for f in facts if f.rel_path == "budget.md"]
+    assert dialogue.spoken_share(run.candidates, on_page) == 0.0
+    assert dialogue.spoken_share(run.candidates, ()) == 0.0
