@@ -149,7 +149,19 @@ def _key_share(cand: Candidate, whole: dict[str, float]) -> float:
     if not cand.cells or not total:
         return 0.0
     key = analyzer.term_set(cand.cells[0][1])
-    return sum(w for t, w in whole.items() if t in key) / total
+    keyed = sum(w for t, w in whole.items() if t in key) / total
+    return max(keyed, _relation_share(cand, whole) / total)
+
+
+def _relation_share(cand: Candidate, whole: dict[str, float]) -> float:
+    """The question's weight one further cell holds with its column's name, where both hold some of it: "Reports
+    to: Olena Marchenko" for "Who reports to Olena Marchenko?" relates the row's key to what is asked."""
+    best = 0.0
+    for column, value in cand.cells[1:]:
+        named, held = analyzer.term_set(column), analyzer.term_set(value)
+        if any(t in named for t in whole) and any(t in held for t in whole):
+            best = max(best, sum(w for t, w in whole.items() if t in named or t in held))
+    return best
 
 
 def _header_terms(cells: tuple[tuple[str, str], ...]) -> frozenset[str]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TreeFactory
+from conftest import COMPANY_CONTEXT, TreeFactory
 from fixtures import TRAVEL
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -480,3 +481,19 @@ def test_of_two_records_one_decision_replaced_only_the_one_the_question_reaches_
     assert scale["engine.md"] == pytest.approx(0.8 / 0.4) and scale["new.md"] == pytest.approx(0.95)
     assert "logging.md" not in scale
     assert succession.scales(best, memory) == {}  # both already below the successor's best
+
+
+def test_a_row_whose_cell_and_column_hold_the_question_relates_its_key_to_what_is_asked(tmp_path: Path) -> None:
+    """Olena's own row in the people directory is keyed by her name; the rows saying "Reports to: Olena Marchenko"
+    are what is asked."""
+    facts = Retriever(COMPANY_CONTEXT, Settings(state_dir=tmp_path)).retrieve("Who reports to Olena Marchenko?").facts
+    rows = [f.statement for f in facts if f.rel_path == "people/README.md"]
+    assert rows and rows[0].startswith("Person: ") and "Reports to: Olena Marchenko" in rows[0]
+
+
+def test_the_relation_share_needs_both_the_column_and_its_cell() -> None:
+    target = Target(0, "a.md", 0, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
+    row = Candidate("x", target, (1, 1), "sentence", cells=(("Person", "Dmytro"), ("Reports to", "Olena")))
+    assert score._relation_share(row, {"report": 1.0, "olena": 2.0}) == 3.0
+    assert score._relation_share(row, {"olena": 2.0}) == 0.0  # the cell alone: a mention, not the relation
+    assert score._relation_share(row, {"report": 1.0}) == 0.0
