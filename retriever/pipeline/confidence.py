@@ -77,7 +77,7 @@ class Signals:
     fact_meaning: Sequence[float] = ()  # the question's cosine with each first fact, names left out (``dialogue.told``)
     speakers: Speakers = field(default_factory=Speakers)  # the transcript speakers the question names
     dialogue: bool = False  # the best fact comes from a conversation between two people (``dialogue.two_people``)
-    spoken: float = 0.0  # the share of the best fact's document's statements read that are turns (``spoken_share``)
+    spoken: float = 0.0  # share of the best fact's document's statements read that are turns; 0 in a dialogue
 
     @property
     def total(self) -> float:
@@ -126,7 +126,7 @@ def signals(
     named = speakers if dialogue else Speakers()
     nearest = _closeness(memory, query, ranked[:READ_SECTIONS])
     by_meaning = told(memory, query, facts[:AGREE_FACTS], named) if named.named else ()
-    spoken = spoken_share(candidates, facts)
+    spoken = 0.0 if dialogue else spoken_share(candidates, facts)
     return Signals(
         term_weights, known, index.unseen_idf(), ranked, held, facts, fact_terms, nearest, by_meaning, named, dialogue,
         spoken,
@@ -220,14 +220,14 @@ def _meaning_match(s: Signals) -> float:
 
 
 def _spoken(s: Signals) -> float:
-    """How much the best fact's document is a transcript: the share of its statements read that are turns.
+    """How much the best fact's document is a transcript: the share of its statements read that are turns
+    (0 in a two-person conversation, whose level and words' share the model's ``dialogue_*`` fields set).
 
     Words say less in a transcript than on a page: a page names its topic once, where it answers, while the
-    meetings of one series, or two friends' chats, use the same words all through, including the meeting or the
-    session the question is about when that one is missing.  Alone it ranks little (AUC 0.55 on the fitted
-    half); beside the words it sets their level apart for transcripts, so an estimate of 0.8 on a page and in
-    a meeting means the same (kept-back calibration error by kind of memory: handbooks 0.142 → 0.082, meetings
-    0.086 → 0.064)."""
+    meetings of one series use the same words all through, including the meeting the question is about when
+    that one is missing.  Alone it ranks little (AUC 0.55 on the fitted half); beside the words it sets their
+    level apart for transcripts, so an estimate of 0.8 on a page and in a meeting means the same (kept-back
+    calibration error by kind of memory: handbooks 0.142 → 0.094, meetings 0.086 → 0.061)."""
     return s.spoken
 
 
@@ -316,26 +316,26 @@ class Model:
 
 # BEGIN MODEL (written by scripts/fit_confidence.py; refit instead of editing)
 MODEL = Model(
-    intercept=-13.8789,
+    intercept=-13.8808,
     weights={
-        "known_weight": 1.1006,
-        "best_section_coverage": 2.6707,
-        "matched_mass": 1.8822,
-        "fact_coverage": 2.11,
-        "top_fact": 2.1822,
-        "fact_concentration": 1.5163,
-        "meaning_match": 4.9881,
-        "spoken": 1.9411,
-        "spoken_coverage": -1.4347,
-        "speaker_agreement": 3.0215,
+        "known_weight": 1.1156,
+        "best_section_coverage": 2.6589,
+        "matched_mass": 1.9008,
+        "fact_coverage": 2.1096,
+        "top_fact": 2.209,
+        "fact_concentration": 1.4932,
+        "meaning_match": 4.9664,
+        "spoken": 1.9866,
+        "spoken_coverage": -1.477,
+        "speaker_agreement": 2.9982,
     },
     thresholds={"comprehensive": 0.8, "partial": 0.5, "limited": 0.2},
-    dialogue_scale=0.2491,
-    dialogue_centre=-1.38,
-    dialogue_shift=-0.6449,
+    dialogue_scale=0.2015,
+    dialogue_centre=-2.253,
+    dialogue_shift=0.22,
     neutral={"meaning_match": 0.4288},
-    heldout_auc=0.85,
-    heldout_ece=0.047,
+    heldout_auc=0.851,
+    heldout_ece=0.043,
     rows=1398,
 )
 # END MODEL

@@ -605,3 +605,14 @@ def test_a_transcripts_words_are_read_apart_from_a_pages(make_tree: TreeFactory)
         values = confidence.features_of(retriever.memory, run)
         assert values["spoken"] == spoken
         assert values["spoken_coverage"] == pytest.approx(spoken * values["best_section_coverage"])
+
+
+def test_a_two_person_chat_leaves_its_level_to_the_dialogue_terms(make_tree: TreeFactory) -> None:
+    turns = "".join(
+        f"Anna: The travel budget {i} is tight.\n\nBen: We cut travel {i} again.\n\n" for i in range(4)
+    )
+    retriever = Retriever(make_tree({"chat.md": f"# Chat\n\n## Session 1\n\n{turns}"}))
+    run = retriever.retrieve("What is the travel budget?").run
+    assert confidence.in_dialogue(run)
+    values = confidence.features_of(retriever.memory, run)
+    assert values["spoken"] == values["spoken_coverage"] == 0.0
