@@ -19,7 +19,16 @@ from retriever.lint.links import absolute_links, broken_links
 from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
 from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
 from retriever.pipeline.extract import LONG_SECTION
-from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
+from retriever.pipeline.succession import acyclic
+from retriever.text.vocabulary import (
+    DATE_FIELDS,
+    NAME_FIELDS,
+    RELATION_FIELDS,
+    STRING_FIELDS,
+    SUPERSEDED_BY,
+    SUPERSEDES,
+    names,
+)
 
 Severity = Literal["error", "warning"]
 ERROR: Severity = "error"
@@ -218,6 +227,28 @@ def _unknown_relations(tree: Tree) -> Iterator[Problem]:
                     yield Problem(file.rel_path, file.value_line(key, name), message)
 
 
+def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
+    """Each ``supersedes``/``superseded_by`` link that a chain of such links leads back from: the retriever leaves
+    a cycle's links out (``succession.acyclic``), as they cannot say which record is newer."""
+    links = []  # (superseded, successor, the file naming it, its key, the name written)
+    for file in tree.files:
+        for key in (SUPERSEDED_BY, SUPERSEDES):
+            for name in names(file.doc.front_matter.get(key), numbers=False):
+                other = tree.resolve(name)
+                if other is not None and other != file.rel_path:
+                    pair = (file.rel_path, other) if key == SUPERSEDED_BY else (other, file.rel_path)
+                    links.append((pair, file, key, name))
+    kept = set(acyclic(sorted({pair for pair, *_ in links})))
+    for pair, file, key, name in links:
+        if pair not in kept:
+            message = (
+                f"`{key}` names {name!r}, and a chain of supersedes/superseded_by links leads back here: a cycle says "
+                "nothing about which record is newer, so the retriever ignores these links; fix the one that points "
+                "the wrong way"
+            )
+            yield Problem(file.rel_path, file.value_line(key, name), message)
+
+
 RULES: Mapping[str, Rule] = {
     rule.id: rule
     for rule in (
@@ -237,5 +268,11 @@ RULES: Mapping[str, Rule] = {
         Rule("empty-section", WARNING, _empty_sections, "a heading with nothing under it"),
         Rule("long-section", WARNING, _long_sections, f"a section of over {LONG_SECTION} statements, read in part"),
         Rule("unknown-relation", WARNING, _unknown_relations, "a relation field naming a document that does not exist"),
+        Rule(
+            "supersession-cycle",
+            WARNING,
+            _supersession_cycles,
+            "supersedes/superseded_by links that lead back to where they start",
+        ),
     )
 }

@@ -6,7 +6,8 @@ successor's best (documents not listed keep their values).  For a question askin
 (``scales(…, earlier=True)``: "Which engine was originally chosen?") the roles turn: the superseded document takes
 the better best of the two, and the successor is brought to ``SUCCESSOR_MARGIN`` of it (of several read documents
 one record superseded, those at ``EARLIER_SHARE`` of the best of them or more).  A chain of records is ordered whole,
-newest first (oldest first when ``earlier``), whatever order the documents and links come in.  The successor is named
+newest first (oldest first when ``earlier``), whatever order the documents and links come in; links that lead back
+to where they start are left out (``acyclic``).  The successor is named
 by the old document's ``superseded_by`` or by the new one's ``supersedes`` front matter (``memory.resolve``).
 ``predecessors(path, memory)`` are the documents ``path``'s ``supersedes`` names.
 """
@@ -30,16 +31,60 @@ EARLIER_SHARE = 0.5
 def scales(best: Mapping[str, float], memory: Memory, *, earlier: bool = False) -> dict[str, float]:
     """Superseded document (and its successor, when ``earlier``) → the factor its statements' rank values are
     scaled by (see the module docstring).  The same for any order of ``best`` and of the front matter's links."""
-    pairs = sorted(set(successions(best, memory)))
+    pairs = acyclic(sorted(set(successions(best, memory))))
     final = _earlier(best, pairs) if earlier else _later(best, pairs)
     return {doc: value / best[doc] for doc, value in final.items() if best[doc] > 0 and value != best[doc]}
+
+
+def acyclic(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (superseded, successor) links no chain of links leads back from: a cycle ("a superseded by b" and "b
+    superseded by a", one front-matter slip) says nothing about which record is newer, so its links are left out
+    (``retriever check`` reports them: lint rule ``supersession-cycle``), and the rest settle in as many passes as
+    their longest chain.  Linear in the links (Kosaraju's strongly connected components)."""
+    newer: dict[str, list[str]] = {}
+    older: dict[str, list[str]] = {}
+    for old, new in pairs:
+        newer.setdefault(old, []).append(new)
+        older.setdefault(new, []).append(old)
+    component: dict[str, str] = {}
+    for root in reversed(_finish_order(newer)):
+        if root not in component:
+            component[root] = root
+            todo = [root]
+            while todo:
+                for prior in older.get(todo.pop(), ()):
+                    if prior not in component:
+                        component[prior] = root
+                        todo.append(prior)
+    return [(old, new) for old, new in pairs if component[old] != component[new]]
+
+
+def _finish_order(newer: Mapping[str, list[str]]) -> list[str]:
+    """Every document the links name, in the order a depth-first walk along them finishes it (no recursion)."""
+    order: list[str] = []
+    seen: set[str] = set()
+    for start in [*newer, *(n for targets in newer.values() for n in targets)]:
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, iter(newer.get(start, ())))]
+        while stack:
+            node, rest = stack[-1]
+            step = next(rest, None)
+            if step is None:
+                stack.pop()
+                order.append(node)
+            elif step not in seen:
+                seen.add(step)
+                stack.append((step, iter(newer.get(step, ()))))
+    return order
 
 
 def _later(best: Mapping[str, float], pairs: Sequence[tuple[str, str]]) -> dict[str, float]:
     """Each superseded document at most ``SUCCESSOR_MARGIN`` of its successor's value once the successor is
     scaled itself: in a chain the oldest record ends last, however the pairs come."""
     value = dict(best)
-    for _ in range(len(pairs)):  # a chain of n links settles within n passes; a cycle of links stops there
+    for _ in range(len(pairs)):  # a chain of n links settles within n passes (``acyclic`` left no cycle)
         changed = False
         for old, new in pairs:
             if value[old] > SUCCESSOR_MARGIN * value[new]:

@@ -692,6 +692,19 @@ def test_other_rules_point_at_the_last_of_a_repeated_key_which_the_retriever_rea
     ]
 
 
+def test_supersession_links_that_lead_back_are_each_a_warning_at_their_line(make_tree: TreeFactory) -> None:
+    files = {
+        **CLEAN,
+        "old.md": _doc("title: Engine 2025\nsuperseded_by: Engine 2026\n"),
+        "new.md": _doc("title: Engine 2026\nsuperseded_by: Engine 2025\n"),  # the slip: it should say supersedes
+        "a.md": _doc("title: Plan A\n"),
+        "b.md": _doc("title: Plan B\nsupersedes: Plan A\n"),
+    }
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    found = [(f.file, f.line, f.rule) for f in check(memory) if f.rule == "supersession-cycle"]
+    assert found == [("memory/new.md", 3, "supersession-cycle"), ("memory/old.md", 3, "supersession-cycle")]
+
+
 def test_relations_by_title_alias_path_and_file_name_resolve(make_tree: TreeFactory) -> None:
     front_matter = "title: X\nowner: om\nmembers: [Olena Marchenko, ./teams/platform.md, platform]\nrole: Nobody\n"
     root = make_tree({**CLEAN, "x.md": _doc(front_matter)})
