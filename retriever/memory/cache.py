@@ -49,7 +49,7 @@ from retriever.memory.index import Params, SectionIndex
 from retriever.text.models import Document, Fingerprint
 
 log = logging.getLogger(__name__)
-FORMAT = 38  # bump when Document, the analyzer, the parser, the index layout, the embeddings or the cache tables change
+FORMAT = 39  # bump when Document, the analyzer, the parser, the index layout, the embeddings or the cache tables change
 ROOT_FILE = "root.json"  # which root a cache folder belongs to, and when it was last opened
 SUPERSEDED_SECONDS = 3600.0  # how long a replaced document stays readable for processes not yet refreshed
 _TIDY_EVERY = 60.0
@@ -106,8 +106,8 @@ class IndexCache:
         self._lock = threading.Lock()
         self._files = FileView(self._read_rows)  # the rows this instance's index was built from, and its writes
         self._tidied = 0.0
-        self._damaged: set[str] = set()  # paths whose record did not decode, until stored again
-        self._mended: set[str] = set()  # damaged paths stored again or forgotten since the last commit
+        self._damaged: set[str] = set()  # paths whose record did not decode, until stored again and committed
+        self._mended: set[str] = set()  # paths stored or forgotten since the last commit: no longer damaged then
         self._in_use: IO[str] | None = None
         with contextlib.ExitStack() as failing:
             failing.callback(self._release_lock)  # whatever stops the opening below leaves nothing held
@@ -184,7 +184,8 @@ class IndexCache:
         return out
 
     def damaged(self) -> frozenset[str]:
-        """Paths whose record did not decode since it was last stored (a refresh reads their files again)."""
+        """Paths whose record did not decode since it was last stored and committed (a refresh reads their files
+        again)."""
         with self._lock:
             return frozenset(self._damaged)
 

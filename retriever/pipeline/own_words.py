@@ -48,16 +48,18 @@ def own_first(ranked: list[Scored], headed: Mapping[int, float] | None = None) -
 
 
 def heading_shares(memory: Memory, query: Query, ranked: list[Scored]) -> dict[int, float]:
-    """For the sections of ``ranked`` whose own heading holds words of the question that their document's title
-    does not ("Risks" under "Project Riverbed", for "What are the risks for Project Riverbed?"), the share of
-    the question's weight those words hold.  A section under the title alone has none."""
+    """For the sections of ``ranked`` under a heading below the top level whose words of the question neither the
+    document's title nor the headings above it hold ("Risks" under "Project Riverbed", for "What are the risks
+    for Project Riverbed?"), the share of the question's weight those words hold.  A preamble, or a section under
+    a top-level heading (the title as the page writes it, "# Q3 plan: risks and budget"), has none."""
     whole = weights(query, memory.index)
     total = sum(whole.values())
     out = {}
     for sid in {s.candidate.target.section_id for s in ranked}:
         doc, section = memory.section(sid)
-        if total and section.heading_path:
-            words = analyzer.term_set(section.heading_path[-1]) - analyzer.term_set(title_text(doc))
+        if total and section.level > 1 and section.heading_path:
+            above = analyzer.term_set(" ".join([title_text(doc), *section.heading_path[:-1]]))
+            words = analyzer.term_set(section.heading_path[-1]) - above
             if share := sum(w for t, w in whole.items() if t in words) / total:
                 out[sid] = share
     return out

@@ -55,6 +55,7 @@ _ACRONYM = re.compile(r"(?<![\w'’])(?:" + "|".join(sorted(CAPITAL_ACRONYMS)) +
 # ("NOTE: IT approves", "DONE. IT is fixed") parts them, so the capitals of a label are no shouting.
 _WORD_BEFORE = re.compile(r"(\w+)[^\w.:;!?]{0,3}$")
 _WORD_AFTER = re.compile(r"[^\w.:;!?]{0,3}(\w+)")
+_LETTER = re.compile(r"[^\W\d_]")
 _NEIGHBOUR_CHARS = 40  # of text looked at before an acronym for the word before it
 _ACRONYMS_READ = 1_000  # of a text's acronyms: a text of thousands ("IT IT IT…", 2 MB) is no more findable by them
 _CYRILLIC = re.compile(r"^[а-яіїєґё']+$")
@@ -253,16 +254,21 @@ def capital_acronyms(text: str) -> list[str]:
     """The stop words ``text`` writes as capital acronyms (``stopwords.CAPITAL_ACRONYMS``), lower-cased, in order.
 
     Not where the text shouts: beside a word in capitals of four letters or more ("IT WORKS", "THANK US"), or
-    among words with no lower-case letter near ("WHERE IS IT?"); alone ("IT") it is the acronym."""
+    among words with no lower-case letter near ("WHERE IS IT?", "WHERE ARE WE? US."); alone ("IT", "## IT") it is
+    the acronym.  A label's or a sentence's end parts it from a neighbour ("NOTE: IT approves laptops")."""
     out = []
     for match in itertools.islice(_ACRONYM.finditer(text), _ACRONYMS_READ):
         start, end = match.span()
         before = _WORD_BEFORE.search(text, max(0, start - _NEIGHBOUR_CHARS), start)
         after = _WORD_AFTER.match(text, end)
         neighbours = [m.group(1) for m in (before, after) if m is not None]
-        near = text[max(0, start - _NEIGHBOUR_CHARS) : end + _NEIGHBOUR_CHARS]
+        low, high = max(0, start - _NEIGHBOUR_CHARS), end + _NEIGHBOUR_CHARS
+        near = text[low:high]
         capitals = [w for w in neighbours if w.isupper()]
-        if not any(len(w) >= 4 for w in capitals) and not (capitals and near.upper() == near):
+        # Parted from its neighbours by punctuation, it is still shouted among words in capitals ("WHERE ARE WE? US.").
+        alone = not neighbours and bool(_LETTER.search(text, low, start) or _LETTER.search(text, end, high))
+        shouted = near.upper() == near and (bool(capitals) or alone)
+        if not any(len(w) >= 4 for w in capitals) and not shouted:
             out.append(match.group().lower())
     return out
 

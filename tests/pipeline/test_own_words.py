@@ -75,3 +75,17 @@ def test_a_preamble_line_under_a_title_that_is_the_question_does_not_lead_the_ro
         "What is our net revenue retention?"
     ).facts
     assert facts[0].statement.startswith("Metric: Net revenue retention (NRR); Value: 118%")
+
+
+def test_a_top_level_heading_or_words_a_heading_above_holds_give_no_share(make_tree: TreeFactory) -> None:
+    q3 = "---\ntitle: Q3 plan\n---\n# Q3 plan\n\nOwner: Dana.\n\n## Risks\n\nCosts may rise.\n\n"
+    q3 += "### Risks of hiring\n\nTwo roles may stay open.\n"
+    q4 = "---\ntitle: Q4 plan\n---\n# Q4 plan: risks and budget\n\nOwner: Lee.\n"
+    retriever = Retriever(make_tree({"q3.md": q3, "q4.md": q4}), Settings.from_env())
+    run = retriever.retrieve("What are the risks of the Q3 plan?").run
+    ranked = [Scored(c, 0.5) for c in run.candidates]
+    read = {retriever.memory.section(c.target.section_id)[1].title for c in run.candidates}
+    assert {"Risks", "Risks of hiring", "Q4 plan: risks and budget"} <= read
+    shares = own_words.heading_shares(retriever.memory, run.query, ranked)
+    titles = {retriever.memory.section(sid)[1].title for sid in shares}
+    assert titles == {"Risks"}  # not the page's own top heading, nor a heading whose parent says "risks" already

@@ -277,7 +277,10 @@ def test_it_and_us_written_as_acronyms_among_ordinary_words_are_terms(text: str,
 
 @pytest.mark.parametrize(
     "text",
-    ["HOW IT WORKS", "I LOVE IT", "IT WORKS", "please THANK US", "what is it?", "USB", "IT'S GREAT", "WHERE IS IT?"],
+    [
+        *("HOW IT WORKS", "I LOVE IT", "IT WORKS", "please THANK US", "what is it?", "USB", "IT'S GREAT"),
+        *("WHERE IS IT?", "WHERE ARE WE? US.", "WHO DID THIS? IT. NOT ME!", "QUESTION: IS IT? ANSWER: IT."),
+    ],
 )
 def test_a_stop_word_shouted_or_in_lower_case_is_no_term(text: str) -> None:
     assert "it" not in terms(text) and "us" not in terms(text)
