@@ -7,8 +7,8 @@ successor's best (documents not listed keep their values).  For a question askin
 the better best of the two, and the successor is brought to ``SUCCESSOR_MARGIN`` of it (of several read documents
 one record superseded, those at ``EARLIER_SHARE`` of the best of them or more).  A chain of records is ordered whole,
 newest first (oldest first when ``earlier``), whatever order the documents and links come in; links that lead back
-to where they start are left out (``acyclic``).  The successor is named
-by the old document's ``superseded_by`` or by the new one's ``supersedes`` front matter (``memory.resolve``).
+to where they start are left out (``acyclic``).  The successor is named by the old document's ``superseded_by`` or
+by the new one's ``supersedes`` front matter (``memory.resolve``).
 ``predecessors(path, memory)`` are the documents ``path``'s ``supersedes`` names.
 """
 
@@ -98,7 +98,9 @@ def _earlier(best: Mapping[str, float], pairs: Sequence[tuple[str, str]]) -> dic
     """The roles turned: each superseded document the question's words reach takes at least its successor's
     value, and each successor then ends at ``SUCCESSOR_MARGIN`` of the lowest of those predecessors.  A chain
     is turned whole, its oldest record first; newest records are raised from and lowered last."""
-    rivals = {new: max(best[o] for o, n in pairs if n == new) for _, new in pairs}
+    rivals: dict[str, float] = {}  # each successor's best predecessor
+    for old, new in pairs:
+        rivals[new] = max(rivals.get(new, 0.0), best[old])
     turned = [(o, n) for o, n in pairs if best[o] > 0 and best[n] > 0 and best[o] >= EARLIER_SHARE * rivals[n]]
     depth = _depths(turned)
     value = dict(best)
