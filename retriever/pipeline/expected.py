@@ -118,6 +118,7 @@ _DEFINED = re.compile(
 _DEFINED_CHARS = 200  # of a statement that can hold its subject and the word opening its definition
 _OPENING_WORDS = 8  # of a definition, that must not name the thing again
 _ASIDE = re.compile(r"\([^)]*\)?")  # "MRR (monthly recurring revenue)" defines MRR
+_NEGATION = re.compile(r"\b(?:not|never|isn['’]t|aren['’]t|не|ні)\b", re.I)  # "What Pulse is not", "Чим X не є"
 # What does not say what a thing is: a figure ("NRR - 118% this quarter", "Budget: €40k"; not "Sprint: 2-week
 # cycle") or a pointer elsewhere ("OKRs: see the Q3 planning doc").
 _NOT_A_MEANING = re.compile(r"^\W*(?:[£$€¥₴]|\d[\d.,]*\s*%|\d[\d.,]*(?:\s|$)|(?:see|cf)\b)", re.I)
@@ -142,11 +143,13 @@ def defines(statement: str, cells: Sequence[tuple[str, str]], topic: frozenset[s
 
 
 def _names_only(subject: str, rest: str, topic: frozenset[str]) -> bool:
-    """True when ``subject`` (asides in brackets left out) holds ``topic`` and nothing else and the first
-    ``_OPENING_WORDS`` words of ``rest`` do not name it again: a definition says what the thing is in other
-    words ("ATOs: Learn about ATOs" is a link)."""
+    """True when ``subject`` (asides in brackets left out) holds ``topic`` and nothing else, says nothing is not
+    (a heading "What Pulse is not" heads what it is not), and the first ``_OPENING_WORDS`` words of ``rest`` do
+    not name it again: a definition says what the thing is in other words ("ATOs: Learn about ATOs" is a link)."""
     opening = " ".join(rest[:_DEFINED_CHARS].split()[:_OPENING_WORDS])
-    return analyzer.term_set(_ASIDE.sub(" ", subject)) == topic and not topic <= analyzer.term_set(opening)
+    subject = _ASIDE.sub(" ", subject)
+    named = analyzer.term_set(subject) == topic and not _NEGATION.search(subject[:_DEFINED_CHARS])
+    return named and not topic <= analyzer.term_set(opening)
 
 
 def definers(query: Query, candidates: Sequence[Candidate], memory: Memory | None = None) -> list[bool]:

@@ -137,3 +137,16 @@ def test_outside_a_glossary_a_colon_labels_rather_than_defines(make_tree: TreeFa
     defined = {c.statement for c, d in zip(run.candidates, found, strict=True) if d}
     assert label in {c.statement for c in run.candidates}
     assert defined == {dash, meaning}
+
+
+def test_a_section_headed_by_what_a_thing_is_not_does_not_define_it(make_tree: TreeFactory) -> None:
+    page = (
+        "# Overview\n\nIntro.\n\n## Pulse\n\nAn audience analytics platform for content teams.\n\n"
+        "## What Pulse is not\n\n- Not a product-analytics tool for funnels.\n- Not a CMS.\n"
+    )
+    retriever = Retriever(make_tree({"pulse.md": page}))
+    run = retriever.retrieve("What is Pulse?").run
+    found = definers(run.query, run.candidates, retriever.memory)
+    defined = {c.statement for c, d in zip(run.candidates, found, strict=True) if d}
+    assert any(c.statement.endswith("Not a product-analytics tool for funnels.") for c in run.candidates)
+    assert defined == {"An audience analytics platform for content teams."}
