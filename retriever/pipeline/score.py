@@ -134,33 +134,39 @@ def statement_evidences(
     return framed * density, own * density
 
 
-def _bonus(cand: Candidate, kinds: frozenset[str], whole: dict[str, float], params: ScoreParams) -> float:
+def _bonus(cand: Candidate, kinds: frozenset[str], whole: dict[str, float], p: ScoreParams, relating: bool) -> float:
     """What a statement's form adds to its rank: the kind of answer asked for (``expected``), a table row keyed
-    by the question's words (``_key_share``)."""
-    typed = params.typed_bonus if kinds and expected.holds(cand.statement, kinds) else 0.0
-    return (1 + typed) * (1 + params.key_bonus * _key_share(cand, whole))
+    by the question's words (``_key_share``; with ``relating``, or related to them: ``_relation_share``)."""
+    typed = p.typed_bonus if kinds and expected.holds(cand.statement, kinds) else 0.0
+    return (1 + typed) * (1 + p.key_bonus * _key_share(cand, whole, relating))
 
 
-def _key_share(cand: Candidate, whole: dict[str, float]) -> float:
+def _key_share(cand: Candidate, whole: dict[str, float], relating: bool = True) -> float:
     """The share of the question's weight a table row's first cell holds: the cell that names what the row is
-    about ("MRR (monthly recurring revenue)", "Starter", "Night"), so a row keyed by the question's subject
-    is about it, where another row only mentions it."""
+    about ("MRR (monthly recurring revenue)", "Starter"), so a row keyed by the question's subject is about it,
+    where another row only mentions it.  With ``relating``, the row's relation share counts alike."""
     total = sum(whole.values())
     if not cand.cells or not total:
         return 0.0
     key = analyzer.term_set(cand.cells[0][1])
     keyed = sum(w for t, w in whole.items() if t in key) / total
-    return max(keyed, _relation_share(cand, whole) / total)
+    return max(keyed, _relation_share(cand, whole) / total) if relating else keyed
 
 
 def _relation_share(cand: Candidate, whole: dict[str, float]) -> float:
-    """The question's weight one further cell holds with its column's name, where both hold some of it: "Reports
-    to: Olena Marchenko" for "Who reports to Olena Marchenko?" relates the row's key to what is asked."""
+    """The question's weight a further cell holds with its column's name, where the question names the column first:
+    "Reports to: Olena Marchenko" answers "Who reports to Olena Marchenko?", not "Who does Olena Marchenko report
+    to?" (her own row does).  The column is read first: few are named, and a wide table's cells are many."""
+    order = {t: i for i, t in enumerate(whole)}  # the question's terms in its order
     best = 0.0
     for column, value in cand.cells[1:]:
-        named, held = analyzer.term_set(column), analyzer.term_set(value)
-        if any(t in named for t in whole) and any(t in held for t in whole):
-            best = max(best, sum(w for t, w in whole.items() if t in named or t in held))
+        named = [order[t] for t in analyzer.term_set(column) if t in order]
+        if not named:
+            continue
+        held = [order[t] for t in analyzer.term_set(value) if t in order]
+        if held and min(named) < min(held):
+            related = analyzer.term_set(column) | analyzer.term_set(value)
+            best = max(best, sum(w for t, w in whole.items() if t in related))
     return best
 
 
@@ -206,7 +212,8 @@ def relevance(
         e, own = statement_evidences(cand, headings[sid], framing, params, muted)
         share = params.statement_share
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
-        value *= _bonus(cand, kinds, whole, params) * (params.silent_speaker if cand.target.rel_path in unheard else 1)
+        value *= _bonus(cand, kinds, whole, params, not query.defining)
+        value *= params.silent_speaker if cand.target.rel_path in unheard else 1
         evidence = 0.5 * cand.target.coverage + 0.5 * e
         if cand.llm_relevance is not None:  # one scale: ours, tempered by the model's own relevance
             value = (1 - LLM_BLEND) * value + LLM_BLEND * cand.llm_relevance

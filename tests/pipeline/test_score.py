@@ -491,9 +491,17 @@ def test_a_row_whose_cell_and_column_hold_the_question_relates_its_key_to_what_i
     assert rows and rows[0].startswith("Person: ") and "Reports to: Olena Marchenko" in rows[0]
 
 
+def test_the_mirror_question_keeps_the_row_keyed_by_who_is_asked_about(tmp_path: Path) -> None:
+    retriever = Retriever(COMPANY_CONTEXT, Settings(state_dir=tmp_path))
+    facts = retriever.retrieve("Who does Olena Marchenko report to?").facts
+    rows = [f.statement for f in facts if f.rel_path == "people/README.md"]
+    assert rows and rows[0].startswith("Person: Olena Marchenko;")  # "Reports to: Taras Kovalenko"
+
+
 def test_the_relation_share_needs_both_the_column_and_its_cell() -> None:
     target = Target(0, "a.md", 0, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
     row = Candidate("x", target, (1, 1), "sentence", cells=(("Person", "Dmytro"), ("Reports to", "Olena")))
     assert score._relation_share(row, {"report": 1.0, "olena": 2.0}) == 3.0
     assert score._relation_share(row, {"olena": 2.0}) == 0.0  # the cell alone: a mention, not the relation
     assert score._relation_share(row, {"report": 1.0}) == 0.0
+    assert score._relation_share(row, {"olena": 2.0, "report": 1.0}) == 0.0  # "Who does Olena report to?"
