@@ -55,7 +55,8 @@ _ACRONYM = re.compile(r"(?<![\w'’])(?:" + "|".join(sorted(CAPITAL_ACRONYMS)) +
 # ("NOTE: IT approves", "DONE. IT is fixed") parts them, so the capitals of a label are no shouting.
 _WORD_BEFORE = re.compile(r"(\w+)[^\w.:;!?]{0,3}$")
 _WORD_AFTER = re.compile(r"[^\w.:;!?]{0,3}(\w+)")
-_LETTER = re.compile(r"[^\W\d_]")
+# Words in capitals side by side: shouting ("WHERE ARE WE?"), where a label or a row ("OWNER: IT") is not.
+_SHOUTED = re.compile(r"[^\W\d_]{2,}[ \t]+[^\W\d_]{2,}")
 _NEIGHBOUR_CHARS = 40  # of text looked at before an acronym for the word before it
 _ACRONYMS_READ = 1_000  # of a text's acronyms: a text of thousands ("IT IT IT…", 2 MB) is no more findable by them
 _CYRILLIC = re.compile(r"^[а-яіїєґё']+$")
@@ -265,8 +266,8 @@ def capital_acronyms(text: str) -> list[str]:
         low, high = max(0, start - _NEIGHBOUR_CHARS), end + _NEIGHBOUR_CHARS
         near = text[low:high]
         capitals = [w for w in neighbours if w.isupper()]
-        # Parted from its neighbours by punctuation, it is still shouted among words in capitals ("WHERE ARE WE? US.").
-        alone = not neighbours and bool(_LETTER.search(text, low, start) or _LETTER.search(text, end, high))
+        # Parted from its neighbours by punctuation, it is still shouted among capital words ("WHERE ARE WE? US.").
+        alone = not neighbours and bool(_SHOUTED.search(text, low, start) or _SHOUTED.search(text, end, high))
         shouted = near.upper() == near and (bool(capitals) or alone)
         if not any(len(w) >= 4 for w in capitals) and not shouted:
             out.append(match.group().lower())

@@ -269,6 +269,7 @@ def test_a_table_word_is_its_compound_or_its_stem_never_a_part(word: str, expect
         ("IT's budget and IT’s laptops", ["budget", "laptop", "it", "it"]),
         ("NOTE: IT approves laptops", ["note", "approv", "laptop", "it"]),
         ("DONE. US staff are paid", ["done", "staff", "pay", "us"]),
+        ("SYSTEM: VPN; OWNER: IT", ["system", "vpn", "owner", "it"]),  # a row in capitals is no shouting
     ],
 )
 def test_it_and_us_written_as_acronyms_among_ordinary_words_are_terms(text: str, expected: list[str]) -> None:
