@@ -118,7 +118,8 @@ _DEFINED = re.compile(
 _DEFINED_CHARS = 200  # of a statement that can hold its subject and the word opening its definition
 _OPENING_WORDS = 8  # of a definition, that must not name the thing again
 _ASIDE = re.compile(r"\([^)]*\)?")  # "MRR (monthly recurring revenue)" defines MRR
-_NEGATION = re.compile(r"\b(?:not|never|isn['’]t|aren['’]t|не|ні)\b", re.I)  # "What Pulse is not", "Чим X не є"
+# After the name, what a heading says a thing is not ("What Pulse is not", "What Pulse doesn't do", "Чим X не є").
+_NEGATION = re.compile(r"\b(?:not|never|isn['’]t|aren['’]t|doesn['’]t|don['’]t|не|ні)\b", re.I)
 # What does not say what a thing is: a figure ("NRR - 118% this quarter", "Budget: €40k"; not "Sprint: 2-week
 # cycle") or a pointer elsewhere ("OKRs: see the Q3 planning doc").
 _NOT_A_MEANING = re.compile(r"^\W*(?:[£$€¥₴]|\d[\d.,]*\s*%|\d[\d.,]*(?:\s|$)|(?:see|cf)\b)", re.I)
@@ -148,8 +149,17 @@ def _names_only(subject: str, rest: str, topic: frozenset[str]) -> bool:
     not name it again: a definition says what the thing is in other words ("ATOs: Learn about ATOs" is a link)."""
     opening = " ".join(rest[:_DEFINED_CHARS].split()[:_OPENING_WORDS])
     subject = _ASIDE.sub(" ", subject)
-    named = analyzer.term_set(subject) == topic and not _NEGATION.search(subject[:_DEFINED_CHARS])
+    named = analyzer.term_set(subject) == topic and not _negated(subject[:_DEFINED_CHARS], topic)
     return named and not topic <= analyzer.term_set(opening)
+
+
+def _negated(subject: str, topic: frozenset[str]) -> bool:
+    """Whether a negation follows the first word of ``topic`` in ``subject`` ("What Pulse is not", "Чим Pulse не
+    є"); one within the name itself ("Do Not Disturb mode", "Never event", "NOT NULL") is part of the name."""
+    for word in _WORD.finditer(subject):
+        if not topic.isdisjoint(analyzer.term_set(word.group())):
+            return _NEGATION.search(subject, word.end()) is not None
+    return False
 
 
 def definers(query: Query, candidates: Sequence[Candidate], memory: Memory | None = None) -> list[bool]:

@@ -48,16 +48,21 @@ def own_first(ranked: list[Scored], headed: Mapping[int, float] | None = None) -
 
 
 def heading_shares(memory: Memory, query: Query, ranked: list[Scored]) -> dict[int, float]:
-    """For the sections of ``ranked`` under a heading below the top level whose words of the question neither the
-    document's title nor the headings above it hold ("Risks" under "Project Riverbed", for "What are the risks
-    for Project Riverbed?"), the share of the question's weight those words hold.  A preamble, or a section under
-    a top-level heading (the title as the page writes it, "# Q3 plan: risks and budget"), has none."""
+    """For the sections of ``ranked`` whose own heading holds words of the question that neither the document's
+    title nor the headings above it hold ("Risks" under "Project Riverbed", for "What are the risks for Project
+    Riverbed?"), the share of the question's weight those words hold.  A preamble has none, nor a section under a
+    page's one top-level heading (the title as the page writes it, "# Q3 plan: risks and budget"); a page whose
+    sections are all top-level headings ("# Milestones", "# Risks") is read as any other."""
     whole = weights(query, memory.index)
     total = sum(whole.values())
     out = {}
+    tops: dict[str, int] = {}  # a document's top-level headings
     for sid in {s.candidate.target.section_id for s in ranked}:
         doc, section = memory.section(sid)
-        if total and section.level > 1 and section.heading_path:
+        if doc.rel_path not in tops:
+            tops[doc.rel_path] = sum(1 for other in doc.sections if other.level == 1)
+        titled = section.level == 1 and tops[doc.rel_path] == 1
+        if total and section.level > 0 and not titled and section.heading_path:
             above = analyzer.term_set(" ".join([title_text(doc), *section.heading_path[:-1]]))
             words = analyzer.term_set(section.heading_path[-1]) - above
             if share := sum(w for t, w in whole.items() if t in words) / total:

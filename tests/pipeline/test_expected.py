@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retriever import Retriever
+from retriever.pipeline import expected
 from retriever.pipeline.expected import KINDS, asked, definers, defines, held, holds
 from retriever.text import analyzer
 
@@ -150,3 +151,19 @@ def test_a_section_headed_by_what_a_thing_is_not_does_not_define_it(make_tree: T
     defined = {c.statement for c, d in zip(run.candidates, found, strict=True) if d}
     assert any(c.statement.endswith("Not a product-analytics tool for funnels.") for c in run.candidates)
     assert defined == {"An audience analytics platform for content teams."}
+
+
+@pytest.mark.parametrize(
+    ("heading", "term", "defines_it"),
+    [
+        ("What Pulse is not", "Pulse", False),
+        ("What Pulse doesn't do", "Pulse", False),
+        ("Чим Pulse не є", "Pulse", False),
+        ("Do Not Disturb mode", "Do Not Disturb mode", True),  # a negation within the name is the name's
+        ("Never event", "Never event", True),
+        ("Pulse", "Pulse", True),
+    ],
+)
+def test_a_heading_saying_what_a_thing_is_not_heads_no_definition(heading: str, term: str, defines_it: bool) -> None:
+    topic = frozenset(analyzer.terms(term))
+    assert expected._names_only(heading, "A quiet status that silences alerts.", topic) is defines_it

@@ -89,3 +89,12 @@ def test_a_top_level_heading_or_words_a_heading_above_holds_give_no_share(make_t
     shares = own_words.heading_shares(retriever.memory, run.query, ranked)
     titles = {retriever.memory.section(sid)[1].title for sid in shares}
     assert titles == {"Risks"}  # not the page's own top heading, nor a heading whose parent says "risks" already
+
+
+def test_a_page_of_top_level_sections_reads_their_headings_as_any_other(make_tree: TreeFactory) -> None:
+    page = _PROJECT.replace("# Project Riverbed\n\n", "").replace("## ", "# ")  # its sections all level-1
+    assert page.count("\n# ") == 2
+    facts = Retriever(make_tree({"riverbed.md": page}), Settings.from_env()).retrieve(
+        "What are the risks for Project Riverbed?"
+    ).facts
+    assert facts[0].section_heading == "Risks"
