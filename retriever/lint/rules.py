@@ -243,8 +243,8 @@ def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
         if pair not in kept:
             message = (
                 f"`{key}` names {name!r}, and a chain of supersedes/superseded_by links leads back here: a cycle says "
-                "nothing about which record is newer, so the retriever ignores these links; fix the one that points "
-                "the wrong way"
+                "nothing about which record is newer, so the retriever cannot order these records (and one naming a "
+                "successor still ranks as superseded); fix the link that points the wrong way"
             )
             yield Problem(file.rel_path, file.value_line(key, name), message)
 
