@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import TreeFactory
+from hypothesis import given
+from hypothesis import strategies as st
 
 from retriever import Settings
 from retriever.memory.memory import Memory
@@ -91,3 +93,26 @@ def test_acyclic_keeps_a_chain_and_leaves_out_every_link_of_a_cycle() -> None:
     assert succession.acyclic(links) == [("x", "a"), ("c", "y")]
     clique = [(f"d{i}", f"d{j}") for i in range(60) for j in range(60) if i != j]
     assert succession.acyclic(clique) == []
+
+
+def _reaches(links: list[tuple[str, str]], start: str, goal: str) -> bool:
+    todo, seen = [start], {start}
+    while todo:
+        node = todo.pop()
+        for old, new in links:
+            if old == node and new not in seen:
+                if new == goal:
+                    return True
+                seen.add(new)
+                todo.append(new)
+    return False
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcdefg"), st.sampled_from("abcdefg")), max_size=20))
+def test_acyclic_drops_exactly_the_links_a_chain_leads_back_from(links: list[tuple[str, str]]) -> None:
+    kept = succession.acyclic(links)
+    assert kept == [link for link in links if link in kept]  # a subsequence, in the links' order
+    for old, new in links:
+        on_cycle = old == new or _reaches(links, new, old)
+        assert ((old, new) in kept) is not on_cycle
+    assert not any(_reaches(kept, new, old) for old, new in kept)  # what is kept has no cycle
