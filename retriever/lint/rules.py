@@ -19,16 +19,8 @@ from retriever.lint.links import absolute_links, broken_links
 from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
 from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
 from retriever.pipeline.extract import LONG_SECTION
-from retriever.pipeline.succession import acyclic
-from retriever.text.vocabulary import (
-    DATE_FIELDS,
-    NAME_FIELDS,
-    RELATION_FIELDS,
-    STRING_FIELDS,
-    SUPERSEDED_BY,
-    SUPERSEDES,
-    names,
-)
+from retriever.pipeline.succession import acyclic, links
+from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
 
 Severity = Literal["error", "warning"]
 ERROR: Severity = "error"
@@ -230,16 +222,13 @@ def _unknown_relations(tree: Tree) -> Iterator[Problem]:
 def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
     """Each ``supersedes``/``superseded_by`` link that a chain of such links leads back from: the retriever leaves
     a cycle's links out (``succession.acyclic``), as they cannot say which record is newer."""
-    links = []  # (superseded, successor, the file naming it, its key, the name written)
-    for file in tree.files:
-        for key in (SUPERSEDED_BY, SUPERSEDES):
-            for name in names(file.doc.front_matter.get(key), numbers=False):
-                other = tree.resolve(name)
-                if other is not None and other != file.rel_path:
-                    pair = (file.rel_path, other) if key == SUPERSEDED_BY else (other, file.rel_path)
-                    links.append((pair, file, key, name))
-    kept = set(acyclic(sorted({pair for pair, *_ in links})))
-    for pair, file, key, name in links:
+    written = [  # ((superseded, successor), the file naming it, its key, the name written)
+        (pair, file, key, name)
+        for file in tree.files
+        for pair, key, name in links(file.rel_path, file.doc.front_matter, tree.resolve, numbers=False)
+    ]
+    kept = set(acyclic(sorted({pair for pair, *_ in written})))
+    for pair, file, key, name in written:
         if pair not in kept:
             message = (
                 f"`{key}` names {name!r}, and a chain of supersedes/superseded_by links leads back here: a cycle says "

@@ -14,7 +14,8 @@ by the new one's ``supersedes`` front matter (``memory.resolve``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from retriever.memory.memory import Memory
 from retriever.text import vocabulary
@@ -126,21 +127,27 @@ def _depths(pairs: Sequence[tuple[str, str]]) -> dict[str, int]:
 
 def predecessors(path: str, memory: Memory) -> list[str]:
     """The documents ``path``'s front matter names as superseded by it (``supersedes``)."""
-    front = memory.document(path).front_matter
-    named = [memory.resolve(name) for name in vocabulary.names(front.get(vocabulary.SUPERSEDES))]
-    return [old for old in dict.fromkeys(named) if old is not None and old != path]
+    written = links(path, memory.document(path).front_matter, memory.resolve)
+    return list(dict.fromkeys(old for (old, _), key, _ in written if key == vocabulary.SUPERSEDES))
 
 
 def successions(paths: Iterable[str], memory: Memory) -> Iterator[tuple[str, str]]:
     """(superseded document, its successor) for the pairs among ``paths`` that front matter links either way."""
     read = set(paths)
     for path in sorted(read):
-        front = memory.document(path).front_matter
-        for name in vocabulary.names(front.get(vocabulary.SUPERSEDED_BY)):
-            new = memory.resolve(name)
-            if new in read and new != path:
-                yield path, new
-        for name in vocabulary.names(front.get(vocabulary.SUPERSEDES)):
-            old = memory.resolve(name)
-            if old in read and old != path:
-                yield old, path
+        for (old, new), _, _ in links(path, memory.document(path).front_matter, memory.resolve):
+            if old in read and new in read:
+                yield old, new
+
+
+def links(
+    path: str, front_matter: Mapping[str, Any], resolve: Callable[[str], str | None], *, numbers: bool = True
+) -> Iterator[tuple[tuple[str, str], str, str]]:
+    """Each supersession link ``path``'s front matter writes, as ((superseded, successor), its key, the name written):
+    ``superseded_by`` names the successor, ``supersedes`` the superseded.  Names that ``resolve`` to no other
+    document are passed over (``numbers``: as ``vocabulary.names`` reads a list)."""
+    for key in (vocabulary.SUPERSEDED_BY, vocabulary.SUPERSEDES):
+        for name in vocabulary.names(front_matter.get(key), numbers=numbers):
+            other = resolve(name)
+            if other is not None and other != path:
+                yield ((path, other) if key == vocabulary.SUPERSEDED_BY else (other, path)), key, name
