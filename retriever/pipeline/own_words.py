@@ -31,10 +31,10 @@ def own_first(ranked: list[Scored], headed: Mapping[int, float] | None = None) -
     for i, s in enumerate(ranked):
         slots.setdefault(s.candidate.target.rel_path, []).append(i)
     out = list(ranked)
+    heads = headed or {}
     for places in slots.values():
         facts = [ranked[i] for i in places]
         most = max(s.own for s in facts)
-        heads = headed or {}
         # A decision (``forms.BY_FORM``) first, then what holds the question; stable: rank order otherwise.
         facts.sort(
             key=lambda s: (

@@ -160,13 +160,13 @@ def _relation_share(cand: Candidate, whole: dict[str, float]) -> float:
     order = {t: i for i, t in enumerate(whole)}  # the question's terms in its order
     best = 0.0
     for column, value in cand.cells[1:]:
-        named = [order[t] for t in analyzer.term_set(column) if t in order]
-        if not named:
+        named = analyzer.term_set(column)
+        first = min((order[t] for t in named if t in order), default=None)
+        if first is None:
             continue
-        held = [order[t] for t in analyzer.term_set(value) if t in order]
-        if held and min(named) < min(held):
-            related = analyzer.term_set(column) | analyzer.term_set(value)
-            best = max(best, sum(w for t, w in whole.items() if t in related))
+        held = analyzer.term_set(value)
+        if first < min((order[t] for t in held if t in order), default=-1):
+            best = max(best, sum(w for t, w in whole.items() if t in named or t in held))
     return best
 
 
