@@ -18,8 +18,8 @@ from typing import Any, Literal
 from retriever.lint.links import absolute_links, broken_links
 from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
 from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
+from retriever.memory.supersession import acyclic, links
 from retriever.pipeline.extract import LONG_SECTION
-from retriever.pipeline.succession import acyclic, links
 from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
 
 Severity = Literal["error", "warning"]
@@ -221,7 +221,7 @@ def _unknown_relations(tree: Tree) -> Iterator[Problem]:
 
 def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
     """Each ``supersedes``/``superseded_by`` link that a chain of such links leads back from: the retriever leaves
-    a cycle's links out (``succession.acyclic``), as they cannot say which record is newer."""
+    a cycle's links out (``supersession.acyclic``), as they cannot say which record is newer."""
     written = [  # ((superseded, successor), the file naming it, its key, the name written)
         (pair, file, key, name)
         for file in tree.files
@@ -232,8 +232,8 @@ def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
         if pair not in kept:
             message = (
                 f"`{key}` names {name!r}, and a chain of supersedes/superseded_by links leads back here: a cycle says "
-                "nothing about which record is newer, so the retriever cannot order these records (and one naming a "
-                "successor still ranks as superseded); fix the link that points the wrong way"
+                "nothing about which record is newer, so the retriever leaves these links out and ranks none of these "
+                "records as superseded by them; fix the link that points the wrong way"
             )
             yield Problem(file.rel_path, file.value_line(key, name), message)
 

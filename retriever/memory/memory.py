@@ -3,21 +3,22 @@
 Contract: ``Memory.open(root, settings)`` loads the tree (from the index cache where it is still
 valid; see ``memory.refresh``) and raises when the first load fails; ``Memory.at_revision`` reads
 the tree as it was at a git revision.  Everything else reads: ``document``, ``section``,
-``resolve`` (a name to the document it refers to), ``when`` (provenance), ``source_path`` and
-``tree_path`` (see ``memory.paths``), ``readiness``.  ``refresh()`` hands over to the refresher and
-never raises; hold ``reading()`` while retrieving so that a refresh never changes the index
-mid-query.
+``resolve`` (a name to the document it refers to), ``when`` (provenance), ``supersession_cycles``,
+``source_path`` and ``tree_path`` (see ``memory.paths``), ``readiness``.  ``refresh()`` hands over to
+the refresher and never raises; hold ``reading()`` while retrieving so that a refresh never changes
+the index mid-query.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
 from retriever.config import Settings
 from retriever.errors import MemoryNotFound
-from retriever.memory import gitinfo, paths
+from retriever.memory import gitinfo, paths, supersession
 from retriever.memory.cache import DocInfo, IndexCache, IndexState
 from retriever.memory.caches import open_cache
 from retriever.memory.index import Params, SectionIndex
@@ -44,6 +45,7 @@ class Memory:
         self._tree = tree
         self._provenance = provenance
         self._names: tuple[tuple[int, int, int], dict[str, str]] | None = None
+        self._cycles: tuple[tuple[int, int, int], frozenset[tuple[str, str]]] | None = None
 
     @classmethod
     def open(
@@ -167,9 +169,24 @@ class Memory:
         key = name.strip().casefold().removeprefix("./")
         return names[1].get(key) or names[1].get(key.removesuffix(".md"))
 
+    def supersession_cycles(self) -> frozenset[tuple[str, str]]:
+        """The (superseded, successor) links a chain of supersession links leads back from, over every document
+        (``memory.supersession``): worked out once per version, when a question first reads such a link."""
+        cycles = self._cycles
+        if cycles is None or cycles[0] != self.version:
+            cycles = self._cycles = (self.version, supersession.cycles(self.state.catalog, self.resolve))
+        return cycles[1]
+
     def when(self, doc: Document) -> When:
-        """The document's dates and author: git's first and last commit, else its front-matter dates."""
-        return self._provenance.when(doc)
+        """The document's dates and author: git's first and last commit, else its front-matter dates.  A record
+        whose ``superseded_by`` names only successors over links on a cycle is not superseded: a cycle says nothing
+        about which record is newer."""
+        found = self._provenance.when(doc)
+        if found.superseded and supersession.superseded_only_by(
+            doc.rel_path, doc.front_matter, self.resolve, self.supersession_cycles()
+        ):
+            return dataclasses.replace(found, superseded=False)
+        return found
 
     def provenance(self, rel_path: str) -> gitinfo.Provenance | None:
         """First and last commit of a file, its author and uncommitted state; None outside git."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from retriever.memory import supersession
 from retriever.memory.cache import DocInfo, decode_document
 from retriever.memory.fields import analyze_document
 from retriever.memory.fileview import FileRow
@@ -87,6 +88,6 @@ def check(entry: reader.Entry, known: FileRow | None, indexed: bool, max_bytes: 
 
 def indexable(doc: Document, meaning: Meaning | None = None) -> Indexable:
     """What the index needs of ``doc``; ``meaning``, its sections' (``document_meaning``), when already taken."""
-    info = DocInfo(doc.title, doc.doc_type, doc.aliases, len(doc.sections))
+    info = DocInfo(doc.title, doc.doc_type, doc.aliases, len(doc.sections), supersession.written(doc.front_matter))
     meaning = document_meaning(doc) if meaning is None else meaning
     return Indexable(doc.rel_path, collect(analyze_document(doc)), info, doc.acronyms, meaning)

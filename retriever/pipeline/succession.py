@@ -7,17 +7,18 @@ successor's best (documents not listed keep their values).  For a question askin
 the better best of the two, and the successor is brought to ``SUCCESSOR_MARGIN`` of it (of several read documents
 one record superseded, those at ``EARLIER_SHARE`` of the best of them or more).  A chain of records is ordered whole,
 newest first (oldest first when ``earlier``), whatever order the documents and links come in; links that lead back
-to where they start are left out (``acyclic``).  The successor is named by the old document's ``superseded_by`` or
-by the new one's ``supersedes`` front matter (``memory.resolve``).
+to where they start, anywhere in the memory, are left out (``Memory.supersession_cycles``), even where the question
+reads only part of the cycle.  The successor is named by the old document's ``superseded_by`` or by the new one's
+``supersedes`` front matter (``memory.resolve``).
 ``predecessors(path, memory)`` are the documents ``path``'s ``supersedes`` names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from retriever.memory.memory import Memory
+from retriever.memory.supersession import links
 from retriever.text import vocabulary
 
 # Where a superseded document's successor is among the statements read, the old one's best statement is
@@ -32,60 +33,19 @@ EARLIER_SHARE = 0.5
 def scales(best: Mapping[str, float], memory: Memory, *, earlier: bool = False) -> dict[str, float]:
     """Superseded document (and its successor, when ``earlier``) → the factor its statements' rank values are
     scaled by (see the module docstring).  The same for any order of ``best`` and of the front matter's links."""
-    pairs = acyclic(sorted(set(successions(best, memory))))
+    pairs = sorted(set(successions(best, memory)))
+    if pairs:  # a cycle's links, worked out over the whole memory, say nothing of which record is newer
+        on_cycles = memory.supersession_cycles()
+        pairs = [pair for pair in pairs if pair not in on_cycles]
     final = _earlier(best, pairs) if earlier else _later(best, pairs)
     return {doc: value / best[doc] for doc, value in final.items() if best[doc] > 0 and value != best[doc]}
-
-
-def acyclic(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The (superseded, successor) links no chain of links leads back from: a cycle ("a superseded by b" and "b
-    superseded by a", one front-matter slip) says nothing about which record is newer, so its links are left out
-    (``retriever check`` reports them: lint rule ``supersession-cycle``), and the rest settle in as many passes as
-    their longest chain.  Linear in the links (Kosaraju's strongly connected components)."""
-    newer: dict[str, list[str]] = {}
-    older: dict[str, list[str]] = {}
-    for old, new in pairs:
-        newer.setdefault(old, []).append(new)
-        older.setdefault(new, []).append(old)
-    component: dict[str, str] = {}
-    for root in reversed(_finish_order(newer)):
-        if root not in component:
-            component[root] = root
-            todo = [root]
-            while todo:
-                for prior in older.get(todo.pop(), ()):
-                    if prior not in component:
-                        component[prior] = root
-                        todo.append(prior)
-    return [(old, new) for old, new in pairs if component[old] != component[new]]
-
-
-def _finish_order(newer: Mapping[str, list[str]]) -> list[str]:
-    """Every document the links name, in the order a depth-first walk along them finishes it (no recursion)."""
-    order: list[str] = []
-    seen: set[str] = set()
-    for start in [*newer, *(n for targets in newer.values() for n in targets)]:
-        if start in seen:
-            continue
-        seen.add(start)
-        stack = [(start, iter(newer.get(start, ())))]
-        while stack:
-            node, rest = stack[-1]
-            step = next(rest, None)
-            if step is None:
-                stack.pop()
-                order.append(node)
-            elif step not in seen:
-                seen.add(step)
-                stack.append((step, iter(newer.get(step, ()))))
-    return order
 
 
 def _later(best: Mapping[str, float], pairs: Sequence[tuple[str, str]]) -> dict[str, float]:
     """Each superseded document at most ``SUCCESSOR_MARGIN`` of its successor's value once the successor is
     scaled itself: in a chain the oldest record ends last, however the pairs come."""
     value = dict(best)
-    for _ in range(len(pairs)):  # a chain of n links settles within n passes (``acyclic`` left no cycle)
+    for _ in range(len(pairs)):  # a chain of n links settles within n passes (no cycle is left)
         changed = False
         for old, new in pairs:
             if value[old] > SUCCESSOR_MARGIN * value[new]:
@@ -126,9 +86,13 @@ def _depths(pairs: Sequence[tuple[str, str]]) -> dict[str, int]:
 
 
 def predecessors(path: str, memory: Memory) -> list[str]:
-    """The documents ``path``'s front matter names as superseded by it (``supersedes``)."""
+    """The documents ``path``'s front matter names as superseded by it (``supersedes``), but over a link on a cycle."""
     written = links(path, memory.document(path).front_matter, memory.resolve)
-    return list(dict.fromkeys(old for (old, _), key, _ in written if key == vocabulary.SUPERSEDES))
+    named = [old for (old, _), key, _ in written if key == vocabulary.SUPERSEDES]
+    if not named:
+        return []
+    on_cycles = memory.supersession_cycles()
+    return list(dict.fromkeys(old for old in named if (old, path) not in on_cycles))
 
 
 def successions(paths: Iterable[str], memory: Memory) -> Iterator[tuple[str, str]]:
@@ -138,16 +102,3 @@ def successions(paths: Iterable[str], memory: Memory) -> Iterator[tuple[str, str
         for (old, new), _, _ in links(path, memory.document(path).front_matter, memory.resolve):
             if old in read and new in read:
                 yield old, new
-
-
-def links(
-    path: str, front_matter: Mapping[str, Any], resolve: Callable[[str], str | None], *, numbers: bool = True
-) -> Iterator[tuple[tuple[str, str], str, str]]:
-    """Each supersession link ``path``'s front matter writes, as ((superseded, successor), its key, the name written):
-    ``superseded_by`` names the successor, ``supersedes`` the superseded.  Names that ``resolve`` to no other
-    document are passed over (``numbers``: as ``vocabulary.names`` reads a list)."""
-    for key in (vocabulary.SUPERSEDED_BY, vocabulary.SUPERSEDES):
-        for name in vocabulary.names(front_matter.get(key), numbers=numbers):
-            other = resolve(name)
-            if other is not None and other != path:
-                yield ((path, other) if key == vocabulary.SUPERSEDED_BY else (other, path)), key, name

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 from conftest import TreeFactory
-from hypothesis import given
-from hypothesis import strategies as st
 
 from retriever import Settings
 from retriever.memory.memory import Memory
@@ -87,32 +85,24 @@ def test_links_that_lead_back_are_left_out_and_other_links_still_count(make_tree
     assert succession.scales(best, memory) == {"c.md": pytest.approx(0.95 * 0.5 / 0.8)}
 
 
-def test_acyclic_keeps_a_chain_and_leaves_out_every_link_of_a_cycle() -> None:
-    assert succession.acyclic([("a", "b"), ("b", "c")]) == [("a", "b"), ("b", "c")]
-    links = [("a", "b"), ("b", "c"), ("c", "a"), ("x", "a"), ("c", "y")]
-    assert succession.acyclic(links) == [("x", "a"), ("c", "y")]
-    clique = [(f"d{i}", f"d{j}") for i in range(60) for j in range(60) if i != j]
-    assert succession.acyclic(clique) == []
+def test_a_question_reading_two_records_of_a_three_record_cycle_orders_neither_by_it(make_tree: TreeFactory) -> None:
+    files = {  # 2024 → 2025 → 2026, and a slip on 2026 naming 2024 as its successor
+        "a.md": _record(2024, "superseded_by: Engine decision 2025\n"),
+        "b.md": _record(2025, "superseded_by: Engine decision 2026\n"),
+        "c.md": _record(2026, "superseded_by: Engine decision 2024\n"),
+    }
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    for earlier in (False, True):
+        assert succession.scales({"a.md": 1.0, "b.md": 0.9}, memory, earlier=earlier) == {}
 
 
-def _reaches(links: list[tuple[str, str]], start: str, goal: str) -> bool:
-    todo, seen = [start], {start}
-    while todo:
-        node = todo.pop()
-        for old, new in links:
-            if old == node and new not in seen:
-                if new == goal:
-                    return True
-                seen.add(new)
-                todo.append(new)
-    return False
-
-
-@given(st.lists(st.tuples(st.sampled_from("abcdefg"), st.sampled_from("abcdefg")), max_size=20))
-def test_acyclic_drops_exactly_the_links_a_chain_leads_back_from(links: list[tuple[str, str]]) -> None:
-    kept = succession.acyclic(links)
-    assert kept == [link for link in links if link in kept]  # a subsequence, in the links' order
-    for old, new in links:
-        on_cycle = old == new or _reaches(links, new, old)
-        assert ((old, new) in kept) is not on_cycle
-    assert not any(_reaches(kept, new, old) for old, new in kept)  # what is kept has no cycle
+def test_predecessors_leave_out_a_cycle_and_keep_a_record_outside_it(make_tree: TreeFactory) -> None:
+    files = {
+        "a.md": _record(2024, "supersedes: Engine decision 2025\n"),  # a slip: each names the other as replaced
+        "b.md": _record(2025, "supersedes: Engine decision 2024\n"),
+        "c.md": _record(2026),
+        "d.md": _record(2027, "supersedes: [Engine decision 2026, Engine decision 2025]\n"),
+    }
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    assert succession.predecessors("d.md", memory) == ["c.md", "b.md"]
+    assert succession.predecessors("a.md", memory) == succession.predecessors("b.md", memory) == []

@@ -1,0 +1,121 @@
+"""Supersession links between a memory's documents, and those a cycle of links makes meaningless.
+
+A record names its successor (``superseded_by``) or what it replaced (``supersedes``).  Links that lead back to where
+they start ("a superseded by b" and "b superseded by a": one front-matter slip, ``superseded_by`` written on the new
+record) say nothing about which record is newer.  They are worked out once per memory version, over every document,
+so that a question reading only part of a cycle reads it as a cycle too.
+
+Contract: ``written(front_matter)`` is the (key, name) pairs a document's front matter writes, kept in its catalog
+entry (``DocInfo.supersession``) so the whole memory's links are known without loading every document.
+``resolved(path, written, resolve)`` and ``links(path, front_matter, resolve)`` yield each link as
+((superseded, successor), key, name written); names that resolve to no other document are passed over.
+``acyclic(pairs)`` keeps the links no chain leads back from; ``cycles(catalog, resolve)`` is the set of the memory's
+links that one does.  ``superseded_only_by(path, front_matter, resolve, cycles)`` says a document's front matter
+calls it superseded only by links on a cycle: it names no successor that is one, so it does not rank as superseded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from retriever.text import vocabulary
+
+Written = tuple[tuple[str, str], ...]  # (key, name) pairs: ``superseded_by`` and ``supersedes`` names, as written
+Link = tuple[str, str]  # (superseded, successor)
+Resolve = Callable[[str], "str | None"]
+
+
+class Linked(Protocol):
+    """A catalog entry: what its document's front matter writes of supersession."""
+
+    @property
+    def supersession(self) -> Written: ...
+
+
+def written(front_matter: Mapping[str, Any], *, numbers: bool = True) -> Written:
+    """The supersession names ``front_matter`` writes, with their keys (``numbers``: as ``vocabulary.names`` reads a
+    list; the linter passes False, a number in a list being a ``field-type`` finding already)."""
+    return tuple(
+        (key, name)
+        for key in (vocabulary.SUPERSEDED_BY, vocabulary.SUPERSEDES)
+        for name in vocabulary.names(front_matter.get(key), numbers=numbers)
+    )
+
+
+def resolved(path: str, names: Iterable[tuple[str, str]], resolve: Resolve) -> Iterator[tuple[Link, str, str]]:
+    """Each link of ``names`` (``written``) as ((superseded, successor), key, name): ``superseded_by`` names the
+    successor, ``supersedes`` the superseded.  A name resolving to no other document is passed over."""
+    for key, name in names:
+        other = resolve(name)
+        if other is not None and other != path:
+            yield ((path, other) if key == vocabulary.SUPERSEDED_BY else (other, path)), key, name
+
+
+def links(
+    path: str, front_matter: Mapping[str, Any], resolve: Resolve, *, numbers: bool = True
+) -> Iterator[tuple[Link, str, str]]:
+    """Each supersession link ``path``'s front matter writes (``resolved`` of ``written``)."""
+    return resolved(path, written(front_matter, numbers=numbers), resolve)
+
+
+def cycles(catalog: Mapping[str, Linked], resolve: Resolve) -> frozenset[Link]:
+    """The memory's (superseded, successor) links that a chain of links leads back from: linear in the links."""
+    pairs = sorted({pair for path, info in catalog.items() for pair, *_ in resolved(path, info.supersession, resolve)})
+    return frozenset(pairs) - frozenset(acyclic(pairs))
+
+
+def superseded_only_by(
+    path: str, front_matter: Mapping[str, Any], resolve: Resolve, on_cycles: frozenset[Link]
+) -> bool:
+    """``front_matter`` calls ``path`` superseded only by links on a cycle: no ``status: superseded``, and every
+    ``superseded_by`` name resolves to a successor over a link in ``on_cycles``.  A name resolving to nothing still
+    says the record was superseded, as it always has."""
+    if str(front_matter.get(vocabulary.STATUS, "")).casefold() == "superseded":
+        return False
+    named = vocabulary.names(front_matter.get(vocabulary.SUPERSEDED_BY))
+    return bool(named) and all((other := resolve(name)) is not None and (path, other) in on_cycles for name in named)
+
+
+def acyclic(pairs: Sequence[Link]) -> list[Link]:
+    """The (superseded, successor) links no chain of links leads back from, in their order: a cycle says nothing
+    about which record is newer, so its links are left out (``retriever check`` reports them: lint rule
+    ``supersession-cycle``), and the rest settle in as many passes as their longest chain.  Linear in the links
+    (Kosaraju's strongly connected components)."""
+    newer: dict[str, list[str]] = {}
+    older: dict[str, list[str]] = {}
+    for old, new in pairs:
+        newer.setdefault(old, []).append(new)
+        older.setdefault(new, []).append(old)
+    component: dict[str, str] = {}
+    for root in reversed(_finish_order(newer)):
+        if root not in component:
+            component[root] = root
+            todo = [root]
+            while todo:
+                for prior in older.get(todo.pop(), ()):
+                    if prior not in component:
+                        component[prior] = root
+                        todo.append(prior)
+    return [(old, new) for old, new in pairs if component[old] != component[new]]
+
+
+def _finish_order(newer: Mapping[str, list[str]]) -> list[str]:
+    """Every document the links name, in the order a depth-first walk along them finishes it (no recursion)."""
+    order: list[str] = []
+    seen: set[str] = set()
+    for start in [*newer, *(n for targets in newer.values() for n in targets)]:
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, iter(newer.get(start, ())))]
+        while stack:
+            node, rest = stack[-1]
+            step = next(rest, None)
+            if step is None:
+                stack.pop()
+                order.append(node)
+            elif step not in seen:
+                seen.add(step)
+                stack.append((step, iter(newer.get(step, ()))))
+    return order
