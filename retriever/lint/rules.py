@@ -220,20 +220,22 @@ def _unknown_relations(tree: Tree) -> Iterator[Problem]:
 
 
 def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
-    """Each ``supersedes``/``superseded_by`` link that a chain of such links leads back from: the retriever leaves
-    a cycle's links out (``supersession.acyclic``), as they cannot say which record is newer."""
+    """Each ``supersedes``/``superseded_by`` link that a chain of such links leads back from, a record naming itself
+    included: the retriever leaves a cycle's links out (``supersession.acyclic``), as they cannot say which record is
+    newer.  Numbers in a list are names here, as the retriever reads them (``field-type`` reports them too)."""
     written = [  # ((superseded, successor), the file naming it, its key, the name written)
         (pair, file, key, name)
         for file in tree.files
-        for pair, key, name in links(file.rel_path, file.doc.front_matter, tree.resolve, numbers=False)
+        for pair, key, name in links(file.rel_path, file.doc.front_matter, tree.resolve)
     ]
     kept = set(acyclic(sorted({pair for pair, *_ in written})))
-    for pair, file, key, name in written:
-        if pair not in kept:
+    for (old, new), file, key, name in written:
+        if (old, new) not in kept:
+            where = "this record itself" if old == new else "and a chain of supersedes/superseded_by links leads back"
             message = (
-                f"`{key}` names {name!r}, and a chain of supersedes/superseded_by links leads back here: a cycle says "
-                "nothing about which record is newer, so the retriever leaves these links out and ranks none of these "
-                "records as superseded by them; fix the link that points the wrong way"
+                f"`{key}` names {name!r}, {where}: a cycle says nothing about which record is newer, so the retriever "
+                "leaves these links out and ranks none of these records as superseded by them; fix the link that "
+                "points the wrong way"
             )
             yield Problem(file.rel_path, file.value_line(key, name), message)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -46,6 +48,7 @@ class Memory:
         self._provenance = provenance
         self._names: tuple[tuple[int, int, int], dict[str, str]] | None = None
         self._cycles: tuple[tuple[int, int, int], frozenset[tuple[str, str]]] | None = None
+        self._cycles_lock = threading.Lock()
 
     @classmethod
     def open(
@@ -133,8 +136,9 @@ class Memory:
 
     @property
     def version(self) -> tuple[int, int, int]:
-        """Changes whenever a refresh changes the documents or the index (for caches keyed on the tree)."""
-        return (id(self.state), self.index.size, self.index.live_count)
+        """Changes whenever a refresh changes the documents or the index (for caches keyed on the tree): the
+        refresher's count of such refreshes, with the index's size and live sections."""
+        return (self._tree.generation, self.index.size, self.index.live_count)
 
     def reading(self) -> contextlib.AbstractContextManager[None]:
         """Hold while retrieving, so a refresh never changes the index mid-query."""
@@ -163,19 +167,26 @@ class Memory:
 
     def resolve(self, name: str) -> str | None:
         """The document a name refers to (title, alias, relative path or file stem; case-insensitive)."""
+        return _resolved(self._name_table(), name)
+
+    def _name_table(self) -> dict[str, str]:
         names = self._names
-        if names is None or names[0] != self.version:  # rebuilt only after a refresh changed documents
-            names = self._names = (self.version, _name_index(self.state.catalog))
-        key = name.strip().casefold().removeprefix("./")
-        return names[1].get(key) or names[1].get(key.removesuffix(".md"))
+        version = self.version
+        if names is None or names[0] != version:  # rebuilt only after a refresh changed documents
+            names = self._names = (version, _name_index(self.state.catalog))
+        return names[1]
 
     def supersession_cycles(self) -> frozenset[tuple[str, str]]:
         """The (superseded, successor) links a chain of supersession links leads back from, over every document
-        (``memory.supersession``): worked out once per version, when a question first reads such a link."""
-        cycles = self._cycles
-        if cycles is None or cycles[0] != self.version:
-            cycles = self._cycles = (self.version, supersession.cycles(self.state.catalog, self.resolve))
-        return cycles[1]
+        (``memory.supersession``): worked out once per version, when a question first reads such a link, and by
+        one reader while others wait for it (a hostile tree's links take seconds)."""
+        with self._cycles_lock:
+            cycles = self._cycles
+            version = self.version
+            if cycles is None or cycles[0] != version:
+                resolve = functools.partial(_resolved, self._name_table())
+                cycles = self._cycles = (version, supersession.cycles(self.state.catalog, resolve))
+            return cycles[1]
 
     def when(self, doc: Document) -> When:
         """The document's dates and author: git's first and last commit, else its front-matter dates.  A record
@@ -227,10 +238,18 @@ class Memory:
         return True, "ready_rich"
 
 
+def _resolved(names: dict[str, str], name: str) -> str | None:
+    """The document ``name`` refers to in a table of ``_name_index``."""
+    key = name.strip().casefold().removeprefix("./")
+    return names.get(key) or names.get(key.removesuffix(".md"))
+
+
 def _name_index(catalog: dict[str, DocInfo]) -> dict[str, str]:
-    """Casefolded title, alias, path and file stem → rel_path (the first document keeps a shared name)."""
+    """Casefolded title, alias, path and file stem → rel_path.  A shared name is the first document's in path
+    order, whatever order refreshes left the catalog in: which record a name means decides its links' cycles."""
     names: dict[str, str] = {}
-    for path, info in catalog.items():
+    for path in sorted(catalog):
+        info = catalog[path]
         for name in (info.title, *info.aliases):
             names.setdefault(name.casefold(), path)
         names.setdefault(path.casefold(), path)

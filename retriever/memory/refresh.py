@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import logging
 import sqlite3
 import threading
@@ -50,6 +51,7 @@ SAVING = "saving"  # the index written to its cache (0 of 1, then 1 of 1)
 READING = "reading"  # files of a git revision parsed (``--at``)
 PHASES = (INDEXING, REFRESHING, COMPACTING, SAVING, READING)
 _COMPACT_DEAD_SHARE = 0.3
+_GENERATIONS = itertools.count(1)  # ``Refresher.generation``: unique in the process
 _COMPACT_SEGMENTS = 8
 _CACHE_CHUNK = 500  # documents read from the cache at once while compacting
 
@@ -107,6 +109,10 @@ class Refresher:
         self._refreshing = threading.Lock()
         self._rows: dict[str, FileRow] = {}  # fingerprints when there is no cache
         self._file_sections = _sections_by_file(self.state)
+        # A number no other refresher or refresh of this process had (``Memory.version``), taken anew by each refresh
+        # that changes documents or the index: a state's id() can come back once the state two refreshes old is freed,
+        # and a file of front matter alone changes no section count.
+        self.generation = next(_GENERATIONS)
 
     def file_sections(self, rel_path: str) -> list[int]:
         """The live section ids of a file, in order (none for a path the index does not hold)."""
@@ -262,7 +268,9 @@ class Refresher:
                     self._file_sections.pop(path, None)
                 if new_docs:
                     register(state, self._file_sections, new_docs, builder.finish())
-        dirty = rebuilt or bool(removed or new_docs)
+            dirty = rebuilt or bool(removed or new_docs)
+            if dirty:  # under the write lock: a reader sees the new state and its generation together
+                self.generation = next(_GENERATIONS)
         self._save(dirty, progress)
         self.documents.trim()
         self.stats = RefreshStats(len(found.present), found.parsed, len(removed), rebuilt, self._word(rebuilt, dirty))

@@ -51,7 +51,9 @@ class WhenOut(_Model):
     valid_at: str | None = Field(description="Last commit (git) or front-matter update date.")
     author: str | None = Field(description="Author of the last commit, when git knows it.")
     uncommitted: bool = Field(description="Edited since the last commit.")
-    superseded: bool = Field(description="The document says it was superseded.")
+    superseded: bool = Field(
+        description="The document says it was superseded (not by links on a supersession cycle, which say nothing)."
+    )
 
 
 class FactOut(WhenOut):

@@ -10,7 +10,7 @@ newest first (oldest first when ``earlier``), whatever order the documents and l
 to where they start, anywhere in the memory, are left out (``Memory.supersession_cycles``), even where the question
 reads only part of the cycle.  The successor is named by the old document's ``superseded_by`` or by the new one's
 ``supersedes`` front matter (``memory.resolve``).
-``predecessors(path, memory)`` are the documents ``path``'s ``supersedes`` names.
+``predecessors(path, memory)`` are the documents ``path``'s ``supersedes`` names, except over a link on a cycle.
 """
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ def _depths(pairs: Sequence[tuple[str, str]]) -> dict[str, int]:
 
 
 def predecessors(path: str, memory: Memory) -> list[str]:
-    """The documents ``path``'s front matter names as superseded by it (``supersedes``), but over a link on a cycle."""
+    """The documents ``path``'s front matter names as superseded by it (``supersedes``), except those named over a
+    link on a supersession cycle (``Memory.supersession_cycles``)."""
     written = links(path, memory.document(path).front_matter, memory.resolve)
     named = [old for (old, _), key, _ in written if key == vocabulary.SUPERSEDES]
     if not named:

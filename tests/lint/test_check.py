@@ -705,6 +705,23 @@ def test_supersession_links_that_lead_back_are_each_a_warning_at_their_line(make
     assert found == [("memory/new.md", 3, "supersession-cycle"), ("memory/old.md", 3, "supersession-cycle")]
 
 
+def test_a_record_naming_itself_or_a_number_on_a_cycle_is_a_supersession_cycle(make_tree: TreeFactory) -> None:
+    files = {
+        **CLEAN,
+        "self.md": _doc("title: Engine 2024\nsuperseded_by: Engine 2024\n"),
+        "2025.md": _doc("title: Engine 2025\nsuperseded_by: Engine 2026\n"),
+        "new.md": _doc("title: Engine 2026\nsuperseded_by: [2025]\n"),  # a number, read as the retriever reads it
+    }
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    found = {(f.file, f.line, f.message.split(":")[0]) for f in check(memory) if f.rule == "supersession-cycle"}
+    back = "and a chain of supersedes/superseded_by links leads back"
+    assert found == {
+        ("memory/self.md", 3, "`superseded_by` names 'Engine 2024', this record itself"),
+        ("memory/2025.md", 3, f"`superseded_by` names 'Engine 2026', {back}"),
+        ("memory/new.md", 3, f"`superseded_by` names '2025', {back}"),
+    }
+
+
 def test_relations_by_title_alias_path_and_file_name_resolve(make_tree: TreeFactory) -> None:
     front_matter = "title: X\nowner: om\nmembers: [Olena Marchenko, ./teams/platform.md, platform]\nrole: Nobody\n"
     root = make_tree({**CLEAN, "x.md": _doc(front_matter)})

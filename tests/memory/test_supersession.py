@@ -22,17 +22,62 @@ def _superseded(memory: Memory) -> dict[str, bool]:
 
 def test_records_on_a_cycle_are_not_superseded_and_a_record_with_a_true_successor_is(make_tree: TreeFactory) -> None:
     files = {
-        "a.md": _record(2024, "superseded_by: Engine decision 2025\n"),
+        "a.md": _record(2024, "superseded_by: [Engine decision 2025, Engine decision 2024]\n"),  # and itself
         "b.md": _record(2025, "superseded_by: Engine decision 2026\n"),
         "c.md": _record(2026, "superseded_by: Engine decision 2024\n"),  # the slip that closes the cycle
-        "d.md": _record(2023, "superseded_by: [Engine decision 2024, Engine decision 2027]\n"),
+        "d.md": _record(2023, "superseded_by: [Engine decision 2024, Engine decision 2027]\n"),  # 2027: no such record
         "e.md": _record(2022, "superseded_by: Engine decision 2025\nstatus: superseded\n"),
+        "f.md": _record(2021, "superseded_by: [Engine decision 2025, Engine decision 2023]\n"),  # b on the cycle, d not
+        "g.md": _record(2020, "superseded_by: 7\n"),  # no name at all, yet it says it was superseded
+        "h.md": _record(2019, "superseded_by: Engine decision 2019\n"),  # itself alone
     }
     memory = Memory.open(make_tree(files), Settings.from_env())
-    assert memory.supersession_cycles() == {("a.md", "b.md"), ("b.md", "c.md"), ("c.md", "a.md")}
-    # d names one successor on no cycle (a's link from d is not on it) and one that resolves to nothing;
-    # e says so in its status
-    assert _superseded(memory) == {"a.md": False, "b.md": False, "c.md": False, "d.md": True, "e.md": True}
+    cycle = {("a.md", "b.md"), ("b.md", "c.md"), ("c.md", "a.md"), ("a.md", "a.md"), ("h.md", "h.md")}
+    assert memory.supersession_cycles() == cycle
+    # d names a true successor (its link to a is on no cycle), and one that resolves to nothing; e names a successor
+    # only over a link to the cycle, and its status says so; f names one successor on the cycle and one not
+    expected = {"a.md": False, "b.md": False, "c.md": False, "d.md": True, "e.md": True, "f.md": True, "g.md": True}
+    assert _superseded(memory) == {**expected, "h.md": False}
+
+
+def test_a_shared_name_means_the_first_document_in_path_order_whatever_the_refreshes(make_tree: TreeFactory) -> None:
+    fillers = {f"f{i:02}.md": _record(1900 + i) for i in range(60)}  # so that a refresh updates, not rebuilds
+    root = make_tree(
+        {
+            **fillers,
+            "a.md": _record(2024, "superseded_by: Engine decision 2025\n"),
+            "b1.md": _record(2025, "superseded_by: Engine decision 2024\n"),
+            "b2.md": _record(2025),  # the same title: "Engine decision 2025" is b1's
+        }
+    )
+    memory = Memory.open(root, Settings.from_env())
+    assert memory.supersession_cycles() == {("a.md", "b1.md"), ("b1.md", "a.md")}
+    (root / "b1.md").write_text(_record(2025, "superseded_by: Engine decision 2024\n") + "More.\n", encoding="utf-8")
+    assert not memory.refresh().rebuilt  # b1 leaves the catalog and comes back last
+    assert memory.resolve("Engine decision 2025") == "b1.md"
+    assert memory.supersession_cycles() == {("a.md", "b1.md"), ("b1.md", "a.md")}
+
+
+def test_a_record_of_front_matter_alone_mended_changes_the_cycles_after_a_refresh(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            "a.md": _record(2024, "superseded_by: Engine decision 2025\n"),
+            "b.md": "---\ntitle: Engine decision 2025\nsuperseded_by: Engine decision 2024\n---\n",  # no section
+        }
+    )
+    memory = Memory.open(root, Settings.from_env())
+    before = memory.version
+    assert memory.supersession_cycles() == {("a.md", "b.md"), ("b.md", "a.md")}
+    (root / "b.md").write_text("---\ntitle: Engine decision 2025\nsupersedes: Engine decision 2024\n---\n")
+    memory.refresh()
+    assert memory.version != before
+    assert memory.supersession_cycles() == frozenset()
+    assert memory.when(memory.document("a.md")).superseded
+
+
+def test_only_the_first_names_of_a_key_are_read() -> None:
+    many = [f"Record {i}" for i in range(supersession.MAX_NAMES + 5)]
+    assert len(supersession.written({"superseded_by": many, "supersedes": many})) == 2 * supersession.MAX_NAMES
 
 
 def test_mending_the_slip_makes_the_cycle_a_chain_after_a_refresh(make_tree: TreeFactory) -> None:
@@ -55,9 +100,13 @@ def test_written_reads_both_keys_and_passes_over_what_names_nothing() -> None:
     assert supersession.written(front_matter) == (("superseded_by", "B"), ("superseded_by", "7"), ("supersedes", "A"))
     assert supersession.written(front_matter, numbers=False) == (("superseded_by", "B"), ("supersedes", "A"))
     resolve = {"a": "a.md", "b": "b.md", "c": "c.md"}.get
-    names = (("superseded_by", "b"), ("supersedes", "a"), ("supersedes", "c"))  # the last names itself
-    found = list(supersession.resolved("c.md", names, resolve))
-    assert found == [(("c.md", "b.md"), "superseded_by", "b"), (("a.md", "c.md"), "supersedes", "a")]
+    names = (("superseded_by", "b"), ("supersedes", "a"), ("supersedes", "c"), ("supersedes", "x"))
+    found = list(supersession.resolved("c.md", names, resolve))  # c names itself, and x is no document
+    assert found == [
+        (("c.md", "b.md"), "superseded_by", "b"),
+        (("a.md", "c.md"), "supersedes", "a"),
+        (("c.md", "c.md"), "supersedes", "c"),
+    ]
 
 
 def test_acyclic_keeps_a_chain_and_leaves_out_every_link_of_a_cycle() -> None:

@@ -98,11 +98,12 @@ def test_a_question_reading_two_records_of_a_three_record_cycle_orders_neither_b
 
 def test_predecessors_leave_out_a_cycle_and_keep_a_record_outside_it(make_tree: TreeFactory) -> None:
     files = {
-        "a.md": _record(2024, "supersedes: Engine decision 2025\n"),  # a slip: each names the other as replaced
-        "b.md": _record(2025, "supersedes: Engine decision 2024\n"),
+        "a.md": _record(2024, "supersedes: Engine decision 2025\n"),  # a slip: a cycle of three records,
+        "b.md": _record(2025, "supersedes: Engine decision 2023\n"),  # each naming the one after it as replaced
+        "e.md": _record(2023, "supersedes: Engine decision 2024\n"),
         "c.md": _record(2026),
         "d.md": _record(2027, "supersedes: [Engine decision 2026, Engine decision 2025]\n"),
     }
     memory = Memory.open(make_tree(files), Settings.from_env())
     assert succession.predecessors("d.md", memory) == ["c.md", "b.md"]
-    assert succession.predecessors("a.md", memory) == succession.predecessors("b.md", memory) == []
+    assert [succession.predecessors(path, memory) for path in ("a.md", "b.md", "e.md")] == [[], [], []]
