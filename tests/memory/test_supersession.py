@@ -24,20 +24,23 @@ def test_records_on_a_cycle_are_not_superseded_and_a_record_with_a_true_successo
     files = {
         "a.md": _record(2024, "superseded_by: [Engine decision 2025, Engine decision 2024]\n"),  # and itself
         "b.md": _record(2025, "superseded_by: Engine decision 2026\n"),
-        "c.md": _record(2026, "superseded_by: Engine decision 2024\n"),  # the slip that closes the cycle
+        "c.md": _record(2026, "superseded_by: [Engine decision 2024, Engine decision 2030]\n"),  # 2024: the slip
+        "z.md": _record(2030),
         "d.md": _record(2023, "superseded_by: [Engine decision 2024, Engine decision 2027]\n"),  # 2027: no such record
         "e.md": _record(2022, "superseded_by: Engine decision 2025\nstatus: superseded\n"),
-        "f.md": _record(2021, "superseded_by: [Engine decision 2025, Engine decision 2023]\n"),  # b on the cycle, d not
-        "g.md": _record(2020, "superseded_by: 7\n"),  # no name at all, yet it says it was superseded
+        "f.md": _record(2021, "superseded_by: [Engine decision 2025, Engine decision 2023]\n"),
+        "g.md": _record(2020, "superseded_by: 7.5\n"),  # no name at all, yet it says it was superseded
         "h.md": _record(2019, "superseded_by: Engine decision 2019\n"),  # itself alone
+        "i.md": _record(2018, "superseded_by: Engine decision 2018\nstatus: superseded\n"),  # and its status says so
     }
     memory = Memory.open(make_tree(files), Settings.from_env())
-    cycle = {("a.md", "b.md"), ("b.md", "c.md"), ("c.md", "a.md"), ("a.md", "a.md"), ("h.md", "h.md")}
+    cycle = {("a.md", "b.md"), ("b.md", "c.md"), ("c.md", "a.md"), ("a.md", "a.md"), ("h.md", "h.md"), ("i.md", "i.md")}
     assert memory.supersession_cycles() == cycle
-    # d names a true successor (its link to a is on no cycle), and one that resolves to nothing; e names a successor
-    # only over a link to the cycle, and its status says so; f names one successor on the cycle and one not
-    expected = {"a.md": False, "b.md": False, "c.md": False, "d.md": True, "e.md": True, "f.md": True, "g.md": True}
-    assert _superseded(memory) == {**expected, "h.md": False}
+    # c names one successor over a link on the cycle and a true one; d, e and f name successors over links that lead
+    # into the cycle, not round it (d's second name resolves to nothing)
+    on_cycle = {"a.md": False, "b.md": False, "c.md": True, "h.md": False, "i.md": True}
+    others = {"d.md": True, "e.md": True, "f.md": True, "g.md": True, "z.md": False}
+    assert _superseded(memory) == {**on_cycle, **others}
 
 
 def test_a_shared_name_means_the_first_document_in_path_order_whatever_the_refreshes(make_tree: TreeFactory) -> None:
