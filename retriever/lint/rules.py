@@ -18,6 +18,7 @@ from typing import Any, Literal
 from retriever.lint.links import absolute_links, broken_links
 from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
 from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
+from retriever.memory import supersession
 from retriever.memory.supersession import acyclic, links
 from retriever.pipeline.extract import LONG_SECTION
 from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
@@ -220,24 +221,36 @@ def _unknown_relations(tree: Tree) -> Iterator[Problem]:
 
 
 def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
-    """Each ``supersedes``/``superseded_by`` link that a chain of such links leads back from, a record naming itself
-    included: the retriever leaves a cycle's links out (``supersession.acyclic``), as they cannot say which record is
-    newer.  Numbers in a list are names here, as the retriever reads them (``field-type`` reports them too)."""
+    """Each ``supersedes``/``superseded_by`` link that a chain of such links leads back from: the retriever leaves
+    a cycle's links out (``supersession.acyclic``), as they cannot say which record is newer.  Also each name that
+    resolves to its own record, which the retriever passes over (often a title two documents share).  Names are read
+    as the retriever reads them: numbers in a list too (``field-type`` reports those), the first ``MAX_NAMES``."""
     written = [  # ((superseded, successor), the file naming it, its key, the name written)
         (pair, file, key, name)
         for file in tree.files
         for pair, key, name in links(file.rel_path, file.doc.front_matter, tree.resolve)
     ]
     kept = set(acyclic(sorted({pair for pair, *_ in written})))
-    for (old, new), file, key, name in written:
-        if (old, new) not in kept:
-            where = "this record itself" if old == new else "and a chain of supersedes/superseded_by links leads back"
+    for pair, file, key, name in written:
+        if pair not in kept:
             message = (
-                f"`{key}` names {name!r}, {where}: a cycle says nothing about which record is newer, so the retriever "
-                "leaves these links out and ranks none of these records as superseded by them; fix the link that "
-                "points the wrong way"
+                f"`{key}` names {name!r}, and a chain of supersedes/superseded_by links leads back here: a cycle says "
+                "nothing about which record is newer, so the retriever leaves these links out and ranks none of these "
+                "records as superseded by them; fix the link that points the wrong way"
             )
             yield Problem(file.rel_path, file.value_line(key, name), message)
+    yield from _names_of_themselves(tree)
+
+
+def _names_of_themselves(tree: Tree) -> Iterator[Problem]:
+    for file in tree.files:
+        for key, name in supersession.written(file.doc.front_matter):
+            if tree.resolve(name) == file.rel_path:
+                message = (
+                    f"`{key}` names {name!r}, which is this record itself (a title or alias another document shares?): "
+                    "the retriever passes the name over; name the other record by its path"
+                )
+                yield Problem(file.rel_path, file.value_line(key, name), message)
 
 
 RULES: Mapping[str, Rule] = {
@@ -263,7 +276,7 @@ RULES: Mapping[str, Rule] = {
             "supersession-cycle",
             WARNING,
             _supersession_cycles,
-            "supersedes/superseded_by links that lead back to where they start",
+            "supersedes/superseded_by links that lead back to where they start, or name their own record",
         ),
     )
 }

@@ -136,8 +136,9 @@ class Memory:
 
     @property
     def version(self) -> tuple[int, int, int]:
-        """Changes whenever a refresh changes the documents or the index (for caches keyed on the tree): the
-        refresher's count of such refreshes, with the index's size and live sections."""
+        """Changes whenever a refresh changes the documents or the index (for caches keyed on the tree): the number
+        such a refresh takes from a counter of the process's (``Refresher.generation``), with the index's size and
+        live sections."""
         return (self._tree.generation, self.index.size, self.index.live_count)
 
     def reading(self) -> contextlib.AbstractContextManager[None]:

@@ -150,6 +150,7 @@ class Refresher:
         assert cache is not None  # only a cache raises what brings us here
         self.warnings.append(caches.unavailable(cache.folder, cause))
         with self.rw.writing():  # retrievals wait: the index a failed commit swapped in reads the rolled-back cache
+            self.generation = next(_GENERATIONS)
             alone.apply(alone._scan(progress), progress)
             self.cache, self.documents, self.state, self.stats = None, alone.documents, alone.state, alone.stats
             self._file_sections, self._rows, self.skipped = alone._file_sections, alone._rows, alone.skipped
@@ -254,7 +255,10 @@ class Refresher:
         else:
             builder = _analyzed(state.index, new_docs)
         self._store(found)
+        dirty = rebuilt or bool(removed or new_docs)
         with self.rw.writing():
+            if dirty:  # first: a swap that fails part-way has still changed what readers see
+                self.generation = next(_GENERATIONS)
             if self.cache:
                 self.cache.publish()  # the records stored above, for retrievals on the index swapped in here
             self._keep(found.records, found.gone)
@@ -268,9 +272,6 @@ class Refresher:
                     self._file_sections.pop(path, None)
                 if new_docs:
                     register(state, self._file_sections, new_docs, builder.finish())
-            dirty = rebuilt or bool(removed or new_docs)
-            if dirty:  # under the write lock: a reader sees the new state and its generation together
-                self.generation = next(_GENERATIONS)
         self._save(dirty, progress)
         self.documents.trim()
         self.stats = RefreshStats(len(found.present), found.parsed, len(removed), rebuilt, self._word(rebuilt, dirty))

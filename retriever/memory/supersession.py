@@ -8,8 +8,8 @@ so that a question reading only part of a cycle reads it as a cycle too.
 Contract: ``written(front_matter)`` is the (key, name) pairs a document's front matter writes, kept in its catalog
 entry (``DocInfo.supersession``) so the whole memory's links are known without loading every document.
 ``resolved(path, written, resolve)`` and ``links(path, front_matter, resolve)`` yield each link as
-((superseded, successor), key, name written); names that resolve to no document are passed over, and one naming
-its own record is a cycle of one link.
+((superseded, successor), key, name written); names that resolve to no document, or to the record itself, are
+passed over.
 ``acyclic(pairs)`` keeps the links no chain leads back from; ``cycles(catalog, resolve)`` is the set of the memory's
 links that one does.  ``superseded_only_by(path, front_matter, resolve, cycles)`` says a document's front matter
 calls it superseded only by links on a cycle: it names no successor that is one, so it does not rank as superseded.
@@ -22,9 +22,9 @@ from typing import Any, Protocol
 
 from retriever.text import vocabulary
 
-# A record replaces a few others, not thousands: names past these, of one key, are passed over everywhere (the
-# catalog keeps every document's).  2,000 files naming 1,999 successors each took 17 s and 1.4 GB to a first
-# question, 0.7 s and 320 MB with the cap.
+# A record replaces a few others, not thousands: past this many names of one key, a document's are passed over
+# everywhere (the catalog, the score stage, ``retriever check``).  2,000 files naming 1,999 successors each took
+# 17 s and 1.4 GB to a first question, 0.7 s and 320 MB with the cap.
 MAX_NAMES = 100
 Written = tuple[tuple[str, str], ...]  # (key, name) pairs: ``superseded_by`` and ``supersedes`` names, as written
 Link = tuple[str, str]  # (superseded, successor)
@@ -38,32 +38,30 @@ class Linked(Protocol):
     def supersession(self) -> Written: ...
 
 
-def written(front_matter: Mapping[str, Any], *, numbers: bool = True) -> Written:
-    """The supersession names ``front_matter`` writes, with their keys: the first ``MAX_NAMES`` of each key
-    (``numbers``: as ``vocabulary.names`` reads a list; the linter passes False, a number in a list being a
-    ``field-type`` finding already)."""
+def written(front_matter: Mapping[str, Any]) -> Written:
+    """The supersession names ``front_matter`` writes, with their keys: the first ``MAX_NAMES`` of each key, a
+    number in a list read as a name (``vocabulary.names``; the linter also reports it as a ``field-type``)."""
     return tuple(
         (key, name)
         for key in (vocabulary.SUPERSEDED_BY, vocabulary.SUPERSEDES)
-        for name in vocabulary.names(front_matter.get(key), numbers=numbers)[:MAX_NAMES]
+        for name in vocabulary.names(front_matter.get(key))[:MAX_NAMES]
     )
 
 
 def resolved(path: str, names: Iterable[tuple[str, str]], resolve: Resolve) -> Iterator[tuple[Link, str, str]]:
     """Each link of ``names`` (``written``) as ((superseded, successor), key, name): ``superseded_by`` names the
-    successor, ``supersedes`` the superseded.  A name resolving to no document is passed over; one resolving to
-    ``path`` itself is a link, the shortest cycle (``acyclic`` leaves it out)."""
+    successor, ``supersedes`` the superseded.  A name resolving to no document, or to ``path`` itself, is passed over
+    (often a title two documents share: the record still says it was superseded, and ``retriever check`` reports
+    the name)."""
     for key, name in names:
         other = resolve(name)
-        if other is not None:
+        if other is not None and other != path:
             yield ((path, other) if key == vocabulary.SUPERSEDED_BY else (other, path)), key, name
 
 
-def links(
-    path: str, front_matter: Mapping[str, Any], resolve: Resolve, *, numbers: bool = True
-) -> Iterator[tuple[Link, str, str]]:
+def links(path: str, front_matter: Mapping[str, Any], resolve: Resolve) -> Iterator[tuple[Link, str, str]]:
     """Each supersession link ``path``'s front matter writes (``resolved`` of ``written``)."""
-    return resolved(path, written(front_matter, numbers=numbers), resolve)
+    return resolved(path, written(front_matter), resolve)
 
 
 def cycles(catalog: Mapping[str, Linked], resolve: Resolve) -> frozenset[Link]:
@@ -84,8 +82,8 @@ def superseded_only_by(
     path: str, front_matter: Mapping[str, Any], resolve: Resolve, on_cycles: frozenset[Link]
 ) -> bool:
     """``front_matter`` calls ``path`` superseded only by links on a cycle: no ``status: superseded``, and every
-    ``superseded_by`` name it writes (``written``) resolves to a successor over a link in ``on_cycles`` (``path``
-    itself included).  A name resolving to nothing still says the record was superseded, as it always has."""
+    ``superseded_by`` name it writes (``written``) resolves to a successor over a link in ``on_cycles``.  A name
+    resolving to nothing, or to the record itself, still says the record was superseded, as it always has."""
     if str(front_matter.get(vocabulary.STATUS, "")).casefold() == "superseded":
         return False
     named = [name for key, name in written(front_matter) if key == vocabulary.SUPERSEDED_BY]

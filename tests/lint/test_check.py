@@ -705,18 +705,22 @@ def test_supersession_links_that_lead_back_are_each_a_warning_at_their_line(make
     assert found == [("memory/new.md", 3, "supersession-cycle"), ("memory/old.md", 3, "supersession-cycle")]
 
 
-def test_a_record_naming_itself_or_a_number_on_a_cycle_is_a_supersession_cycle(make_tree: TreeFactory) -> None:
+def test_a_record_naming_itself_and_a_number_on_a_cycle_are_supersession_findings(make_tree: TreeFactory) -> None:
     files = {
         **CLEAN,
         "self.md": _doc("title: Engine 2024\nsuperseded_by: Engine 2024\n"),
+        "shared.md": _doc("title: Engine 2023\nsuperseded_by: Engine 2023\n"),  # meant for the other "Engine 2023"
+        "z_shared.md": _doc("title: Engine 2023\n"),
         "2025.md": _doc("title: Engine 2025\nsuperseded_by: Engine 2026\n"),
         "new.md": _doc("title: Engine 2026\nsuperseded_by: [2025]\n"),  # a number, read as the retriever reads it
     }
     memory = Memory.open(make_tree(files), Settings.from_env())
     found = {(f.file, f.line, f.message.split(":")[0]) for f in check(memory) if f.rule == "supersession-cycle"}
-    back = "and a chain of supersedes/superseded_by links leads back"
+    back = "and a chain of supersedes/superseded_by links leads back here"
+    itself = "which is this record itself (a title or alias another document shares?)"
     assert found == {
-        ("memory/self.md", 3, "`superseded_by` names 'Engine 2024', this record itself"),
+        ("memory/self.md", 3, f"`superseded_by` names 'Engine 2024', {itself}"),
+        ("memory/shared.md", 3, f"`superseded_by` names 'Engine 2023', {itself}"),
         ("memory/2025.md", 3, f"`superseded_by` names 'Engine 2026', {back}"),
         ("memory/new.md", 3, f"`superseded_by` names '2025', {back}"),
     }

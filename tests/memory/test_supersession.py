@@ -3,12 +3,16 @@ superseded."""
 
 from __future__ import annotations
 
+import sqlite3
+
+import pytest
 from conftest import TreeFactory
 from hypothesis import given
 from hypothesis import strategies as st
 
 from retriever import Settings
 from retriever.memory import supersession
+from retriever.memory.cache import IndexCache
 from retriever.memory.memory import Memory
 
 
@@ -22,7 +26,7 @@ def _superseded(memory: Memory) -> dict[str, bool]:
 
 def test_records_on_a_cycle_are_not_superseded_and_a_record_with_a_true_successor_is(make_tree: TreeFactory) -> None:
     files = {
-        "a.md": _record(2024, "superseded_by: [Engine decision 2025, Engine decision 2024]\n"),  # and itself
+        "a.md": _record(2024, "superseded_by: Engine decision 2025\n"),
         "b.md": _record(2025, "superseded_by: Engine decision 2026\n"),
         "c.md": _record(2026, "superseded_by: [Engine decision 2024, Engine decision 2030]\n"),  # 2024: the slip
         "z.md": _record(2030),
@@ -30,17 +34,31 @@ def test_records_on_a_cycle_are_not_superseded_and_a_record_with_a_true_successo
         "e.md": _record(2022, "superseded_by: Engine decision 2025\nstatus: superseded\n"),
         "f.md": _record(2021, "superseded_by: [Engine decision 2025, Engine decision 2023]\n"),
         "g.md": _record(2020, "superseded_by: 7.5\n"),  # no name at all, yet it says it was superseded
-        "h.md": _record(2019, "superseded_by: Engine decision 2019\n"),  # itself alone
-        "i.md": _record(2018, "superseded_by: Engine decision 2018\nstatus: superseded\n"),  # and its status says so
+        "h.md": _record(2019, "superseded_by: Engine decision 2019\n"),  # itself: passed over, as a name of nothing
+        "i.md": _record(2018, "superseded_by: Engine decision 2019\n"),
+        "j.md": _record(2017, "superseded_by: Engine decision 2016\nstatus: superseded\n"),  # its status says so
+        "k.md": _record(2016, "superseded_by: Engine decision 2017\n"),
     }
     memory = Memory.open(make_tree(files), Settings.from_env())
-    cycle = {("a.md", "b.md"), ("b.md", "c.md"), ("c.md", "a.md"), ("a.md", "a.md"), ("h.md", "h.md"), ("i.md", "i.md")}
+    cycle = {("a.md", "b.md"), ("b.md", "c.md"), ("c.md", "a.md"), ("j.md", "k.md"), ("k.md", "j.md")}
     assert memory.supersession_cycles() == cycle
-    # c names one successor over a link on the cycle and a true one; d, e and f name successors over links that lead
-    # into the cycle, not round it (d's second name resolves to nothing)
-    on_cycle = {"a.md": False, "b.md": False, "c.md": True, "h.md": False, "i.md": True}
-    others = {"d.md": True, "e.md": True, "f.md": True, "g.md": True, "z.md": False}
+    # c names one successor over a link on the cycle and a true one; d, e, f and i name successors over links that
+    # lead into a cycle or to a record that names itself, not round a cycle (d's second name resolves to nothing)
+    on_cycle = {"a.md": False, "b.md": False, "c.md": True, "j.md": True, "k.md": False}
+    others = {"d.md": True, "e.md": True, "f.md": True, "g.md": True, "h.md": True, "i.md": True, "z.md": False}
     assert _superseded(memory) == {**on_cycle, **others}
+
+
+def test_names_past_the_first_of_a_key_say_nothing(make_tree: TreeFactory) -> None:
+    beyond = ", ".join(["Engine decision 2025"] * supersession.MAX_NAMES + ["Engine decision 2030"])
+    files = {
+        "a.md": _record(2024, f"superseded_by: [{beyond}]\n"),  # 2030, a true successor, comes too late
+        "b.md": _record(2025, "superseded_by: Engine decision 2024\n"),
+        "z.md": _record(2030),
+    }
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    assert memory.supersession_cycles() == {("a.md", "b.md"), ("b.md", "a.md")}
+    assert _superseded(memory) == {"a.md": False, "b.md": False, "z.md": False}
 
 
 def test_a_shared_name_means_the_first_document_in_path_order_whatever_the_refreshes(make_tree: TreeFactory) -> None:
@@ -101,15 +119,10 @@ def test_mending_the_slip_makes_the_cycle_a_chain_after_a_refresh(make_tree: Tre
 def test_written_reads_both_keys_and_passes_over_what_names_nothing() -> None:
     front_matter = {"superseded_by": ["B", 7, {"x": 1}, " "], "supersedes": "A", "title": "C"}
     assert supersession.written(front_matter) == (("superseded_by", "B"), ("superseded_by", "7"), ("supersedes", "A"))
-    assert supersession.written(front_matter, numbers=False) == (("superseded_by", "B"), ("supersedes", "A"))
     resolve = {"a": "a.md", "b": "b.md", "c": "c.md"}.get
     names = (("superseded_by", "b"), ("supersedes", "a"), ("supersedes", "c"), ("supersedes", "x"))
     found = list(supersession.resolved("c.md", names, resolve))  # c names itself, and x is no document
-    assert found == [
-        (("c.md", "b.md"), "superseded_by", "b"),
-        (("a.md", "c.md"), "supersedes", "a"),
-        (("c.md", "c.md"), "supersedes", "c"),
-    ]
+    assert found == [(("c.md", "b.md"), "superseded_by", "b"), (("a.md", "c.md"), "supersedes", "a")]
 
 
 def test_acyclic_keeps_a_chain_and_leaves_out_every_link_of_a_cycle() -> None:
@@ -141,3 +154,28 @@ def test_acyclic_drops_exactly_the_links_a_chain_leads_back_from(links: list[tup
         on_cycle = old == new or _reaches(links, new, old)
         assert ((old, new) in kept) is not on_cycle
     assert not any(_reaches(kept, new, old) for old, new in kept)  # what is kept has no cycle
+
+
+def test_a_refresh_that_goes_on_without_its_cache_changes_the_version_and_the_cycles(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(
+        {
+            "a.md": _record(2024, "superseded_by: Engine decision 2025\n"),
+            "b.md": _record(2025, "superseded_by: Engine decision 2024\n"),
+        }
+    )
+    memory = Memory.open(root, Settings.from_env())
+    before = memory.version
+    assert memory.supersession_cycles() == {("a.md", "b.md"), ("b.md", "a.md")}
+    (root / "b.md").write_text(_record(2025, "supersedes: Engine decision 2024\n") + "More.\n", encoding="utf-8")
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(IndexCache, "put_encoded", full)  # before the new index is swapped in
+    memory.refresh()
+    assert memory.cache is None  # it went on in memory
+    assert memory.version != before
+    assert memory.supersession_cycles() == frozenset()
+    assert memory.when(memory.document("a.md")).superseded
