@@ -19,7 +19,6 @@ from retriever.lint.links import absolute_links, broken_links
 from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
 from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
 from retriever.memory import supersession
-from retriever.memory.supersession import acyclic, links
 from retriever.pipeline.extract import LONG_SECTION
 from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
 
@@ -228,9 +227,9 @@ def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
     written = [  # ((superseded, successor), the file naming it, its key, the name written)
         (pair, file, key, name)
         for file in tree.files
-        for pair, key, name in links(file.rel_path, file.doc.front_matter, tree.resolve)
+        for pair, key, name in supersession.links(file.rel_path, file.doc.front_matter, tree.resolve)
     ]
-    kept = set(acyclic(sorted({pair for pair, *_ in written})))
+    kept = set(supersession.acyclic(sorted({pair for pair, *_ in written})))
     for pair, file, key, name in written:
         if pair not in kept:
             message = (
@@ -243,6 +242,7 @@ def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
 
 
 def _names_of_themselves(tree: Tree) -> Iterator[Problem]:
+    """Each supersession name that resolves to the record writing it."""
     for file in tree.files:
         for key, name in supersession.written(file.doc.front_matter):
             if tree.resolve(name) == file.rel_path:
