@@ -26,7 +26,7 @@ from retriever.config import Settings
 from retriever.llm import prompts
 from retriever.llm.client import LLMClient, LLMFailure
 from retriever.llm.grounding import grounded, summary_problem
-from retriever.llm.pace import CallSize, size_call
+from retriever.llm.pace import CallSize, size_call, timeout_for
 from retriever.llm.prompts import SectionText
 
 T = TypeVar("T", bound=BaseModel)
@@ -106,7 +106,7 @@ class LLMRun:
             return None
         chars = len(system) + len(user)
         needed = math.ceil((chars + self.client.schema_chars(schema)) / self.client.pace.chars_per_token)
-        if not self._fits(stage, chars, needed, size):
+        if not self._fits(stage, chars, needed, size, max_tokens):
             return None
         retry = self._affords(2, needed)  # a json_schema the server rejects is retried as json_object
         try:
@@ -127,15 +127,21 @@ class LLMRun:
         within_calls = self.calls + calls <= self.settings.llm_max_calls
         return within_calls and self.prompt_tokens_used + calls * needed <= self.settings.llm_token_budget
 
-    def _fits(self, stage: str, chars: int, needed: int, size: CallSize) -> bool:
+    def _fits(self, stage: str, chars: int, needed: int, size: CallSize, max_tokens: int) -> bool:
         """Whether a prompt of ``chars`` (``needed`` tokens) fits the token budget and the call's size;
-        if not, the limit it exceeds is recorded as the stage's fallback."""
+        if not, the limit it exceeds is recorded as the stage's fallback (with the timeout that would fit it, where
+        the per-call timeout is the limit: the stage's answer of up to ``max_tokens`` sized as it would be then)."""
         if self.prompt_tokens_used + needed > self.settings.llm_token_budget:
             self.fall_back(stage, f"prompt of ~{needed} tokens exceeds the remaining token budget")
             return False
         if chars > size.prompt_chars:
-            speed = f"the endpoint's ~{self.client.pace.prompt_tps:g} tokens/s"
-            self.fall_back(stage, f"prompt of ~{needed} tokens cannot be read in {size.timeout:.1f} s at {speed}")
+            pace = self.client.pace
+            speed = f"the endpoint's ~{pace.prompt_tps:.3g} tokens/s"
+            reason = f"prompt of ~{needed} tokens cannot be read in {size.timeout:.1f} s at {speed}"
+            if size.timeout >= self.settings.llm_timeout_seconds:  # the per-call timeout limits it, not the deadline
+                wanted = timeout_for(pace, math.ceil(needed * pace.chars_per_token), max_tokens)
+                reason += f" (a timeout of {wanted} s would fit it: RETRIEVER_LLM_TIMEOUT_SECONDS)" if wanted else ""
+            self.fall_back(stage, reason)
             return False
         return True
 

@@ -9,7 +9,7 @@ Contract:
 - ``size_call(pace, seconds, max_tokens)`` is the largest call that finishes within ``seconds``
   at that pace: the answer gets at most ``OUTPUT_SHARE`` of the time, the prompt what is left of
   ``SAFETY`` of it.  Sizes are in characters of prompt (system, schema and user text together),
-  since that is what the stages cut.
+  since that is what the stages cut.  ``timeout_for`` is the timeout a call of a given size needs.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ LOCAL_OVERHEAD_SECONDS = 0.5  # per call: HTTP, template, grammar set-up
 SAFETY = 0.85  # of a call's time planned for; the rest absorbs a slower moment of the machine
 OUTPUT_SHARE = 0.4  # of a call's time the answer may take; the rest is for reading the prompt
 UNLIMITED = sys.maxsize
+DAY = 86_400  # seconds: the longest timeout ``timeout_for`` suggests
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,22 @@ def size_call(pace: Pace, seconds: float, max_tokens: int) -> CallSize:
     reading = seconds * SAFETY - tokens / pace.output_tps - pace.overhead
     chars = math.floor(max(reading, 0.0) * pace.prompt_tps * pace.chars_per_token)
     return CallSize(seconds, chars, max(tokens, 0))
+
+
+def timeout_for(pace: Pace, prompt_chars: int, max_tokens: int) -> int | None:
+    """The fewest whole seconds of timeout with which ``size_call`` lets a prompt of ``prompt_chars`` through (the
+    answer sized as it would be then, up to ``max_tokens``): what to set where a call does not fit.  None when a
+    day would not do."""
+    low, high = 0, 1
+    while size_call(pace, high, max_tokens).prompt_chars < prompt_chars:  # room grows with the time: double, then halve
+        if high >= DAY:
+            return None
+        low, high = high, min(2 * high, DAY)
+    while high - low > 1:
+        middle = (low + high) // 2
+        fits = size_call(pace, middle, max_tokens).prompt_chars >= prompt_chars
+        low, high = (low, middle) if fits else (middle, high)
+    return high
 
 
 def seconds_for(pace: Pace, prompt_chars: int, max_tokens: int) -> float:

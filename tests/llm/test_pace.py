@@ -19,6 +19,7 @@ from llm_server import Reply, ScriptedLLM, answer, outline_ids, section_blocks, 
 
 from retriever import Settings
 from retriever.llm.pace import (
+    DAY,
     LOCAL_CHARS_PER_TOKEN,
     LOCAL_OUTPUT_TPS,
     LOCAL_PROMPT_TPS,
@@ -29,6 +30,7 @@ from retriever.llm.pace import (
     pace_of,
     seconds_for,
     size_call,
+    timeout_for,
 )
 
 FAST = {"llm_prompt_tokens_per_second": 1e6, "llm_output_tokens_per_second": 1e6}  # sizes never bite
@@ -142,6 +144,47 @@ def test_a_prompt_a_local_endpoint_cannot_read_in_time_is_not_sent(root: Path, l
         for f in fallbacks
     )
     assert result.structured["diagnostics"]["mode"] == "offline" and result.facts
+
+
+def test_a_prompt_that_does_not_fit_names_the_timeout_that_would_and_that_timeout_lets_it_through(
+    root: Path, llm: ScriptedLLM
+) -> None:
+    llm.script = generic
+    slow = {"llm_endpoint": "local", "llm_prompt_tokens_per_second": 20.0, "llm_output_tokens_per_second": 10.0}
+    result = guided_retriever(root, **slow).retrieve(QUESTION)
+    assert llm.requests == []
+    first = llm_diagnostics(result)["fallbacks"][0]
+    found = re.search(r"\(a timeout of (\d+) s would fit it: RETRIEVER_LLM_TIMEOUT_SECONDS\)$", first["reason"])
+    assert first["stage"] == "target" and found, first["reason"]
+    wanted = int(found.group(1))
+    guided_retriever(root, llm_timeout_seconds=wanted, **slow).retrieve(QUESTION)
+    assert [stage_of(r) for r in llm.requests][:1] == ["TargetAnswer"]  # the target call was sent
+
+
+def test_a_prompt_cut_by_the_deadline_names_no_timeout(root: Path, llm: ScriptedLLM) -> None:
+    slow = {"llm_endpoint": "local", "llm_prompt_tokens_per_second": 20.0, "deadline_seconds": 10.0}
+    result = guided_retriever(root, llm_timeout_seconds=60.0, **slow).retrieve(QUESTION)
+    reasons = [f["reason"] for f in llm_diagnostics(result)["fallbacks"]]
+    assert reasons and all("RETRIEVER_LLM_TIMEOUT_SECONDS" not in reason for reason in reasons)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    prompt_tps=st.floats(1, 1e4),
+    output_tps=st.floats(1, 1e3),
+    prompt_chars=st.integers(1, 400_000),
+    max_tokens=st.integers(1, 4000),
+)
+def test_timeout_for_is_the_fewest_whole_seconds_that_fit(
+    prompt_tps: float, output_tps: float, prompt_chars: int, max_tokens: int
+) -> None:
+    pace = Pace(prompt_tps, output_tps, 3.0, 0.5, True)
+    wanted = timeout_for(pace, prompt_chars, max_tokens)
+    if wanted is None:
+        assert size_call(pace, DAY, max_tokens).prompt_chars < prompt_chars
+        return
+    assert size_call(pace, wanted, max_tokens).prompt_chars >= prompt_chars
+    assert wanted == 1 or size_call(pace, wanted - 1, max_tokens).prompt_chars < prompt_chars
 
 
 def test_a_slow_local_server_answers_every_stage_within_the_timeout(llm: ScriptedLLM) -> None:
