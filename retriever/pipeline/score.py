@@ -30,15 +30,14 @@ compared: the others cannot reach the facts returned, and a chat's question read
 
     rank'(u) = (rank(u) + meaning_weight · gap · m(u)) / (1 + meaning_weight · gap)
 
-It changes the order only: the answerability evidence stays the words', so a question the memory
-does not answer does not score higher for sounding like it.
+It changes the order only: the answerability evidence stays the words', so a question the memory does not answer
+does not score higher for sounding like it.  Among equal rank values, own words, then recency, decide (``rank``).
 
 Calibration.  ``relevance_score`` is the question's answerability times the fact's rank value
 relative to the first fact's:  ``A · rank(u) / rank(first)``, with
 ``A = ½ · coverage(first fact's section) + ½ · e(first fact)``.  So scores fall along the
 ranking, the first fact's score says how much of the question the memory covers (words the
-memory never uses weigh most, so a question it cannot answer scores low), and a score means
-the same across questions.
+memory never uses weigh most, so a question it cannot answer scores low), and a score means the same across questions.
 """
 
 from __future__ import annotations
@@ -90,7 +89,7 @@ DEFAULT = ScoreParams()
 LLM_BLEND = 0.4  # weight of the model's relevance for the facts it extracted
 SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
 REACH = 40  # statements at least that meaning may reorder (``reach``)
-TIE_DIGITS = 3  # relevances equal to this many digits are a tie, which recency breaks
+TIE_DIGITS = 3  # relevances (and own-word shares) equal to this many digits tie: own words, then recency, break it
 _PUNCT = re.compile(r"[\W_]+")
 
 
@@ -327,11 +326,12 @@ def _place(s: Scored) -> tuple[int, float, tuple[int, int]]:
 
 def rank(scored: list[Scored], top_k: int, decay: float) -> list[Scored]:
     """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
-    # Newest first among equals: a stable sort by date, then by relevance; the earliest of a tie wins.
-    # A body statement before a front-matter field it ties with (``yield_fields``), unless the field answers the
-    # question's form (a record's reason: ``forms.BY_FORM``); a tie across documents keeps their order otherwise.
-    order = sorted(scored, key=lambda s: (s.candidate.kind == "field" and s.own < forms.BY_FORM, *_place(s)))
+    # Among equals (at the cap, often in a small tree): a body statement before a front-matter field (``yield_fields``)
+    # unless the field answers the question's form (``forms.BY_FORM``); then more of the question in its own words;
+    # then the newest; a tie across documents keeps their order.  Stable sorts, the last key first in rank.
+    order = sorted(scored, key=_place)
     order.sort(key=lambda s: s.valid_at, reverse=True)
+    order.sort(key=lambda s: (s.candidate.kind == "field" and s.own < forms.BY_FORM, -round(s.own, TIE_DIGITS)))
     order.sort(key=lambda s: -round(s.relevance, TIE_DIGITS))
     # One queue per section, in ``order``: citing a section discounts all its statements alike, so their
     # order never changes and only each section's head competes.  (One heap of every statement re-pushed a

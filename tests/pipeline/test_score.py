@@ -441,6 +441,21 @@ def test_a_field_yields_to_the_body_statement_it_ties_with_at_the_top(make_tree:
     assert facts[0].relevance_score == 1.0
 
 
+def test_among_facts_tied_at_the_top_the_one_saying_the_question_comes_before_a_newer(make_tree: TreeFactory) -> None:
+    old = "---\ntitle: Release planning\nupdated: 2025-01-01\n---\n# Release planning\n\n"  # older, but it says it
+    new = "---\ntitle: Release 4.4.0 planning\nupdated: 2026-06-01\n---\n# Release 4.4.0 planning\n\n"
+    files = {"old.md": f"{old}Release 4.4.0 is planned for 26 January 2027.\n", "new.md": f"{new}See a calendar.\n"}
+    facts = Retriever(make_tree(files), Settings.from_env()).retrieve("When is release 4.4.0 planned?").facts
+    assert [(f.rel_path, f.relevance_score) for f in facts] == [("old.md", 1.0), ("new.md", 1.0)]  # a tie at the top
+
+
+def test_among_facts_tied_at_the_top_that_say_as_much_the_newer_comes_first(make_tree: TreeFactory) -> None:
+    page = "---\ntitle: Release planning\nupdated: {}\n---\n# Release planning\n\nRelease 4.4.0 is planned for {}.\n"
+    files = {"a.md": page.format("2025-01-01", "January"), "b.md": page.format("2026-06-01", "February")}
+    facts = Retriever(make_tree(files), Settings.from_env()).retrieve("When is release 4.4.0 planned?").facts
+    assert [f.rel_path for f in facts] == ["b.md", "a.md"]
+
+
 def test_a_field_keeps_field_weight_of_its_rank_value_after_meaning_and_a_body_statement_none_less() -> None:
     target = Target(1, "a.md", 0, "A", "m/a.md", (1, 9), 1.0, 1.0, "")
     field = Scored(Candidate("A summary of the page.", target, (2, 2), "field"), 0.8, evidence=0.7)
