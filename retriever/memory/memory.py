@@ -195,7 +195,7 @@ class Memory:
         about which record is newer."""
         found = self._provenance.when(doc)
         if found.superseded and supersession.superseded_only_by(
-            doc.rel_path, doc.front_matter, self.resolve, self.supersession_cycles()
+            doc.rel_path, doc.front_matter, self.resolve, self.supersession_cycles
         ):
             return dataclasses.replace(found, superseded=False)
         return found

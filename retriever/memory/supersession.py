@@ -11,7 +11,7 @@ entry (``DocInfo.supersession``) so the whole memory's links are known without l
 ((superseded, successor), key, name written); names that resolve to no document, or to the record itself, are
 passed over.
 ``acyclic(pairs)`` keeps the links no chain leads back from; ``cycles(catalog, resolve)`` is the set of the memory's
-links that one does.  ``superseded_only_by(path, front_matter, resolve, cycles)`` says a document's front matter
+links that one does.  ``superseded_only_by(path, front_matter, resolve, on_cycles)`` says a document's front matter
 calls it superseded only by links on a cycle: it names no successor that is one, so it does not rank as superseded.
 """
 
@@ -79,15 +79,19 @@ def cycles(catalog: Mapping[str, Linked], resolve: Resolve) -> frozenset[Link]:
 
 
 def superseded_only_by(
-    path: str, front_matter: Mapping[str, Any], resolve: Resolve, on_cycles: frozenset[Link]
+    path: str, front_matter: Mapping[str, Any], resolve: Resolve, on_cycles: Callable[[], frozenset[Link]]
 ) -> bool:
     """``front_matter`` calls ``path`` superseded only by links on a cycle: no ``status: superseded``, and every
-    ``superseded_by`` name it writes (``written``) resolves to a successor over a link in ``on_cycles``.  A name
-    resolving to nothing, or to the record itself, still says the record was superseded, as it always has."""
-    if str(front_matter.get(vocabulary.STATUS, "")).casefold() == "superseded":
+    ``superseded_by`` name it writes (``written``) resolves to a successor over a link in ``on_cycles()`` (asked
+    only then: the memory's cycles are worked out on first use).  A name resolving to nothing, or to the record
+    itself, still says the record was superseded, as it always has."""
+    if vocabulary.status_superseded(front_matter):
         return False
     named = [name for key, name in written(front_matter) if key == vocabulary.SUPERSEDED_BY]
-    return bool(named) and all((other := resolve(name)) is not None and (path, other) in on_cycles for name in named)
+    if not named:
+        return False
+    cycles = on_cycles()
+    return all((other := resolve(name)) is not None and (path, other) in cycles for name in named)
 
 
 def acyclic(pairs: Sequence[Link]) -> list[Link]:

@@ -83,7 +83,12 @@ def names(value: Any, *, numbers: bool = True) -> list[str]:
 
 def superseded(front_matter: Any) -> bool:
     """The document says it was superseded: a ``superseded_by`` name, or ``status: superseded``."""
-    return bool(front_matter.get(SUPERSEDED_BY)) or str(front_matter.get(STATUS, "")).casefold() == "superseded"
+    return bool(front_matter.get(SUPERSEDED_BY)) or status_superseded(front_matter)
+
+
+def status_superseded(front_matter: Any) -> bool:
+    """The document's ``status`` says it was superseded, whatever its links say."""
+    return str(front_matter.get(STATUS, "")).casefold() == "superseded"
 
 
 def first_date(front_matter: Any, keys: tuple[str, ...]) -> str | None:

@@ -179,3 +179,19 @@ def test_a_refresh_that_goes_on_without_its_cache_changes_the_version_and_the_cy
     assert memory.version != before
     assert memory.supersession_cycles() == frozenset()
     assert memory.when(memory.document("a.md")).superseded
+
+
+def test_a_record_superseded_by_its_status_or_by_no_name_needs_no_cycles_worked_out(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {
+        "a.md": _record(2024, "status: superseded\nsuperseded_by: Engine decision 2025\n"),
+        "b.md": _record(2025, "superseded_by: 7.5\n"),
+        "c.md": _record(2026, "supersedes: Engine decision 2025\n"),
+    }
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    worked: list[int] = []
+    real = supersession.cycles
+    monkeypatch.setattr(supersession, "cycles", lambda *args: worked.append(1) or real(*args))
+    assert _superseded(memory) == {"a.md": True, "b.md": True, "c.md": False}
+    assert worked == []
