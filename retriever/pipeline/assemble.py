@@ -11,7 +11,7 @@ know" can be said even when every query word occurs somewhere.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from retriever.memory.memory import Memory
@@ -155,7 +155,11 @@ _WORDS: dict[str, dict[str, str]] = {
 
 
 def summarize(
-    facts: tuple[Fact, ...], coverage: str, question: str | Query = "", relations: tuple[Relationship, ...] = ()
+    facts: tuple[Fact, ...],
+    coverage: str,
+    question: str | Query = "",
+    relations: tuple[Relationship, ...] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """An extractive summary that says the answer first: for a who-question, what the best document
     names (owner, lead, team…); then the two strongest facts as sentences, those of superseded documents
@@ -163,7 +167,8 @@ def summarize(
     covers it and where, in the question's language (``Query.language``).  A weak match (limited, none) says so
     before anything else, and a question whose words only ask ("update", "status?") says that it names no
     topic (``query.no_topic``).  ``question`` is its text or, from the pipeline, the query already analysed
-    (so it is not analysed again)."""
+    (so it is not analysed again); ``aliases`` (title → aliases of the facts' documents) are names the question
+    may call a document by."""
     query = analyze(question) if isinstance(question, str) else question
     words = _WORDS[query.language]
     if not facts:
@@ -171,7 +176,7 @@ def summarize(
     sources = list(dict.fromkeys(f.source_title for f in facts))
     more = words["more"].format(n=len(sources) - 3) if len(sources) > 3 else ""
     where = f"{words['sources']}: " + ", ".join(sources[:3]) + more
-    answer = relation_answer(query.text, facts, relations)
+    answer = relation_answer(query.text, facts, relations, aliases)
     said = [answer] if answer else []
     said += list(dict.fromkeys(fact_sentence(f) for f in _telling(facts, query)[:2]))
     vague = no_topic(query)
@@ -201,7 +206,11 @@ def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
 
 
 def _summary(
-    facts: tuple[Fact, ...], coverage: str, ctx: Context, asked: tuple[Query, str], relations: tuple[Relationship, ...]
+    facts: tuple[Fact, ...],
+    coverage: str,
+    ctx: Context,
+    asked: tuple[Query, str],
+    known: tuple[tuple[Relationship, ...], Mapping[str, Sequence[str]]],
 ) -> str:
     """The model's summary of the kept facts when one is configured and grounded, else the extractive one.
 
@@ -209,6 +218,7 @@ def _summary(
     query, but only the facts and the user's words count as known when its summary is judged: a
     query the model rewrote is its own text, and a claim in it would otherwise pass as "asked"."""
     query, own_words = asked
+    relations, aliases = known
     if ctx.llm is not None and facts:
         from retriever.llm.grounding import summary_problem  # loaded only with a model: see pipeline.context
         from retriever.llm.guided import guide_summary
@@ -220,7 +230,7 @@ def _summary(
             return written
         if problem is not None:
             ctx.llm.fall_back("summary", problem)
-    return summarize(facts, coverage, query, relations)
+    return summarize(facts, coverage, query, relations, aliases)
 
 
 def _users_words(state: Run, ctx: Context) -> str:
@@ -258,7 +268,9 @@ def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Qu
     parties = entities(docs, memory, resolve)
     relations = relationships(docs, memory, resolve, parties)
     return Retrieval(
-        context_summary=_summary(facts, cover, ctx, (query, _users_words(state, ctx)), relations),
+        context_summary=_summary(
+            facts, cover, ctx, (query, _users_words(state, ctx)), (relations, {d.title: d.aliases for d in docs})
+        ),
         facts=facts,
         entities=parties,
         relationships=relations,

@@ -15,7 +15,7 @@ Contract:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from retriever.pipeline.results import Entity, Fact, Relationship
 from retriever.text import analyzer
@@ -100,9 +100,17 @@ def _is_index(rel_path: str) -> bool:
     return rel_path.rsplit("/", 1)[-1].casefold() in INDEX_NAMES
 
 
-def _names_document(title: str, words: Sequence[str]) -> bool:
-    """Whether the question's ``words`` hold every word of a document's title ("Who does Kateryna Melnyk…")."""
-    return set(re.findall(r"\w{3,}", title.casefold())) <= set(words)
+def _names_document(title: str, question: str, aliases: Sequence[str] = ()) -> bool:
+    """Whether ``question`` holds every word of a document's title ("Who does Kateryna Melnyk…"), words of three
+    letters or more, or every word of one of its aliases ("Who owns Helix?" names Helix Health Systems by its alias
+    Helix; "ch-helix-1" needs its "ch" and "1" too).  A title of only short words names nothing."""
+    long_words, all_words = _words(question, 3), _words(question, 1)
+    named = _words(title, 3)
+    return bool(named and named <= long_words) or any(_words(a, 1) <= all_words for a in aliases if _words(a, 3))
+
+
+def _words(text: str, least: int) -> set[str]:
+    return set(re.findall(rf"\w{{{least},}}", text.casefold()))
 
 
 def _row_answers(facts: Sequence[Fact], question: str, source: str) -> bool:
@@ -120,13 +128,17 @@ def _row_answers(facts: Sequence[Fact], question: str, source: str) -> bool:
 
 
 def _named_with_relation(
-    facts: Sequence[Fact], relationships: Sequence[Relationship], words: Sequence[str], asked: set[str]
+    facts: Sequence[Fact],
+    relationships: Sequence[Relationship],
+    question: str,
+    asked: set[str],
+    aliases: Mapping[str, Sequence[str]],
 ) -> str | None:
-    """The first fact's document that the question names by title and asks a relation of ("Who does Kateryna
-    Melnyk report to?" → her page's ``reports_to``), wherever its facts rank: the question says which
+    """The first fact's document that the question names by title or alias and asks a relation of ("Who does
+    Kateryna Melnyk report to?" → her page's ``reports_to``), wherever its facts rank: the question says which
     document it is about, and the best fact may come from another that only mentions her."""
     for source in dict.fromkeys(f.source_title for f in facts):
-        if _names_document(source, words) and any(
+        if _names_document(source, question, aliases.get(source, ())) and any(
             r.source == source and r.type not in _GENERIC and _names_asked(r.type, asked) for r in relationships
         ):
             return source
@@ -152,18 +164,25 @@ def relation_lines(
     return lines[:MAX_RELATION_LINES]
 
 
-def relation_answer(question: str, facts: Sequence[Fact], relationships: Sequence[Relationship]) -> str | None:
-    """The best fact's document and what it names, as a sentence, for a question that asks who or which."""
+def relation_answer(
+    question: str,
+    facts: Sequence[Fact],
+    relationships: Sequence[Relationship],
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> str | None:
+    """The best fact's document and what it names, as a sentence, for a question that asks who or which.
+    ``aliases`` maps a document's title to its aliases, by which a question may name it too."""
+    aliases = aliases or {}
     question = _OWN_ADJECTIVE.sub(" ", question)
     if not facts or not (_WHO.search(question) or _RELATION_WORDS.search(question)):
         return None
     words = re.findall(r"\w{3,}", question.casefold())
     asked = {w[:3] for w in words}
-    named_doc = _named_with_relation(facts, relationships, words, asked)
+    named_doc = _named_with_relation(facts, relationships, question, asked, aliases)
     source = named_doc or facts[0].source_title
     if _row_answers(facts, question, source):
         return None
-    about_it = named_doc is not None or _names_document(source, words)
+    about_it = named_doc is not None or _names_document(source, question, aliases.get(source, ()))
     if not about_it and _is_index(facts[0].rel_path):
         return None  # a folder's index lists things: its owner keeps the list, and owns none of what it lists
     edges = [r for r in relationships if r.source == source and r.type not in _GENERIC and r.target != source]

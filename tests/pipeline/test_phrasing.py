@@ -129,3 +129,31 @@ def test_a_row_naming_the_relation_asked_answers_it_before_the_documents_own_own
     question = "What is the 2027 budget for cloud infrastructure and who owns that line?"
     assert relation_answer(question, [row], relations) is None
     assert relation_answer("Who owns the 2027 budget?", [row], relations) == "Budget 2027: owner Rui Costa."
+
+
+def test_a_who_question_naming_a_document_by_its_alias_is_answered_with_that_documents_relation() -> None:
+    owned = (
+        Relationship("Helix Health Systems", "Hannah Clarke", "owner"),
+        Relationship("Helix EU Data Residency", "Andriy Lysenko", "owner"),
+    )
+    facts = [
+        _fact("Account: Helix Health Systems", title="Hannah Clarke"),
+        _fact("Provision the cluster", title="Helix EU Data Residency"),
+        _fact("A hospital network", title="Helix Health Systems"),
+    ]
+    aliases = {"Helix Health Systems": ("Helix", "HHS"), "Helix EU Data Residency": ("ch-helix-1",)}
+    assert relation_answer("Who owns Helix?", facts, owned, aliases) == "Helix Health Systems: owner Hannah Clarke."
+    # Without its aliases the question names no document: the best fact's, Hannah Clarke's page, has no relation.
+    assert relation_answer("Who owns Helix?", facts, owned) is None
+
+
+def test_an_alias_names_a_document_only_with_all_its_words_and_a_short_one_never() -> None:
+    owned = (Relationship("Helix EU Data Residency", "Andriy Lysenko", "owner"),)
+    facts = [_fact("Account: Helix", title="Hannah Clarke"), _fact("Provision", title="Helix EU Data Residency")]
+    # "ch-helix-1" needs its "ch" and "1" as well as "helix"; "EU" alone (no word of three letters) names nothing.
+    aliases = {"Helix EU Data Residency": ("ch-helix-1", "EU")}
+    assert relation_answer("Who owns Helix?", facts, owned, aliases) is None
+    assert relation_answer("Who owns the EU?", facts, owned, aliases) is None
+    assert relation_answer("Who owns ch-helix-1?", facts, owned, aliases) == (
+        "Helix EU Data Residency: owner Andriy Lysenko."
+    )
