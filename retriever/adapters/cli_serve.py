@@ -137,7 +137,7 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         prompt = " ".join(str(r.get("prompt") or "").split())[:80]
         line = (
             f"{when}  {r['request_id']}  {r['status']:5}  {r['duration_ms']:8.1f} ms  "
-            f"session={r['session_id'] or '-'}  {prompt}"
+            f"{cut(str(r['tool']), 40)}  session={r['session_id'] or '-'}  {prompt}"
         )
         click.echo(one_line(line))  # a client's session id may hold control characters
 

@@ -197,6 +197,7 @@ def test_requests_prints_the_request_log_newest_first(runner: CliRunner, root: P
     assert len(lines) == 2
     assert " error " in lines[0] and "session=other" in lines[0]
     assert " ok " in lines[1] and "session=cli" in lines[1] and lines[1].endswith("How many sick days?")
+    assert all(" retrieve_memory  session=" in line for line in lines)  # which tool was called
     records = json.loads(runner.invoke(cli, ["requests", "--json", "--session-id", "cli", "--root", str(root)]).stdout)
     assert [r["prompt"] for r in records] == ["How many sick days?"]
     assert records[0]["response"]["isError"] is False

@@ -388,6 +388,13 @@ def test_a_record_survives_a_round_trip_through_its_dict() -> None:
     assert RequestRecord.from_dict(original.to_dict()) == original
 
 
+def test_a_record_of_a_call_asking_by_query_shows_the_query_as_its_prompt() -> None:
+    asked = RequestRecord("r", START, None, "get_memory", "http", "ok", 1.0, arguments={"query": "Who owns Helix?"})
+    assert asked.to_dict()["prompt"] == "Who owns Helix?"
+    odd = RequestRecord("r", START, None, "get_memory", "http", "ok", 1.0, arguments={"query": ["not", "text"]})
+    assert odd.to_dict()["prompt"] is None
+
+
 # parse_since
 
 

@@ -77,9 +77,11 @@ class RequestRecord:
     user_id: str | None = None  # the user the call was made for, where the transport names one (rows before: None)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (``prompt`` lifted out of the arguments); nested values are shared, not copied."""
+        """A JSON-ready dict (``prompt`` lifted out of the arguments: a tool's ``prompt``, or the ``query`` that
+        ``/memories/retrieve`` and ``get_memory`` take); nested values are shared, not copied."""
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        out["prompt"] = self.arguments.get("prompt") if isinstance(self.arguments, Mapping) else None
+        asked = self.arguments if isinstance(self.arguments, Mapping) else {}
+        out["prompt"] = next((asked[k] for k in ("prompt", "query") if isinstance(asked.get(k), str)), None)
         return out
 
     @classmethod
