@@ -9,6 +9,10 @@ those three limits to uvicorn's httptools protocol:
 - header deadline: a connection that has not sent a request's headers within ``header_timeout``
   seconds of connecting (or of the request's first byte) gets 408 and is closed;
 - header size: more than ``max_header_bytes`` of headers gets 431 and is closed;
+- trailers: the fields after a chunked body's last chunk are dropped, never merged into the headers (RFC 9110
+  §6.5.1: a trailer "X-External-User-Id" had named the user), and count against the header size and deadline;
+  a request's bytes after its headers (body, chunk framing, trailers) are capped at ``max_message_bytes``, also
+  once it has been answered (a refused request's unread rest), so neither memory nor a slot is held for ever;
 - connection cap: past ``max_connections`` open connections, a new one evicts the one idle the
   longest among those not being answered (half-sent headers, a body still arriving, idle
   keep-alive); when every one is being answered, the new one gets 503 and is closed.  The cap
@@ -45,10 +49,15 @@ class ConnectionLimits:
     header_timeout: float = 10.0
     max_connections: int = 1000
     max_header_bytes: int = 64 * 1024
+    # A request's bytes after its headers: twice the largest body the guard reads (it refuses a streamed one at
+    # 1.5 times), room for chunk framing, plus the trailers' cap.
+    max_message_bytes: int = 2 * 1_000_000 + 64 * 1024
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ConnectionLimits:
-        return cls(settings.header_timeout_seconds, fit_to_fd_limit(settings.max_connections))
+        connections = fit_to_fd_limit(settings.max_connections)
+        message = 2 * settings.max_body_bytes + cls.max_header_bytes
+        return cls(settings.header_timeout_seconds, connections, max_message_bytes=message)
 
 
 def fit_to_fd_limit(wanted: int) -> int:
@@ -72,6 +81,7 @@ class GuardedHttpTools(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.reading_headers, self.header_bytes, self.refused = True, 0, False
+        self.message_bytes, self.trailer_bytes = 0, 0  # after the headers: all bytes, and the trailer fields'
         self.active_at = self.loop.time()
         self.deadline: asyncio.TimerHandle | None = None
         self._arm_deadline()
@@ -85,16 +95,34 @@ class GuardedHttpTools(HttpToolsProtocol):
         self.active_at = self.loop.time()
         if self.reading_headers:
             self.header_bytes += len(data)
+        else:
+            self.message_bytes += len(data)
+            if self._answered_yet_arriving():  # the app answered without reading it all: its rest gets a deadline
+                self._arm_deadline()
         super().data_received(data)
         if self.reading_headers and self.header_bytes > self.limits.max_header_bytes:
             self.refuse(431, f"request headers over {self.limits.max_header_bytes:,} bytes")
+        elif not self.reading_headers and self.message_bytes > self.limits.max_message_bytes:
+            # A trailer line that never ends is buffered by the parser before ``on_header`` sees it: counted here.
+            self.refuse(413, f"request over {self.limits.max_message_bytes:,} bytes after its headers")
 
     # -- parser callbacks ------------------------------------------------------------------------
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self.reading_headers = True
+        self.reading_headers, self.message_bytes, self.trailer_bytes = True, 0, 0
         self._arm_deadline()
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.reading_headers:
+            super().on_header(name, value)
+            return
+        # A trailer field: dropped (nothing here reads trailers, and merged they would pass for headers the guard
+        # checked), counted against the header cap and read within the header deadline.
+        self.trailer_bytes += len(name) + len(value) + 4
+        self._arm_deadline()
+        if self.trailer_bytes > self.limits.max_header_bytes:
+            self.refuse(431, f"request trailers over {self.limits.max_header_bytes:,} bytes")
 
     def on_headers_complete(self) -> None:
         self.reading_headers, self.header_bytes = False, 0
@@ -130,6 +158,8 @@ class GuardedHttpTools(HttpToolsProtocol):
             super().on_body(body)
 
     def on_message_complete(self) -> None:
+        self._disarm_deadline()  # a trailer's, or an answered request's rest
+        self.message_bytes, self.trailer_bytes = 0, 0
         if self.refused:
             return
         super().on_message_complete()
@@ -152,6 +182,13 @@ class GuardedHttpTools(HttpToolsProtocol):
         self.deadline = None
         if self.reading_headers:
             self.refuse(408, f"request headers not received within {self.limits.header_timeout:g} s")
+        elif self.trailer_bytes or self._answered_yet_arriving():
+            self.refuse(408, f"request trailers or rest not received within {self.limits.header_timeout:g} s")
+
+    def _answered_yet_arriving(self) -> bool:
+        """The app has answered the request on this connection while its body or trailers still arrive."""
+        cycle = self.cycle
+        return cycle is not None and cycle.response_complete and cycle.more_body
 
     def evictable(self) -> bool:
         """Open, and not being answered: waiting for headers, idle between requests, or still receiving a body.
@@ -164,7 +201,7 @@ class GuardedHttpTools(HttpToolsProtocol):
         if self.transport.is_closing():
             return False
         busy = self.cycle is not None and not self.cycle.response_complete
-        return (self.reading_headers and not busy) or self._receiving_body()
+        return (self.reading_headers and not busy) or self._receiving_body() or self._answered_yet_arriving()
 
     def _receiving_body(self) -> bool:
         """The one request on this connection is still sending its body and nothing has been answered yet.
@@ -185,10 +222,12 @@ class GuardedHttpTools(HttpToolsProtocol):
             self.refuse(503, "too many open connections; retry shortly")
 
     def refuse(self, status: int, message: str) -> None:
-        """Answer ``status`` with a short text (unless a response is under way) and close."""
+        """Answer ``status`` with a short text (unless a response is under way, or was given to this very request)
+        and close."""
         if self.transport.is_closing():
             return
-        if self.cycle is None or self.cycle.response_complete:
+        cycle = self.cycle
+        if cycle is None or not cycle.response_started or (cycle.response_complete and not cycle.more_body):
             body = message.encode()
             head = (
                 f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\ncontent-type: text/plain; charset=utf-8\r\n"

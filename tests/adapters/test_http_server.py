@@ -152,3 +152,39 @@ def test_a_websocket_upgrade_is_answered_as_http_and_logs_nothing(
         sock.close()
         assert answer.startswith(b"HTTP/1.1 200"), answer[:60]
     assert not [r for r in caplog.records if "upgrade" in r.getMessage().lower() or "WebSocket" in r.getMessage()]
+
+
+CHUNKED = b"POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n"
+
+
+def test_trailers_past_the_header_cap_close_the_connection_and_healthz_still_answers(service: MemoryService) -> None:
+    with serving(service) as url:
+        sock = raw_connection(url, CHUNKED)
+        try:
+            for _ in range(100):  # 100 KB of trailer fields, never ended: before, each kept, for ever
+                sock.sendall(b"X-T: " + b"a" * 1000 + b"\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed while sending: the cap held
+        read_until_closed(sock)  # before: socket.timeout, the server reading on
+        sock.close()
+        assert _healthz_within(url, 5.0) < 5.0
+
+
+def test_one_endless_trailer_line_is_cut_off_at_the_message_cap(service: MemoryService) -> None:
+    with serving(service, max_body_bytes=1000) as url:
+        sock = raw_connection(url, CHUNKED + b"X-T: ")
+        try:
+            for _ in range(300):  # 300 KB in one trailer value that never ends: the parser buffers it unseen
+                sock.sendall(b"a" * 1000)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        read_until_closed(sock)
+        sock.close()
+
+
+def test_trailers_that_stop_coming_get_408_at_the_header_timeout(service: MemoryService) -> None:
+    with serving(service, header_timeout_seconds=0.5) as url:
+        # Two trailers, then nothing: no end of the request (the parser reads a field once the next one begins).
+        sock = raw_connection(url, CHUNKED + b"X-A: a\r\nX-B: b\r\n")
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 408")  # before: the body timeout's (30 s)
+        sock.close()

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from conftest import TreeFactory, serve_process, serving, validate_shared
+from conftest import TreeFactory, raw_connection, read_until_closed, serve_process, serving, validate_shared
 from fixtures import ACME, ASSISTANT
 from mcp import Client
 
@@ -155,6 +155,19 @@ def test_an_empty_graph_ids_reads_only_the_users_own_tree_and_a_question_is_neve
     validate_shared(nobody, "memories_retrieve.response.schema.json")
     chat = _retrieve(base, {**question, "query": "thanks!"}).json()
     assert chat["retrieval"]["low_info_skipped"] is True and chat["prompt"] is None
+
+
+def test_a_user_named_only_in_a_chunked_bodys_trailer_is_nobody(base: str) -> None:
+    body = json.dumps({"query": "When does my on-call week start?", "agent_id": "a", "graph_ids": []}).encode()
+    request = (
+        b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        + b"%x\r\n" % len(body) + body + b"\r\n0\r\nX-External-User-Id: u-42\r\n\r\n"
+    )
+    head, _, answer = read_until_closed(raw_connection(base, request)).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    # A trailer is no header (RFC 9110 6.5.1): before, it named the user, whose own tree answered.
+    assert json.loads(answer)["retrieval"]["results"] == []
 
 
 def test_a_repeat_is_a_cache_hit_and_an_edit_invalidates_it(
