@@ -5,13 +5,15 @@
 1. ``Host`` must be a loopback name or one in ``RETRIEVER_ALLOWED_HOSTS`` (421): a page on
    ``rebind.evil.example`` that re-points its DNS to 127.0.0.1 cannot reach the server.
 2. ``Origin``, when sent, must be a loopback origin or one in ``RETRIEVER_ALLOWED_ORIGINS`` (403).
-3. With keys configured, ``Authorization: Bearer <key>`` on every route but ``/healthz`` (401).
+3. With keys configured, ``Authorization: Bearer <key>`` on every route but ``/healthz`` (401); a second
+   ``Host``, ``Origin`` or ``Authorization`` header is refused (400).
    The key's ``KeyGrant`` goes to the routes in ``scope["state"]["grant"]`` (None on an open
    route without a valid key).
 4. The body is read here, as a stream: a ``Content-Length`` over ``max_body_bytes`` is refused
    before reading, a body that grows past it is refused at that point (413), a body not sent
    within ``body_timeout`` seconds answers 408, and bodies being read at once may hold at most
-   ``BODY_BUDGET_FACTOR`` times the limit (503 past it).  Routes then get the body in one message;
+   ``BODY_BUDGET_FACTOR`` times the limit beyond each one's first ``SMALL_BODY_BYTES`` (or a
+   ``BODY_BUDGET_FACTOR``-th of the limit, if less) (503 past it).  Routes then get the body in one message;
    a body cut off by the client going away (or by the connection cap evicting it) reaches no route.
 
 Errors are JSON: the JSON-RPC error shape on MCP paths, ``{"detail": ...}`` elsewhere.  Nothing
@@ -45,6 +47,7 @@ ECHO_CHARS = 80
 # socket with unread data makes the kernel send a reset, which can destroy the 413 on its way.
 _LINGER_BYTES, _LINGER_SECONDS = 4 * 1024 * 1024, 1.0
 BODY_BUDGET_FACTOR = 16  # bodies being read at once hold at most this many times max_body_bytes
+SMALL_BODY_BYTES = 64 * 1024  # a body's first bytes, outside the budget: every real MCP or retrieve body fits
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,7 @@ class Guard:
         self.policy = policy
         self.hosts = frozenset(h.lower().strip("[]") for h in policy.allowed_hosts)
         self.budget = BODY_BUDGET_FACTOR * policy.max_body_bytes
+        self.small = min(SMALL_BODY_BYTES, policy.max_body_bytes // BODY_BUDGET_FACTOR)  # outside the budget
         self.buffered = 0  # bytes of bodies being read right now, across requests
         self.origins = frozenset(o.rstrip("/") for o in policy.allowed_origins)
 
@@ -215,7 +219,9 @@ class Guard:
 
     def _admit(self, path: str, headers: Headers) -> KeyGrant | None:
         """The request's grant after the Host, Origin and key checks; raises ``RequestRefused``."""
-        for name in ("host", "origin"):  # a second one would go unchecked: only the first is read
+        # A second one would go unchecked (only the first is read): a proxy appending its own credential would
+        # leave the client's in charge.
+        for name in ("host", "origin", "authorization"):
             if len(headers.getlist(name)) > 1:
                 raise RequestRefused(400, f"more than one {name.capitalize()} header; send one")
         host = headers.get("host", "")
@@ -275,7 +281,7 @@ class Guard:
                 await self._collect(receive, chunks)
                 return b"".join(chunks)
         finally:
-            self.buffered -= sum(map(len, chunks))
+            self.buffered -= self._counted(sum(map(len, chunks)))
         raise RequestRefused(
             408,
             f"the request body did not arrive within {self.policy.body_timeout:g} s; send it faster or smaller",
@@ -290,11 +296,18 @@ class Guard:
             if size > limit:
                 await _linger(receive, size)
                 raise _too_large(limit)
-            if self.buffered + len(chunk) > self.budget:
+            counted = self._counted(size) - self._counted(size - len(chunk))
+            if counted and self.buffered + counted > self.budget:
                 # Many slow bodies at once would each hold up to the limit: past the budget, refuse.
                 raise RequestRefused(503, "too many request bodies in flight; retry shortly", {"Connection": "close"})
-            self.buffered += len(chunk)
+            self.buffered += counted
             chunks.append(chunk)
+
+    def _counted(self, size: int) -> int:
+        """The bytes of a body of ``size`` that count against the budget: those past its first ``small`` bytes.
+        Stalled large bodies filling the budget had refused every other request, a 150-byte tools/call too; a
+        small body's bytes are bounded by the connection cap instead."""
+        return max(0, size - self.small)
 
 
 def _is_loopback(name: str) -> bool:

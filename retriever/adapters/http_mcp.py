@@ -55,7 +55,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from retriever.adapters.http_guard import HeaderProblem, HttpPolicy, clip, named_user, parse_json, replay
-from retriever.adapters.jsonrpc_lines import LONE_SURROGATE, overlong_id, surrogate_escaped
+from retriever.adapters.jsonrpc_lines import LONE_SURROGATE, id_problem, overlong_id, surrogate_escaped, valid_id
 from retriever.adapters.mcp_stdio import TOOLS_CALL_SHAPE, build_server, internal_error
 from retriever.compat.users import InvalidUserId, canonical_user_id
 from retriever.errors import RetrieverError
@@ -67,7 +67,7 @@ SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32602, -32603
 UNSUPPORTED_PROTOCOL_VERSION = -32022
-_MAX_ID = 2**53  # ids beyond what every JSON parser keeps exact are refused rather than echoed altered
+INITIALIZE_BYTES = 16 * 1024  # real clients send under 1 KiB
 
 
 class RpcRefusal(Exception):
@@ -95,10 +95,8 @@ def check_message(body: bytes) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise RpcRefusal(INVALID_REQUEST, "invalid request: expected one JSON-RPC 2.0 object (batches are not served)")
     request_id = message.get("id")
-    if "id" in message and not _valid_id(request_id):
-        raise RpcRefusal(
-            INVALID_REQUEST, f"invalid request: id must be a string or an integer, not {_kind(request_id)}"
-        )
+    if "id" in message and valid_id(request_id) is None:
+        raise RpcRefusal(INVALID_REQUEST, f"invalid request: {id_problem(request_id)}")
     if message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
         raise RpcRefusal(INVALID_REQUEST, "invalid request: expected a JSON-RPC 2.0 object with a method", request_id)
     if "params" in message and not isinstance(message["params"], dict):
@@ -107,12 +105,6 @@ def check_message(body: bytes) -> dict[str, Any]:
         problem = f"params must be an object, not {_kind(message['params'])}"
         raise RpcRefusal(INVALID_PARAMS, problem, request_id, status)
     return message
-
-
-def _valid_id(value: Any) -> bool:
-    if isinstance(value, str):
-        return True
-    return isinstance(value, int) and not isinstance(value, bool) and -_MAX_ID <= value <= _MAX_ID
 
 
 def _kind(value: Any) -> str:
@@ -205,6 +197,11 @@ class McpEndpoint:
         body = await Request(scope, receive).body()  # the guard read it within limits; this is a copy
         message = check_message(body)
         scope = _accepting_json(scope, headers)
+        if message["method"] == "initialize" and len(body) > INITIALIZE_BYTES:
+            # The SDK keeps a session's initialize params for its life: 0.9 MB of capabilities a session, at up
+            # to max_sessions sessions, was 1.8 GB held for half an hour.
+            problem = f"initialize over {INITIALIZE_BYTES:,} bytes; a client's capabilities and info take far less"
+            raise RpcRefusal(INVALID_PARAMS, problem, message.get("id"), status=200)
         if SESSION_HEADER in headers or message["method"] == "initialize":
             return self.sessions.handle_request, _bind_key(scope), replay(body, receive)
         if message["method"] == "tools/call" and "id" in message and _plain_json(scope):

@@ -41,6 +41,8 @@ from pydantic import BaseModel, ValidationError
 
 MAX_LINE_BYTES = 1 << 20  # a prompt is at most 8,000 characters; 1 MiB leaves room for any real message
 MAX_DEPTH = 64  # MCP messages nest a few levels; deeper input only costs parser stack
+MAX_ID_CHARS = 256  # of a string id (``valid_id``)
+MAX_ID_INT = 2**53  # of an integer id: what every JSON parser keeps exact
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MESSAGE_CHARS = 300  # bounds a pydantic message quoted in a reply
@@ -173,12 +175,35 @@ def _skip_space(text: str, at: int) -> int:
     return _SPACE.match(text, at).end()  # type: ignore[union-attr]  # matches the empty string too
 
 
+def valid_id(value: Any) -> RequestId | None:
+    """``value`` as an id this server answers under, else None: a string of at most ``MAX_ID_CHARS`` characters
+    (an answer echoes its id: a client's UUID or counter, never a payload) or an integer within ±``MAX_ID_INT``
+    (beyond, JSON parsers round it, so the answer would name another request)."""
+    request_id = as_request_id(value)
+    if isinstance(request_id, str) and len(request_id) > MAX_ID_CHARS:
+        return None
+    if isinstance(request_id, int) and not -MAX_ID_INT <= request_id <= MAX_ID_INT:
+        return None
+    return request_id
+
+
+def id_problem(value: Any) -> str:
+    """Why ``value`` is no id (``valid_id``), naming its kind and size, never the value."""
+    if isinstance(value, str):
+        what = f"a string of {len(value):,} characters"
+    elif isinstance(value, int) and not isinstance(value, bool):
+        what = "an integer beyond ±2^53"
+    else:
+        what = _kind(value)
+    return f"id must be a string of at most {MAX_ID_CHARS} characters or an integer within ±2^53, not {what}"
+
+
 def _request_id(members: list[tuple[str, Any]]) -> RequestId | None:
     """The request id of a message with these top-level members (the last ``"id"`` wins, as in ``json``)."""
     found = dict(members)
     if "method" not in found or "id" not in found:
         return None
-    request_id = as_request_id(found["id"])
+    request_id = valid_id(found["id"])
     if isinstance(request_id, str) and _SURROGATE.search(request_id):
         return None  # no reply could encode it
     return request_id
@@ -257,9 +282,9 @@ def _message(value: Any, text: str) -> JSONRPCMessage | Rejection:
     if not isinstance(value, dict):
         return _invalid(None, f"a message must be a JSON object, not {_kind(value)}")
     is_call = "method" in value
-    reply_id = as_request_id(value.get("id")) if is_call else None  # a bad response is not answered by id
+    reply_id = valid_id(value.get("id")) if is_call else None  # a bad response is not answered by id
     if is_call and "id" in value and reply_id is None:
-        return _invalid(None, f"id must be a string or an integer, not {_kind(value['id'])}")
+        return _invalid(None, id_problem(value["id"]))
     # A parsed string can hold a surrogate only through a \\uD800-\\uDFFF escape: UTF-8 cannot encode one.
     if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         return _invalid(reply_id, LONE_SURROGATE)

@@ -81,9 +81,13 @@ def test_loopback_names_and_listed_hosts_are_served(service: MemoryService) -> N
 
 @pytest.mark.parametrize(
     "extra",
-    ["Host: 127.0.0.1\r\nHost: rebind.evil.example", "Host: 127.0.0.1\r\nOrigin: http://127.0.0.1\r\nOrigin: https://evil.example"],
+    [
+        "Host: 127.0.0.1\r\nHost: rebind.evil.example",
+        "Host: 127.0.0.1\r\nOrigin: http://127.0.0.1\r\nOrigin: https://evil.example",
+        "Host: 127.0.0.1\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b",  # before: the first one won
+    ],
 )
-def test_a_second_host_or_origin_header_is_refused_not_left_unchecked(base: str, extra: str) -> None:
+def test_a_second_host_origin_or_authorization_header_is_refused_not_left_unchecked(base: str, extra: str) -> None:
     """Only the first of two was read: "Host: 127.0.0.1" then "Host: evil.example" was served."""
     sock = raw_connection(base, f"GET /healthz HTTP/1.1\r\n{extra}\r\nConnection: close\r\n\r\n".encode())
     answer = read_until_closed(sock)
@@ -142,17 +146,37 @@ def test_a_body_sent_too_slowly_answers_408(service: MemoryService) -> None:
         assert answer.startswith(b"HTTP/1.1 408"), answer[:100]
 
 
+SLOW_HEAD = b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n"
+
+
 def test_many_slow_bodies_at_once_are_capped_by_a_shared_budget(service: MemoryService) -> None:
-    # Each body stays under the 1,000-byte limit, but 20 of them held at once pass the 16 KB budget.
+    # Each body stays under the 1,000-byte limit, but 20 of them held at once pass the 16 KB budget: beyond
+    # each one's first 62 bytes (a 16th of the limit), 17 bodies of 990 bytes fit in 16,000.
     with serving(service, max_body_bytes=1000, body_timeout_seconds=1.0) as url:
-        head = b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n"
-        held = [raw_connection(url, head + b" " * 900) for _ in range(20)]
+        held = [raw_connection(url, SLOW_HEAD + b" " * 990) for _ in range(20)]
         answers = [read_until_closed(sock)[:12] for sock in held]
         for sock in held:
             sock.close()
-        assert answers.count(b"HTTP/1.1 503") >= 3  # at most 17 bodies of 900 bytes fit in 16,000
+        assert answers.count(b"HTTP/1.1 503") == 3
         assert answers.count(b"HTTP/1.1 503") + answers.count(b"HTTP/1.1 408") == 20
         assert httpx.get(f"{url}/healthz").status_code == 200
+
+
+def test_a_small_body_is_read_when_stalled_large_ones_fill_the_budget(service: MemoryService) -> None:
+    with serving(service, max_body_bytes=1000, body_timeout_seconds=60.0) as url:
+        held = [raw_connection(url, SLOW_HEAD + b" " * 990) for _ in range(17)]
+        try:
+            big = b'{"query": "x", "agent_id": "a", "pad": "' + b" " * 900 + b'"}'
+            wait_until(lambda: _retrieve_raw(url, big).status_code == 503, timeout=10)  # the budget is full
+            small = _retrieve_raw(url, b'{"query": "x", "agent_id": "a"}')
+            assert small.status_code == 200  # before: 503, like every other request, for 30 s
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def _retrieve_raw(url: str, body: bytes) -> httpx.Response:
+    return httpx.post(f"{url}/memories/retrieve", content=body, headers={"Content-Type": "application/json"})
 
 
 # -- keys, users and what unauthenticated callers see ----------------------------------------------

@@ -69,6 +69,16 @@ def _session(url: str, headers: dict[str, str] | None = None) -> str:
     return session
 
 
+def test_an_initialize_over_16_kib_is_refused_and_opens_no_session(mcp: str) -> None:
+    bulky = {**INIT, "params": {**INIT["params"], "capabilities": {"experimental": {"x": {"y": "z" * 900_000}}}}}
+    refused = _post(mcp, bulky)
+    assert refused.status_code == 200 and "mcp-session-id" not in refused.headers  # before: a session held 1.8 MB
+    error = refused.json()["error"]
+    assert error["code"] == -32602 and "initialize over 16,384 bytes" in error["message"]
+    assert refused.json()["id"] == 1
+    assert _post(mcp, INIT).status_code == 200
+
+
 def test_http_introduces_the_server_with_the_same_name_and_instructions_as_stdio(mcp: str) -> None:
     from retriever.service.tools import SERVER_INSTRUCTIONS, SERVER_NAME
 
@@ -96,6 +106,7 @@ def test_http_introduces_the_server_with_the_same_name_and_instructions_as_stdio
         (b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', -32600),
         (b'{"jsonrpc": "2.0", "id": null, "method": "tools/list"}', -32600),
         (b'{"jsonrpc": "2.0", "id": 9007199254740993, "method": "tools/list"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": "' + b"i" * 900_000 + b'", "method": "tools/list"}', -32600),  # not echoed
         (b'\xff\xfe{"jsonrpc": "2.0"}', -32700),
     ],
 )

@@ -48,6 +48,8 @@ def _request(params: Any) -> bytes:
         (b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": 5}', (3, -32600)),
         (b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"k": "\\ud83d"}}', (3, -32600)),
         (b'{"jsonrpc": "2.0", "id": 3, "result": 5}', (None, -32600)),  # a bad response is not answered by id
+        (b'{"jsonrpc": "2.0", "id": "' + b"i" * 257 + b'", "method": "ping"}', (None, -32600)),  # before: echoed
+        (b'{"jsonrpc": "2.0", "id": 18446744073709551616, "method": "ping"}', (None, -32600)),  # 2**64, as HTTP
     ],
 )
 def test_each_kind_of_bad_line_earns_its_code_and_the_id_only_when_a_request_names_one(
@@ -116,6 +118,17 @@ def _sdk_request(request_id: Any, prompt: str, *, id_last: bool = False) -> byte
     fields = {"method": "tools/call", "params": params, "jsonrpc": "2.0"}
     message = {**fields, "id": request_id} if id_last else {"jsonrpc": "2.0", "id": request_id, **fields}
     return json.dumps(message, ensure_ascii=False).encode() + b"\n"
+
+
+def test_an_id_of_256_characters_or_within_2_to_the_53_is_answered_under_and_a_longer_one_is_named_not_echoed() -> None:
+    for request_id in ("i" * 256, 2**53, -(2**53)):
+        line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}).encode()
+        assert not isinstance(classify(line), Rejection)
+    judged = classify(json.dumps({"jsonrpc": "2.0", "id": "i" * 900_000, "method": "ping"}).encode())
+    assert isinstance(judged, Rejection) and "a string of 900,000 characters" in judged.message
+    assert len(judged.message) < 200
+    judged = classify(json.dumps({"jsonrpc": "2.0", "id": 2**53 + 1, "method": "ping"}).encode())
+    assert isinstance(judged, Rejection) and "an integer beyond ±2^53" in judged.message
 
 
 def _chunks(line: bytes, size: int = 1 << 16) -> list[bytes]:
