@@ -351,3 +351,39 @@ def test_a_user_id_that_is_not_a_plain_name_is_a_json_rpc_422_naming_the_header(
         error = refused.json()["error"]
         assert error["code"] == -32600 and error["message"].startswith(f"{header}: the user id {shown} ")
         assert "letters, digits, '_', '.', '@' or '-'" in error["message"] and len(refused.text) < 400
+
+
+class _Recording:
+    """A loaded, model-less service that records which thread answered each call."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def answers_quickly(self) -> bool:
+        return True
+
+    def call_tool(self, name: str, arguments: dict[str, Any], **_: Any) -> dict[str, Any]:
+        import threading
+
+        self.threads.append(threading.get_ident())
+        return {"content": [], "isError": False}
+
+
+def test_a_short_call_is_answered_on_the_event_loop_and_a_long_prompt_in_a_worker_thread() -> None:
+    import threading
+
+    import anyio
+
+    from retriever.adapters.http_mcp import INLINE_CHARS, run_tool
+
+    service = _Recording()
+
+    async def calls() -> None:
+        for prompt in ("x" * INLINE_CHARS, "x" * (INLINE_CHARS + 1)):
+            await run_tool(service, "retrieve_memory", {"prompt": prompt, "top_k": 3}, None, {})  # type: ignore[arg-type]
+        await run_tool(service, "retrieve_memory", {"prompt": "x", "extra": ["a"]}, None, {})  # type: ignore[arg-type]
+
+    anyio.run(calls)
+    loop_thread = threading.get_ident()
+    # Before: every call on the loop, so 50 prompts of 8,000 characters held /healthz for 12 s.
+    assert [t == loop_thread for t in service.threads] == [True, False, False]
