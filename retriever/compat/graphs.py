@@ -25,8 +25,10 @@ answers and ``CACHE_BYTES`` of them (as JSON), the least recently used going fir
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
+import unicodedata
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -88,6 +90,7 @@ class GraphRetrieval:
         self._cache: OrderedDict[tuple[Any, ...], _Cached] = OrderedDict()
         self._cache_bytes = 0  # the sum of the entries' sizes
         self._lock = threading.Lock()
+        self._listing: frozenset[str] = frozenset()  # the users root's names, as last read (``_listed``)
 
     def known_graphs(self) -> list[str]:
         return [DEFAULT_GRAPH, *sorted(self.settings.graphs)]
@@ -113,6 +116,8 @@ class GraphRetrieval:
         try:
             if folder.is_symlink() or folder.resolve() != root.resolve() / user or not folder.is_dir():
                 return None
+            if not self._listed(root, user):
+                return None
         except OSError:  # unreadable or vanished: the user simply has no tree now
             return None
         with self._lock:
@@ -122,6 +127,16 @@ class GraphRetrieval:
             while len(self._users) > self.settings.user_trees_cached:
                 self._users.popitem(last=False)
             return found
+
+    def _listed(self, root: Path, user: str) -> bool:
+        """Whether ``root`` lists a folder named ``user`` exactly (Unicode forms aside, as user ids are): on a
+        case-insensitive file system (macOS, Windows) ``users/ALICE`` opens alice's folder, and every path check
+        above passes.  The listing is kept, and read again when it lacks the name (a folder made since)."""
+        name = unicodedata.normalize("NFC", user)
+        with self._lock:
+            if name not in self._listing:
+                self._listing = frozenset(unicodedata.normalize("NFC", entry) for entry in os.listdir(root))
+            return name in self._listing
 
     def trees(self, graph_ids: Sequence[str] | None, user_id: str | None) -> list[Tree]:
         """The trees a request reads (each graph once); raises ``UnknownGraph`` or ``InvalidUserId``."""

@@ -564,3 +564,18 @@ def test_a_user_folder_that_is_a_symlink_to_another_users_folder_is_not_read(use
     assert status == 200 and _contents(body) == []
     assert "1234" not in json.dumps(body)
     assert _contents(_codes(users, "alice")[1]) == ["Alice's launch code is 1234."]  # alice's own folder still reads
+
+
+def test_a_users_folder_is_found_only_by_its_exact_name_as_listed(tmp_path: Path) -> None:
+    """On a case-insensitive file system "users/ALICE" opens alice's folder and passes every path check: the
+    users root's listing must hold the name itself (Unicode forms aside, as user ids are one user in each)."""
+    users = tmp_path / "users"
+    (users / "alice").mkdir(parents=True)
+    (users / unicodedata.normalize("NFD", "zoë")).mkdir()
+    (tmp_path / "root").mkdir()
+    settings = Settings.from_env(state_dir=tmp_path / "state", user_trees=users)
+    retrieval = graphs.GraphRetrieval(Retriever(tmp_path / "root", settings), settings)
+    assert retrieval._listed(users, "alice") and not retrieval._listed(users, "ALICE")
+    assert retrieval._listed(users, unicodedata.normalize("NFC", "zoë"))
+    (users / "bob").mkdir()  # made after the listing was read: found, as the listing is read again for it
+    assert retrieval._listed(users, "bob")
