@@ -125,10 +125,12 @@ async def run_tool(
     Session history is scoped by ``_principal`` (the key's scope and the named user), so that a
     ``session_id`` another tenant or user sends never feeds this caller's follow-ups (or the reverse).
     """
-    principal = _principal(scope)
+    principal, user = _principal(scope), scope.get("state", {}).get("user")
 
     def call() -> dict[str, Any]:
-        return service.call_tool(name, arguments, handshake_session=session, transport="http", user_id=principal)
+        return service.call_tool(
+            name, arguments, handshake_session=session, transport="http", user_id=principal, logged_user=user
+        )
 
     try:
         # A loaded memory answers a short question in milliseconds of pure CPU: running that on the event loop

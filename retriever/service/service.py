@@ -91,6 +91,7 @@ class MemoryService:
         handshake_session: str | None = None,
         transport: str = "mcp",
         user_id: str | None = None,
+        logged_user: str | None = None,
     ) -> dict[str, Any]:
         """Run ``tools/call``; bad arguments, timeouts and a missing or empty memory (``memory_not_found``,
         ``memory_empty``) come back as ``isError`` results.
@@ -98,24 +99,26 @@ class MemoryService:
         ``user_id`` (optional, from the adapter) scopes session history to that user as well.  It is
         taken as given, an opaque name: adapters build it from canonical user ids (``canonical_user_id``;
         the HTTP adapter's names the key's scope too), so one user has one history whatever the spelling.
+        ``logged_user`` is the canonical user the call was made for, where the transport names one: the
+        request log's ``user_id`` (not the scope, which names a key).
         """
         if name == GET_MEMORY:
-            return self._get_memory(arguments, handshake_session, transport, user_id)
+            return self._get_memory(arguments, handshake_session, transport, _Started(logged_user))
         if name != TOOL_NAME:
             raise UnknownTool(f"unknown tool {preview(str(name))}; this server has {TOOL_NAME!r} and {GET_MEMORY!r}")
-        started = _Started()
+        started = _Started(logged_user)
         try:
             request = validate_arguments(arguments)  # the one validation: the pipeline's validate stage keeps it
         except InvalidArguments as exc:
             # Filed under the session_id argument when that alone is valid, as a valid call would be.
             session = _session(arguments) or _clean_session(handshake_session)
-            return self._refused(started, exc, arguments, session, transport, user_id)
+            return self._refused(started, exc, arguments, session, transport)
         session = request.session_id or _clean_session(handshake_session)
         try:
             result = self._retrieve(arguments, request, session, user_id)
             require_memory(result, self.retriever)
         except (RetrievalTimeout, MemoryNotFound, MemoryEmpty) as exc:
-            return self._refused(started, exc, arguments, session, transport, user_id)
+            return self._refused(started, exc, arguments, session, transport)
         return self._answered(started, result, arguments, session, user_id, transport)
 
     def _answered(
@@ -134,9 +137,7 @@ class MemoryService:
         warnings = response["structuredContent"]["diagnostics"]["warnings"]
         if not self._remember_prompt(session, user_id, arguments["prompt"]):
             warnings.append(_NOT_STORED)
-        record = started.record(
-            result.run.request_id, session, TOOL_NAME, transport, arguments, response, None, user_id=user_id
-        )
+        record = started.record(result.run.request_id, session, TOOL_NAME, transport, arguments, response, None)
         if not self._log(record):
             warnings.append(_NOT_LOGGED)
         return response
@@ -148,13 +149,10 @@ class MemoryService:
         arguments: Any,
         session: str | None,
         transport: str,
-        user_id: str | None = None,
     ) -> dict[str, Any]:
         """An ``isError`` result for bad arguments, a timeout or a memory that is not there, logged like any call."""
         response = error_result(error)
-        record = started.record(
-            str(uuid.uuid4()), session, TOOL_NAME, transport, arguments, response, error.code, user_id=user_id
-        )
+        record = started.record(str(uuid.uuid4()), session, TOOL_NAME, transport, arguments, response, error.code)
         self._log(record)
         return response
 
@@ -165,11 +163,8 @@ class MemoryService:
         warnings += self._store_warnings()
         return self.retriever.call(arguments, history=history, session_id=session, request=request, warnings=warnings)
 
-    def _get_memory(
-        self, arguments: Any, session: str | None, transport: str, user_id: str | None = None
-    ) -> dict[str, Any]:
+    def _get_memory(self, arguments: Any, session: str | None, transport: str, started: _Started) -> dict[str, Any]:
         """Seed 002's ``get_memory``: the assistant memory, filtered by agent and query."""
-        started = _Started()
         try:
             agent, query = validate_get_memory(arguments)
             memory = usable_memory(self.retriever)
@@ -179,7 +174,7 @@ class MemoryService:
             response, code = json_error(exc), exc.code
         session = _clean_session(session)
         rid = str(uuid.uuid4())
-        self._log(started.record(rid, session, GET_MEMORY, transport, arguments, response, code, user_id=user_id))
+        self._log(started.record(rid, session, GET_MEMORY, transport, arguments, response, code))
         return response
 
     def memories_retrieve(
@@ -199,10 +194,11 @@ class MemoryService:
         """
         started = _Started()
         status, response, user = memories.answer(self.graphs, body, user_id, allowed_users, user_header)
+        started.user = user
         code = {200: None, 403: "forbidden"}.get(status, response.get("error_code") or "validation_error")
         logged = bounded(response, items=1000, depth=12)  # the answer echoes the body, so it is bounded too
         rid = str(uuid.uuid4())
-        self._log(started.record(rid, user, "memories/retrieve", "http", body, logged, code, "body", user_id=user))
+        self._log(started.record(rid, user, "memories/retrieve", "http", body, logged, code, "body"))
         return status, response
 
     def session_key(self, session: str, user_id: str | None = None) -> str:
@@ -341,8 +337,9 @@ _NOT_STORED = "session prompt not stored: the store's write queue is full"
 class _Started:
     """When a counted call began, and the log record it makes when it ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, user: str | None = None) -> None:
         self.received, self.began = time.time(), time.perf_counter()
+        self.user = user  # the canonical user the call was made for (the record's ``user_id``), where one is named
 
     def record(
         self,
@@ -354,18 +351,15 @@ class _Started:
         response: dict[str, Any],
         code: str | None,
         wrap: str = "arguments",
-        *,
-        user_id: str | None = None,
     ) -> RequestRecord:
         """The call's record: ``status`` follows ``code``; arguments are logged as a bounded copy
-        (non-object arguments as ``{wrap: value}``), so whatever a client sends reads back.  ``user_id`` (the
-        canonical user the call was made for, where the transport names one) tells apart two users' calls
-        under the same ``session_id``."""
+        (non-object arguments as ``{wrap: value}``), so whatever a client sends reads back.  Its ``user_id``
+        (``self.user``) tells apart two users' calls under the same ``session_id``."""
         logged = bounded(arguments) if isinstance(arguments, Mapping) else {wrap: bounded(arguments)}
         duration_ms = (time.perf_counter() - self.began) * 1000
         status = "ok" if code is None else "error"
         return RequestRecord(
-            request_id, self.received, session, tool, transport, status, duration_ms, logged, response, code, user_id
+            request_id, self.received, session, tool, transport, status, duration_ms, logged, response, code, self.user
         )
 
 

@@ -276,6 +276,8 @@ def test_a_key_bound_to_two_users_keeps_each_users_sessions_apart(service: Memor
         assert _ask(mcp, "and who owns it?", team) == "and who owns it?"  # the key's own, user-less sessions
         own = _ask(mcp, "and who owns it?", {**team, "X-External-User-Id": "alice"})
         assert own == "and who owns it? (context: billing migration project)"
+        # The log names the user, never the key's scope (before: '["key", "key-5b75…", "user", "alice"]').
+        assert [row["user_id"] for row in service.requests(10)] == ["alice", None, "bob", "alice"]
 
 
 def test_reordering_the_keys_never_hands_one_tenants_sessions_to_another(service: MemoryService) -> None:

@@ -576,7 +576,9 @@ def test_a_call_validates_its_arguments_once(service: MemoryService, monkeypatch
 
 
 def test_the_request_log_tells_two_users_calls_under_one_session_id_apart(service: MemoryService) -> None:
-    service.call_tool(TOOL_NAME, {"prompt": "billing migration", "session_id": "thread-9"}, user_id="alice")
-    service.call_tool(TOOL_NAME, {"prompt": "and its risks?", "session_id": "thread-9"}, user_id="bob")
-    service.call_tool(TOOL_NAME, {"prompt": "billing", "session_id": "thread-9"})
+    asked = {"prompt": "billing migration", "session_id": "thread-9"}
+    service.call_tool(TOOL_NAME, asked, user_id='["scope", "alice"]', logged_user="alice")
+    service.call_tool(TOOL_NAME, {**asked, "prompt": "and its risks?"}, user_id='["scope", "bob"]', logged_user="bob")
+    service.call_tool(TOOL_NAME, {**asked, "prompt": "billing"}, user_id='["scope"]')  # a scope, but no user named
+    # The user each call was made for, not the scope its sessions are kept under (a key's fingerprint).
     assert [row["user_id"] for row in service.requests(10, "thread-9", None)] == [None, "bob", "alice"]
