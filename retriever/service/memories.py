@@ -22,6 +22,7 @@ from retriever.compat.graphs import GraphRetrieval, UnknownGraph
 from retriever.compat.users import InvalidUserId, canonical_user_id
 from retriever.errors import InvalidArguments, RetrievalTimeout, RetrieverError
 from retriever.pipeline.contracts import MemoriesRetrieveRequest
+from retriever.service.roots import usable_memory
 from retriever.text.safe import bounded, preview
 
 USER_HEADER = "x-external-user-id"
@@ -45,6 +46,9 @@ def answer(
         return 403, {"detail": message}, user
     try:
         request = MemoriesRetrieveRequest.model_validate(body)
+        for tree in graphs.trees(request.graph_ids, user):
+            if tree.scope == "graph":  # a shared tree missing or emptied: 503 (had been an empty 200, cached)
+                usable_memory(tree.retriever)
         return 200, graphs.retrieve(request, user), user
     except ValidationError as exc:
         return 422, {"detail": _validation_detail(exc)}, user

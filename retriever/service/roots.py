@@ -16,7 +16,7 @@ def require_memory(result: RetrievalResult, retriever: Retriever) -> None:
     """Raise when the memory is missing or empty: to a tool caller that is a set-up error (a typo in a
     client's ``--root``), not an empty answer.  The library keeps saying ``memory_ready: false``."""
     state = result.structured.get("readiness_state")
-    if state == "missing":
+    if state == "missing" or not retriever.root.is_dir():  # a root removed while serving had read as "empty"
         raise _not_found(retriever)
     if state == "empty":
         raise MemoryEmpty.at(str(retriever.root), len(result.structured["diagnostics"]["skipped_files"]))
@@ -30,6 +30,8 @@ def usable_memory(retriever: Retriever) -> Memory:
         memory = retriever.memory
     except MemoryNotFound:
         raise _not_found(retriever) from None
+    if not retriever.root.is_dir():  # removed while serving: the last index still answers, but of nothing there
+        raise _not_found(retriever)
     if memory.readiness()[1] == "empty":
         raise MemoryEmpty.at(str(retriever.root), len(memory.skipped))
     return memory

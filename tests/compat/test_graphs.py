@@ -187,6 +187,27 @@ def test_a_repeat_is_a_cache_hit_and_an_edit_invalidates_it(
     assert third["context"]["data"]["facts"][0] == "Employees earn 12 sick days per year."
 
 
+def test_a_shared_tree_emptied_or_removed_while_serving_is_a_503_never_a_cached_empty_200(
+    base: str, service: MemoryService, trees: dict[str, Path]
+) -> None:
+    body = {"query": "How many sick days do employees earn?", "agent_id": "a"}
+    assert _retrieve(base, body).status_code == 200
+    kept = trees["root"].parent / "kept"
+    trees["root"].rename(kept)
+    trees["root"].mkdir()
+    service.retriever.refresh()
+    emptied = _retrieve(base, body)
+    assert (emptied.status_code, emptied.json()["error_code"]) == (503, "memory_empty")  # before: 200, results []
+    trees["root"].rmdir()
+    service.retriever.refresh()
+    removed = _retrieve(base, body)
+    assert (removed.status_code, removed.json()["error_code"]) == (503, "memory_not_found")  # before: 200, cached
+    kept.rename(trees["root"])
+    service.retriever.refresh()
+    back = _retrieve(base, body)
+    assert back.status_code == 200 and back.json()["context"]["cache_hit"] is False
+
+
 @pytest.mark.parametrize(
     ("body", "loc", "kind"),
     [
