@@ -47,6 +47,7 @@ from retriever.text.safe import bounded, one_line
 log = logging.getLogger(__name__)
 DRAIN_GRACE_SECONDS = 5.0  # past the retrieval deadline: time to log the request and write the answer
 ECHO_CHARS = 200  # of an unknown method's name, in its -32601 error
+MAX_IN_FLIGHT = 64  # requests read and not yet answered; the next line is read once one is
 TOOLS_CALL_SHAPE = "tools/call needs params.name (a string) and, optionally, params.arguments (an object)"
 _SDK_GATE_MESSAGE = "Invalid request parameters"  # what the SDK answers a request sent before initialize
 
@@ -186,18 +187,25 @@ _Item = types.JSONRPCMessage | Rejection | None | _EndOfInput
 
 
 class _Outstanding:
-    """Requests handed to the SDK and not yet answered, keyed as the SDK correlates ids ("7" is 7)."""
+    """Requests handed to the SDK and not yet answered, keyed as the SDK correlates ids ("7" is 7).  Past
+    ``limit`` of them, the reader waits (``wait_room``) before reading another line: a client writing requests
+    without reading the answers had grown the server by ~12 MB/s, each finished answer held in its task."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_IN_FLIGHT) -> None:
         self._open: Counter[types.RequestId] = Counter()
-        self._idle = anyio.Event()
+        self._count, self._limit = 0, limit
+        self._idle, self._room = anyio.Event(), anyio.Event()
         self._idle.set()
+        self._room.set()
 
     def expect(self, request_id: types.RequestId) -> None:
         """Count in an answer that will be written (each answer written counts one out)."""
         if not self._open:
             self._idle = anyio.Event()
         self._open[coerce_request_id(request_id)] += 1
+        self._count += 1
+        if self._count >= self._limit and self._room.is_set():
+            self._room = anyio.Event()
 
     def received(self, message: types.JSONRPCMessage) -> None:
         """Count a request in; a cancelled request is counted out: the SDK never answers it."""
@@ -214,16 +222,27 @@ class _Outstanding:
         if key not in self._open:
             return  # an answer to a rejected line, or an answer that raced the client's cancel
         self._open[key] -= 1
+        self._count -= 1
         if not self._open[key]:
             del self._open[key]
         if not self._open:
             self._idle.set()
+        if self._count < self._limit:
+            self._room.set()
 
     def idle(self) -> bool:
         return not self._open
 
     async def wait_idle(self) -> None:
         await self._idle.wait()
+
+    def has_room(self) -> bool:
+        """Fewer than ``limit`` requests are in flight."""
+        return self._room.is_set()
+
+    async def wait_room(self) -> None:
+        """Return once fewer than ``limit`` requests are in flight (``has_room``)."""
+        await self._room.wait()
 
 
 def _read_item(wire_in: BinaryIO) -> _Item:
@@ -256,6 +275,7 @@ async def _read_lines(
     """Feed valid messages to the SDK and answer the rest; at end of input, drain, then close."""
     async with to_server, to_client:
         while True:
+            await outstanding.wait_room()
             item = await anyio.to_thread.run_sync(_read_item, wire_in, abandon_on_cancel=True)
             if isinstance(item, _EndOfInput):
                 break

@@ -433,6 +433,25 @@ def test_answers_are_awaited_per_request_even_when_a_rejected_line_or_a_cancel_r
     assert anyio.run(scenario) == [False, True, True, True]
 
 
+def test_past_the_in_flight_limit_the_reader_waits_until_an_answer_is_written() -> None:
+    async def scenario() -> list[bool]:
+        outstanding, room = _Outstanding(limit=2), []
+        room.append(outstanding.has_room())
+        outstanding.expect(1)
+        room.append(outstanding.has_room())
+        outstanding.expect(2)  # the limit: the reader reads no further line (before: without bound)
+        room.append(outstanding.has_room())
+        outstanding.settled(3)  # no such request: nothing changes
+        room.append(outstanding.has_room())
+        outstanding.settled(1)
+        room.append(outstanding.has_room())
+        with anyio.fail_after(5):
+            await outstanding.wait_room()  # returns at once now
+        return room
+
+    assert anyio.run(scenario) == [True, True, False, False, True]
+
+
 # -- random lines ---------------------------------------------------------------------------------
 # Each drawn line is a template (kind, payload); ids are filled in when it is sent, unique over the whole run,
 # so that "exactly one reply per request id" can be checked once the server has exited.
