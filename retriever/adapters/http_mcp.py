@@ -68,6 +68,7 @@ from retriever.service.tools import UnknownTool
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32602, -32603
+SERVER_ERROR = -32000  # implementation-defined: a refusal that is neither the client's mistake nor a fault
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 INITIALIZE_BYTES = 16 * 1024  # real clients send under 1 KiB
 INLINE_CHARS = 400  # of a call's text arguments, answered on the event loop (``run_tool``)
@@ -77,15 +78,25 @@ CALL_THREADS = 16  # tool calls in worker threads at once; the rest wait their t
 class RpcRefusal(Exception):
     """A JSON-RPC error the front answers itself, before the SDK sees the request."""
 
-    def __init__(self, code: int, message: str, request_id: Any = None, status: int = 400, data: Any = None) -> None:
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        request_id: Any = None,
+        status: int = 400,
+        data: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code, self.message, self.request_id, self.status, self.data = code, message, request_id, status, data
+        self.headers = headers
 
     def response(self) -> JSONResponse:
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
-        return JSONResponse({"jsonrpc": "2.0", "id": self.request_id, "error": error}, status_code=self.status)
+        body = {"jsonrpc": "2.0", "id": self.request_id, "error": error}
+        return JSONResponse(body, status_code=self.status, headers=self.headers)
 
 
 def check_message(body: bytes) -> dict[str, Any]:
@@ -199,6 +210,10 @@ class McpEndpoint:
         self.sessions = StreamableHTTPSessionManager(
             server, session_idle_timeout=policy.session_idle, max_sessions=policy.max_sessions, **common
         )
+        # Each key's share of the sessions: with several keys, one key filling every slot had locked the others
+        # out of the handshake until its sessions idled out (30 min), and pings kept them alive.
+        keys = len(policy.keys.entries)
+        self.share = max(1, policy.max_sessions // keys) if keys > 1 else None
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
@@ -235,11 +250,29 @@ class McpEndpoint:
             # to max_sessions sessions, was 1.8 GB held for half an hour.
             problem = f"initialize over {INITIALIZE_BYTES:,} bytes; a client's capabilities and info take far less"
             raise RpcRefusal(INVALID_PARAMS, problem, message.get("id"), status=200)
+        if SESSION_HEADER not in headers and message["method"] == "initialize":
+            self._check_share(scope, message.get("id"))
         if SESSION_HEADER in headers or message["method"] == "initialize":
             return self.sessions.handle_request, _bind_key(scope), replay(body, receive)
         if message["method"] == "tools/call" and "id" in message and _plain_json(scope):
             return await self._answer_call(message, scope), scope, receive
         return self.stateless.handle_request, scope, replay(body, receive)
+
+    def _check_share(self, scope: Scope, request_id: Any) -> None:
+        """Refuse a new session to a key that holds its share (``self.share``) already: 503, -32000, Retry-After.
+        The SDK keeps each session's owner, the key's name (``_bind_key``); what it does not keep (an SDK
+        without that table) is no session of any key's, and the SDK's own limit still holds."""
+        grant = scope.get("state", {}).get("grant")
+        if self.share is None or not isinstance(grant, KeyGrant) or grant is OPEN:
+            return
+        owners = getattr(self.sessions, "_session_owners", {})
+        held = sum(1 for owner in list(owners.values()) if owner.get("client_id") == grant.name)
+        if held >= self.share:
+            message = (
+                f"this API key holds {held} sessions, its share of the server's {self.sessions.max_sessions}; end one "
+                "(DELETE with its Mcp-Session-Id) or let one idle out, then retry"
+            )
+            raise RpcRefusal(SERVER_ERROR, message, request_id, status=503, headers={"Retry-After": "60"})
 
     async def _answer_call(self, message: dict[str, Any], scope: Scope) -> Response:
         """A session-less ``tools/call`` (the seed's bare POST), answered without the SDK's stateless path.

@@ -199,6 +199,22 @@ def test_sessions_past_the_cap_are_refused_with_503(service: MemoryService) -> N
         assert _post(mcp, INIT).status_code == 200  # ending a session makes room
 
 
+def test_with_several_keys_no_key_takes_more_than_its_share_of_the_sessions(service: MemoryService) -> None:
+    with serving(service, max_sessions=4, api_keys="key-a-0123456789=*,key-b-0123456789=*") as url:
+        mcp = f"{url}/v1/mcp/memory"
+        a, b = {"Authorization": "Bearer key-a-0123456789"}, {"Authorization": "Bearer key-b-0123456789"}
+        first = _session(mcp, a)
+        _session(mcp, a)
+        refused = _post(mcp, INIT, a)  # a's share of 4 is 2: before, a could take all 4 and lock b out
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "60"
+        error = refused.json()["error"]
+        assert error["code"] == -32000 and "holds 2 sessions, its share of the server's 4" in error["message"]
+        _session(mcp, b)
+        _session(mcp, b)
+        assert httpx.delete(mcp, headers={**a, "Mcp-Session-Id": first}).status_code == 200
+        _session(mcp, a)  # ending one of its sessions gives a key its share back
+
+
 def test_a_session_answers_only_the_key_that_opened_it(service: MemoryService) -> None:
     with serving(service, api_keys="key-a-0123456789=*,key-b-0123456789=*") as url:
         mcp = f"{url}/v1/mcp/memory"
