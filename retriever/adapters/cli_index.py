@@ -6,7 +6,7 @@ Progress goes to stderr (a bar on a terminal, lines otherwise: ``cli_progress``)
 goes to stdout, e.g.::
 
     company_context: 132 files, 132 documents, 1,204 sections
-    index built in 0.6 s: 132 files parsed, 0 removed
+    index built in 0.6 s: 132 files parsed, 0 deleted
     cache: /home/me/.cache/company-memory-retriever/index/company_context-1a2b3c4d
 
 ``--json`` prints the same as one object.  Exit codes: 0 done; 2 a missing root, a root without
@@ -84,12 +84,16 @@ def _lines(summary: dict[str, Any]) -> list[str]:
     skipped = summary["skipped"]
     why = f" ({skipped:,} skipped: `retriever tree` says why)" if skipped else ""
     return [
-        f"{Path(summary['root']).name}: {summary['files']:,} files, {summary['documents']:,} documents, "
-        f"{summary['sections']:,} sections{why}",
+        f"{Path(summary['root']).name}: {_count(summary['files'], 'file')}, {_count(summary['documents'], 'document')}, "
+        f"{_count(summary['sections'], 'section')}{why}",
         f"{_DONE.get(summary['index'], summary['index'])} in {summary['seconds']:.1f} s: "
-        f"{summary['parsed']:,} files parsed, {summary['removed']:,} removed",
+        f"{_count(summary['parsed'], 'file')} parsed, {summary['removed']:,} deleted",
         f"cache: {summary['cache_folder'] or 'none'}",
     ]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 COMMANDS = (index,)

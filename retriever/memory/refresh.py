@@ -50,9 +50,8 @@ COMPACTING = "compacting"  # documents indexed again into one segment
 SAVING = "saving"  # the index written to its cache (0 of 1, then 1 of 1)
 READING = "reading"  # files of a git revision parsed (``--at``)
 PHASES = (INDEXING, REFRESHING, COMPACTING, SAVING, READING)
-_COMPACT_DEAD_SHARE = 0.3
+_COMPACT_DEAD_SHARE, _COMPACT_SEGMENTS = 0.3, 8
 _GENERATIONS = itertools.count(1)  # ``Refresher.generation``: unique in the process
-_COMPACT_SEGMENTS = 8
 _CACHE_CHUNK = 500  # documents read from the cache at once while compacting
 
 
@@ -67,7 +66,7 @@ class RefreshStats:
 
     files: int
     parsed: int
-    removed: int
+    removed: int  # files deleted since (an edited file counts as parsed only)
     rebuilt: bool
     cache: str
 
@@ -244,7 +243,8 @@ class Refresher:
         the write lock; retrievals wait only for the swap, which also swaps in the new documents
         (so a retrieval never pairs a new document with the old index's section numbers)."""
         state = self.state
-        removed = [p for p in [*found.changed, *found.gone] if p in state.catalog]
+        deleted = [p for p in found.gone if p in state.catalog]  # an edited file is parsed, not deleted
+        removed = [p for p in found.changed if p in state.catalog] + deleted
         dead = [sid for p in removed for sid in self._file_sections.get(p, [])]
         new_docs = [p.indexable for p in found.changed.values() if p is not None]
         rebuilt = found.built is not None or not state.index.segments or _too_fragmented(state.index, len(dead))
@@ -274,7 +274,7 @@ class Refresher:
                     register(state, self._file_sections, new_docs, builder.finish())
         self._save(dirty, progress)
         self.documents.trim()
-        self.stats = RefreshStats(len(found.present), found.parsed, len(removed), rebuilt, self._word(rebuilt, dirty))
+        self.stats = RefreshStats(len(found.present), found.parsed, len(deleted), rebuilt, self._word(rebuilt, dirty))
 
     def _word(self, rebuilt: bool, dirty: bool) -> str:
         if not self.cache:

@@ -22,7 +22,7 @@ def test_index_builds_then_finds_the_index_up_to_date_then_updates_it(make_tree:
     assert first.exit_code == 0, first.stderr
     lines = first.stdout.splitlines()
     assert lines[0] == f"memory: 8 files, 8 documents, {_sections(root)} sections"
-    assert lines[1].startswith("index built in ") and lines[1].endswith(" s: 8 files parsed, 0 removed")
+    assert lines[1].startswith("index built in ") and lines[1].endswith(" s: 8 files parsed, 0 deleted")
     assert lines[2] == f"cache: {index_cache_dir(Settings.from_env(), root)}"
 
     again = runner.invoke(cli, ["index", "--root", str(root), "--json"])
@@ -37,6 +37,9 @@ def test_index_builds_then_finds_the_index_up_to_date_then_updates_it(make_tree:
     text = runner.invoke(cli, ["index", "--root", str(root)]).stdout.splitlines()
     assert text[0] == f"memory: 8 files, 7 documents, {_sections(root)} sections (1 skipped: `retriever tree` says why)"
     assert text[1].startswith("index up to date (loaded from the cache) in ")
+    (root / "policies" / "leave.md").write_text("# Leave\n\nEmployees earn 12 sick days per year.\n")
+    edited = runner.invoke(cli, ["index", "--root", str(root)]).stdout.splitlines()
+    assert edited[1].endswith(" s: 1 file parsed, 0 deleted")  # before: "1 files parsed, 1 removed"
 
 
 def test_index_of_a_missing_or_empty_root_is_a_usage_error(tmp_path: Path) -> None:
@@ -78,7 +81,7 @@ def test_index_prints_a_root_name_with_control_characters_escaped(tmp_path: Path
     assert result.exit_code == 0, result.stderr
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     lines = result.stdout.splitlines()
-    assert lines[0] == "me\\x1b]0;pwned\\x07m\\nory: 1 files, 1 documents, 1 sections"
+    assert lines[0] == "me\\x1b]0;pwned\\x07m\\nory: 1 file, 1 document, 1 section"
     assert len(lines) == 3
     again = CliRunner().invoke(cli, ["index", "--root", str(root), "--json"])
     assert json.loads(again.stdout)["root"] == str(root)  # JSON keeps the name exact
