@@ -84,8 +84,8 @@ def _lines(summary: dict[str, Any]) -> list[str]:
     skipped = summary["skipped"]
     why = f" ({skipped:,} skipped: `retriever tree` says why)" if skipped else ""
     return [
-        f"{Path(summary['root']).name}: {_count(summary['files'], 'file')}, {_count(summary['documents'], 'document')}, "
-        f"{_count(summary['sections'], 'section')}{why}",
+        f"{Path(summary['root']).name}: {_count(summary['files'], 'file')}, "
+        f"{_count(summary['documents'], 'document')}, {_count(summary['sections'], 'section')}{why}",
         f"{_DONE.get(summary['index'], summary['index'])} in {summary['seconds']:.1f} s: "
         f"{_count(summary['parsed'], 'file')} parsed, {summary['removed']:,} deleted",
         f"cache: {summary['cache_folder'] or 'none'}",
