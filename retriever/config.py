@@ -103,7 +103,7 @@ class Settings(BaseModel):
         le=50,
         description="Sections read in phase 1 (up to 1.5 times as many where the question's words leave it uncovered).",
     )
-    deadline_seconds: float = Field(default=120.0, ge=0, le=MAX_SECONDS, description="Per-retrieval time limit.")
+    deadline_seconds: float = Field(default=120.0, gt=0, le=MAX_SECONDS, description="Per-retrieval time limit.")
     max_file_bytes: int = Field(default=2_000_000, ge=1, le=MAX_COUNT, description="Larger files are skipped.")
     excerpt_chars: int = Field(default=700, ge=50, le=MAX_COUNT, description="Document excerpts are cut here.")
     max_documents: int = Field(default=4, ge=0, le=20, description="Document excerpts per result.")

@@ -188,7 +188,7 @@ def test_the_first_question_does_not_time_out_while_the_index_is_built(
 
 
 def test_zero_deadline_ends_in_retrieval_timeout(make_tree: TreeFactory) -> None:
-    retriever = Retriever(make_tree(ACME), Settings(deadline_seconds=0))
+    retriever = Retriever(make_tree(ACME), Settings(deadline_seconds=1e-9))
     with pytest.raises(RetrievalTimeout) as caught:
         retriever.retrieve("How many sick days do employees earn?")
     assert caught.value.to_dict()["error_code"] == "retrieval_timeout"

@@ -117,9 +117,15 @@ def test_invalid_setting_in_the_environment_is_a_usage_error(runner: CliRunner, 
 
 
 def test_timeout_exits_with_failure(runner: CliRunner, root: Path) -> None:
-    result = runner.invoke(cli, ["query", "billing", "--root", str(root)], env={"RETRIEVER_DEADLINE_SECONDS": "0"})
+    result = runner.invoke(cli, ["query", "billing", "--root", str(root)], env={"RETRIEVER_DEADLINE_SECONDS": "1e-9"})
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error (retrieval_timeout): retrieval exceeded its 0 s deadline")
+    assert result.stderr.startswith("Error (retrieval_timeout): retrieval exceeded its 1e-09 s deadline")
+
+
+def test_a_deadline_of_zero_is_an_invalid_setting_not_a_timeout_of_every_query(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "billing", "--root", str(root)], env={"RETRIEVER_DEADLINE_SECONDS": "0"})
+    assert result.exit_code == 2  # before: accepted, then every query failed with retrieval_timeout
+    assert result.stderr.startswith("Error (invalid_config): invalid setting: RETRIEVER_DEADLINE_SECONDS='0'")
 
 
 def test_tree_prints_outline_with_section_counts_and_skipped_files(runner: CliRunner, make_tree: TreeFactory) -> None:

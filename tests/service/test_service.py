@@ -90,7 +90,7 @@ def test_bad_arguments_are_an_error_result_not_an_exception(
 
 
 def test_a_timeout_is_an_error_result(make_tree: TreeFactory, store: Store) -> None:
-    slow = MemoryService(Retriever(make_tree(ACME), Settings.from_env(deadline_seconds=0)), store, watch=False)
+    slow = MemoryService(Retriever(make_tree(ACME), Settings.from_env(deadline_seconds=1e-9)), store, watch=False)
     result = slow.call_tool(TOOL_NAME, {"prompt": "billing"})
     assert result["structuredContent"]["error_code"] == "retrieval_timeout"
     assert slow.call_tool(TOOL_NAME, {"prompt": "billing"})["isError"] is True  # and it goes on serving
@@ -98,7 +98,7 @@ def test_a_timeout_is_an_error_result(make_tree: TreeFactory, store: Store) -> N
 
 def test_a_timeout_on_memories_retrieve_is_a_504_naming_retrieval_timeout(make_tree: TreeFactory, store: Store) -> None:
     """It had escaped as an unhandled exception: HTTP 500 "internal error", a traceback in the server's log."""
-    slow = MemoryService(Retriever(make_tree(ACME), Settings.from_env(deadline_seconds=0)), store, watch=False)
+    slow = MemoryService(Retriever(make_tree(ACME), Settings.from_env(deadline_seconds=1e-9)), store, watch=False)
     status, body = slow.memories_retrieve({"query": "billing", "agent_id": "a"}, None)
     assert (status, body["error_code"]) == (504, "retrieval_timeout")
     assert "deadline" in body["detail"] or "seconds" in body["detail"]
