@@ -78,10 +78,14 @@ def query(
 def _prompt(words: tuple[str, ...], as_json: bool) -> str:
     """The prompt: the words joined by spaces, or stdin for a lone "-" (read up to just past the
     limit, so that an endless pipe cannot fill memory and an over-long prompt is still named)."""
+    from retriever.errors import InvalidArguments
+
+    if len(words) > 1 and words[0] == "-":  # stdin and words both: which one is the prompt?
+        message = "'-' reads the prompt from stdin: give it alone, or put a prompt starting with '-' after '--'"
+        fail(InvalidArguments(message), as_json)
     if words != ("-",):
         return " ".join(words)
     from retriever.config import MAX_PROMPT_CHARS
-    from retriever.errors import InvalidArguments
     from retriever.text.safe import lone_surrogate
 
     text = sys.stdin.read(MAX_PROMPT_CHARS + 2).removeprefix("\ufeff")  # a byte-order mark does not count

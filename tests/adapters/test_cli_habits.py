@@ -45,6 +45,14 @@ def test_a_lone_dash_reads_the_prompt_from_stdin(root: Path) -> None:
     assert "**Query:** Who owns the billing migration?\n" in result.stdout
 
 
+def test_a_dash_followed_by_words_is_a_usage_error_naming_both_ways(root: Path) -> None:
+    result = CliRunner().invoke(cli, ["query", "-", "foo", "--root", str(root)], input="hi\n")
+    assert result.exit_code == 2  # before: the prompt "- foo", stdin silently ignored
+    assert result.stderr.startswith("Error (invalid_arguments): '-' reads the prompt from stdin: give it alone")
+    quoted = CliRunner().invoke(cli, ["query", "--root", str(root), "--", "- foo"])
+    assert quoted.exit_code == 0, quoted.stderr
+
+
 def test_an_empty_stdin_is_an_empty_prompt(root: Path) -> None:
     result = CliRunner().invoke(cli, ["query", "-", "--root", str(root)], input="")
     assert result.exit_code == 2
