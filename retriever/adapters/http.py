@@ -32,6 +32,7 @@ from retriever.adapters.http_guard import (
     Guard,
     HeaderProblem,
     HttpPolicy,
+    clip,
     named_user,
     parse_json,
 )
@@ -96,14 +97,15 @@ class Routes:
                 },
                 status_code=403,
             )
+        raw_limit, since = request.query_params.get("limit", "50"), request.query_params.get("since")
+        limit = int(raw_limit) if raw_limit.isascii() and raw_limit.isdigit() else 0
+        if not 1 <= limit <= 1000:  # as the CLI says it: the value, briefly, and what is accepted
+            return JSONResponse({"error": f"limit {clip(raw_limit)} is not a whole number from 1 to 1000"}, 400)
         try:
-            limit = int(request.query_params.get("limit", "50"))
-            since = request.query_params.get("since")
             since_value = parse_since(since) if since else None
-        except ValueError as exc:
-            return JSONResponse({"error": f"bad query parameter: {str(exc)[:200]}"}, status_code=400)
-        if not 1 <= limit <= 1000:
-            return JSONResponse({"error": "limit must be between 1 and 1000"}, status_code=400)
+        except (ValueError, OverflowError):
+            message = f"since {clip(str(since))} is neither Unix seconds nor an ISO 8601 time"
+            return JSONResponse({"error": message}, status_code=400)
         session_id = request.query_params.get("session_id")
         try:
             rows = await anyio.to_thread.run_sync(lambda: self.service.requests(limit, session_id, since_value))

@@ -230,8 +230,14 @@ def test_the_request_log_filters_by_session_limit_and_since(base: str) -> None:
     assert only_a[0]["prompt"] == "billing" and only_a[0]["response"]["isError"] is False
     assert len(httpx.get(f"{base}/v1/dev/mcp-requests", params={"limit": 1}).json()["requests"]) == 1
     assert httpx.get(f"{base}/v1/dev/mcp-requests", params={"since": "2999-01-01T00:00:00Z"}).json()["count"] == 0
-    assert httpx.get(f"{base}/v1/dev/mcp-requests", params={"since": "soon"}).status_code == 400
     assert httpx.get(f"{base}/v1/dev/mcp-requests", params={"limit": 0}).status_code == 400
+    # Each bad parameter is named as the CLI names it, never with Python's exception text.
+    soon = httpx.get(f"{base}/v1/dev/mcp-requests", params={"since": "soon"})
+    assert soon.status_code == 400
+    assert soon.json() == {"error": "since 'soon' is neither Unix seconds nor an ISO 8601 time"}
+    for limit in ("abc", "1_0", "５"):
+        bad = httpx.get(f"{base}/v1/dev/mcp-requests", params={"limit": limit})
+        assert bad.status_code == 400 and bad.json()["error"].endswith("is not a whole number from 1 to 1000")
 
 
 def test_healthz_reports_readiness(base: str) -> None:
