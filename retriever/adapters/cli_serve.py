@@ -105,7 +105,7 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
     """Print the request log of the memory at --root: every counted tool call, newest first."""
     from retriever.errors import RetrieverError
     from retriever.service.service import memory_scope
-    from retriever.service.stores import open_store
+    from retriever.service.stores import open_store, store_path
     from retriever.service.stores.base import parse_since
 
     if session_id is not None and not session_id.strip():
@@ -118,6 +118,11 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
             f"{preview(str(since))} is neither Unix seconds nor an ISO 8601 time", param_hint="--since"
         ) from None
     loaded = load_settings(root, as_json=as_json)
+    path = store_path(loaded.settings)
+    if path is not None and not path.exists():  # nothing logged yet: said, and the store left uncreated (as ``status``)
+        place = ("sqlite", f"{path}: it is not created yet")
+        click.echo("[]" if as_json else _nothing_logged(place, session_id, since, loaded.root), err=not as_json)
+        return
     try:
         store = open_store(loaded.settings)
         scope = memory_scope(loaded.root, loaded.settings)  # the log is kept per memory
@@ -130,7 +135,8 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
         return
     if not records:
-        click.echo(_nothing_logged(store, session_id, since, loaded.root), err=True)
+        shown = (store.kind, getattr(store, "shown_url", None) or getattr(store, "path", None) or "?")
+        click.echo(_nothing_logged(shown, session_id, since, loaded.root), err=True)
         return
     for r in records:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["received_at"]))
@@ -142,10 +148,11 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         click.echo(one_line(line))  # a client's session id may hold control characters
 
 
-def _nothing_logged(store: Any, session_id: str | None, since: str | None, root: Path) -> str:
-    """The line an empty answer gets: which store and memory were read, and why they may hold nothing."""
-    place = getattr(store, "shown_url", None) or getattr(store, "path", None) or "?"
-    where = f"the {store.kind} store ({place})"
+def _nothing_logged(store: tuple[str, Any], session_id: str | None, since: str | None, root: Path) -> str:
+    """The line an empty answer gets: which store (its kind and where) and memory were read, and why they may hold
+    nothing."""
+    kind, place = store
+    where = f"the {kind} store ({one_line(str(place))})"
     memory = f"the memory at {one_line(str(root))}"
     filters = [  # as typed, but bounded and on one line: a session id may be huge or hold ESC sequences
         f"{name} {one_line(cut(clean_text(value), 80))}"

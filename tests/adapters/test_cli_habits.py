@@ -120,8 +120,15 @@ def test_requests_on_an_empty_log_says_so_and_where_it_looked() -> None:
     assert result.exit_code == 0
     assert result.stdout == ""
     store = Path(os.environ["RETRIEVER_STATE_DIR"]) / "state" / "store.sqlite"
-    assert result.stderr.startswith(f"No requests logged yet in the sqlite store ({store}).")
+    assert result.stderr.startswith(f"No requests logged yet in the sqlite store ({store}: it is not created yet).")
     assert "`retriever mcp` and `retriever serve` log every tool call" in result.stderr
+    assert not store.exists()  # before: created, to say that it was empty
+    from retriever import Settings
+    from retriever.service.stores import open_store
+
+    open_store(Settings.from_env()).close()  # a store that exists and holds nothing
+    again = CliRunner().invoke(cli, ["requests"])
+    assert again.stderr.startswith(f"No requests logged yet in the sqlite store ({store}).")
 
 
 def test_requests_with_filters_that_match_nothing_names_the_filters() -> None:

@@ -7,9 +7,12 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from retriever.config import Settings, state_home
 from retriever.service.stores.base import Clock, Store
+
+STORE_FILE = "store.sqlite"  # the SQLite store's file in the state folder
 
 
 def open_store(settings: Settings, clock: Clock = time.time) -> Store:
@@ -24,5 +27,10 @@ def open_store(settings: Settings, clock: Clock = time.time) -> Store:
         return RedisStore(settings.redis_url, settings.request_log_limit, clock)
     from retriever.service.stores.sqlite import SQLiteStore
 
-    path = state_home(settings) / "store.sqlite"
+    path = state_home(settings) / STORE_FILE
     return SQLiteStore(path, settings.request_log_limit, clock, session_limit=settings.session_limit)
+
+
+def store_path(settings: Settings) -> Path | None:
+    """Where ``open_store`` keeps the SQLite store; None when the store is Redis."""
+    return None if settings.redis_url else state_home(settings) / STORE_FILE
