@@ -292,7 +292,7 @@ def mode_note(ctx: Context) -> str:
 def _mode(ctx: Context) -> str:
     run = ctx.llm
     if run is None:
-        return "Mode: offline (no LLM configured)."
+        return "Mode: offline (no LLM model set for this query)."
     if not run.guided:
         return f"Mode: offline; the LLM ({run.client.model}) was not used: " + _fallbacks(run.fallbacks) + "."
     note = f"Mode: LLM-guided ({run.client.model}: {', '.join(run.guided)})"

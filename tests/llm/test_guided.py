@@ -251,6 +251,8 @@ def test_the_cli_can_force_offline_or_name_a_model(root: Path, llm: ScriptedLLM)
     )
     assert offline.exit_code == 0, offline.stderr
     assert '"mode": "offline"' in offline.stdout and llm.requests == []
+    # A model is configured, but none is used for this query (before: "no LLM configured").
+    assert "Mode: offline (no LLM model set for this query)." in json.loads(offline.stdout)["content_text"]
     guided = runner.invoke(cli, ["query", QUESTION, "--root", str(root), "--json", "--llm-model", "test-model"])
     assert guided.exit_code == 0, guided.stderr
     assert '"mode": "llm"' in guided.stdout and len(llm.requests) == 3
