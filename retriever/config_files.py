@@ -204,7 +204,8 @@ def _file_layer(kind: Kind, path: Path | None, files: dict[Kind, Path | None], *
         files[kind] = None
         if required:
             shown = preview(str(path), 300)
-            raise ConfigError(f"config file {shown} does not exist; check --config (or {CONFIG_VARIABLE})")
+            what = "is not a regular file" if os.path.lexists(path) else "does not exist"  # /dev/null, a FIFO
+            raise ConfigError(f"config file {shown} {what}; check --config (or {CONFIG_VARIABLE})")
         return None
     files[kind] = path
     values = _resolved(_checked(kind, path, read_toml(path)), path.parent)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import traceback
 from pathlib import Path
@@ -239,6 +240,10 @@ def test_an_infinite_duration_in_a_file_names_the_file_and_the_accepted_range(
 def test_a_named_config_file_must_exist_and_be_toml(tmp_path: Path, homes: dict[str, str]) -> None:
     with pytest.raises(ConfigError, match=r"config file '.*nope.toml' does not exist; check --config"):
         load({}, environ={**homes, "RETRIEVER_CONFIG": str(tmp_path / "nope.toml")})
+    fifo = tmp_path / "settings.toml"
+    os.mkfifo(fifo)  # there, but no file to read (nor is /dev/null): before, "does not exist"
+    with pytest.raises(ConfigError, match=r"config file '.*settings.toml' is not a regular file; check --config"):
+        load({}, config_file=fifo, environ=homes)
     broken = _write(tmp_path / "broken.toml", "top_k = 3\nmax_sections = = 4\n")
     with pytest.raises(ConfigError, match=rf"cannot read settings from {broken}: .*line 2"):
         load({}, config_file=broken, environ=homes)
