@@ -8,6 +8,7 @@ status; the core only raises.  Messages name the bad value and the next step.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 
@@ -42,6 +43,13 @@ class MemoryNotFound(RetrieverError):
 
     code = "memory_not_found"
 
+    @classmethod
+    def at(cls, shown: str, why: str | None = None) -> MemoryNotFound:
+        """The error for the root ``shown`` (as given, quoted and cut short: ``safe.preview``), with why it is no
+        folder (``reader.not_a_folder``)."""
+        because = f" ({why})" if why else ""
+        return cls(f"memory root {shown} is not a folder{because}; pass --root DIR or set RETRIEVER_ROOT")
+
 
 class ConfigError(RetrieverError):
     """A setting (environment variable, option or config value) is invalid."""
@@ -65,7 +73,9 @@ class MemoryEmpty(RetrieverError):
     @classmethod
     def at(cls, root: str, skipped: int = 0) -> MemoryEmpty:
         """The error for ``root``, with the next step (and where skipped files are listed, if any)."""
-        reason = f"; {skipped} file(s) were skipped, `retriever tree --root DIR` says why" if skipped else ""
+        plain = len(root) <= 200 and root.isprintable()  # else only quoted: no control character reaches a terminal
+        command = f"retriever tree --root {shlex.quote(root) if plain else 'DIR'}"
+        reason = f"; {skipped} file(s) were skipped, `{command}` says why" if skipped else ""
         return cls(
             f"memory root {root!r} holds no markdown files with text{reason}; add .md files "
             "(`retriever init DIR` writes examples) or pass --root DIR naming the memory folder"

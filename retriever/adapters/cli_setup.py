@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from retriever.errors import MemoryEmpty, MemoryNotFound, RetrieverError
-from retriever.text.reader import is_folder
+from retriever.text.reader import not_a_folder
 from retriever.text.safe import preview
 
 DISTRIBUTION = "company-memory-retriever"
@@ -47,9 +47,9 @@ def command_line(arguments: list[str]) -> str:
 
 def root_problem(root: Path) -> RetrieverError | None:
     """Why ``root`` cannot answer: not a folder (``MemoryNotFound``) or no markdown in it (``MemoryEmpty``)."""
-    if not is_folder(root):
-        shown = preview(str(root), 200)
-        return MemoryNotFound(f"memory root {shown} is not a folder; pass --root DIR or set RETRIEVER_ROOT")
+    why = not_a_folder(root)
+    if why is not None:
+        return MemoryNotFound.at(preview(str(root), 200), why)
     return None if _holds_markdown(root) else MemoryEmpty.at(str(root))
 
 

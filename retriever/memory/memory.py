@@ -55,10 +55,9 @@ class Memory:
         cls, root: Path, settings: Settings, params: Params | None = None, progress: Progress | None = None
     ) -> Memory:
         """Load the tree at ``root``, from the cache where it is still valid."""
-        if not reader.is_folder(root):
-            raise MemoryNotFound(
-                f"memory root {preview(str(root), 200)} is not a folder; pass --root DIR or set RETRIEVER_ROOT"
-            )
+        why = reader.not_a_folder(root)
+        if why is not None:
+            raise MemoryNotFound.at(preview(str(root), 200), why)
         cache, warnings = open_cache(settings, root)
         if cache:
             cache.mark_used(root.resolve())  # for `retriever cache list|prune`

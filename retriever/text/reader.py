@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from retriever.text.regular import NotRegular, TooLarge, open_nonblocking, read_opened
+from retriever.text.safe import preview
 from retriever.text.walk import DEFAULT_MAX_FILES, ENTRIES_PER_FILE, MAX_DEPTH, Entry, is_memory_file, printable, scan
 
 __all__ = [
@@ -159,6 +160,17 @@ def is_folder(path: Path) -> bool:
         return path.is_dir()
     except OSError:
         return False
+
+
+def not_a_folder(path: Path) -> str | None:
+    """Why ``path`` is no folder, naming it absolute ("nothing is at /srv/memory", "/srv/memory is a file"); None
+    for a folder."""
+    if is_folder(path):
+        return None
+    where = preview(os.path.abspath(path), 200)
+    if os.path.lexists(path):
+        return f"{where} is a file" if is_file(path) else f"{where} is not a folder one can read"
+    return f"nothing is at {where}"
 
 
 def is_file(path: Path) -> bool:

@@ -92,13 +92,21 @@ def test_error_with_json_prints_the_error_object_on_stdout_too(runner: CliRunner
     assert result.stderr.startswith("Error (invalid_arguments):")
 
 
-def test_missing_root_is_a_clear_usage_error(runner: CliRunner, tmp_path: Path) -> None:
+def test_missing_root_is_a_clear_usage_error(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     missing = tmp_path / "no-such-memory"
     result = runner.invoke(cli, ["query", "billing", "--root", str(missing)])
     assert result.exit_code == 2
     assert result.stderr.strip() == (
-        f"Error (memory_not_found): memory root {str(missing)!r} is not a folder; pass --root DIR or set RETRIEVER_ROOT"
+        f"Error (memory_not_found): memory root {str(missing)!r} is not a folder (nothing is at {str(missing)!r}); "
+        "pass --root DIR or set RETRIEVER_ROOT"
     )
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    monkeypatch.chdir(tmp_path)
+    relative = runner.invoke(cli, ["query", "billing", "--root", "notes.md"])  # a file, named as typed: where is it?
+    assert relative.stderr.startswith("Error (memory_not_found): memory root 'notes.md' is not a folder (")
+    assert f"{str(tmp_path / 'notes.md')!r} is a file); pass --root DIR" in relative.stderr
 
 
 def test_a_root_that_is_a_file_is_memory_not_found_with_its_json_error_object(

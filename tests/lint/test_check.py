@@ -982,8 +982,8 @@ def test_check_exits_2_when_the_root_is_missing(runner: CliRunner, tmp_path: Pat
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr == (
-        f"Error (memory_not_found): memory root {str(tmp_path / 'nowhere')!r} is not a folder; "
-        "pass --root DIR or set RETRIEVER_ROOT\n"
+        f"Error (memory_not_found): memory root {str(tmp_path / 'nowhere')!r} is not a folder "
+        f"(nothing is at {str(tmp_path / 'nowhere')!r}); pass --root DIR or set RETRIEVER_ROOT\n"
     )
 
 

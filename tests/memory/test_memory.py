@@ -140,7 +140,8 @@ def test_a_missing_root_raises_memory_not_found_naming_the_path(tmp_path: Path, 
     with pytest.raises(MemoryNotFound) as caught:
         Memory.open(missing, settings)
     assert caught.value.message == (
-        f"memory root {str(missing)!r} is not a folder; pass --root DIR or set RETRIEVER_ROOT"
+        f"memory root {str(missing)!r} is not a folder (nothing is at {str(missing)!r}); "
+        "pass --root DIR or set RETRIEVER_ROOT"
     )
     assert caught.value.code == "memory_not_found"
 

@@ -148,4 +148,4 @@ def test_query_names_skipped_files_when_every_markdown_file_was_skipped(tmp_path
     (root / "broken.md").write_bytes(b"\xff\xfe not utf-8 \x00\x00")
     result = CliRunner().invoke(cli, ["query", QUESTION, "--root", str(root)])
     assert result.exit_code == 2
-    assert "1 file(s) were skipped, `retriever tree --root DIR` says why" in result.stderr
+    assert f"1 file(s) were skipped, `retriever tree --root {root}` says why" in result.stderr  # before: "DIR"
