@@ -106,17 +106,8 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
     from retriever.errors import RetrieverError
     from retriever.service.service import memory_scope
     from retriever.service.stores import open_store, store_path
-    from retriever.service.stores.base import parse_since
 
-    if session_id is not None and not session_id.strip():
-        message = "is empty; name a session, or leave the option out for every session"
-        raise click.BadParameter(message, param_hint="--session-id")
-    try:
-        since_value = parse_since(since) if since else None
-    except ValueError:
-        raise click.BadParameter(
-            f"{preview(str(since))} is neither Unix seconds nor an ISO 8601 time", param_hint="--since"
-        ) from None
+    since_value = _since(session_id, since)
     loaded = load_settings(root, as_json=as_json)
     path = store_path(loaded.settings)
     if path is not None and not path.exists():  # nothing logged yet: said, and the store left uncreated (as ``status``)
@@ -133,19 +124,35 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         return
     if as_json:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
-        return
-    if not records:
+    elif not records:
         shown = (store.kind, getattr(store, "shown_url", None) or getattr(store, "path", None) or "?")
         click.echo(_nothing_logged(shown, session_id, since, loaded.root), err=True)
-        return
-    for r in records:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["received_at"]))
-        prompt = " ".join(str(r.get("prompt") or "").split())[:80]
-        line = (
-            f"{when}  {r['request_id']}  {r['status']:5}  {r['duration_ms']:8.1f} ms  "
-            f"{cut(str(r['tool']), 40)}  session={r['session_id'] or '-'}  {prompt}"
-        )
-        click.echo(one_line(line))  # a client's session id may hold control characters
+    for r in [] if as_json else records:
+        click.echo(one_line(_line(r)))  # a client's session id may hold control characters
+
+
+def _since(session_id: str | None, since: str | None) -> float | None:
+    """``--since`` as Unix seconds (None: not given); a bad one, or an empty ``--session-id``, a usage error."""
+    from retriever.service.stores.base import parse_since
+
+    if session_id is not None and not session_id.strip():
+        message = "is empty; name a session, or leave the option out for every session"
+        raise click.BadParameter(message, param_hint="--session-id")
+    try:
+        return parse_since(since) if since else None
+    except ValueError:
+        message = f"{preview(str(since))} is neither Unix seconds nor an ISO 8601 time"
+        raise click.BadParameter(message, param_hint="--since") from None
+
+
+def _line(r: dict[str, Any]) -> str:
+    """One logged call as a line: when, id, status, time, tool, session, the prompt's start."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["received_at"]))
+    prompt = " ".join(str(r.get("prompt") or "").split())[:80]
+    return (
+        f"{when}  {r['request_id']}  {r['status']:5}  {r['duration_ms']:8.1f} ms  "
+        f"{cut(str(r['tool']), 40)}  session={r['session_id'] or '-'}  {prompt}"
+    )
 
 
 def _nothing_logged(store: tuple[str, Any], session_id: str | None, since: str | None, root: Path) -> str:

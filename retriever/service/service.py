@@ -303,6 +303,7 @@ class MemoryService:
         """
         seconds = self.retriever.settings.refresh_seconds
         reported: str | None = None  # each problem is logged once, not every round
+        first = True
         while True:
             try:
                 if self.retriever.loaded:
@@ -311,8 +312,8 @@ class MemoryService:
                     _ = self.retriever.memory
                 reported = None
             except MemoryNotFound as exc:  # the root may appear later; health says "missing" meanwhile
-                if exc.message != reported:
-                    log.warning("%s", exc.message)
+                if exc.message != reported:  # at start, the server's own warning has said it already (stderr)
+                    log.log(logging.INFO if first else logging.WARNING, "%s", exc.message)
                 reported = exc.message
             except Exception as exc:  # top-level handler of the watcher thread: it must never die
                 problem = self.retriever.load_error or type(exc).__name__
@@ -320,6 +321,7 @@ class MemoryService:
                     log.warning("loading the memory failed (%s); retrying every %.1f s", problem, seconds)
                     log.debug("load failure", exc_info=exc)
                 reported = problem
+            first = False
             if self._stop.wait(seconds):
                 return
 

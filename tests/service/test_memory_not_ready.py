@@ -108,6 +108,7 @@ def test_retriever_mcp_warns_at_start_and_answers_is_error(kind: str, tmp_path: 
     replies, stderr = _stdio(root, _call())
     assert stderr.startswith(f"Warning ({code}): memory root {str(root)!r}")
     assert f"every retrieve_memory call answers isError with {code}" in stderr
+    assert stderr.count(f"memory root {str(root)!r}") == 1  # before: said again by the watcher's first round
     result = next(r for r in replies if r["id"] == 1)["result"]
     assert result["isError"] is True and result["structuredContent"]["error_code"] == code
 
