@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check LLM mode against the endpoint that is configured: measure it, then run a few retrievals.
 
-    export RETRIEVER_LLM_MODEL=gemma-270m OPENAI_BASE_URL=http://127.0.0.1:8765/v1
+    export RETRIEVER_LLM_MODEL=gemma-270m OPENAI_BASE_URL=http://127.0.0.1:8080/v1
     python scripts/check_llm.py                       # measure, then 3 retrievals over company_context
     python scripts/check_llm.py --root DIR --question "Who owns billing?" --no-measure
     python scripts/check_llm.py --use-measured        # retrieve with the measured speeds declared
@@ -256,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(
             2,
             "RETRIEVER_LLM_MODEL is not set, so there is no LLM to check; set it and OPENAI_BASE_URL "
-            "(e.g. RETRIEVER_LLM_MODEL=gemma-270m OPENAI_BASE_URL=http://127.0.0.1:8765/v1)",
+            "(e.g. RETRIEVER_LLM_MODEL=gemma-270m OPENAI_BASE_URL=http://127.0.0.1:8080/v1)",
         )
     if not args.root.is_dir():
         return fail(2, f"--root {str(args.root)[:200]!r} is not a folder; name a memory tree")
