@@ -38,7 +38,16 @@ from typing import Any, Literal
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from retriever.config import APP_DIR, ENV_VARIABLES, Settings, listed_problems, mask_url, shown_value, type_name
+from retriever.config import (
+    APP_DIR,
+    ENV_VARIABLES,
+    MAX_PROBLEMS,
+    Settings,
+    listed_problems,
+    mask_url,
+    shown_value,
+    type_name,
+)
 from retriever.config import SECRET_KEYS as SECRET_KEYS  # re-exported: status and callers read it here
 from retriever.errors import ConfigError
 from retriever.text.reader import expanded, is_file, is_folder
@@ -134,7 +143,8 @@ def load(
     values.pop("root", None)
     settings = _settings(values, sources)
     exposed = tuple(w for layer in (user, chosen) if layer and (w := _exposed(layer)))
-    return Loaded(settings, root, sources, files, exposed + _missing_graphs(settings, sources))
+    warnings = exposed + _missing_graphs(settings, sources) + _unknown_variables(environ)
+    return Loaded(settings, root, sources, files, warnings)
 
 
 def _root(values: Mapping[str, Any], sources: Mapping[str, Source]) -> Path:
@@ -169,6 +179,21 @@ def _missing_graphs(settings: Settings, sources: Mapping[str, Source]) -> tuple[
         for graph, path in settings.graphs.items()
         if not is_folder(path)
     )
+
+
+def _unknown_variables(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """A warning per ``RETRIEVER_*`` variable that names no setting (``RETRIEVER_TOPK``): it is ignored, which
+    a typo in a config file's key is not (``ConfigError``), so it is said, with the nearest name."""
+    known = {CONFIG_VARIABLE, *VARIABLES.values()}
+    names = sorted(n for n in environ if n.startswith("RETRIEVER_") and n not in known)[:MAX_PROBLEMS]
+    warnings = []
+    prefix = len("RETRIEVER_")  # compared without it: every name shares it
+    ours = sorted(n[prefix:] for n in known if n.startswith("RETRIEVER_"))
+    for name in names:
+        close = difflib.get_close_matches(name[prefix:], ours, n=1, cutoff=0.6)
+        hint = f"; did you mean RETRIEVER_{close[0]}?" if close else "; `retriever status` lists the settings"
+        warnings.append(f"{one_line(preview(name, 80))} is no setting and is ignored{hint}")
+    return tuple(warnings)
 
 
 def _merge(layers: list[Layer]) -> tuple[dict[str, Any], dict[str, Source]]:

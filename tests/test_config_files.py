@@ -349,3 +349,14 @@ def test_a_root_or_config_file_name_too_long_for_the_file_system_is_no_oserror(
     assert load({"root": long}, environ=homes).root == long  # opening the memory says it is no folder
     with pytest.raises(ConfigError, match=r"^config file '.*\[cut: \d+ more characters\]' does not exist"):
         load({}, config_file=long, environ=homes)
+
+
+def test_a_retriever_variable_that_names_no_setting_is_a_warning_with_the_nearest_name(homes: dict[str, str]) -> None:
+    environ = {**homes, "RETRIEVER_TOPK": "3", "RETRIEVER_TOKEN_BUDGET": "5", "RETRIEVER_CONFIG": "", "RETRIEVER_X": ""}
+    loaded = load({}, environ=environ)
+    assert loaded.settings.top_k == 12  # ignored, as before, but no longer silently
+    assert loaded.warnings == (
+        "'RETRIEVER_TOKEN_BUDGET' is no setting and is ignored; did you mean RETRIEVER_LLM_TOKEN_BUDGET?",
+        "'RETRIEVER_TOPK' is no setting and is ignored; did you mean RETRIEVER_TOP_K?",
+        "'RETRIEVER_X' is no setting and is ignored; `retriever status` lists the settings",
+    )
