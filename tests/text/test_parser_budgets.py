@@ -44,6 +44,29 @@ def test_nested_quotes_continued_within_the_budget_read_as_before() -> None:
     assert _texts(text) == ["Deep words lazy one lazy two", "Shallow words and marked", "After."]
 
 
+_ENDED_EARLY = r"^quotes end before lines without '>' marks that follow them"
+
+
+@pytest.mark.parametrize(
+    "unit", [">>\nx\n", "> # h\nx\n", "> ***\nx\n", "> ```\nx\n", "> <div>\nx\n", "> |a|\n> |-|\nx\n"]
+)
+def test_quotes_that_end_before_the_plain_lines_after_them_are_refused_early(unit: str) -> None:
+    # A top-level quote whose last block is no paragraph read the plain lines after it, then ended before them,
+    # and the next quote read them again: 12,000 of ">>\nx\n" (60 KB) took over 2 minutes, time growing with the
+    # square of the file.  Now the lines read past a quote's end are charged, and the file is refused at once.
+    with pytest.raises(ParseError, match=_ENDED_EARLY):
+        parse_document("q.md", "# T\n\n" + unit * 12_000)
+
+
+def test_quotes_ending_before_a_plain_line_now_and_then_read_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "# T\n\n> ```\n> code\n> ```\nnext line\n\n> # Heading\nafter it\n\n> quoted\nlazy\n"
+    assert _texts(text) == ["next line", "Heading", "after it", "quoted lazy"]
+    monkeypatch.setattr(parser, "MAX_QUOTE_REREADS", 150)  # each line read past a quote's end is charged 100
+    assert _texts("# T\n\n> # Heading\nafter it\n") == ["Heading", "after it"]
+    with pytest.raises(ParseError, match=_ENDED_EARLY):
+        parse_document("q.md", "# T\n\n> # Heading\nafter it\n\n> # Heading\nafter that\n")
+
+
 def test_a_file_of_199_000_link_reference_definitions_is_refused_early() -> None:
     # They make no tokens, so no budget counted them: 199,000 took 3.4 s (7 s written "[a]:b").
     for line in ("[a]: b.md\n", "[a]:b\n"):
