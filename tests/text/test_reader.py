@@ -555,3 +555,41 @@ def test_a_looping_link_resolves_as_written_and_a_missing_home_is_left_unexpande
     assert reader.resolved(tmp_path / "loop" / "x") == tmp_path / "loop" / "x"  # Path.resolve: RuntimeError
     assert not reader.is_file(tmp_path / "loop") and not reader.is_file(tmp_path / ("a" * 5_000))
     assert reader.expanded(Path("~no-such-user-here/c.toml")) == Path("~no-such-user-here/c.toml")
+
+
+def test_gitignore_rules_are_matched_by_re2_in_linear_time() -> None:
+    # With Python's re, "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*c" against a name of 250 a's backtracked for minutes, and the
+    # walk runs at every query: the memory never answered again.
+    spec, why = walk._compiled(b"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*c\n", walk.MAX_GITIGNORE_BYTES, walk.MAX_GITIGNORE_LINES)
+    assert why is None and type(spec._backend).__module__.startswith("pathspec._backends.re2")
+    assert not spec.match_file("a" * 250 + ".md") and spec.match_file("a" * 250 + "c")
+
+
+def test_a_gitignore_of_more_lines_than_its_bound_applies_its_first_lines_and_says_so(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(walk, "MAX_GITIGNORE_LINES", 3)  # every file is matched against every line, each refresh
+    root = make_tree({"a.md": "a", "b.md": "b", "c.md": "c", ".gitignore": "a.md\n# note\nb.md\nc.md\n"})
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == ["c.md"]
+    assert [(s.rel_path, s.reason) for s in skipped] == [
+        (".gitignore", "it has over 3 lines: only its first 3 apply; shorten it")
+    ]
+
+
+def test_rules_re2_cannot_hold_at_once_are_cut_to_the_first_half_it_can(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pathspec
+
+    real = pathspec.GitIgnoreSpec.from_lines
+
+    def at_most_two(lines: list[str]) -> Any:
+        spec = real(lines)  # each line is read as a pattern first (an invalid one raises), then the set is built
+        if len(lines) > 2:
+            raise walk._SET_TOO_LARGE[0]("failed to compile Set")
+        return spec
+
+    monkeypatch.setattr(pathspec.GitIgnoreSpec, "from_lines", at_most_two)
+    spec, why = walk._rules(["a.md", "b.md", "c.md", "d.md", "[z-a]"])
+    assert spec.match_file("a.md") and spec.match_file("b.md") and not spec.match_file("c.md")
+    assert why is not None and why.startswith("its rules are too many to match at once: only its first 2 lines apply")
+    assert "the pattern at line 5 ('[z-a]') is invalid" in why
