@@ -30,7 +30,6 @@ _ALL_TEXT = object()
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _AT_LINE = re.compile(r"\bat line (\d+)")
 _LINES_NAMED = 5  # of a repeated key's lines, the first five are named, then how many more, then the last
-_REPEATS_LISTED = 50  # duplicate-key findings a file, then one that counts the rest
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,21 +118,12 @@ def _unknown_types(tree: Tree) -> Iterator[Problem]:
 
 
 def _duplicate_keys(tree: Tree) -> Iterator[Problem]:
-    """One finding per repeated key, at its second line, for the first ``_REPEATS_LISTED`` of a file; then one
-    finding (at the next one's second line) counting the rest, so a file's findings stay bounded."""
+    """One finding per repeated key, at its second line (``check`` lists a file's first ``LISTED_PER_FILE``)."""
     for file in tree.files:
         block = front_matter_block(file.lines, file.body_start)
-        repeats = repeated_keys(block) if block is not None else []
-        for repeat in repeats[:_REPEATS_LISTED]:
+        for repeat in repeated_keys(block) if block is not None else []:
             lines = [n + 1 for n in repeat.lines]  # block line N is file line N + 1
             yield Problem(file.rel_path, lines[1], _repeat_message(repeat, lines))
-        if len(repeats) > _REPEATS_LISTED:
-            rest = len(repeats) - _REPEATS_LISTED
-            message = (
-                f"{rest} more keys are set more than once in the front matter, not listed one by one; "
-                f"fix the {_REPEATS_LISTED} above, then run the check again"
-            )
-            yield Problem(file.rel_path, repeats[_REPEATS_LISTED].lines[1] + 1, message)
 
 
 def _repeat_message(repeat: Repeat, lines: list[int]) -> str:
