@@ -133,9 +133,21 @@ def is_too_large(reason: str) -> bool:
     return reason.startswith(_TOO_LARGE)
 
 
+# UTF-32's marks first: UTF-32 LE's opens with UTF-16 LE's.
+_WIDE_MARKS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
 def decode(data: bytes) -> tuple[str, str]:
     """Markdown bytes as text (UTF-8, BOM removed) and their SHA-1; ``Unreadable`` for binary or other encodings."""
     digest = hashlib.sha1(data, usedforsecurity=False).hexdigest()
+    wide = next((name for mark, name in _WIDE_MARKS if data.startswith(mark)), None)
+    if wide is not None:  # its NUL bytes are text: not "binary"
+        raise Unreadable(f"{wide} text (it opens with that byte-order mark), not UTF-8; re-save it as UTF-8")
     if b"\x00" in data[:8192]:
         raise Unreadable("binary content (NUL bytes), not markdown text")
     try:

@@ -58,6 +58,7 @@ MAX_GITIGNORE_LINES = 1_000  # of a .gitignore's lines, those that apply (real o
 # What opening a symlink (or a file) with O_DIRECTORY | O_NOFOLLOW raises: ENOTDIR on Linux, ELOOP on macOS,
 # EMLINK on FreeBSD.
 _NOT_A_FOLDER = frozenset({errno.ENOTDIR, errno.ELOOP, errno.EMLINK})
+_FOLDER_LINK = "symlink to a folder; folders are not followed: move or copy its files into the tree"
 _FOLDER_CHANGED = (
     "folder changed while it was read (replaced or swapped for a symlink); it is read again at the next refresh"
 )
@@ -263,6 +264,8 @@ class _Walk:
                     self._subfolder(child, directory, rel, specs, folders)
             elif child.name.lower().endswith(_MARKDOWN) and not _ignored(rel, False, specs):
                 self._file(child, directory, rel)
+            elif _links_to_folder(child) and not _ignored(rel, True, specs):  # had been passed over without a word
+                self.skipped.append(Skipped(printable(rel), _FOLDER_LINK))
         return folders
 
     def _subfolder(
@@ -346,6 +349,13 @@ def _is_folder(child: os.DirEntry[str]) -> bool:
     try:
         return child.is_dir(follow_symlinks=False)
     except OSError:  # vanished while listing: neither a folder nor a file any more
+        return False
+
+
+def _links_to_folder(child: os.DirEntry[str]) -> bool:
+    try:
+        return child.is_symlink() and child.is_dir()
+    except OSError:  # a loop or a link that vanished: no folder to name
         return False
 
 

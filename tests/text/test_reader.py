@@ -212,6 +212,14 @@ def test_read_text_refuses_binary_content(make_tree: TreeFactory) -> None:
         read_text(root, "bin.md", 1000)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32", "utf-32-be"])
+def test_text_in_utf16_or_utf32_with_its_byte_order_mark_is_named_so_not_binary(encoding: str) -> None:
+    wide = ("\ufeff# Title\n" if encoding.endswith("-be") else "# Title\n").encode(encoding)  # with its mark
+    name = "UTF-32" if "32" in encoding else "UTF-16"
+    with pytest.raises(Unreadable, match=rf"^{name} text \(it opens with that byte-order mark\), not UTF-8; re-save"):
+        reader.decode(wide)  # before: "binary content (NUL bytes)"
+
+
 def test_read_text_refuses_non_utf8_naming_the_byte_offset(make_tree: TreeFactory) -> None:
     root = make_tree({"latin1.md": "café".encode("latin-1")})
     with pytest.raises(Unreadable) as caught:
@@ -593,3 +601,14 @@ def test_rules_re2_cannot_hold_at_once_are_cut_to_the_first_half_it_can(monkeypa
     assert spec.match_file("a.md") and spec.match_file("b.md") and not spec.match_file("c.md")
     assert why is not None and why.startswith("its rules are too many to match at once: only its first 2 lines apply")
     assert "the pattern at line 5 ('[z-a]') is invalid" in why
+
+
+def test_a_symlink_to_a_folder_is_listed_as_skipped_with_a_reason_not_passed_over(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "# A\n", "real/b.md": "# B\n", ".gitignore": "ignored-link\n"})
+    (root / "linked").symlink_to(root / "real")
+    (root / "loop").symlink_to(root)
+    (root / "ignored-link").symlink_to(root / "real")  # .gitignore'd: no word, as for any ignored path
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == ["a.md", "real/b.md"]
+    reason = "symlink to a folder; folders are not followed: move or copy its files into the tree"
+    assert skipped == [Skipped("linked", reason), Skipped("loop", reason)]  # before: neither said
