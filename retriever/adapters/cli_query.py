@@ -30,7 +30,12 @@ if TYPE_CHECKING:
 @click.argument("words", metavar="PROMPT...", nargs=-1, required=True)
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print structuredContent as JSON.")
-@click.option("--top-k", type=click.IntRange(1, 100), default=None, help="Facts to return [default: 12].")
+@click.option(
+    "--top-k",
+    type=click.IntRange(1, 100),
+    default=None,
+    help="Facts to return [default: $RETRIEVER_TOP_K, else top_k in a config file, else 12].",
+)
 @click.option("--llm-model", default=None, help="Guide retrieval with this model [default: $RETRIEVER_LLM_MODEL].")
 @click.option("--no-llm", is_flag=True, help="Answer offline even when a model is configured.")
 @click.option("--at", default=None, metavar="REV", help="Answer from the tree as it was at a commit, tag or date.")
