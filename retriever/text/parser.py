@@ -4,7 +4,7 @@ Contract: ``parse_document(rel_path, text)`` returns a ``Document`` or raises ``
 with a reason a user can act on (bad YAML, front matter that is not a mapping, nested too
 deeply or expanding past a budget, a file with too many headings, statements, blocks or link reference
 definitions, with lists or quotes nested past ``MAX_NESTING``, or with nested quotes continued by more lines
-without their ">" marks than ``MAX_QUOTE_REREADS`` allows).
+without their ">" marks, or quotes reading plain lines again, past ``quotes.MAX_QUOTE_REREADS``).
 It raises nothing else, takes time linear in the text and bounded memory: markdown-it's
 tokens are handed over block by block instead of held for the whole file.
 Headings come from markdown-it-py's block parser, so ``#`` lines inside code fences,
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from markdown_it import MarkdownIt
-from markdown_it.rules_block import StateBlock, blockquote, reference
+from markdown_it.rules_block import StateBlock, reference
 from markdown_it.token import Token
 
-from retriever.text import field_statements
+from retriever.text import field_statements, quotes
 from retriever.text.front_matter import ParseError, split_front_matter
 from retriever.text.markup import (
     INDEX_NAMES,
@@ -56,17 +56,13 @@ MAX_BLOCK_TOKENS = 100_000  # tokens of one top-level block held at once (a 19,0
 # markdown-it drops the rest of the container, and of the file after a list: such a file is refused, not cut.
 MAX_NESTING = 100
 _CONTAINERS = frozenset({"blockquote_open", "list_item_open"})  # opened at MAX_NESTING - 1, their content is dropped
-# Work markdown-it does without making tokens, which MAX_TOKENS cannot bound.  A line that a nested quote reads
-# without its ">" marks (a lazy continuation) is read again for every quote it continues, ~10 µs a line and up to
-# ~0.1 µs a character (a quote 96 deep and 20,000 plain lines took 11 s): each reading but the outermost quote's
-# is charged its characters plus _LINE_CHARGE.  A link reference definition costs 17-35 µs (2 MB: 3.4-7 s).
-MAX_QUOTE_REREADS, _LINE_CHARGE = 10_000_000, 100  # characters' worth (about a second); a line's fixed cost
+# Work markdown-it does without making tokens, which MAX_TOKENS cannot bound: quotes' re-readings (``quotes``),
+# and link reference definitions, 17-35 µs each (2 MB: 3.4-7 s).
 MAX_REFERENCES = 10_000  # real files hold at most 10
 
 
 _FEED = "retriever.feed"  # the env key under which ``_hand_over`` finds the builder's feed
-_QUOTE_REREADS, _REFERENCES = "retriever.quote_rereads", "retriever.references"  # env keys of the two counts
-_SCANNED = "retriever.quote_scanned"  # the furthest line the top-level quote being parsed has read
+_REFERENCES = "retriever.references"  # the env key of the definitions counted
 
 
 def _hand_over(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
@@ -94,48 +90,6 @@ class _Tokens(list[Token]):
         super().append(token)
 
 
-def _count_quote_line(state: StateBlock, line: int, end_line: int, silent: bool) -> bool:
-    """A rule that never matches.  As a block rule (not ``silent``) it does nothing; first of the rules that may
-    end a quote, it is called for each line a quote reads without ">", once per quote the line continues: it
-    charges nested quotes' readings (``state.level`` is still the quote's parent's) up to ``MAX_QUOTE_REREADS``,
-    and notes how far a top-level quote read (``_quote``)."""
-    if silent and state.level > 0:
-        _charge(state, state.eMarks[line] - state.bMarks[line] + _LINE_CHARGE, _NESTED_REREADS)
-    elif silent:
-        state.env[_SCANNED] = max(state.env[_SCANNED], line)
-    return False
-
-
-def _quote(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
-    """markdown-it's blockquote rule, charging a top-level quote for the lines it read past its end: a quote whose
-    last block is not a paragraph (a heading, a code block, a table) ends before the lines without ">" that follow
-    it, yet it read them, and the next quote reads them again (">>\nx\n" 4,000 times took 26 s, 12,000 times over
-    2 minutes: time grew with the square of the file)."""
-    if silent or state.level > 0:
-        return blockquote(state, start_line, end_line, silent)
-    state.env[_SCANNED] = -1
-    matched = blockquote(state, start_line, end_line, silent)
-    if matched and state.env[_SCANNED] >= state.line:
-        _charge(state, (state.env[_SCANNED] - state.line + 1) * _LINE_CHARGE, _ENDED_EARLY)
-    return matched
-
-
-def _charge(state: StateBlock, cost: int, why: str) -> None:
-    state.env[_QUOTE_REREADS] += cost
-    if state.env[_QUOTE_REREADS] > MAX_QUOTE_REREADS:
-        raise ParseError(why)
-
-
-_NESTED_REREADS = (
-    "quotes nested in quotes or lists go on over many lines without their '>' marks, which markdown reads again "
-    "for every level; start each quoted line with its '>' marks, or flatten the quotes"
-)
-_ENDED_EARLY = (
-    "quotes end before lines without '>' marks that follow them (a heading, code block or table as a quote's last "
-    "part, then a line without '>'), which markdown reads again for every quote; add a blank line after each quote"
-)
-
-
 def _count_reference(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
     """markdown-it's link reference definition rule, refusing a file of more than ``MAX_REFERENCES``."""
     if not reference(state, start_line, end_line, silent):
@@ -150,8 +104,8 @@ def _count_reference(state: StateBlock, start_line: int, end_line: int, silent: 
 _MD = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table")
 _MD.disable(["inline", "text_join"], ignoreInvalid=True)
 _MD.block.ruler.before("table", "hand_over", _hand_over)
-_MD.block.ruler.before("table", "count_quote_line", _count_quote_line, {"alt": ["blockquote"]})
-_MD.block.ruler.at("blockquote", _quote, {"alt": ["paragraph", "reference", "blockquote", "list"]})
+_MD.block.ruler.before("table", "count_quote_line", quotes.count_quote_line, {"alt": ["blockquote"]})
+_MD.block.ruler.at("blockquote", quotes.quote, {"alt": ["paragraph", "reference", "blockquote", "list"]})
 _MD.block.ruler.at("reference", _count_reference)  # its alternatives stay none: a definition ends no block
 
 
@@ -268,7 +222,7 @@ def _tokenize(body: str, builder: _Builder) -> None:
     tokens = _Tokens()
     # The block parser directly: the core's other steps are off or done already (line endings above),
     # except NUL, which CommonMark replaces (binary files were refused before, but not a NUL past 8 KB).
-    env = {_FEED: lambda done: _walk(done, builder), _QUOTE_REREADS: 0, _REFERENCES: 0, _SCANNED: -1}
+    env = {_FEED: lambda done: _walk(done, builder), _REFERENCES: 0, **quotes.env()}
     _MD.block.parse(body.replace("\0", "\ufffd"), _MD, env, tokens)
     _walk(tokens, builder)
 

@@ -17,44 +17,30 @@ It opens folders and ``.gitignore`` files, never a memory file: ``reader.read_te
 from __future__ import annotations
 
 import errno
-import functools
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import TYPE_CHECKING, Any
 
 from retriever.errors import ConfigError
+from retriever.text.gitignore import MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES, compiled
 from retriever.text.models import Skipped
 from retriever.text.regular import NotRegular, open_folder, read_regular
-from retriever.text.safe import preview
 
 if TYPE_CHECKING:
     import pathspec
 
-# RE2's error for rules it cannot hold in one set ("failed to compile Set"); none where RE2 is not installed, and
-# pathspec then matches with Python's re (backtracking): the walk still works.
-_SET_TOO_LARGE: tuple[type[Exception], ...] = ()
-try:
-    from re2 import error as _re2_error
-
-    _SET_TOO_LARGE = (_re2_error,)
-except ImportError:
-    pass
 
 _NOISE_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".orig")
 _MARKDOWN = (".md", ".markdown")
 MAX_DEPTH = 64  # folder levels below the root that are read; deeper ones are skipped with a reason
 DEFAULT_MAX_FILES = 100_000
 ENTRIES_PER_FILE = 20  # a scan also stops after max_files × this many entries of any kind
-BAD_LINES_NAMED = 5  # of a .gitignore's invalid lines, the first is shown and the next ones' numbers, then a count
 
 # Folders are listed through a descriptor where the platform can (see ``_Walk.folder``); elsewhere (Windows)
 # by path, as ``os.scandir`` alone would.
 _BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW")
-MAX_GITIGNORE_BYTES = 1 << 20  # past this (1 MiB) a .gitignore is read no further
-MAX_GITIGNORE_LINES = 1_000  # of a .gitignore's lines, those that apply (real ones hold a few dozen)
 # What opening a symlink (or a file) with O_DIRECTORY | O_NOFOLLOW raises: ENOTDIR on Linux, ELOOP on macOS,
 # EMLINK on FreeBSD.
 _NOT_A_FOLDER = frozenset({errno.ENOTDIR, errno.ELOOP, errno.EMLINK})
@@ -100,7 +86,7 @@ def _is_noise(name: str) -> bool:
 
 def _gitignore(directory: Path, fd: int | None) -> tuple[pathspec.PathSpec[Any] | None, str | None]:
     """The rules of the folder's ``.gitignore`` (None when it has none or it is not a readable regular file),
-    and why some of its lines were left out (``_rules``; past ``MAX_GITIGNORE_BYTES``), else None.
+    and why some of its lines were left out (``gitignore.compiled``), else None.
 
     Read through ``fd``, the folder's vetted descriptor, where there is one: by path, a folder swapped for a
     symlink since would lend its rules from elsewhere.  Read as ``regular.read_regular`` reads: a FIFO named
@@ -111,78 +97,7 @@ def _gitignore(directory: Path, fd: int | None) -> tuple[pathspec.PathSpec[Any] 
         data = read_regular(name, MAX_GITIGNORE_BYTES + 1, dir_fd=fd, whole=False)
     except (OSError, NotRegular):
         return None, None
-    return _compiled(data, MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES)
-
-
-@functools.lru_cache(maxsize=64)
-def _compiled(data: bytes, max_bytes: int, max_lines: int) -> tuple[pathspec.PathSpec[Any], str | None]:
-    """A ``.gitignore``'s bytes as rules, and why lines were left out.  Kept by content (and the bounds): a server's
-    refresh reads the tree's ``.gitignore`` files every two seconds, and compiling a long one took a second."""
-    lines = [line.removesuffix("\r") for line in data.decode("utf-8", errors="replace").split("\n")]
-    cut = None
-    if len(data) > max_bytes:  # the lines that fit still apply: none would index all that it hides
-        lines = lines[: data[:max_bytes].count(b"\n")]
-        cut = f"it is over {max_bytes >> 20} MiB: only its first {len(lines):,} lines apply; shorten it"
-    if len(lines) > max_lines:  # each file is matched against every pattern, at every refresh
-        lines = lines[:max_lines]
-        cut = f"it has over {max_lines:,} lines: only its first {max_lines:,} apply; shorten it"
-    # Lines end at '\n' only, as git reads them (a form feed or U+2028 would shift the numbers shown).
-    spec, bad = _rules(lines)
-    return spec, "; ".join(why for why in (cut, bad) if why) or None
-
-
-def _rules(lines: list[str]) -> tuple[pathspec.PathSpec[Any], str | None]:
-    """``lines`` as gitignore rules, without the lines that are no valid pattern, and why (None: all are).
-
-    Compiled at once; only when that fails is each line compiled on its own to find the bad ones (linear
-    either way), and the rest compiled together, in their order.  Matched by RE2 where it is installed (linear
-    time: Python's ``re`` backtracks, and "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*c" against a name of 250 letters hung every
-    walk); rules RE2 cannot hold at once are cut to the first half that it can, and said."""
-    try:
-        return _spec(lines)
-    except (ValueError, re.error):
-        pass
-    bad: list[tuple[int, str, Exception]] = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            _spec([line])
-        except (ValueError, re.error) as exc:
-            bad.append((number, line, exc))
-    left_out = {number for number, _, _ in bad}
-    spec, cut = _spec([line for number, line in enumerate(lines, start=1) if number not in left_out])
-    return spec, "; ".join(why for why in (cut, _left_out(bad) if bad else None) if why) or None
-
-
-def _spec(lines: list[str]) -> tuple[pathspec.PathSpec[Any], str | None]:
-    """``lines`` compiled (``ValueError``, ``re.error``: a line is no pattern), or as many of the first of them as
-    RE2 can hold in one set, and the reason when that is not all."""
-    import pathspec  # only trees with a .gitignore need it (a warm `retriever query` starts faster without)
-
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines), None
-    except _SET_TOO_LARGE:
-        if len(lines) <= 1:
-            raise
-    kept = len(lines) // 2
-    spec, _ = _spec(lines[:kept])
-    return spec, f"its rules are too many to match at once: only its first {kept:,} lines apply; shorten it"
-
-
-def _left_out(bad: list[tuple[int, str, Exception]]) -> str:
-    """The reason a ``.gitignore`` with invalid lines is listed: the first line shown, the next numbered."""
-    number, line, exc = bad[0]
-    why = exc.msg if isinstance(exc, re.error) else "not a pattern git reads"
-    others = [str(n) for n, _, _ in bad[1:BAD_LINES_NAMED]]
-    others += [f"{len(bad) - BAD_LINES_NAMED} more"] if len(bad) > BAD_LINES_NAMED else []
-    also, them = "", "it"
-    if others:
-        listed = others[0] if len(others) == 1 else f"{', '.join(others[:-1])} and {others[-1]}"
-        also = f", and so is the one at line {listed}" if len(bad) == 2 else f", and so are those at lines {listed}"
-        them = "them"
-    return (
-        f"the pattern at line {number} ({preview(line, 40)}) is invalid ({why}){also}: git leaves such lines "
-        f"out, and so does the retriever, which applies the file's other lines; fix or remove {them}"
-    )
+    return compiled(data, MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES)
 
 
 def _ignored(rel: str, is_dir: bool, specs: list[_Spec]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from retriever.text import parser
+from retriever.text import parser, quotes
 from retriever.text.parser import ParseError, parse_document
 
 _REREADS = r"^quotes nested in quotes or lists go on over many lines without their '>' marks"
@@ -31,7 +31,7 @@ def test_long_plain_lines_under_a_deep_quote_are_charged_by_their_length() -> No
 
 
 def test_the_outermost_quote_reads_its_plain_lines_free(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parser, "MAX_QUOTE_REREADS", 1_000)
+    monkeypatch.setattr(quotes, "MAX_QUOTE_REREADS", 1_000)
     lazy = "more words\n" * 100  # 100 readings of 11 characters, each charged 111 were it nested
     assert _texts("# T\n\n> Quoted words\n" + lazy) == ["Quoted words " + "more words " * 99 + "more words"]
     assert _texts("# T\n\n- item\n\n  > Quoted words\n" + "more\n" * 8)[-1] == "Quoted words" + " more" * 8
@@ -61,10 +61,15 @@ def test_quotes_that_end_before_the_plain_lines_after_them_are_refused_early(uni
 def test_quotes_ending_before_a_plain_line_now_and_then_read_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "# T\n\n> ```\n> code\n> ```\nnext line\n\n> # Heading\nafter it\n\n> quoted\nlazy\n"
     assert _texts(text) == ["next line", "Heading", "after it", "quoted lazy"]
-    monkeypatch.setattr(parser, "MAX_QUOTE_REREADS", 150)  # each line read past a quote's end is charged 100
-    assert _texts("# T\n\n> # Heading\nafter it\n") == ["Heading", "after it"]
+    monkeypatch.setattr(quotes, "MAX_QUOTE_REREADS", 150)  # a line read again past a quote's end is charged 100
+    assert _texts("# T\n\n> # Heading\nafter it\n\n> # Heading\nafter that\n")[-1] == "after that"  # each read once
     with pytest.raises(ParseError, match=_ENDED_EARLY):
-        parse_document("q.md", "# T\n\n> # Heading\nafter it\n\n> # Heading\nafter that\n")
+        parse_document("q.md", "# T\n\n" + "> # h\nx\n" * 3)  # each quote reads the plain lines after it again
+
+
+def test_one_quote_reading_many_plain_lines_after_it_once_is_not_charged() -> None:
+    # A quoted code block, then 110,000 lines of a log: read once, linear work, and no reason to refuse the file.
+    assert _texts("# T\n\n> ```\n> x\n> ```\n" + "log entry ok\n" * 110_000)[0].startswith("log entry ok")
 
 
 def test_a_file_of_199_000_link_reference_definitions_is_refused_early() -> None:

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever.errors import ConfigError
-from retriever.text import reader, walk
+from retriever.text import gitignore, reader, walk
 from retriever.text.models import Skipped
 from retriever.text.reader import ENTRIES_PER_FILE, MAX_DEPTH, Entry, Unreadable, read_text, scan
 
@@ -138,7 +138,7 @@ def test_any_gitignore_keeps_exactly_its_valid_lines_and_names_its_first_invalid
 ) -> None:
     import pathspec
 
-    spec, problem = walk._rules(lines)  # never raises
+    spec, problem = gitignore.rules(lines)  # never raises
     valid = [line for line in lines if _compiles(line)]
     expected = pathspec.GitIgnoreSpec.from_lines(valid)
     assert [spec.match_file(path) for path in paths] == [expected.match_file(path) for path in paths]
@@ -568,7 +568,7 @@ def test_a_looping_link_resolves_as_written_and_a_missing_home_is_left_unexpande
 def test_gitignore_rules_are_matched_by_re2_in_linear_time() -> None:
     # With Python's re, "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*c" against a name of 250 a's backtracked for minutes, and the
     # walk runs at every query: the memory never answered again.
-    spec, why = walk._compiled(b"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*c\n", walk.MAX_GITIGNORE_BYTES, walk.MAX_GITIGNORE_LINES)
+    spec, why = gitignore.compiled(b"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*c\n", 1 << 20, 1_000)
     assert why is None and type(spec._backend).__module__.startswith("pathspec._backends.re2")
     assert not spec.match_file("a" * 250 + ".md") and spec.match_file("a" * 250 + "c")
 
@@ -593,11 +593,11 @@ def test_rules_re2_cannot_hold_at_once_are_cut_to_the_first_half_it_can(monkeypa
     def at_most_two(lines: list[str]) -> Any:
         spec = real(lines)  # each line is read as a pattern first (an invalid one raises), then the set is built
         if len(lines) > 2:
-            raise walk._SET_TOO_LARGE[0]("failed to compile Set")
+            raise gitignore._SET_TOO_LARGE[0]("failed to compile Set")
         return spec
 
     monkeypatch.setattr(pathspec.GitIgnoreSpec, "from_lines", at_most_two)
-    spec, why = walk._rules(["a.md", "b.md", "c.md", "d.md", "[z-a]"])
+    spec, why = gitignore.rules(["a.md", "b.md", "c.md", "d.md", "[z-a]"])
     assert spec.match_file("a.md") and spec.match_file("b.md") and not spec.match_file("c.md")
     assert why is not None and why.startswith("its rules are too many to match at once: only its first 2 lines apply")
     assert "the pattern at line 5 ('[z-a]') is invalid" in why
@@ -612,3 +612,20 @@ def test_a_symlink_to_a_folder_is_listed_as_skipped_with_a_reason_not_passed_ove
     assert [e.rel_path for e in entries] == ["a.md", "real/b.md"]
     reason = "symlink to a folder; folders are not followed: move or copy its files into the tree"
     assert skipped == [Skipped("linked", reason), Skipped("loop", reason)]  # before: neither said
+
+
+def test_a_gitignore_line_too_long_to_match_is_left_out_and_the_others_apply(make_tree: TreeFactory) -> None:
+    # 500 KB of "[ab]" in one line: RE2 spent seconds, then refused it, and every command ended in a traceback.
+    rules = "hidden.md\n" + "[ab]" * 125_000 + "\nlate.md\n"
+    root = make_tree({"hidden.md": "h", "late.md": "l", "kept.md": "k", ".gitignore": rules})
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == ["kept.md"]
+    assert [s.rel_path for s in skipped] == [".gitignore"]
+    assert skipped[0].reason.startswith("the pattern at line 2 ('[ab][ab]")
+    assert "(too long to match)" in skipped[0].reason
+
+
+def test_a_gitignore_of_exactly_its_bound_of_lines_applies_them_all_without_a_word() -> None:
+    data = "".join(f"pattern{i}.md\n" for i in range(1_000)).encode()
+    spec, why = gitignore.compiled(data, 1 << 20, 1_000)
+    assert why is None and spec.match_file("pattern999.md")  # before: "it has over 1,000 lines"
