@@ -56,6 +56,9 @@ from retriever.text.safe import cut, one_line, preview
 TREE_CONFIG = ".retriever.toml"
 USER_CONFIG = "config.toml"
 CONFIG_VARIABLE = "RETRIEVER_CONFIG"
+# Variables of ours that are no setting: the workflow ``retriever init`` writes reads RETRIEVER_SOURCE (where to
+# install the retriever from).  Never said to be unknown.
+NOT_SETTINGS = frozenset({"RETRIEVER_SOURCE"})
 ROOT_VARIABLE = "RETRIEVER_ROOT"
 DEFAULT_ROOT = "company_context"
 
@@ -184,7 +187,7 @@ def _missing_graphs(settings: Settings, sources: Mapping[str, Source]) -> tuple[
 def _unknown_variables(environ: Mapping[str, str]) -> tuple[str, ...]:
     """A warning per ``RETRIEVER_*`` variable that names no setting (``RETRIEVER_TOPK``): it is ignored, which
     a typo in a config file's key is not (``ConfigError``), so it is said, with the nearest name."""
-    known = {CONFIG_VARIABLE, *VARIABLES.values()}
+    known = {CONFIG_VARIABLE, *VARIABLES.values(), *NOT_SETTINGS}
     names = sorted(n for n in environ if n.startswith("RETRIEVER_") and n not in known)[:MAX_PROBLEMS]
     warnings = []
     prefix = len("RETRIEVER_")  # compared without it: every name shares it

@@ -353,6 +353,7 @@ def test_a_root_or_config_file_name_too_long_for_the_file_system_is_no_oserror(
 
 def test_a_retriever_variable_that_names_no_setting_is_a_warning_with_the_nearest_name(homes: dict[str, str]) -> None:
     environ = {**homes, "RETRIEVER_TOPK": "3", "RETRIEVER_TOKEN_BUDGET": "5", "RETRIEVER_CONFIG": "", "RETRIEVER_X": ""}
+    environ["RETRIEVER_SOURCE"] = "git+https://example.invalid/r"  # read by the workflow `retriever init` writes
     loaded = load({}, environ=environ)
     assert loaded.settings.top_k == 12  # ignored, as before, but no longer silently
     assert loaded.warnings == (

@@ -86,7 +86,7 @@ def _prompt(words: tuple[str, ...], as_json: bool) -> str:
     from retriever.errors import InvalidArguments
 
     if len(words) > 1 and words[0] == "-":  # stdin and words both: which one is the prompt?
-        message = "'-' reads the prompt from stdin: give it alone, or put a prompt starting with '-' after '--'"
+        message = "'-' reads the prompt from stdin: give it alone, or quote a prompt that starts with '-' ('- foo')"
         fail(InvalidArguments(message), as_json)
     if words != ("-",):
         return " ".join(words)

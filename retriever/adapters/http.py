@@ -98,7 +98,7 @@ class Routes:
                 status_code=403,
             )
         raw_limit, since = request.query_params.get("limit", "50"), request.query_params.get("since")
-        limit = int(raw_limit) if raw_limit.isascii() and raw_limit.isdigit() else 0
+        limit = int(raw_limit) if raw_limit.isascii() and raw_limit.isdigit() and len(raw_limit) <= 4 else 0
         if not 1 <= limit <= 1000:  # as the CLI says it: the value, briefly, and what is accepted
             return JSONResponse({"error": f"limit {clip(raw_limit)} is not a whole number from 1 to 1000"}, 400)
         try:

@@ -45,7 +45,7 @@ INVALID_REQUEST = -32600
 ECHO_CHARS = 80
 # After refusing an oversized body, read (and drop) up to this much more before closing: closing a
 # socket with unread data makes the kernel send a reset, which can destroy the 413 on its way.
-_LINGER_BYTES, _LINGER_SECONDS = 4 * 1024 * 1024, 1.0
+LINGER_BYTES, _LINGER_SECONDS = 4 * 1024 * 1024, 1.0  # what a refused body is read of, and for how long
 BODY_BUDGET_FACTOR = 16  # bodies being read at once hold at most this many times max_body_bytes
 SMALL_BODY_BYTES = 64 * 1024  # a body's first bytes, outside the budget: every real MCP or retrieve body fits
 
@@ -349,7 +349,7 @@ async def _linger(receive: Receive, already: int) -> None:
         try:
             async for chunk in _chunks(receive):
                 already += len(chunk)
-                if already > _LINGER_BYTES:
+                if already > LINGER_BYTES:
                     return
         except ClientGone:  # gone already: the refusal is sent into the void, which is harmless
             return

@@ -37,6 +37,7 @@ import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from retriever.adapters.http_guard import LINGER_BYTES
 from retriever.config import Settings
 
 FD_RESERVE = 128  # descriptors kept free for the store, the memory's files and the accept backlog
@@ -49,14 +50,15 @@ class ConnectionLimits:
     header_timeout: float = 10.0
     max_connections: int = 1000
     max_header_bytes: int = 64 * 1024
-    # A request's bytes after its headers: twice the largest body the guard reads (it refuses a streamed one at
-    # 1.5 times), room for chunk framing, plus the trailers' cap.
-    max_message_bytes: int = 2 * 1_000_000 + 64 * 1024
+    # A request's bytes after its headers: room for the largest body the guard reads and chunk framing, or for what
+    # it reads of a refused one so that its 413 arrives (``http_guard.LINGER_BYTES``), plus the trailers' cap.
+    max_message_bytes: int = 1_000_000 + LINGER_BYTES + 64 * 1024
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ConnectionLimits:
         connections = fit_to_fd_limit(settings.max_connections)
-        message = 2 * settings.max_body_bytes + cls.max_header_bytes
+        body = settings.max_body_bytes
+        message = max(2 * body, body + LINGER_BYTES) + cls.max_header_bytes
         return cls(settings.header_timeout_seconds, connections, max_message_bytes=message)
 
 
@@ -163,6 +165,10 @@ class GuardedHttpTools(HttpToolsProtocol):
         if self.refused:
             return
         super().on_message_complete()
+        if self.cycle is not None and self.cycle.response_complete:
+            # uvicorn leaves an answered request's ``more_body`` set: it would read as still arriving, and the next
+            # request's 408 or 431 would close the connection without a word.
+            self.cycle.more_body = False
         # What arrives next starts the next request's headers; until its first byte, idling is
         # uvicorn's keep-alive timeout's business, so the deadline is armed in on_message_begin.
         self.reading_headers, self.header_bytes = True, 0

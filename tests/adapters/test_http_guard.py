@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,6 +123,17 @@ def test_a_declared_oversized_body_is_refused_before_it_is_sent(base: str) -> No
         sock.close()
         assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
         assert b"request body over 1,000,000 bytes" in answer
+
+
+def test_a_body_of_3_mb_sent_whole_gets_the_json_413_not_a_reset(base: str) -> None:
+    head = b"POST /memories/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3000000\r\n\r\n"
+    sock = raw_connection(base, head)
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        sock.sendall(b" " * 3_000_000)
+    answer = read_until_closed(sock)
+    sock.close()
+    # The connection's cap on a request's bytes had cut the guard's drain short: a text/plain 413, then a reset.
+    assert answer.startswith(b"HTTP/1.1 413") and b"application/json" in answer.split(b"\r\n\r\n")[0]
 
 
 def test_a_big_query_is_refused_with_a_short_413_not_echoed_in_a_422(base: str) -> None:
