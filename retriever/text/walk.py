@@ -44,7 +44,6 @@ _BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY") and hasattr
 # What opening a symlink (or a file) with O_DIRECTORY | O_NOFOLLOW raises: ENOTDIR on Linux, ELOOP on macOS,
 # EMLINK on FreeBSD.
 _NOT_A_FOLDER = frozenset({errno.ENOTDIR, errno.ELOOP, errno.EMLINK})
-_FOLDER_LINK = "symlink to a folder; folders are not followed: move or copy its files into the tree"
 _FOLDER_CHANGED = (
     "folder changed while it was read (replaced or swapped for a symlink); it is read again at the next refresh"
 )
@@ -179,8 +178,6 @@ class _Walk:
                     self._subfolder(child, directory, rel, specs, folders)
             elif child.name.lower().endswith(_MARKDOWN) and not _ignored(rel, False, specs):
                 self._file(child, directory, rel)
-            elif _links_to_folder(child) and not _ignored(rel, True, specs):  # had been passed over without a word
-                self.skipped.append(Skipped(printable(rel), _FOLDER_LINK))
         return folders
 
     def _subfolder(
@@ -264,13 +261,6 @@ def _is_folder(child: os.DirEntry[str]) -> bool:
     try:
         return child.is_dir(follow_symlinks=False)
     except OSError:  # vanished while listing: neither a folder nor a file any more
-        return False
-
-
-def _links_to_folder(child: os.DirEntry[str]) -> bool:
-    try:
-        return child.is_symlink() and child.is_dir()
-    except OSError:  # a loop or a link that vanished: no folder to name
         return False
 
 
