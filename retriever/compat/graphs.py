@@ -31,7 +31,7 @@ import time
 import unicodedata
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -160,11 +160,14 @@ class GraphRetrieval:
 
     # -- the endpoint ---------------------------------------------------------------------------
 
-    def retrieve(self, request: MemoriesRetrieveRequest, user_id: str | None) -> dict[str, Any]:
-        """Seed 003's 200 response for a validated request; ``user_id`` should be canonical already."""
+    def retrieve(
+        self, request: MemoriesRetrieveRequest, user_id: str | None, usable: Callable[[Tree], bool] = lambda _: True
+    ) -> dict[str, Any]:
+        """Seed 003's 200 response for a validated request, from the trees it names that are ``usable`` (the
+        service's test: a tree missing or emptied while serving is left out); ``user_id`` should be canonical."""
         began = time.perf_counter()
         user_id = canonical_user_id(user_id) if user_id is not None else None
-        trees = self.trees(request.graph_ids, user_id)
+        trees = [tree for tree in self.trees(request.graph_ids, user_id) if usable(tree)]
         key = (
             user_id,
             request.agent_id,

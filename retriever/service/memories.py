@@ -13,12 +13,12 @@ canonical user id when valid) and never raises for what a client sends:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
-from retriever.compat.graphs import GraphRetrieval, UnknownGraph
+from retriever.compat.graphs import GraphRetrieval, Tree, UnknownGraph
 from retriever.compat.users import InvalidUserId, canonical_user_id
 from retriever.errors import InvalidArguments, RetrievalTimeout, RetrieverError
 from retriever.pipeline.contracts import MemoriesRetrieveRequest
@@ -46,10 +46,7 @@ def answer(
         return 403, {"detail": message}, user
     try:
         request = MemoriesRetrieveRequest.model_validate(body)
-        for tree in graphs.trees(request.graph_ids, user):
-            if tree.scope == "graph":  # a shared tree missing or emptied: 503 (had been an empty 200, cached)
-                usable_memory(tree.retriever)
-        return 200, graphs.retrieve(request, user), user
+        return 200, graphs.retrieve(request, user, _usable(graphs.trees(request.graph_ids, user))), user
     except ValidationError as exc:
         return 422, {"detail": _validation_detail(exc)}, user
     except UnknownGraph as exc:
@@ -61,6 +58,22 @@ def answer(
     except RetrieverError as exc:  # seed 000's error codes; a timeout had been a 500 "internal error"
         status = 504 if isinstance(exc, RetrievalTimeout) else 503
         return status, {"detail": exc.message, "error_code": exc.code}, user
+
+
+def _usable(trees: Sequence[Tree]) -> Callable[[Tree], bool]:
+    """Which of ``trees`` a retrieval reads: those whose memory is there (``roots.usable_memory``).  When none is,
+    the first one's error is raised (503): a tree missing or emptied while serving had answered an empty 200, and
+    cached it.  Beside a usable one, an unusable one is left out (a user's own tree still answers beside an empty
+    shared one, and a removed one's last index no longer does)."""
+    unusable: dict[str, RetrieverError] = {}
+    for tree in trees:
+        try:
+            usable_memory(tree.retriever)
+        except RetrieverError as exc:
+            unusable[tree.key] = exc
+    if trees and len(unusable) == len(trees):
+        raise next(iter(unusable.values()))
+    return lambda tree: tree.key not in unusable
 
 
 def _canonical(users: Iterable[str]) -> set[str]:

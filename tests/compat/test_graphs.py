@@ -202,6 +202,11 @@ def test_a_shared_tree_emptied_or_removed_while_serving_is_a_503_never_a_cached_
     service.retriever.refresh()
     removed = _retrieve(base, body)
     assert (removed.status_code, removed.json()["error_code"]) == (503, "memory_not_found")  # before: 200, cached
+    # Beside a tree that is there, one that is not is left out: the user's own still answers (it had been a 503).
+    mine = {"query": "When does my on-call week start?", "agent_id": "a"}
+    own = _retrieve(base, mine, {"X-External-User-Id": "u-42"})
+    assert own.status_code == 200
+    assert {(r["scope"], r["graph_id"]) for r in own.json()["retrieval"]["results"]} == {("user", None)}
     kept.rename(trees["root"])
     service.retriever.refresh()
     back = _retrieve(base, body)
