@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -214,7 +215,7 @@ class McpEndpoint:
         # out of the handshake until its sessions idled out (30 min), and pings kept them alive.
         keys = len(policy.keys.entries)
         self.share = max(1, policy.max_sessions // keys) if keys > 1 else None
-
+        self._opened: Counter[str] = Counter()  # a key's initializes the SDK has not answered yet
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
         async with self.stateless.run(), self.sessions.run():
@@ -251,23 +252,39 @@ class McpEndpoint:
             problem = f"initialize over {INITIALIZE_BYTES:,} bytes; a client's capabilities and info take far less"
             raise RpcRefusal(INVALID_PARAMS, problem, message.get("id"), status=200)
         if SESSION_HEADER not in headers and message["method"] == "initialize":
-            self._check_share(scope, message.get("id"))
-        if SESSION_HEADER in headers or message["method"] == "initialize":
+            return self._opening(scope, message.get("id")), _bind_key(scope), replay(body, receive)
+        if SESSION_HEADER in headers:
             return self.sessions.handle_request, _bind_key(scope), replay(body, receive)
         if message["method"] == "tools/call" and "id" in message and _plain_json(scope):
             return await self._answer_call(message, scope), scope, receive
         return self.stateless.handle_request, scope, replay(body, receive)
 
-    def _check_share(self, scope: Scope, request_id: Any) -> None:
-        """Refuse a new session to a key that holds its share (``self.share``) already: 503, -32000, Retry-After.
-        The SDK keeps each session's owner, the key's name (``_bind_key``); what it does not keep (an SDK
-        without that table) is no session of any key's, and the SDK's own limit still holds."""
+    def _opening(self, scope: Scope, request_id: Any) -> ASGIApp:
+        """The SDK's handler for an ``initialize`` opening a session, once the key's share allows one more
+        (``_check_share``): counted as opening until the SDK has answered it, so initializes sent at once cannot all
+        pass the count before the SDK records their sessions' owner."""
         grant = scope.get("state", {}).get("grant")
-        if self.share is None or not isinstance(grant, KeyGrant) or grant is OPEN:
-            return
+        name = grant.name if self.share is not None and isinstance(grant, KeyGrant) and grant is not OPEN else None
+        if name is None:
+            return self.sessions.handle_request
+        self._check_share(name, request_id)
+        self._opened[name] += 1
+
+        async def opening(scope: Scope, receive: Receive, send: Send) -> None:
+            try:
+                await self.sessions.handle_request(scope, receive, send)
+            finally:
+                self._opened[name] -= 1
+
+        return opening
+
+    def _check_share(self, name: str, request_id: Any) -> None:
+        """Refuse a new session to the key ``name`` that holds its share (``self.share``) already: 503, -32000,
+        Retry-After.  The SDK keeps each session's owner, the key's name (``_bind_key``); what it does not keep (an
+        SDK without that table) is no session of any key's, and the SDK's own limit still holds."""
         owners = getattr(self.sessions, "_session_owners", {})
-        held = sum(1 for owner in list(owners.values()) if owner.get("client_id") == grant.name)
-        if held >= self.share:
+        held = sum(1 for owner in list(owners.values()) if owner.get("client_id") == name) + self._opened[name]
+        if self.share is not None and held >= self.share:
             message = (
                 f"this API key holds {held} sessions, its share of the server's {self.sessions.max_sessions}; end one "
                 "(DELETE with its Mcp-Session-Id) or let one idle out, then retry"

@@ -215,6 +215,20 @@ def test_with_several_keys_no_key_takes_more_than_its_share_of_the_sessions(serv
         _session(mcp, a)  # ending one of its sessions gives a key its share back
 
 
+def test_initializes_sent_at_once_by_one_key_open_no_more_than_its_share(service: MemoryService) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with serving(service, max_sessions=4, api_keys="key-a-0123456789=*,key-b-0123456789=*") as url:
+        mcp = f"{url}/v1/mcp/memory"
+        a, b = {"Authorization": "Bearer key-a-0123456789"}, {"Authorization": "Bearer key-b-0123456789"}
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            codes = list(pool.map(lambda _: _post(mcp, INIT, a).status_code, range(20)))
+        # Before: each read the owners' count before the SDK recorded any, and a took all 4 slots, b none.
+        assert sorted(codes) == [200, 200] + [503] * 18
+        _session(mcp, b)
+        _session(mcp, b)
+
+
 def test_a_session_answers_only_the_key_that_opened_it(service: MemoryService) -> None:
     with serving(service, api_keys="key-a-0123456789=*,key-b-0123456789=*") as url:
         mcp = f"{url}/v1/mcp/memory"
