@@ -120,19 +120,28 @@ def test_front_matter_end_is_where_the_reader_finds_the_block_closed(text: str, 
 
 
 @pytest.mark.parametrize(
-    "key", ["a." * 45_000 + "a", '"a".' * 40_000 + "a", "[" + "a." * 40_000 + "a]", "a . " * 33 + "a"]
+    "key",
+    [
+        "a." * 45_000 + "a",
+        '"a".' * 40_000 + "a",
+        "[" + "a." * 40_000 + "a]",
+        "a . " * 33 + "a",
+        "x = {" + "a." * 60_000 + "a",  # in an inline table: 16 s at 240 KB
+    ],
 )
 def test_a_toml_key_of_more_dotted_parts_than_the_nesting_limit_is_refused_before_tomllib(
     key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # tomllib keeps every prefix of a dotted key: 45,000 parts (90 KB) took 32 s and 7.8 GB; 120,000 were OOM-killed.
     monkeypatch.setattr(front_matter.tomllib, "loads", lambda _: pytest.fail("tomllib read it"))
-    line = key if key.startswith("[") else f"{key} = 1"
+    line = key if key.startswith("[") else f"{key} = 1}}" if key.startswith("x = {") else f"{key} = 1"
     with pytest.raises(ParseError, match="nested too deeply"):
         split_front_matter(f"+++\n{line}\n+++\nbody\n")
 
 
 def test_toml_keys_of_up_to_the_limits_parts_and_dots_in_values_read_as_tomllib_reads_them() -> None:
     key = ".".join(["a"] * front_matter.MAX_NESTING)
-    meta, _, _ = split_front_matter(f'+++\n{key} = 1\ntitle = "{"x." * 1000}y"\n[b.c]\nd = 2\n+++\nbody\n')
-    assert meta["title"] == "x." * 1000 + "y" and meta["b"] == {"c": {"d": 2}}
+    oid = ".".join(str(i) for i in range(40))  # a multi-line string may hold a line of dotted words
+    block = f'{key} = 1\ntitle = "{"x." * 1000}y"\nnotes = """\n{oid}\n"""\n[b.c]\nd = 2\n'
+    meta, _, _ = split_front_matter(f"+++\n{block}+++\nbody\n")
+    assert meta["title"] == "x." * 1000 + "y" and meta["b"] == {"c": {"d": 2}} and oid in meta["notes"]
