@@ -216,6 +216,7 @@ class McpEndpoint:
         keys = len(policy.keys.entries)
         self.share = max(1, policy.max_sessions // keys) if keys > 1 else None
         self._opened: Counter[str] = Counter()  # a key's initializes the SDK has not answered yet
+
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
         async with self.stateless.run(), self.sessions.run():
