@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from retriever.adapters.cli_common import load_memory
-from retriever.config import Settings, index_cache_dir, mask_url, state_home
+from retriever.config import Settings, index_cache_dir, mask_url
 from retriever.config_files import SECRET_KEYS, VARIABLES, Loaded
 from retriever.errors import ConfigError, RetrieverError
 from retriever.memory import caches
 from retriever.service.access import load_api_keys
 from retriever.service.identity import memory_identity
-from retriever.service.stores import STORE_FILE
+from retriever.service.stores import sqlite_path
 from retriever.service.stores.sqlite import unreadable
 from retriever.text.reader import is_file, is_folder, resolved
 from retriever.text.safe import preview
@@ -112,7 +112,7 @@ def _index_cache(root: Path, settings: Settings) -> dict[str, Any]:
 
 def _store(settings: Settings, problems: list[str]) -> dict[str, Any]:
     if not settings.redis_url:
-        return _sqlite_store(state_home(settings) / STORE_FILE, problems)
+        return _sqlite_store(sqlite_path(settings), problems)
     from retriever.service.stores.redis import RedisStore
 
     shown = mask_url(settings.redis_url)

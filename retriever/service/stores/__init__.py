@@ -27,10 +27,15 @@ def open_store(settings: Settings, clock: Clock = time.time) -> Store:
         return RedisStore(settings.redis_url, settings.request_log_limit, clock)
     from retriever.service.stores.sqlite import SQLiteStore
 
-    path = state_home(settings) / STORE_FILE
+    path = sqlite_path(settings)
     return SQLiteStore(path, settings.request_log_limit, clock, session_limit=settings.session_limit)
+
+
+def sqlite_path(settings: Settings) -> Path:
+    """Where the SQLite store lives (or would), in the state folder."""
+    return state_home(settings) / STORE_FILE
 
 
 def store_path(settings: Settings) -> Path | None:
     """Where ``open_store`` keeps the SQLite store; None when the store is Redis."""
-    return None if settings.redis_url else state_home(settings) / STORE_FILE
+    return None if settings.redis_url else sqlite_path(settings)
