@@ -31,7 +31,7 @@ import time
 import unicodedata
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -161,13 +161,13 @@ class GraphRetrieval:
     # -- the endpoint ---------------------------------------------------------------------------
 
     def retrieve(
-        self, request: MemoriesRetrieveRequest, user_id: str | None, usable: Callable[[Tree], bool] = lambda _: True
+        self, request: MemoriesRetrieveRequest, user_id: str | None, trees: Sequence[Tree] | None = None
     ) -> dict[str, Any]:
-        """Seed 003's 200 response for a validated request, from the trees it names that are ``usable`` (the
-        service's test: a tree missing or emptied while serving is left out); ``user_id`` should be canonical."""
+        """Seed 003's 200 response for a validated request, from ``trees`` (default: every tree it names, ``trees``;
+        the service passes those that are there); ``user_id`` should be canonical."""
         began = time.perf_counter()
         user_id = canonical_user_id(user_id) if user_id is not None else None
-        trees = [tree for tree in self.trees(request.graph_ids, user_id) if usable(tree)]
+        trees = self.trees(request.graph_ids, user_id) if trees is None else list(trees)
         key = (
             user_id,
             request.agent_id,

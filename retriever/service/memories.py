@@ -13,7 +13,7 @@ canonical user id when valid) and never raises for what a client sends:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -60,20 +60,23 @@ def answer(
         return status, {"detail": exc.message, "error_code": exc.code}, user
 
 
-def _usable(trees: Sequence[Tree]) -> Callable[[Tree], bool]:
-    """Which of ``trees`` a retrieval reads: those whose memory is there (``roots.usable_memory``).  When none is,
-    the first one's error is raised (503): a tree missing or emptied while serving had answered an empty 200, and
+def _usable(trees: Sequence[Tree]) -> list[Tree]:
+    """The ``trees`` a retrieval reads: those whose memory is there (``roots.usable_memory``).  When none is, the
+    first one's error is raised (503): a tree missing or emptied while serving had answered an empty 200, and
     cached it.  Beside a usable one, an unusable one is left out (a user's own tree still answers beside an empty
     shared one, and a removed one's last index no longer does)."""
-    unusable: dict[str, RetrieverError] = {}
+    kept: list[Tree] = []
+    problems: list[RetrieverError] = []
     for tree in trees:
         try:
             usable_memory(tree.retriever)
         except RetrieverError as exc:
-            unusable[tree.key] = exc
-    if trees and len(unusable) == len(trees):
-        raise next(iter(unusable.values()))
-    return lambda tree: tree.key not in unusable
+            problems.append(exc)
+            continue
+        kept.append(tree)
+    if problems and not kept:
+        raise problems[0]
+    return kept
 
 
 def _canonical(users: Iterable[str]) -> set[str]:
