@@ -213,11 +213,13 @@ def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
     """Each ``supersedes``/``superseded_by`` link that a chain of such links leads back from: the retriever leaves
     a cycle's links out (``supersession.acyclic``), as they cannot say which record is newer.  Also each name that
     resolves to its own record, which the retriever passes over (often a title two documents share).  Names are read
-    as the retriever reads them: numbers in a list too (``field-type`` reports those), the first ``MAX_NAMES``."""
+    as the retriever reads them: numbers in a list too (``field-type`` reports those), the first ``MAX_NAMES``.
+    Each distinct name is resolved once, for both."""
+    resolve = supersession.resolving_once(tree.resolve)
     written = [  # ((superseded, successor), the file naming it, its key, the name written)
         (pair, file, key, name)
         for file in tree.files
-        for pair, key, name in supersession.links(file.rel_path, file.doc.front_matter, tree.resolve)
+        for pair, key, name in supersession.links(file.rel_path, file.doc.front_matter, resolve)
     ]
     kept = set(supersession.acyclic(sorted({pair for pair, *_ in written})))
     for pair, file, key, name in written:
@@ -228,14 +230,14 @@ def _supersession_cycles(tree: Tree) -> Iterator[Problem]:
                 "records as superseded by them; fix the link that points the wrong way"
             )
             yield Problem(file.rel_path, file.value_line(key, name), message)
-    yield from _names_of_themselves(tree)
+    yield from _names_of_themselves(tree, resolve)
 
 
-def _names_of_themselves(tree: Tree) -> Iterator[Problem]:
+def _names_of_themselves(tree: Tree, resolve: Callable[[str], str | None]) -> Iterator[Problem]:
     """Each supersession name that resolves to the record writing it."""
     for file in tree.files:
         for key, name in supersession.written(file.doc.front_matter):
-            if tree.resolve(name) == file.rel_path:
+            if resolve(name) == file.rel_path:
                 message = (
                     f"`{key}` names {name!r}, which is this record itself (a title or alias another document shares?): "
                     "the retriever passes the name over; name the other record by its path"

@@ -10,9 +10,10 @@ entry (``DocInfo.supersession``) so the whole memory's links are known without l
 ``resolved(path, written, resolve)`` and ``links(path, front_matter, resolve)`` yield each link as
 ((superseded, successor), key, name written); names that resolve to no document, or to the record itself, are
 passed over.
-``acyclic(pairs)`` keeps the links no chain leads back from; ``cycles(catalog, resolve)`` is the set of the memory's
-links that one does.  ``superseded_only_by(path, front_matter, resolve, on_cycles)`` says a document's front matter
-calls it superseded only by links on a cycle: it names no successor that is one, so it does not rank as superseded.
+``resolving_once(resolve)`` resolves each distinct name once.  ``acyclic(pairs)`` keeps the links no chain leads
+back from; ``cycles(catalog, resolve)`` is the set of the memory's links that one does.
+``superseded_only_by(path, front_matter, resolve, on_cycles)`` says a document's front matter calls it superseded
+only by links on a cycle: it names no successor that is one, so it does not rank as superseded.
 """
 
 from __future__ import annotations
@@ -67,6 +68,13 @@ def links(path: str, front_matter: Mapping[str, Any], resolve: Resolve) -> Itera
 def cycles(catalog: Mapping[str, Linked], resolve: Resolve) -> frozenset[Link]:
     """The memory's (superseded, successor) links that a chain of links leads back from: linear in the links, each
     distinct name resolved once."""
+    once = resolving_once(resolve)
+    pairs = list({pair for path, info in catalog.items() for pair, *_ in resolved(path, info.supersession, once)})
+    return frozenset(pairs) - frozenset(acyclic(pairs))
+
+
+def resolving_once(resolve: Resolve) -> Resolve:
+    """``resolve``, each distinct name resolved once: many records name the same few successors."""
     known: dict[str, str | None] = {}
 
     def once(name: str) -> str | None:
@@ -74,8 +82,7 @@ def cycles(catalog: Mapping[str, Linked], resolve: Resolve) -> frozenset[Link]:
             known[name] = resolve(name)
         return known[name]
 
-    pairs = list({pair for path, info in catalog.items() for pair, *_ in resolved(path, info.supersession, once)})
-    return frozenset(pairs) - frozenset(acyclic(pairs))
+    return once
 
 
 def superseded_only_by(
