@@ -25,14 +25,29 @@ from collections.abc import Iterator
 from markdown_it import MarkdownIt
 
 from retriever.lint.tree import File
+from retriever.text.parser import MAX_NESTING
 
 _MARK = re.compile(r"`+|<!--")
 _CODE_TOKENS = frozenset({"fence", "code_block"})
-_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
+# The parser's nesting limit, so that the lint hides the same code blocks the index leaves out of prose.
+_MD = (
+    MarkdownIt("commonmark", {"maxNesting": MAX_NESTING})
+    .enable("table")
+    .disable(["inline", "text_join"], ignoreInvalid=True)
+)
 
 
 def prose_lines(file: File) -> Iterator[tuple[int, str]]:
-    """(file line, text without code spans and comments) for each body line outside code and comment blocks."""
+    """(file line, text without code spans and comments) for each body line outside code and comment blocks.
+
+    Worked out once per file and kept on it: both link rules read it, and one markdown-it pass is the cost."""
+    kept = file.prose.get("lines")
+    if kept is None:
+        kept = file.prose["lines"] = list(_prose_lines(file))
+    return iter(kept)
+
+
+def _prose_lines(file: File) -> Iterator[tuple[int, str]]:
     body = file.body
     hidden, blocks = _layout(body)
     index = 0

@@ -59,6 +59,8 @@ class File:
     keys: dict[str, tuple[int, int]]  # top-level front-matter key -> (first, last) file line of its last value
     # key -> {item text: its first line}, built on the first ``value_line`` of the key (a cache, not data)
     _items: dict[str, dict[str, int]] = field(default_factory=dict, compare=False, repr=False)
+    # "lines" -> the body's prose lines, worked out by ``lint.prose`` on first use (a cache, not data)
+    prose: dict[str, list[tuple[int, str]]] = field(default_factory=dict, compare=False, repr=False)
 
     def key_line(self, key: str) -> int:
         """The line of the top-level ``key`` the retriever reads: of a key written twice, the last; else 1."""

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from retriever.adapters.cli import cli
 from retriever.config import Settings
 from retriever.errors import ConfigError
+from retriever.lint import prose
 from retriever.lint.check import Finding, check
 from retriever.lint.config import CheckConfig, load_config
 from retriever.lint.report import format_github
@@ -316,6 +317,19 @@ def test_a_line_of_fifty_thousand_backticks_is_checked_in_well_under_two_seconds
     started = time.monotonic()
     assert [(f.line, f.rule) for f in check(memory)] == [(6, "broken-link")]
     assert time.monotonic() - started < 2
+
+
+def test_each_body_is_parsed_once_for_both_link_rules(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_tree({**CLEAN, "x.md": _doc("title: X\n", "# Doc\n\nSee [y](gone.md) and [z](/teams/platform.md).\n")})
+    memory = Memory.open(root, Settings.from_env())
+    parsed: list[str] = []
+    original = prose._MD.parse
+    monkeypatch.setattr(prose._MD, "parse", lambda text: parsed.append(text) or original(text))
+    assert sorted((f.file, f.rule) for f in check(memory)) == [
+        ("memory/x.md", "absolute-link"),
+        ("memory/x.md", "broken-link"),
+    ]
+    assert len(parsed) == len(memory.state.catalog) == 3
 
 
 # -- absolute-link ---------------------------------------------------------------------------------------------
