@@ -319,6 +319,12 @@ def test_a_line_of_fifty_thousand_backticks_is_checked_in_well_under_two_seconds
     assert time.monotonic() - started < 2
 
 
+def test_a_link_in_a_code_fence_thirty_quotes_deep_is_code_as_the_index_reads_it(make_tree: TreeFactory) -> None:
+    deep = ">" * 30
+    body = f"# Doc\n\n{deep} ```\n{deep} [x](gone.md)\n{deep} ```\n"
+    assert _findings(make_tree({**CLEAN, "x.md": _doc("title: X\n", body)})) == []
+
+
 def test_each_body_is_parsed_once_for_both_link_rules(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     root = make_tree({**CLEAN, "x.md": _doc("title: X\n", "# Doc\n\nSee [y](gone.md) and [z](/teams/platform.md).\n")})
     memory = Memory.open(root, Settings.from_env())
