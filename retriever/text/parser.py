@@ -63,6 +63,7 @@ MAX_REFERENCES = 10_000  # real files hold at most 10
 
 _FEED = "retriever.feed"  # the env key under which ``_hand_over`` finds the builder's feed
 _REFERENCES = "retriever.references"  # the env key of the definitions counted
+_BLOCK_LINE = "retriever.block_line"  # the env key of the body line where the top-level block being read starts
 
 
 def _hand_over(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
@@ -73,9 +74,11 @@ def _hand_over(state: StateBlock, start_line: int, end_line: int, silent: bool) 
     Top level is ``state.level == 0``: nested blocks (in quotes and list items) are parsed after their
     container's opening token, at level 1 or more.  (``parentType`` cannot tell: markdown-it's
     ``lheading`` rule leaves it at "paragraph" when it does not match.)"""
-    if not silent and state.level == 0 and state.tokens:
-        state.env[_FEED](state.tokens)
-        del state.tokens[:]
+    if not silent and state.level == 0:
+        if state.tokens:
+            state.env[_FEED](state.tokens)
+            del state.tokens[:]
+        state.env[_BLOCK_LINE] = start_line  # after the feed: a refusal there belongs to the block before
     return False
 
 
@@ -222,9 +225,12 @@ def _tokenize(body: str, builder: _Builder) -> None:
     tokens = _Tokens()
     # The block parser directly: the core's other steps are off or done already (line endings above),
     # except NUL, which CommonMark replaces (binary files were refused before, but not a NUL past 8 KB).
-    env = {_FEED: lambda done: _walk(done, builder), _REFERENCES: 0, **quotes.env()}
-    _MD.block.parse(body.replace("\0", "\ufffd"), _MD, env, tokens)
-    _walk(tokens, builder)
+    env = {_FEED: lambda done: _walk(done, builder), _REFERENCES: 0, _BLOCK_LINE: 0, **quotes.env()}
+    try:
+        _MD.block.parse(body.replace("\0", "\ufffd"), _MD, env, tokens)
+        _walk(tokens, builder)
+    except ParseError as exc:  # a budget ran out: say where, so that the user knows which block to split
+        raise ParseError(f"{exc} (in the block at line {env[_BLOCK_LINE] + builder.offset + 1})") from None
 
 
 def _meta_title(meta: Mapping[str, Any]) -> str | None:

@@ -93,16 +93,16 @@ def test_front_matter_that_is_not_a_mapping_is_unreadable(make_tree: TreeFactory
     assert _findings(root) == [("memory/list.md", 1, "unreadable", "error")]
 
 
-def test_a_file_that_is_not_utf8_is_unreadable(make_tree: TreeFactory) -> None:
-    root = make_tree({**CLEAN, "latin.md": b"caf\xe9\n"})
+def test_a_file_that_is_not_utf8_is_unreadable_at_the_line_of_its_first_invalid_byte(make_tree: TreeFactory) -> None:
+    root = make_tree({**CLEAN, "latin.md": b"# Menu\n\ncaf\xe9\n"})
     memory = Memory.open(root, Settings.from_env())
     assert check(memory) == [
         Finding(
             "memory/latin.md",
-            1,
+            3,
             "unreadable",
             "error",
-            "the retriever skips this file: not UTF-8 (invalid byte at offset 3); re-save it as UTF-8",
+            "the retriever skips this file: not UTF-8 (an invalid byte at line 3, offset 11); re-save it as UTF-8",
         )
     ]
 

@@ -534,7 +534,7 @@ def test_every_kind_of_bad_file_is_skipped_with_a_reason_and_the_rest_is_indexed
     assert set(reasons) == {"bad_yaml.md", "not_a_mapping.md", "latin1.md", "binary.md", "huge.md", "linked.md"}
     assert reasons["bad_yaml.md"].startswith("invalid YAML front matter at line 4")
     assert reasons["not_a_mapping.md"] == "front matter must be a mapping of fields, found list"
-    assert reasons["latin1.md"].startswith("not UTF-8 (invalid byte at offset")
+    assert reasons["latin1.md"].startswith("not UTF-8 (an invalid byte at line 1, offset")
     assert reasons["binary.md"] == "binary content (NUL bytes), not markdown text"
     assert reasons["huge.md"].startswith("larger than the 1,000-byte limit")
     assert "outside the memory root" in reasons["linked.md"]

@@ -220,11 +220,11 @@ def test_text_in_utf16_or_utf32_with_its_byte_order_mark_is_named_so_not_binary(
         reader.decode(wide)  # before: "binary content (NUL bytes)"
 
 
-def test_read_text_refuses_non_utf8_naming_the_byte_offset(make_tree: TreeFactory) -> None:
-    root = make_tree({"latin1.md": "café".encode("latin-1")})
+def test_read_text_refuses_non_utf8_naming_the_line_and_byte_offset(make_tree: TreeFactory) -> None:
+    root = make_tree({"latin1.md": "# Menu\n\ncafé\n".encode("latin-1")})
     with pytest.raises(Unreadable) as caught:
         read_text(root, "latin1.md", 1000)
-    assert str(caught.value) == "not UTF-8 (invalid byte at offset 3); re-save it as UTF-8"
+    assert str(caught.value) == "not UTF-8 (an invalid byte at line 3, offset 11); re-save it as UTF-8"
 
 
 def test_read_text_of_a_missing_file_is_unreadable(tmp_path: Path) -> None:
