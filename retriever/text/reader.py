@@ -153,7 +153,8 @@ def decode(data: bytes) -> tuple[str, str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        where = f"line {data.count(b'\n', 0, exc.start) + 1}, offset {exc.start}"
+        line = data.count(b"\n", 0, exc.start) + 1
+        where = f"line {line}, offset {exc.start}"
         raise Unreadable(f"not UTF-8 (an invalid byte at {where}); re-save it as UTF-8") from exc
     return text.removeprefix("\ufeff"), digest
 
