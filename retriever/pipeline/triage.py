@@ -7,7 +7,8 @@ Offline rules, deterministic:
   farewells, fillers), with stretched spellings ("thaaanks") folded; stop words; and whom
   it is addressed to: a group ("hey team") or a person the memory knows ("thanks Olena!").
   Any other word is content, so a greeting plus a question ("hi, who runs sales?") is a
-  question, and so is a bare topic ("vpn").
+  question, and so is a bare topic ("vpn").  The query searched (``rewritten_query``) is the prompt
+  without the clauses of small talk before and after its request ("who runs sales?").
 - A follow-up ("and who owns it?") has few content words and a pronoun or a leading
   conjunction; with a session history it is rewritten into a self-contained query by
   prefixing the content words of the most recent prior prompt (of the last 3).
@@ -163,6 +164,29 @@ def _courteous(text: str, words: list[str]) -> bool:
     return bool(_PHRASES.search(text)) or any(w in courtesy.WORDS or w in courtesy.ABBREVIATIONS for w in words)
 
 
+# A clause of a prompt: text up to and including its run of clause-ending marks (or the end).
+_CLAUSE = re.compile(r"[^,!.;:?\n\u2013\u2014]*(?:[,!.;:?\n\u2013\u2014]+|$)")
+
+
+def trimmed(prompt: str, is_person: IsPerson | None = None) -> str:
+    """``prompt`` without the greetings, thanks and sign-offs before and after its request, the text searched:
+    "hi, who runs sales?" → "who runs sales?" ("hi" would match "hi-IN").  Only whole clauses of small talk that
+    hold a courtesy word or phrase go: "Who owns Helix, and why?" keeps its "and why?"; a prompt of small talk
+    alone comes back whole."""
+    clauses = [c for c in _CLAUSE.findall(prompt) if c]
+    start, end = 0, len(clauses)
+    while start < end and _polite(clauses[start], is_person):
+        start += 1
+    while end > start and _polite(clauses[end - 1], is_person):
+        end -= 1
+    return "".join(clauses[start:end]).strip() or prompt
+
+
+def _polite(clause: str, is_person: IsPerson | None) -> bool:
+    text = analyzer.normalize(clause)
+    return _courteous(text, _words(text)) and is_low_information(clause, is_person)
+
+
 def rewrite(prompt: str, history: Sequence[str]) -> str | None:
     """A self-contained query for a follow-up, or None when no rewrite is needed.  A prompt whose words
     only ask ("status?", "any updates?": ``query.no_topic``) is a follow-up too: in a session, its topic
@@ -194,8 +218,9 @@ def _topic(recent: Sequence[str]) -> list[str]:
 def triage(prompt: str, history: Sequence[str] = (), is_person: IsPerson | None = None) -> Triage:
     """The routing decision for one prompt."""
     small_talk = is_low_information(prompt, is_person)
+    searched = prompt if small_talk else trimmed(prompt, is_person)
     # A question of stop words and a pronoun is small talk, unless the session gives it a topic.
-    rewritten = rewrite(prompt, history) if not small_talk or _bare_question(prompt) else None
+    rewritten = rewrite(searched, history) if not small_talk or _bare_question(prompt) else None
     if rewritten:
         return Triage(
             decision="retrieve",
@@ -212,7 +237,7 @@ def triage(prompt: str, history: Sequence[str] = (), is_person: IsPerson | None 
     return Triage(
         decision="retrieve",
         reasoning=f"The prompt asks about company-specific content ({words}); searching the memory.",
-        rewritten_query=prompt,
+        rewritten_query=searched,
     )
 
 

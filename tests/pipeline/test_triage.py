@@ -21,6 +21,7 @@ from retriever.pipeline.triage import (
     person_check,
     rewrite,
     triage,
+    trimmed,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -68,22 +69,48 @@ def test_chit_chat_is_low_information(prompt: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "prompt",
+    ("prompt", "searched"),
     [
-        "MRR?",
-        "DEC-0054",
-        "thanks, and who owns billing?",
-        "Who is Olena?",
-        "ok, what is the on-call rotation?",
-        "Хто відповідає за київський офіс?",
-        "olena@brightwave.io",
+        ("MRR?", "MRR?"),
+        ("DEC-0054", "DEC-0054"),
+        ("thanks, and who owns billing?", "and who owns billing?"),
+        ("Who is Olena?", "Who is Olena?"),
+        ("ok, what is the on-call rotation?", "what is the on-call rotation?"),
+        ("Хто відповідає за київський офіс?", "Хто відповідає за київський офіс?"),
+        ("olena@brightwave.io", "olena@brightwave.io"),
     ],
 )
-def test_prompts_with_any_content_word_are_retrieved(prompt: str) -> None:
+def test_prompts_with_any_content_word_are_retrieved(prompt: str, searched: str) -> None:
     assert not is_low_information(prompt)
     result = triage(prompt)
     assert result.decision == "retrieve"
-    assert result.rewritten_query == prompt
+    assert result.rewritten_query == searched
+
+
+@pytest.mark.parametrize(
+    ("prompt", "searched"),
+    [
+        ("hi, who runs sales?", "who runs sales?"),
+        ("Hey team! Where is the VPN guide? Thanks!", "Where is the VPN guide?"),
+        ("Hi, how are you? Who owns Helix?", "Who owns Helix?"),
+        ("привіт, хто відповідає за продажі?", "хто відповідає за продажі?"),
+        ("good morning — what is the on-call rota?", "what is the on-call rota?"),
+        ("Who runs sales? cheers", "Who runs sales?"),
+        ("Who owns Helix, and why?", "Who owns Helix, and why?"),  # no courtesy: "and why?" asks
+        ("What's the Good Morning meeting?", "What's the Good Morning meeting?"),  # inside the request: kept
+        ("hi-IN speech settings?", "hi-IN speech settings?"),
+        ("What changed in Pulse 4.3?", "What changed in Pulse 4.3?"),
+    ],
+)
+def test_the_query_searched_leaves_out_greetings_and_thanks_around_the_request(prompt: str, searched: str) -> None:
+    assert trimmed(prompt) == searched
+    assert triage(prompt).rewritten_query == searched
+
+
+def test_a_greeting_before_a_question_is_not_searched_for() -> None:
+    # "hi" had matched the "hi-IN" of an agent's speech settings, which then led the answer
+    facts = Retriever(COMPANY_CONTEXT).retrieve("hi, who runs sales?").structured["retrieval"]["facts"]
+    assert facts and all("hi-IN" not in f["statement"] for f in facts)
 
 
 def test_retrieve_reasoning_names_the_content_words() -> None:
