@@ -95,6 +95,30 @@ USER_HEADERS = ("X-External-User-Id", "X-On-Behalf-Of")
 MAX_USER_ID_CHARS = 256
 
 
+class RpcRefusal(Exception):
+    """A JSON-RPC error the front answers itself, before the SDK sees the request."""
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        request_id: Any = None,
+        status: int = 400,
+        data: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code, self.message, self.request_id, self.status, self.data = code, message, request_id, status, data
+        self.headers = headers
+
+    def response(self) -> JSONResponse:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        body = {"jsonrpc": "2.0", "id": self.request_id, "error": error}
+        return JSONResponse(body, status_code=self.status, headers=self.headers)
+
+
 class HeaderProblem(Exception):
     """A user header the server cannot use: answered as a 422 ``detail`` entry."""
 

@@ -5,7 +5,8 @@ one SDK ``Server`` (``build_server`` of the stdio adapter, with an HTTP ``tools/
 
 - a *stateful* one for ``initialize`` and requests carrying ``Mcp-Session-Id``: it issues the
   session id, answers 404 for an unknown or ended one, ends sessions on ``DELETE``, expires them
-  after ``session_idle`` seconds and refuses more than ``max_sessions`` (503);
+  after ``session_idle`` seconds and refuses more than ``max_sessions`` (503); ``http_sessions`` answers
+  those refusals first, with a refusal's code, the request's id and the next step;
 - a *stateless* one for the other requests without a session (``tools/list``, ``ping``,
   notifications, unknown methods), so no request needs a handshake.
 
@@ -38,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
-from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -57,7 +57,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from retriever.adapters.http_guard import HeaderProblem, HttpPolicy, clip, named_user, parse_json, replay
+from retriever.adapters.http_guard import HeaderProblem, HttpPolicy, RpcRefusal, clip, named_user, parse_json, replay
+from retriever.adapters.http_sessions import Admission
 from retriever.adapters.jsonrpc_lines import LONE_SURROGATE, id_problem, overlong_id, surrogate_escaped, valid_id
 from retriever.adapters.mcp_stdio import TOOLS_CALL_SHAPE, build_server, internal_error
 from retriever.compat.users import InvalidUserId, canonical_user_id
@@ -69,35 +70,10 @@ from retriever.service.tools import UnknownTool
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32602, -32603
-SERVER_ERROR = -32000  # implementation-defined: a refusal that is neither the client's mistake nor a fault
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 INITIALIZE_BYTES = 16 * 1024  # real clients send under 1 KiB
 INLINE_CHARS = 400  # of a call's text arguments, answered on the event loop (``run_tool``)
 CALL_THREADS = 16  # tool calls in worker threads at once; the rest wait their turn
-
-
-class RpcRefusal(Exception):
-    """A JSON-RPC error the front answers itself, before the SDK sees the request."""
-
-    def __init__(
-        self,
-        code: int,
-        message: str,
-        request_id: Any = None,
-        status: int = 400,
-        data: Any = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.code, self.message, self.request_id, self.status, self.data = code, message, request_id, status, data
-        self.headers = headers
-
-    def response(self) -> JSONResponse:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        body = {"jsonrpc": "2.0", "id": self.request_id, "error": error}
-        return JSONResponse(body, status_code=self.status, headers=self.headers)
 
 
 def check_message(body: bytes) -> dict[str, Any]:
@@ -211,11 +187,7 @@ class McpEndpoint:
         self.sessions = StreamableHTTPSessionManager(
             server, session_idle_timeout=policy.session_idle, max_sessions=policy.max_sessions, **common
         )
-        # Each key's share of the sessions: with several keys, one key filling every slot had locked the others
-        # out of the handshake until its sessions idled out (30 min), and pings kept them alive.
-        keys = len(policy.keys.entries)
-        self.share = max(1, policy.max_sessions // keys) if keys > 1 else None
-        self._opened: Counter[str] = Counter()  # a key's initializes the SDK has not answered yet
+        self.admission = Admission(self.sessions, len(policy.keys.entries))
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
@@ -241,6 +213,7 @@ class McpEndpoint:
         if scope["method"] == "DELETE":
             if SESSION_HEADER not in headers:
                 raise RpcRefusal(INVALID_REQUEST, "DELETE ends a session: send the session's Mcp-Session-Id")
+            self.admission.check_known(headers[SESSION_HEADER], None)
             return self.sessions.handle_request, _bind_key(scope), receive
         if scope["method"] != "POST":
             return Response(status_code=405, headers={"Allow": "POST, DELETE"}), scope, receive
@@ -253,44 +226,13 @@ class McpEndpoint:
             problem = f"initialize over {INITIALIZE_BYTES:,} bytes; a client's capabilities and info take far less"
             raise RpcRefusal(INVALID_PARAMS, problem, message.get("id"), status=200)
         if SESSION_HEADER not in headers and message["method"] == "initialize":
-            return self._opening(scope, message.get("id")), _bind_key(scope), replay(body, receive)
+            return self.admission.opening(scope, message.get("id")), _bind_key(scope), replay(body, receive)
         if SESSION_HEADER in headers:
+            self.admission.check_known(headers[SESSION_HEADER], message.get("id"))
             return self.sessions.handle_request, _bind_key(scope), replay(body, receive)
         if message["method"] == "tools/call" and "id" in message and _plain_json(scope):
             return await self._answer_call(message, scope), scope, receive
         return self.stateless.handle_request, scope, replay(body, receive)
-
-    def _opening(self, scope: Scope, request_id: Any) -> ASGIApp:
-        """The SDK's handler for an ``initialize`` opening a session, once the key's share allows one more
-        (``_check_share``): counted as opening until the SDK has answered it, so initializes sent at once cannot all
-        pass the count before the SDK records their sessions' owner."""
-        grant = scope.get("state", {}).get("grant")
-        name = grant.name if self.share is not None and isinstance(grant, KeyGrant) and grant is not OPEN else None
-        if name is None:
-            return self.sessions.handle_request
-        self._check_share(name, request_id)
-        self._opened[name] += 1
-
-        async def opening(scope: Scope, receive: Receive, send: Send) -> None:
-            try:
-                await self.sessions.handle_request(scope, receive, send)
-            finally:
-                self._opened[name] -= 1
-
-        return opening
-
-    def _check_share(self, name: str, request_id: Any) -> None:
-        """Refuse a new session to the key ``name`` that holds its share (``self.share``) already: 503, -32000,
-        Retry-After.  The SDK keeps each session's owner, the key's name (``_bind_key``); what it does not keep (an
-        SDK without that table) is no session of any key's, and the SDK's own limit still holds."""
-        owners = getattr(self.sessions, "_session_owners", {})
-        held = sum(1 for owner in list(owners.values()) if owner.get("client_id") == name) + self._opened[name]
-        if self.share is not None and held >= self.share:
-            message = (
-                f"this API key holds {held} sessions, its share of the server's {self.sessions.max_sessions}; end one "
-                "(DELETE with its Mcp-Session-Id) or let one idle out, then retry"
-            )
-            raise RpcRefusal(SERVER_ERROR, message, request_id, status=503, headers={"Retry-After": "60"})
 
     async def _answer_call(self, message: dict[str, Any], scope: Scope) -> Response:
         """A session-less ``tools/call`` (the seed's bare POST), answered without the SDK's stateless path.

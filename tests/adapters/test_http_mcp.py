@@ -178,6 +178,24 @@ def test_a_follow_up_with_only_the_handshake_session_is_rewritten_from_its_histo
     assert bare["triage"]["rewritten_query"] == "and who owns it?"
 
 
+def test_an_unknown_session_answers_404_with_the_requests_id_and_how_to_start_a_new_one(
+    service: MemoryService,
+) -> None:
+    with serving(service) as url:
+        mcp = f"{url}/v1/mcp/memory"
+        session = _session(mcp)
+        assert httpx.delete(mcp, headers={"Mcp-Session-Id": session}).status_code == 200
+        for headers in ({"Mcp-Session-Id": session}, {"Mcp-Session-Id": "never-issued"}):
+            gone = _post(mcp, {**CALL, "id": 5}, headers)
+            assert gone.status_code == 404
+            assert gone.json()["id"] == 5 and gone.json()["error"]["code"] == -32600
+            assert gone.json()["error"]["message"] == (
+                "session not found: it was ended (DELETE), idled out or never issued; send initialize without an "
+                "Mcp-Session-Id header to start a new one"
+            )
+        assert httpx.delete(mcp, headers={"Mcp-Session-Id": session}).status_code == 404
+
+
 def test_an_idle_session_expires_and_then_answers_404(service: MemoryService) -> None:
     with serving(service, session_idle_seconds=0.3) as url:
         mcp = f"{url}/v1/mcp/memory"
@@ -188,13 +206,25 @@ def test_an_idle_session_expires_and_then_answers_404(service: MemoryService) ->
         assert wait_until(expired, timeout=10, interval=1.0)
 
 
-def test_sessions_past_the_cap_are_refused_with_503(service: MemoryService) -> None:
+def test_sessions_past_the_cap_are_refused_with_503_a_refusals_code_the_requests_id_and_retry_after(
+    service: MemoryService,
+) -> None:
     with serving(service, max_sessions=2) as url:
         mcp = f"{url}/v1/mcp/memory"
         first = _session(mcp)
         _session(mcp)
-        refused = _post(mcp, INIT)
-        assert refused.status_code == 503
+        refused = _post(mcp, {**INIT, "id": 7})
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "60"
+        # the SDK's own answer was -32603 ("internal error"), a null id and no Retry-After
+        assert refused.json() == {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "error": {
+                "code": -32000,
+                "message": "the server holds 2 sessions, its limit (RETRIEVER_MAX_SESSIONS); end one (DELETE with "
+                "its Mcp-Session-Id) or let one idle out, then retry",
+            },
+        }
         assert httpx.delete(mcp, headers={"Mcp-Session-Id": first}).status_code == 200
         assert _post(mcp, INIT).status_code == 200  # ending a session makes room
 
