@@ -252,7 +252,8 @@ RULES: Mapping[str, Rule] = {
             "unreadable",
             ERROR,
             _unreadable,
-            "bad YAML, not UTF-8, binary, too large, a symlink leading outside, or a .gitignore line git cannot read",
+            "bad YAML, not UTF-8, binary, too large, a symlink leading outside, an unresolved merge conflict, or a "
+            ".gitignore line git cannot read",
         ),
         Rule("field-type", ERROR, _field_types, "a known front-matter field has the wrong type"),
         Rule("unknown-type", WARNING, _unknown_types, "a `type` that is not a known document type"),

@@ -3,7 +3,8 @@
 Contract: ``parse_document(rel_path, text)`` returns a ``Document`` or raises ``ParseError``
 with a reason a user can act on (bad YAML, front matter that is not a mapping, nested too
 deeply or expanding past a budget, a file with too many headings, statements, blocks or link reference
-definitions, with lists or quotes nested past ``MAX_NESTING``, or with nested quotes continued by more lines
+definitions, with lists or quotes nested past ``MAX_NESTING``, with an unresolved merge conflict
+(``conflicts``), or with nested quotes continued by more lines
 without their ">" marks, or quotes reading plain lines again, past ``quotes.MAX_QUOTE_REREADS``).
 It raises nothing else, takes time linear in the text and bounded memory: markdown-it's
 tokens are handed over block by block instead of held for the whole file.
@@ -22,7 +23,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock, reference
 from markdown_it.token import Token
 
-from retriever.text import field_statements, quotes
+from retriever.text import conflicts, field_statements, quotes
 from retriever.text.front_matter import ParseError, split_front_matter
 from retriever.text.markup import (
     INDEX_NAMES,
@@ -194,6 +195,9 @@ def parse_document(rel_path: str, text: str) -> Document:
     """Parse one markdown file (its text already decoded) into a ``Document``."""
     # Windows line endings would hide the front matter's closing fence; lines stay the same.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    conflicted = conflicts.conflict(text)
+    if conflicted is not None:
+        raise ParseError(conflicts.refusal(conflicted))
     meta, body, offset = split_front_matter(text)
     total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
     if total_lines > MAX_LINES:

@@ -107,6 +107,16 @@ def test_a_file_that_is_not_utf8_is_unreadable_at_the_line_of_its_first_invalid_
     ]
 
 
+def test_an_unresolved_merge_conflict_is_unreadable_at_its_opening_line(make_tree: TreeFactory) -> None:
+    merged = "# Owner\n\n<<<<<<< HEAD\nThe owner is Maksym.\n=======\nThe owner is Rui.\n>>>>>>> feature\n"
+    root = make_tree({**CLEAN, "owner.md": merged})
+    memory = Memory.open(root, Settings.from_env())
+    assert [(f.file, f.line, f.rule, f.severity) for f in check(memory)] == [
+        ("memory/owner.md", 3, "unreadable", "error")
+    ]
+    assert "owner.md" not in memory.state.catalog  # neither side is served as a fact
+
+
 def test_invalid_toml_front_matter_is_unreadable_at_its_file_line(make_tree: TreeFactory) -> None:
     root = make_tree({**CLEAN, "toml.md": '+++\ntitle = "x\n+++\nbody\n'})
     assert _findings(root) == [("memory/toml.md", 2, "unreadable", "error")]
