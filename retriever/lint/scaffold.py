@@ -449,7 +449,9 @@ repos:
         entry: retriever check --root .
         language: system
         pass_filenames: false
-        files: '(\\.md|\\.markdown|\\.retriever\\.toml|pyproject\\.toml)$'
+        # Every commit: pre-commit passes no deleted file, so a commit that only deletes a document (and breaks
+        # the links to it) would otherwise run no check at all.
+        always_run: true
 """
 
 WORKFLOW_TEMPLATE = """\

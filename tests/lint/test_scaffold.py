@@ -85,6 +85,7 @@ def test_the_hooks_run_retriever_check_on_the_tree(tmp_path: Path) -> None:
     [hook] = pre_commit["repos"][0]["hooks"]
     assert pre_commit["repos"][0]["repo"] == "local"
     assert (hook["id"], hook["entry"], hook["pass_filenames"]) == ("retriever-check", "retriever check --root .", False)
+    assert hook["always_run"] is True  # a commit that only deletes a document passes pre-commit no file
     workflow = yaml.safe_load((tmp_path / "memory" / ".github/workflows/memory-check.yml").read_text(encoding="utf-8"))
     steps = workflow["jobs"]["check"]["steps"]
     assert steps[-1] == {"run": "retriever check --root . --format github"}
