@@ -60,7 +60,7 @@ def check(root: Path | None, output: str) -> None:
         fail(MemoryEmpty.at(str(memory.root), len(memory.skipped)), as_json)
         return
     if output == "json":
-        click.echo(check_report.format_json(findings, files))
+        click.echo(check_report.format_json(check_report.located(findings, memory.root, Path.cwd()), files))
     elif output == "github":
         for line in [
             *check_report.format_github(findings, memory.root, Path.cwd()),
@@ -68,7 +68,7 @@ def check(root: Path | None, output: str) -> None:
         ]:
             click.echo(line)  # format_github escapes each annotation for GitHub and the terminal
     else:
-        for line in check_report.format_text(findings, files):
+        for line in check_report.format_text(check_report.located(findings, memory.root, Path.cwd()), files):
             click.echo(one_line(line))  # a file name may hold a newline (github's format escapes its own way)
     sys.exit(EXIT_FAILURE if findings else 0)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -38,17 +39,22 @@ def format_json(findings: list[Finding], files: int) -> str:
     return json.dumps(document, ensure_ascii=False, indent=2)
 
 
+def located(findings: list[Finding], root: Path, cwd: Path) -> list[Finding]:
+    """``findings`` with each file named from ``cwd`` when it lies under it (``--root .`` in a hook or CI job: a
+    path an editor opens), else as the retriever names sources, from the root's parent (``memory/x.md``)."""
+    return [dataclasses.replace(f, file=_relative_to(root.parent / f.file, cwd) or f.file) for f in findings]
+
+
 def format_github(findings: list[Finding], root: Path, cwd: Path) -> list[str]:
-    """GitHub Actions annotations; paths relative to ``cwd`` when the file lies under it.
+    """GitHub Actions annotations; paths relative to ``cwd`` when the file lies under it (``located``).
 
     Each is one line whatever a file's name or a message holds: ``%``, CR and LF are written as GitHub's
     workflow commands decode them (``%25``, ``%0D``, ``%0A``; ``:`` and ``,`` too in a property), and other
     control characters (an ESC sequence would retitle the terminal of whoever runs it locally) as escapes.
     """
     lines = []
-    for f in findings:
-        path = _relative_to(root.parent / f.file, cwd) or f.file
-        properties = f"file={_escape_property(path)},line={f.line},title={_escape_property(f.rule)}"
+    for f in located(findings, root, cwd):
+        properties = f"file={_escape_property(f.file)},line={f.line},title={_escape_property(f.rule)}"
         lines.append(f"::{f.severity} {properties}::{_escape_data(f.message)}")
     return lines
 

@@ -931,6 +931,21 @@ def test_check_github_prints_annotations_relative_to_the_working_folder(
     assert result.stdout.splitlines()[0].startswith("::error file=memory/x.md,line=3,title=field-type::")
 
 
+def test_check_names_files_from_the_working_folder_when_it_holds_them(
+    runner: CliRunner, make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree({**CLEAN, "notes/x.md": _doc("title: X\ncreated: soon\n")})
+    monkeypatch.chdir(root)  # the hook's and workflow's `--root .`: "memory/notes/x.md" is no path from here
+    text = runner.invoke(cli, ["check", "--root", "."])
+    assert text.stdout.splitlines()[0].startswith("notes/x.md:3: error field-type: ")
+    as_json = runner.invoke(cli, ["check", "--root", ".", "--format", "json"])
+    assert [f["file"] for f in json.loads(as_json.stdout)["findings"]] == ["notes/x.md"]
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(cli, ["check", "--root", "memory"]).stdout.startswith("memory/notes/x.md:3: error")
+    monkeypatch.chdir(root / "teams")  # the file is not under the working folder: named from the root's parent
+    assert runner.invoke(cli, ["check", "--root", str(root)]).stdout.startswith("memory/notes/x.md:3: error")
+
+
 def test_check_github_escapes_annotation_properties(
     runner: CliRunner, make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
