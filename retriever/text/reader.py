@@ -19,7 +19,16 @@ from pathlib import Path
 
 from retriever.text.regular import NotRegular, TooLarge, open_nonblocking, read_opened
 from retriever.text.safe import preview
-from retriever.text.walk import DEFAULT_MAX_FILES, ENTRIES_PER_FILE, MAX_DEPTH, Entry, is_memory_file, printable, scan
+from retriever.text.walk import (
+    DEFAULT_MAX_FILES,
+    ENTRIES_PER_FILE,
+    MAX_DEPTH,
+    Entry,
+    changed_ns,
+    is_memory_file,
+    printable,
+    scan,
+)
 
 __all__ = [
     "DEFAULT_MAX_FILES",
@@ -112,7 +121,7 @@ def vet(root: Path, rel_path: str) -> Entry:
         stat = os.stat(path)
     except OSError as exc:
         raise Unreadable(f"cannot be read: {exc.strerror}") from exc
-    return Entry(rel_path, stat.st_size, stat.st_mtime_ns, (stat.st_dev, stat.st_ino), link)
+    return Entry(rel_path, stat.st_size, changed_ns(stat), (stat.st_dev, stat.st_ino), link)
 
 
 def check_size(size: int, max_bytes: int) -> None:

@@ -61,6 +61,7 @@ class Entry:
     ``identity`` is the (st_dev, st_ino) of the file the walk vetted (a symlink's target, for a link it
     accepted) and ``link`` says whether it was reached through a symlink: ``reader.read_text`` opens that file
     and no other.  Both are left out of comparisons: they say which file to read, not what it holds.
+    ``mtime_ns`` is the later of the file's modification and status-change times (``changed_ns``).
     """
 
     rel_path: str
@@ -68,6 +69,13 @@ class Entry:
     mtime_ns: int
     identity: tuple[int, int] | None = field(default=None, compare=False)
     link: bool = field(default=False, compare=False)
+
+
+def changed_ns(stat: os.stat_result) -> int:
+    """When a file last changed, as far as its stat tells: the later of its mtime and ctime.  ``cp -p``,
+    ``rsync -a``, ``tar x`` and ``touch -r`` set an edited file's mtime back (a same-size edit then looked
+    unchanged, and its old text was served); none can set its ctime."""
+    return max(stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 def is_memory_file(rel_path: str) -> bool:
@@ -294,7 +302,7 @@ def _entry(root: Path, directory: Path, child: os.DirEntry[str], rel: str, skipp
     if not S_ISREG(stat.st_mode):
         skipped.append(Skipped(rel, _not_regular(stat.st_mode, child)))
         return None
-    return Entry(rel, stat.st_size, stat.st_mtime_ns, (stat.st_dev, stat.st_ino), child.is_symlink())
+    return Entry(rel, stat.st_size, changed_ns(stat), (stat.st_dev, stat.st_ino), child.is_symlink())
 
 
 def _stat_problem(exc: OSError, child: os.DirEntry[str]) -> str:

@@ -177,6 +177,22 @@ def test_an_edited_file_is_reparsed_alone_and_replaces_its_own_sections(
 
 
 @HOW
+def test_a_same_size_edit_whose_mtime_was_set_back_is_reparsed(acme: Path, settings: Settings, how: str) -> None:
+    leave = acme / "policies/leave.md"
+    before = leave.stat()
+    memory = Memory.open(acme, settings)
+    # `cp -p`, `rsync -a` and `touch -r` keep the old mtime; an edit of the same size then looked unchanged
+    leave.write_text(ACME["policies/leave.md"].replace("Employees earn", "Workers accrue"), encoding="utf-8")
+    os.utime(leave, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (leave.stat().st_size, leave.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+    memory = _catch_up(memory, how)
+
+    assert memory.stats.parsed == 1
+    assert _hits(memory, "workers accrue") == [("policies/leave.md", 1)]
+
+
+@HOW
 def test_a_touched_file_is_not_reparsed(acme: Path, settings: Settings, how: str) -> None:
     memory = Memory.open(acme, settings)
     os.utime(acme / "teams/platform.md", ns=(LATER, LATER))

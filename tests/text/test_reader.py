@@ -39,10 +39,14 @@ def test_scan_lists_markdown_files_sorted_with_posix_relative_paths(make_tree: T
     assert skipped == []
 
 
-def test_scan_reports_each_files_size_and_mtime(make_tree: TreeFactory) -> None:
-    root = make_tree({"a.md": "hello"})
-    os.utime(root / "a.md", ns=(1_700_000_000_000_000_000, 1_700_000_000_123_456_789))
-    assert scan(root) == ([Entry("a.md", 5, 1_700_000_000_123_456_789)], [])
+def test_scan_reports_each_files_size_and_the_later_of_its_mtime_and_ctime(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.md": "hello", "b.md": "world!"})
+    later = 4_000_000_000_000_000_000  # after any ctime: the mtime counts
+    os.utime(root / "a.md", ns=(1_700_000_000_000_000_000, later))
+    os.utime(root / "b.md", ns=(1_700_000_000_000_000_000, 1_700_000_000_123_456_789))  # set back: the ctime counts
+    ctime = (root / "b.md").stat().st_ctime_ns
+    assert ctime > 1_700_000_000_123_456_789
+    assert scan(root) == ([Entry("a.md", 5, later), Entry("b.md", 6, ctime)], [])
 
 
 def test_scan_ignores_hidden_files_and_folders(make_tree: TreeFactory) -> None:
