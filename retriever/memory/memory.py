@@ -47,7 +47,8 @@ class Memory:
         self._tree = tree
         self._provenance = provenance
         self._names: tuple[tuple[int, int, int], dict[str, str]] | None = None
-        self._cycles: tuple[tuple[int, int, int], frozenset[tuple[str, str]]] | None = None
+        # per memory version: the links on supersession cycles, and the records the other links make superseded
+        self._cycles: tuple[tuple[int, int, int], frozenset[tuple[str, str]], frozenset[str]] | None = None
         self._cycles_lock = threading.Lock()
 
     @classmethod
@@ -180,23 +181,33 @@ class Memory:
         """The (superseded, successor) links a chain of supersession links leads back from, over every document
         (``memory.supersession``): worked out once per version, when a question first reads such a link, and by
         one reader while others wait for it (a hostile tree's links take seconds)."""
+        return self._settled()[1]
+
+    def superseded_records(self) -> frozenset[str]:
+        """The documents a supersession link off every cycle makes superseded, whichever side wrote it (a new
+        record's ``supersedes`` alone), worked out with ``supersession_cycles``."""
+        return self._settled()[2]
+
+    def _settled(self) -> tuple[tuple[int, int, int], frozenset[tuple[str, str]], frozenset[str]]:
         with self._cycles_lock:
-            cycles = self._cycles
+            settled = self._cycles
             version = self.version
-            if cycles is None or cycles[0] != version:
+            if settled is None or settled[0] != version:
                 resolve = functools.partial(_resolved, self._name_table())
-                cycles = self._cycles = (version, supersession.cycles(self.state.catalog, resolve))
-            return cycles[1]
+                settled = self._cycles = (version, *supersession.settled(self.state.catalog, resolve))
+            return settled
 
     def when(self, doc: Document) -> When:
         """The document's dates and author: git's first and last commit, else its front-matter dates.  A record
         whose ``superseded_by`` names only successors over links on a cycle is not superseded: a cycle says nothing
-        about which record is newer."""
+        about which record is newer.  One a later record's ``supersedes`` names is (``superseded_records``)."""
         found = self._provenance.when(doc)
         if found.superseded and supersession.superseded_only_by(
             doc.rel_path, doc.front_matter, self.resolve, self.supersession_cycles
         ):
             return dataclasses.replace(found, superseded=False)
+        if not found.superseded and doc.rel_path in self.superseded_records():
+            return dataclasses.replace(found, superseded=True)
         return found
 
     def provenance(self, rel_path: str) -> gitinfo.Provenance | None:

@@ -11,7 +11,8 @@ entry (``DocInfo.supersession``) so the whole memory's links are known without l
 ((superseded, successor), key, name written); names that resolve to no document, or to the record itself, are
 passed over.
 ``resolving_once(resolve)`` resolves each distinct name once.  ``acyclic(pairs)`` keeps the links no chain leads
-back from; ``cycles(catalog, resolve)`` is the set of the memory's links that one does.
+back from; ``cycles(catalog, resolve)`` is the set of the memory's links that one does; ``settled`` gives those and
+the records the other links make superseded (named by either side).
 ``superseded_only_by(path, front_matter, resolve, on_cycles)`` says a document's front matter calls it superseded
 only by links on a cycle: it names no successor that is one, so it does not rank as superseded.
 """
@@ -68,9 +69,17 @@ def links(path: str, front_matter: Mapping[str, Any], resolve: Resolve) -> Itera
 def cycles(catalog: Mapping[str, Linked], resolve: Resolve) -> frozenset[Link]:
     """The memory's (superseded, successor) links that a chain of links leads back from: linear in the links, each
     distinct name resolved once."""
+    return settled(catalog, resolve)[0]
+
+
+def settled(catalog: Mapping[str, Linked], resolve: Resolve) -> tuple[frozenset[Link], frozenset[str]]:
+    """The memory's links on cycles (``cycles``), and the records a link off every cycle makes superseded,
+    whichever side wrote it: a new record's ``supersedes: A`` alone makes A superseded, as A's own
+    ``superseded_by`` would (a team adds the new record and seldom edits the old).  Linear in the links."""
     once = resolving_once(resolve)
     pairs = list({pair for path, info in catalog.items() for pair, *_ in resolved(path, info.supersession, once)})
-    return frozenset(pairs) - frozenset(acyclic(pairs))
+    kept = acyclic(pairs)
+    return frozenset(pairs) - frozenset(kept), frozenset(old for old, _ in kept)
 
 
 def resolving_once(resolve: Resolve) -> Resolve:

@@ -49,6 +49,19 @@ def test_records_on_a_cycle_are_not_superseded_and_a_record_with_a_true_successo
     assert _superseded(memory) == {**on_cycle, **others}
 
 
+def test_a_record_a_later_ones_supersedes_names_is_superseded_without_a_word_of_its_own(make_tree: TreeFactory) -> None:
+    files = {
+        "a.md": _record(2024),  # nothing written here: the team added b and c and left a as it was
+        "b.md": _record(2025, "supersedes: Engine decision 2024\n"),
+        "c.md": _record(2026, "supersedes: Engine decision 2025\n"),
+        "x.md": _record(2020, "supersedes: Engine decision 2021\n"),  # x and y name each other: a cycle
+        "y.md": _record(2021, "supersedes: Engine decision 2020\n"),
+    }
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    assert memory.superseded_records() == {"a.md", "b.md"}
+    assert _superseded(memory) == {"a.md": True, "b.md": True, "c.md": False, "x.md": False, "y.md": False}
+
+
 def test_names_past_the_first_of_a_key_say_nothing(make_tree: TreeFactory) -> None:
     beyond = ", ".join(["Engine decision 2025"] * supersession.MAX_NAMES + ["Engine decision 2030"])
     files = {
