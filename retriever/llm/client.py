@@ -318,9 +318,24 @@ class _Choice(_Reply):
     finish_reason: str | None = None
 
 
+# A count past this is no count of a real call (a context holds at most a few hundred thousand tokens).
+MAX_COUNTED_TOKENS = 10_000_000
+
+
 class _TokenCounts(_Reply):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    """The server's counts as sent: read leniently (``_count``), so that a count of the wrong type or sign loses
+    only the count, never the answer it came with."""
+
+    prompt_tokens: Any = None
+    completion_tokens: Any = None
+
+
+def _count(value: Any) -> int:
+    """A token count the server sent, or 0 for one that is none: missing, negative, past ``MAX_COUNTED_TOKENS``, or
+    not a whole number (``True`` included).  A negative count had failed the answer's own diagnostics: a traceback."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNTED_TOKENS:
+        return value
+    return 0
 
 
 class _Completion(_Reply):
@@ -357,7 +372,7 @@ def _content(completion: _Completion, usage: Usage) -> str:
 
 def _usage(completion: _Completion) -> Usage:
     counts = completion.usage or _TokenCounts()
-    return Usage(1, counts.prompt_tokens or 0, counts.completion_tokens or 0)
+    return Usage(1, _count(counts.prompt_tokens), _count(counts.completion_tokens))
 
 
 def _parse(schema: type[T], content: str) -> T:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -87,6 +88,25 @@ def test_a_retrieval_answered_with_deeply_nested_json_falls_back_offline_and_say
     fallbacks = result.structured["diagnostics"]["llm"]["fallbacks"]
     assert {f["stage"] for f in fallbacks} == {"target", "extract", "summary"}
     assert all("nested too deep" in f["reason"] for f in fallbacks)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": -5, "completion_tokens": -1},
+        {"prompt_tokens": 10**30, "completion_tokens": 2.5},
+        {"prompt_tokens": "many", "completion_tokens": True},
+    ],
+)
+def test_token_counts_that_are_no_counts_are_read_as_none_and_the_answer_is_kept(
+    root: Path, llm: ScriptedLLM, usage: dict[str, Any]
+) -> None:
+    # a negative count had failed the answer's own diagnostics: a traceback on the CLI, -32603 over MCP
+    llm.script = lambda request: dataclasses.replace(smart(request), usage=usage)
+    result = guided_retriever(root).retrieve(QUESTION)
+    diagnostics = result.structured["diagnostics"]["llm"]
+    assert result.structured["status"] == "ok" and result.facts
+    assert diagnostics["fallbacks"] == [] and diagnostics["tokens_in"] == diagnostics["tokens_out"] == 0
 
 
 SLOW_DRIP = 0.05  # seconds a byte: each read is quick, the whole ~300-byte reply takes ~15 s
