@@ -207,3 +207,22 @@ class SegmentBuilder:
                 raw += tf  # the raw heading + body count, for document scores
             norm = np.float32(1.0) - b + b * lengths[:, f] / avg
             values[:, params.groups[f]] += np.float32(params.weights[f]) * tf / norm
+
+
+# An index is compacted (built anew as one segment) past this many segments or this share of dead sections.
+_COMPACT_DEAD_SHARE, _COMPACT_SEGMENTS = 0.3, 8
+
+
+def sections_by_file(state: IndexState) -> dict[str, list[int]]:
+    """Live section ids per file, from a loaded index."""
+    out: dict[str, list[int]] = {}
+    for sid in state.index.alive.nonzero()[0].tolist():
+        out.setdefault(state.section_files[sid], []).append(sid)
+    return out
+
+
+def too_fragmented(index: SectionIndex, newly_dead: int) -> bool:
+    """Whether an index that is to lose ``newly_dead`` more sections should be compacted into one segment: too many
+    segments, or too large a share of dead sections."""
+    dead = index.size - index.live_count + newly_dead
+    return len(index.segments) >= _COMPACT_SEGMENTS or dead > _COMPACT_DEAD_SHARE * max(index.size, 1)

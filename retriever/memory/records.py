@@ -91,3 +91,14 @@ def indexable(doc: Document, meaning: Meaning | None = None) -> Indexable:
     info = DocInfo(doc.title, doc.doc_type, doc.aliases, len(doc.sections), supersession.written(doc.front_matter))
     meaning = document_meaning(doc) if meaning is None else meaning
     return Indexable(doc.rel_path, collect(analyze_document(doc)), info, doc.acronyms, meaning)
+
+
+def compacted(
+    path: str, changed: dict[str, Parsed | None], held: dict[str, Document | None], loaded: dict[str, Document]
+) -> Indexable | None:
+    """A document to compact: its new version, else the one in memory, else the cache's (None: skipped now)."""
+    if path in changed:
+        parsed = changed[path]
+        return parsed.indexable if parsed is not None else None
+    doc = held.get(path) or loaded.get(path)
+    return indexable(doc) if doc is not None else None

@@ -1,13 +1,14 @@
 """Incremental refresh: bring a memory's index and documents up to date with the files.
 
 Contract: ``Refresher.refresh()`` scans the tree, reuses the cache for every file whose size and
-mtime (or, failing that, content hash) are unchanged, reads and parses the rest (across worker
-processes when there are many: ``workers``), and brings the index up to date by tombstoning changed
+change stamp (``walk.changed_ns``; or, failing that, content hash) are unchanged, reads and parses the
+rest (across worker processes when there are many: ``workers``), and brings the index up to date by tombstoning changed
 files' sections and indexing their new ones (a full rebuild on the first run, or when the index
 is too fragmented).  A first build streams every document into the new index and the cache as it
 is parsed, so no document is held until the end.  Files that cannot be read are listed in
 ``skipped`` with a reason and never stop the rest.  Reading and parsing happen outside the write
-lock; retrievals wait only for the swap.  ``refresh()`` never raises: a failure keeps the last good
+lock; retrievals wait only for the swap, and a refresh that finds nothing changed takes no write lock (a
+watcher's round never queues retrievals).  ``refresh()`` never raises: a failure keeps the last good
 index answering and is named in ``warnings`` (``refresh_error``) until a refresh succeeds;
 ``refresh_or_raise()`` (the first load) raises instead, but a cache that cannot be written (a full
 disk) is dropped for the session: writes rolled back, the index built in memory, a warning given, as
@@ -31,7 +32,7 @@ from typing import TypeVar
 from retriever.config import Settings
 from retriever.errors import RetrieverError
 from retriever.memory import caches, locks, records
-from retriever.memory.build import NewIndex, SegmentBuilder, empty_state, register
+from retriever.memory.build import NewIndex, SegmentBuilder, empty_state, register, sections_by_file, too_fragmented
 from retriever.memory.cache import IndexCache, IndexState
 from retriever.memory.documents import Documents
 from retriever.memory.fileview import FileRow
@@ -50,7 +51,6 @@ COMPACTING = "compacting"  # documents indexed again into one segment
 SAVING = "saving"  # the index written to its cache (0 of 1, then 1 of 1)
 READING = "reading"  # files of a git revision parsed (``--at``)
 PHASES = (INDEXING, REFRESHING, COMPACTING, SAVING, READING)
-_COMPACT_DEAD_SHARE, _COMPACT_SEGMENTS = 0.3, 8
 _GENERATIONS = itertools.count(1)  # ``Refresher.generation``: unique in the process
 _CACHE_CHUNK = 500  # documents read from the cache at once while compacting
 
@@ -107,7 +107,7 @@ class Refresher:
         self.rw = locks.ReadWriteLock()  # retrievals read under it; a refresh swaps under its write side
         self._refreshing = threading.Lock()
         self._rows: dict[str, FileRow] = {}  # fingerprints when there is no cache
-        self._file_sections = _sections_by_file(self.state)
+        self._file_sections = sections_by_file(self.state)
         # A number no other refresher or refresh of this process had (``Memory.version``), taken anew by each refresh
         # that changes documents or the index: a state's id() can come back once the state two refreshes old is freed,
         # and a file of front matter alone changes no section count.
@@ -247,31 +247,49 @@ class Refresher:
         removed = [p for p in found.changed if p in state.catalog] + deleted
         dead = [sid for p in removed for sid in self._file_sections.get(p, [])]
         new_docs = [p.indexable for p in found.changed.values() if p is not None]
-        rebuilt = found.built is not None or not state.index.segments or _too_fragmented(state.index, len(dead))
+        rebuilt = found.built is not None or not state.index.segments or too_fragmented(state.index, len(dead))
         if found.built is not None:
-            fresh, sections = found.built.finish()
+            change = functools.partial(self._replace, *found.built.finish())
         elif rebuilt:
-            fresh, sections = self._build(found.changed, found.present, progress)
+            change = functools.partial(self._replace, *self._build(found.changed, found.present, progress))
         else:
-            builder = _analyzed(state.index, new_docs)
+            change = functools.partial(self._patch, dead, removed, new_docs, _analyzed(state.index, new_docs))
         self._store(found)
         dirty = rebuilt or bool(removed or new_docs)
+        skipped = sorted(found.skipped, key=lambda s: s.rel_path)
+        if not (dirty or found.records or found.gone or skipped != self.skipped):
+            # Nothing to swap: no write lock, so a watcher's round never queues retrievals behind one that holds
+            # its read lock through slow LLM calls (the lock prefers writers: every request had waited for it).
+            self._finish(found, deleted, rebuilt, dirty, progress)
+            return
         with self.rw.writing():
             if dirty:  # first: a swap that fails part-way has still changed what readers see
                 self.generation = next(_GENERATIONS)
             if self.cache:
                 self.cache.publish()  # the records stored above, for retrievals on the index swapped in here
             self._keep(found.records, found.gone)
-            self.skipped = sorted(found.skipped, key=lambda s: s.rel_path)
-            if rebuilt:
-                self.state, self._file_sections = fresh, sections
-            else:
-                state.index.remove(dead)
-                for path in removed:
-                    state.catalog.pop(path, None)
-                    self._file_sections.pop(path, None)
-                if new_docs:
-                    register(state, self._file_sections, new_docs, builder.finish())
+            self.skipped = skipped
+            change()
+        self._finish(found, deleted, rebuilt, dirty, progress)
+
+    def _replace(self, state: IndexState, sections: dict[str, list[int]]) -> None:
+        """A new index in place of the old (under the write lock)."""
+        self.state, self._file_sections = state, sections
+
+    def _patch(self, dead: list[int], removed: list[str], new_docs: list[Indexable], builder: SegmentBuilder) -> None:
+        """The index less the ``removed`` files' ``dead`` sections, plus the new documents' segment (under the
+        write lock)."""
+        state = self.state
+        state.index.remove(dead)
+        for path in removed:
+            state.catalog.pop(path, None)
+            self._file_sections.pop(path, None)
+        if new_docs:
+            register(state, self._file_sections, new_docs, builder.finish())
+
+    def _finish(
+        self, found: Changes, deleted: list[str], rebuilt: bool, dirty: bool, progress: Progress | None
+    ) -> None:
         self._save(dirty, progress)
         self.documents.trim()
         self.stats = RefreshStats(len(found.present), found.parsed, len(deleted), rebuilt, self._word(rebuilt, dirty))
@@ -328,7 +346,7 @@ class Refresher:
             wanted = [p for p in chunk if p not in changed and p not in held]
             loaded = self.cache.documents(wanted) if self.cache and wanted else {}
             for path in chunk:
-                doc = _indexable(path, changed, held, loaded)
+                doc = records.compacted(path, changed, held, loaded)
                 if doc is not None:
                     new.add(doc)
             if progress and compacting:
@@ -368,33 +386,9 @@ def _kept(record: Record, keep: bool) -> Document | None:
     return record.parsed.document() if keep and record.parsed is not None else None
 
 
-def _indexable(
-    path: str, changed: dict[str, Parsed | None], held: dict[str, Document | None], loaded: dict[str, Document]
-) -> Indexable | None:
-    """A document to compact: its new version, else the one in memory, else the cache's (None: skipped now)."""
-    if path in changed:
-        parsed = changed[path]
-        return parsed.indexable if parsed is not None else None
-    doc = held.get(path) or loaded.get(path)
-    return records.indexable(doc) if doc is not None else None
-
-
 def _analyzed(index: SectionIndex, docs: list[Indexable]) -> SegmentBuilder:
     """Documents' postings in a segment builder (not yet visible to queries)."""
     builder = SegmentBuilder(index)
     for doc in docs:
         builder.add_postings(doc.postings, doc.meaning)
     return builder
-
-
-def _sections_by_file(state: IndexState) -> dict[str, list[int]]:
-    """Live section ids per file, from a loaded index."""
-    out: dict[str, list[int]] = {}
-    for sid in state.index.alive.nonzero()[0].tolist():
-        out.setdefault(state.section_files[sid], []).append(sid)
-    return out
-
-
-def _too_fragmented(index: SectionIndex, newly_dead: int) -> bool:
-    dead = index.size - index.live_count + newly_dead
-    return len(index.segments) >= _COMPACT_SEGMENTS or dead > _COMPACT_DEAD_SHARE * max(index.size, 1)

@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -190,6 +191,31 @@ def test_a_same_size_edit_whose_mtime_was_set_back_is_reparsed(acme: Path, setti
 
     assert memory.stats.parsed == 1
     assert _hits(memory, "workers accrue") == [("policies/leave.md", 1)]
+
+
+def test_a_refresh_that_finds_nothing_changed_takes_no_write_lock(acme: Path, settings: Settings) -> None:
+    # A retrieval holds the read lock through its LLM calls (up to minutes); a watcher's round that waited for the
+    # write lock had queued every other request behind it (the lock prefers writers).
+    memory = Memory.open(acme, settings)
+    holding, release = threading.Event(), threading.Event()
+
+    def slow_retrieval() -> None:
+        with memory.reading():
+            holding.set()
+            release.wait(30)
+
+    reader = threading.Thread(target=slow_retrieval)
+    reader.start()
+    try:
+        assert holding.wait(10)
+        refresher = threading.Thread(target=memory.refresh)
+        refresher.start()
+        refresher.join(10)
+        assert not refresher.is_alive()
+        assert memory.stats.parsed == 0
+    finally:
+        release.set()
+        reader.join(10)
 
 
 @HOW
