@@ -77,6 +77,7 @@ class LLMFailure(Exception):
         calls: int = 1,
         timed_out: bool = False,
         unreachable: bool = False,
+        refused: bool = False,
         tokens_in: int = 0,
         tokens_out: int = 0,
     ) -> None:
@@ -86,6 +87,7 @@ class LLMFailure(Exception):
         self.calls = calls  # HTTP calls made before giving up
         self.timed_out = timed_out  # the client gave up waiting; the server may still be at work
         self.unreachable = unreachable  # no connection at all: the next call would fail the same way
+        self.refused = refused  # the endpoint refused the key, the model or the rate: so would it the next call
         self.tokens_in = tokens_in  # what the server reported for an answer it gave but that was unusable
         self.tokens_out = tokens_out
 
@@ -97,6 +99,7 @@ class LLMFailure(Exception):
             calls=calls,
             timed_out=self.timed_out,
             unreachable=self.unreachable,
+            refused=self.refused,
             tokens_in=self.tokens_in + tokens_in,
             tokens_out=self.tokens_out + tokens_out,
         )
@@ -245,7 +248,13 @@ class LLMClient:
         except (openai.APITimeoutError, self._http.timeout_error) as exc:
             raise limits.timed_out() from exc
         except openai.RateLimitError as exc:
-            raise LLMFailure("rate limited (HTTP 429)") from exc
+            raise LLMFailure("rate limited (HTTP 429); the endpoint asks for fewer calls", refused=True) from exc
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            why = f"the endpoint refused the API key (HTTP {exc.status_code}); check OPENAI_API_KEY"
+            raise LLMFailure(why, refused=True) from exc
+        except openai.NotFoundError as exc:
+            why = f"the endpoint serves no model {self.model!r} at that URL (HTTP 404); check {_MODEL_AND_URL}"
+            raise LLMFailure(why[:300], refused=True) from exc
         except openai.APIStatusError as exc:
             rejected = mode == "json_schema" and exc.status_code in (400, 422, 500, 501)
             raise LLMFailure(f"server error (HTTP {exc.status_code})", format_rejected=rejected) from exc
@@ -318,6 +327,7 @@ class _Choice(_Reply):
     finish_reason: str | None = None
 
 
+_MODEL_AND_URL = "RETRIEVER_LLM_MODEL and OPENAI_BASE_URL (retriever status shows both)"
 # A count past this is no count of a real call (a context holds at most a few hundred thousand tokens).
 MAX_COUNTED_TOKENS = 10_000_000
 

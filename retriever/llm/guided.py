@@ -150,10 +150,14 @@ class LLMRun:
         self.tokens_in += failure.tokens_in  # an answer cut off or malformed still cost its tokens
         self.tokens_out += failure.tokens_out
         self.prompt_tokens_used += needed * failure.calls
+        # A serial server is still at work on a call that timed out; a remote one serves calls side by side, and a
+        # later stage's smaller prompt may well be answered in time.
         if failure.timed_out and self.client.pace.serial:
             self.stopped = f"the endpoint is still busy with the {stage} call that timed out"
         if failure.unreachable:
             self.stopped = f"the endpoint could not be reached by the {stage} call"
+        if failure.refused:
+            self.stopped = f"the endpoint refused the {stage} call: {failure.reason}"
         self.fall_back(stage, failure.reason)
 
     def remaining_prompt_tokens(self) -> int:

@@ -146,7 +146,7 @@ def test_ungrounded_facts_are_dropped_and_counted(root: Path, llm: ScriptedLLM) 
 @pytest.mark.parametrize(
     ("stage", "reply", "reason"),
     [
-        ("TargetAnswer", Reply(status=429), "rate limited (HTTP 429)"),
+        ("TargetAnswer", Reply(status=429), "rate limited (HTTP 429); the endpoint asks for fewer calls"),
         ("TargetAnswer", Reply(status=500), "server error (HTTP 500)"),
         ("ExtractAnswer", Reply(content="{not json"), "malformed JSON answer (JSONDecodeError)"),
         ("SummaryAnswer", Reply(content='{"summary": "It is 99% done."}'), "summary states numbers the facts do not"),
@@ -161,7 +161,34 @@ def test_each_failing_stage_falls_back_offline_and_says_so(
     assert result.facts, "offline retrieval still answers"
     fallbacks = llm_diagnostics(result)["fallbacks"]
     assert {"stage": stage.removesuffix("Answer").lower(), "reason": reason} in fallbacks
-    assert "offline for" in result.text
+    assert "offline for" in result.text or "Mode: offline; the LLM (test-model) was not used" in result.text
+
+
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [
+        (401, "the endpoint refused the API key (HTTP 401); check OPENAI_API_KEY"),
+        (403, "the endpoint refused the API key (HTTP 403); check OPENAI_API_KEY"),
+        (
+            404,
+            "the endpoint serves no model 'test-model' at that URL (HTTP 404); check RETRIEVER_LLM_MODEL and "
+            "OPENAI_BASE_URL (retriever status shows both)",
+        ),
+        (429, "rate limited (HTTP 429); the endpoint asks for fewer calls"),
+    ],
+)
+def test_an_endpoint_that_refuses_a_call_gets_no_more_calls_in_that_retrieval(
+    root: Path, llm: ScriptedLLM, status: int, reason: str
+) -> None:
+    # each stage had called again, three refused calls a question, under a reason that said only "server error"
+    llm.script = lambda request: Reply(status=status)
+    result = guided_retriever(root, llm_endpoint="remote").retrieve(QUESTION)
+    assert len(llm.requests) == 1 and result.facts
+    assert llm_diagnostics(result)["fallbacks"] == [
+        {"stage": "target", "reason": reason},
+        {"stage": "extract", "reason": f"skipped: the endpoint refused the target call: {reason}"},
+        {"stage": "summary", "reason": f"skipped: the endpoint refused the target call: {reason}"},
+    ]
 
 
 def test_a_slow_model_times_out_and_retrieval_still_answers(root: Path, llm: ScriptedLLM) -> None:

@@ -77,7 +77,7 @@ UNREADABLE = "unreadable response from the LLM endpoint (JSONDecodeError)"  # a 
     [
         (Reply(content="not json at all"), "malformed JSON answer (JSONDecodeError)"),
         (Reply(content='{"wrong": 1}'), "malformed JSON answer (ValidationError)"),
-        (Reply(status=429), "rate limited (HTTP 429)"),
+        (Reply(status=429), "rate limited (HTTP 429); the endpoint asks for fewer calls"),
         (Reply(status=503), "server error (HTTP 503)"),
         (Reply(content=None), "empty answer"),
         (Reply(raw=b""), UNREADABLE),
