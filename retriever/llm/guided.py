@@ -28,6 +28,7 @@ from retriever.llm.client import LLMClient, LLMFailure
 from retriever.llm.grounding import grounded, summary_problem
 from retriever.llm.pace import CallSize, size_call, timeout_for
 from retriever.llm.prompts import SectionText
+from retriever.text import analyzer
 
 T = TypeVar("T", bound=BaseModel)
 MIN_CALL_SECONDS = 1.0  # not worth calling with less time than this left
@@ -181,10 +182,28 @@ def guide_triage(run: LLMRun, prompt: str, history: Sequence[str]) -> prompts.Tr
     answer = run.ask("triage", prompts.TriageAnswer, *prompts.triage_prompt(prompt, history), TRIAGE_MAX_TOKENS)
     if answer is None:
         return None
-    if not answer.rewritten_query.strip() or len(answer.rewritten_query) > 2000:
-        run.fall_back("triage", "unusable rewrite")
+    problem = _rewrite_problem(answer.rewritten_query, prompt, history)
+    if problem:
+        run.fall_back("triage", problem)
         return None
     return answer
+
+
+MAX_REWRITE_CHARS = 1_000
+_NEW_TERMS_SHARE = 0.5  # of a rewrite's terms, at most this share may be words neither the prompt nor history uses
+
+
+def _rewrite_problem(rewrite: str, prompt: str, history: Sequence[str]) -> str | None:
+    """Why the model's rewrite of a follow-up cannot stand in for the prompt, or None: it must be short and made of
+    the words of the prompt and the session's prompts (a rewrite of other words had searched for something the
+    user never asked, and answered nothing)."""
+    if not rewrite.strip() or len(rewrite) > MAX_REWRITE_CHARS:
+        return f"unusable rewrite (empty or over {MAX_REWRITE_CHARS:,} characters)"
+    terms = analyzer.term_set(rewrite)
+    asked = analyzer.term_set(" ".join([prompt, *history]))
+    if not terms & asked or len(terms - asked) > _NEW_TERMS_SHARE * len(terms):
+        return "unusable rewrite (mostly words neither the prompt nor the session used)"
+    return None
 
 
 # -- target ---------------------------------------------------------------------------------------

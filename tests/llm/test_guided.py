@@ -476,6 +476,16 @@ def _ungrounded_facts(request: dict[str, Any]) -> Reply:
             answer({"decision": "retrieve", "reasoning": "r", "rewritten_query": " "}),
             "unusable rewrite",
         ),
+        (  # a small model's rewrite of other words had searched for nothing the user asked, and found nothing
+            "TriageAnswer",
+            answer({"decision": "retrieve", "reasoning": "r", "rewritten_query": "Q" * 990}),
+            "unusable rewrite (mostly words neither the prompt nor the session used)",
+        ),
+        (
+            "TriageAnswer",
+            answer({"decision": "retrieve", "reasoning": "r", "rewritten_query": "billing " * 200}),
+            "unusable rewrite (empty or over 1,000 characters)",
+        ),
     ],
 )
 def test_a_stage_whose_answer_is_discarded_is_listed_as_a_fallback_not_as_guided(
