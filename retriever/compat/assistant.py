@@ -49,6 +49,7 @@ class Agent:
     agent_id: str | None
     business: str | None
     aliases: frozenset[str]  # case-folded
+    slug: str = ""  # the file's name without its suffix, case-folded ("dashboard"): how a folder's README lists it
 
     @property
     def label(self) -> str:
@@ -60,6 +61,7 @@ _RANKS: tuple[Callable[[Agent], frozenset[str]], ...] = (
     lambda a: frozenset([a.agent_id.casefold()] if a.agent_id else []),
     lambda a: frozenset([a.name.casefold()]),
     lambda a: a.aliases,
+    lambda a: frozenset([a.slug] if a.slug else []),
 )
 
 
@@ -161,7 +163,8 @@ def _str(doc: Document, key: str) -> str | None:
 
 def _agent(doc: Document) -> Agent:
     aliases = frozenset(n.casefold() for n in doc.aliases if n)
-    return Agent(doc.title, _str(doc, "agent_id"), _str(doc, "business"), aliases)
+    slug = doc.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold()
+    return Agent(doc.title, _str(doc, "agent_id"), _str(doc, "business"), aliases, slug)
 
 
 def _profile_facts(doc: Document, memory: Memory, profile: Profile) -> Iterator[Entry]:
@@ -264,8 +267,9 @@ def get_memory(memory: Memory, agent: str | None = None, query: str | None = Non
     """Seed 002's output for the given filters (both optional)."""
     assistant = load(memory)
     chosen = find_agent(assistant, agent) if agent else None
-    if agent and chosen is None:
-        return _output(assistant, [], floor=False, agent=agent, matched_agent=False)
+    if agent and chosen is None:  # which agents there are, so that the caller can ask again (an extra field)
+        known = {"known_agents": [a.label for a in assistant.agents]}
+        return {**_output(assistant, [], floor=False, agent=agent, matched_agent=False), **known}
     pool = _for_agent(assistant, chosen)
     found, floor = (_matching(pool, query), False) if query and query.strip() else (_recent(pool), False)
     if query and query.strip() and not found and pool:

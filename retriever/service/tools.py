@@ -90,10 +90,15 @@ GET_MEMORY_SCHEMA: dict[str, Any] = {
     "properties": {
         "agent": {
             "type": "string",
+            "maxLength": 500,
             "description": "Agent name or agent_ id. Omit to search every conversation in the organization, "
             "including dashboard-assistant chats.",
         },
-        "query": {"type": "string", "description": "Keyword to filter recaps and decisions. Omit for the most recent."},
+        "query": {
+            "type": "string",
+            "maxLength": 500,
+            "description": "Keyword to filter recaps and decisions. Omit for the most recent.",
+        },
     },
     "additionalProperties": False,
 }
@@ -170,7 +175,9 @@ def validate_get_memory(arguments: Any) -> tuple[str | None, str | None]:
         if value is not None and not isinstance(value, str):
             raise InvalidArguments(f"'{key}' must be a string, got {json_type(value)}")
         if isinstance(value, str) and len(value) > MAX_FILTER_CHARS:
-            raise InvalidArguments(f"'{key}' is {len(value):,} characters; the limit is {MAX_FILTER_CHARS}")
+            raise InvalidArguments(
+                f"'{key}' is {len(value):,} characters; the limit is {MAX_FILTER_CHARS}: shorten it"
+            )
         if isinstance(value, str):
             check_text(key, value)
         values.append(value.strip() or None if isinstance(value, str) else None)

@@ -95,9 +95,10 @@ def test_nothing_matching_the_query_returns_the_most_recent_entries_with_floor(m
     assert out["text"]
 
 
-def test_an_unknown_agent_gives_empty_text_and_no_counts(memory: Memory) -> None:
+def test_an_unknown_agent_gives_empty_text_and_no_counts_and_names_the_agents_there_are(memory: Memory) -> None:
     out = get_memory(memory, agent="Nobody")
     assert (out["text"], _counts(out), out["agent_found"]) == ("", (0, 0, 0, False), False)
+    assert out["known_agents"] == ["Rex (agent_rex01)", "Tanya (agent_tanya7k)"]
 
 
 def test_a_tree_without_assistant_memory_gives_empty_text(make_tree: TreeFactory) -> None:
@@ -152,6 +153,20 @@ def test_an_agents_own_title_or_id_wins_over_another_agents_alias(make_tree: Tre
     assert get_memory(memory, agent="rex")["agent"] == "Rex"
     assert get_memory(memory, agent="agent_rex01")["agent"] == "Rex"
     assert get_memory(memory, agent="Tanya")["episodes"] == 0
+
+
+def test_an_agent_is_found_by_its_files_name_as_a_folders_readme_lists_it(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            "assistant/agents/dashboard.md": _agent_doc("Dashboard Assistant", "agent_dash01", []),
+            "assistant/agents/rex.md": _agent_doc("Rex", "agent_rex01", ["leo"]),  # an alias wins over a file name
+            "assistant/agents/leo.md": _agent_doc("Leonid", "agent_leo01", []),
+        }
+    )
+    memory = Memory.open(root, Settings.from_env())
+    assert get_memory(memory, agent="Dashboard")["agent"] == "Dashboard Assistant"
+    assert get_memory(memory, agent="LEO")["agent"] == "Rex"
+    assert "known_agents" not in get_memory(memory, agent="dashboard")
 
 
 def test_ledger_dates_that_are_not_dates_read_as_unknown_and_sort_last(make_tree: TreeFactory) -> None:
