@@ -18,7 +18,8 @@ from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, check_text, json_t
 SERVER_NAME = "company-memory-retriever"  # as MCP clients see it in ``serverInfo``, on every transport
 SERVER_INSTRUCTIONS = (
     "Call retrieve_memory before guessing about people, projects, decisions, processes, "
-    "customers or internal terms of this company."
+    "customers or internal terms of this company. Call get_memory only for the company's AI assistants: "
+    "their business profile, recaps of their earlier conversations and their decision ledgers."
 )
 
 TOOL_NAME = "retrieve_memory"
