@@ -81,8 +81,8 @@ def _type_problem(key: str, value: Any) -> str | None:
 def _is_date(value: Any) -> bool:
     if not isinstance(value, str) or not _ISO_DATE.match(value):
         return False
-    try:
-        dt.date.fromisoformat(value[:10])
+    try:  # a time of day must be one too ("2026-11-30T25:00:00" is none); the retriever reads it so
+        dt.date.fromisoformat(value[:10]) if len(value) <= 10 else dt.datetime.fromisoformat(value)
     except ValueError:
         return False
     return True

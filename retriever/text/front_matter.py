@@ -31,7 +31,22 @@ MAX_NESTING = 32  # levels of lists and mappings in the front matter
 MAX_VALUES = 100_000  # front-matter values after YAML aliases are expanded (an alias bomb grows 9^9)
 
 # The loader python-frontmatter's YAMLHandler used (libyaml's when installed): the same text reads the same.
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_Base):  # type: ignore[valid-type,misc]  # the C loader where libyaml is there
+    """The safe loader, reading a date YAML cannot make ("2026-13-45", "…T25:00:00") as the text written: the
+    document stays, and ``retriever check`` reports the field (it had dropped the whole file)."""
+
+
+def _timestamp_or_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    try:
+        return loader.construct_yaml_timestamp(node)
+    except (ValueError, OverflowError):
+        return loader.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_or_text)
 _MERGE = "tag:yaml.org,2002:merge"
 _SATURATED = 2 * MAX_VALUES  # counts stop growing here: any count past MAX_VALUES + 2 is refused alike
 
@@ -54,24 +69,6 @@ _TOO_MANY_VALUES = (
 )
 _TOO_LONG_NUMBER = f"front matter holds a number of more than {MAX_DIGITS:,} digits; quote it as text"
 _MAX_BITS = int(MAX_DIGITS * 3.3219)  # log2(10): an int past this many bits has more than MAX_DIGITS digits
-
-
-_DATE_LIKE = re.compile(r"(?<![\w.-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt ](\d{1,2}):(\d{2})(?::(\d{2}))?)?(?![\w.-])")
-
-
-def _impossible_date_line(block: str) -> int | None:
-    """The file line of the first date-like value that is no date or time of day (YAML's loader names
-    none), if any."""
-    for number, text in enumerate(block.splitlines(), start=2):  # the block starts on the file's line 2
-        for match in _DATE_LIKE.finditer(text):
-            year, month, day, hour, minute, second = match.groups()
-            try:
-                dt.date(int(year), int(month), int(day))
-                if hour is not None:
-                    dt.time(int(hour), int(minute), int(second or 0))
-            except ValueError:
-                return number
-    return None
 
 
 def _too_long_number(exc: ValueError) -> bool:
@@ -118,12 +115,10 @@ def _load_yaml(block: str) -> dict[str, Any]:
         where = f" at line {mark.line + 2}" if mark is not None else ""  # a file line: the block starts on line 2
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ParseError(f"invalid YAML front matter{where}: {problem}") from exc
-    except (ValueError, OverflowError, TypeError) as exc:  # well-formed YAML, impossible value (2023-13-45)
+    except (ValueError, OverflowError, TypeError) as exc:  # well-formed YAML, a value Python cannot hold
         if isinstance(exc, ValueError) and _too_long_number(exc):
             raise ParseError(_TOO_LONG_NUMBER) from exc
-        line = _impossible_date_line(block)
-        where = f" at line {line}" if line is not None else ""
-        raise ParseError(f"invalid YAML front matter{where}: {exc}") from exc
+        raise ParseError(f"invalid YAML front matter: {exc}") from exc
     except RecursionError as exc:  # the pure-Python loader (no libyaml) recurses per level
         raise ParseError(_TOO_DEEP) from exc
     return _as_mapping(data)

@@ -107,6 +107,14 @@ def test_a_file_that_is_not_utf8_is_unreadable_at_the_line_of_its_first_invalid_
     ]
 
 
+def test_an_impossible_date_or_time_is_a_field_type_error_and_the_document_stays(make_tree: TreeFactory) -> None:
+    # YAML's loader refuses both: the whole file had been skipped as unreadable
+    front = "title: X\ncreated: 2026-13-45\nupdated: 2026-11-30T25:00:00\n"
+    memory = Memory.open(make_tree({**CLEAN, "x.md": _doc(front)}), Settings.from_env())
+    assert [(f.line, f.rule) for f in check(memory)] == [(3, "field-type"), (4, "field-type")]
+    assert "x.md" in memory.state.catalog
+
+
 def test_an_unresolved_merge_conflict_is_unreadable_at_its_opening_line(make_tree: TreeFactory) -> None:
     merged = "# Owner\n\n<<<<<<< HEAD\nThe owner is Maksym.\n=======\nThe owner is Rui.\n>>>>>>> feature\n"
     root = make_tree({**CLEAN, "owner.md": merged})
