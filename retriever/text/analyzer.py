@@ -171,9 +171,22 @@ def _expand(token: str) -> Iterator[str]:
     if token in STOP_WORDS:  # contractions such as "don't"
         return
     yield token
+    yield from _version_prefixes(token)
     for part in parts:
         if part not in STOP_WORDS and _is_useful(part):
             yield stem(part)
+
+
+_VERSION = re.compile(r"v?\d+(?:\.\d+){2,}")
+
+
+def _version_prefixes(token: str) -> Iterator[str]:
+    """A dotted version's shorter forms ("4.3.1" → "4.3"; "v4.3.1" → "v4.3"), so that a question about 4.3 finds
+    the notes of 4.3.0 and 4.3.1 (their parts alone match any version with a 4 and a 3)."""
+    if _VERSION.fullmatch(token):
+        parts = token.split(".")
+        for end in range(len(parts) - 1, 1, -1):
+            yield ".".join(parts[:end])
 
 
 def _cjk_bigrams(token: str) -> Iterator[str]:

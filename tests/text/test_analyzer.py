@@ -56,8 +56,10 @@ def test_a_trailing_full_stop_does_not_stick_to_an_identifier() -> None:
     assert terms("See DEC-0054.") == ["see", "dec-0054", "dec", "0054"]
 
 
-def test_versions_like_v4_2_1_are_kept_whole_and_split() -> None:
-    assert terms("release v4.2.1") == ["releas", "v4.2.1", "v4", "2", "1"]
+def test_versions_like_v4_2_1_are_kept_whole_with_their_shorter_forms_and_split() -> None:
+    assert terms("release v4.2.1") == ["releas", "v4.2.1", "v4.2", "v4", "2", "1"]
+    assert terms("4.3.0 notes") == ["4.3.0", "4.3", "4", "3", "0", "note"]  # "What changed in 4.3?" finds 4.3.0
+    assert terms("Python 3.11") == ["python", "3.11", "3", "11"]  # two parts: already its shortest form
 
 
 def test_emails_are_kept_whole_and_split_into_stemmed_parts() -> None:
