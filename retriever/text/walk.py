@@ -21,9 +21,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISFIFO, S_ISREG, S_ISSOCK
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from retriever.errors import ConfigError
+from retriever.text import repo_ignores
 from retriever.text.gitignore import MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES, compiled
 from retriever.text.models import Skipped
 from retriever.text.regular import NotRegular, open_folder, read_regular
@@ -48,7 +49,13 @@ _FOLDER_CHANGED = (
     "folder changed while it was read (replaced or swapped for a symlink); it is read again at the next refresh"
 )
 
-_Spec = tuple[str, "pathspec.PathSpec[Any]"]  # a .gitignore and the folder it lives in
+class _Rules(Protocol):
+    """What the walk asks of a set of ignore rules: ``pathspec.PathSpec``, or ``repo_ignores.Above``."""
+
+    def match_file(self, file: str) -> bool: ...
+
+
+_Spec = tuple[str, _Rules]  # a .gitignore and the folder it lives in ("" for the root and the rules above it)
 # A folder still to list: its path, its path from the root, the .gitignore rules in force there, and the
 # (st_dev, st_ino) its parent's listing showed (None for the root, and where folders are listed by path).
 _Folder = tuple[Path, str, list[_Spec], tuple[int, int] | None]
@@ -124,7 +131,8 @@ def scan(root: Path, max_files: int = DEFAULT_MAX_FILES) -> tuple[list[Entry], l
     ``ENTRIES_PER_FILE`` times as many entries in all (``--root /`` stops early, not after an hour).
     """
     walk = _Walk(root.resolve(), max_files)  # resolved: a root given as a symlink to a folder is read
-    pending: list[_Folder] = [(walk.root, "", [], None)]
+    above: list[_Spec] = [("", rules) for rules in repo_ignores.inherited(walk.root)]
+    pending: list[_Folder] = [(walk.root, "", above, None)]
     while pending:
         pending.extend(reversed(walk.folder(*pending.pop())))
     walk.entries.sort(key=lambda e: e.rel_path)
