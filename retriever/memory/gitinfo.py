@@ -90,7 +90,8 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
             check=False,
             # Reads only: `git status` would otherwise refresh the index under .git/index.lock, and the
             # user's own `git pull` or commit at that moment would fail with "index.lock: File exists".
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+            # Literal pathspecs: a root named ":(top)x" or "*" names that folder, not git's magic or a glob.
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "1"},
         )
     except subprocess.TimeoutExpired as exc:
         raise GitError(f"git {args[0]} took longer than {_TIMEOUT} s in {repo}") from exc
@@ -305,7 +306,10 @@ class GitSnapshot:
             for entry in output.split("\0"):
                 meta, _, path = entry.partition("\t")
                 parts = meta.split()
-                if len(parts) == 4 and parts[1] == "blob" and (rel := _strip(path, self.prefix)):
+                # Mode 120000 is a symlink, whose blob is its target's name ("/etc/passwd"), not a document:
+                # the working tree follows or skips such a link, never reads its name as text.
+                is_file = len(parts) == 4 and parts[1] == "blob" and parts[0] != "120000"
+                if is_file and (rel := _strip(path, self.prefix)):
                     self._blobs[rel] = (parts[2], int(parts[3]) if parts[3].isdigit() else 0)
         return self._blobs
 

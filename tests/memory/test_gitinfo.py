@@ -348,3 +348,26 @@ def test_a_memory_read_at_a_revision_stores_its_statements_terms(repo: Path) -> 
     memory = Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD")
     units = [u for s in memory.document("policies/leave.md").sections for u in s.units]
     assert units and all(u.terms and u.terms == tuple(analyzer.terms(u.text)) for u in units if u.text.strip())
+
+
+def test_a_committed_symlink_is_no_document_at_a_revision(repo: Path) -> None:
+    # a link's blob is its target's name: read as text, "/etc/passwd" had been a document of its own
+    (repo / "memory" / "passwd.md").symlink_to("/etc/passwd")
+    (repo / "memory" / "leave-link.md").symlink_to("policies/leave.md")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "links")
+    memory = Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD")
+    assert sorted(memory.state.catalog) == ["policies/leave.md", "teams/platform.md"]
+
+
+def test_a_root_named_like_git_pathspec_magic_is_read_as_its_folder(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo / ":(top)mem" / "leave.md", LEAVE.format(n=10))
+    write(repo / "other.md", "# Outside the memory\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "first")
+    memory = Memory.at_revision(repo / ":(top)mem", Settings.from_env(), "HEAD")
+    assert sorted(memory.state.catalog) == ["leave.md"]
+    assert Memory.open(repo / ":(top)mem", Settings.from_env()).when(memory.document("leave.md")).created_at
