@@ -20,7 +20,15 @@ from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
 from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
 from retriever.memory import supersession
 from retriever.pipeline.extract import LONG_SECTION
-from retriever.text.vocabulary import DATE_FIELDS, NAME_FIELDS, RELATION_FIELDS, STRING_FIELDS, names
+from retriever.text.vocabulary import (
+    DATE_FIELDS,
+    NAME_FIELDS,
+    READ_KEYS,
+    RELATION_FIELDS,
+    STATUS,
+    STRING_FIELDS,
+    names,
+)
 
 Severity = Literal["error", "warning"]
 ERROR: Severity = "error"
@@ -115,6 +123,30 @@ def _unknown_types(tree: Tree) -> Iterator[Problem]:
                 f"type {value!r} is not a known document type; {hint}use one of {', '.join(sorted(known))}, "
                 f"or list it under `types` in {LOCAL_CONFIG} [check]",
             )
+
+
+def _misspelled_keys(tree: Tree) -> Iterator[Problem]:
+    """Keys one slip away from a key the retriever reads (``READ_KEYS``), and a ``status`` one slip from
+    "superseded": both are read by nothing, and a supersession written so is lost."""
+    for file in tree.files:
+        for key in file.keys:
+            close = _slip_of(key, READ_KEYS)
+            if close:
+                why = f"`{key}` is no field the retriever reads; did you mean `{close}`? Rename it, or keep it as a "
+                yield Problem(file.rel_path, file.key_line(key), why + "field of your own and disable this rule")
+        status = file.doc.front_matter.get(STATUS)
+        if isinstance(status, str) and _slip_of(status.strip().casefold(), frozenset({"superseded"})):
+            message = f"status {status!r} is not 'superseded', the word the retriever reads; did you mean it?"
+            yield Problem(file.rel_path, file.key_line(STATUS), message)
+
+
+def _slip_of(word: str, known: frozenset[str]) -> str | None:
+    """The known word ``word`` is one slip away from, else None: close, at most 2 letters longer or shorter, and
+    with the same first letter (slips are seldom there; "outdated" is a word of its own, not "updated")."""
+    if word in known:
+        return None
+    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.8)
+    return close[0] if close and abs(len(close[0]) - len(word)) <= 2 and close[0][0] == word[:1] else None
 
 
 def _duplicate_keys(tree: Tree) -> Iterator[Problem]:
@@ -260,6 +292,7 @@ RULES: Mapping[str, Rule] = {
         Rule("broken-link", ERROR, broken_links, "a relative link or a [[wiki link]] that leads nowhere"),
         Rule("absolute-link", WARNING, absolute_links, "a site-absolute link (/path), which the retriever ignores"),
         Rule("duplicate-key", WARNING, _duplicate_keys, "a front-matter key set twice in a mapping: the last wins"),
+        Rule("misspelled-key", WARNING, _misspelled_keys, "a key or status one slip from one the retriever reads"),
         Rule("duplicate-name", WARNING, _duplicate_names, "a title or alias used by two documents"),
         Rule("empty-file", WARNING, _empty_files, "a file with nothing besides front matter"),
         Rule("empty-section", WARNING, _empty_sections, "a heading with nothing under it"),

@@ -52,6 +52,17 @@ DATE_FIELDS = frozenset({CREATED, UPDATED, DATE})
 CREATED_FROM = (CREATED, DATE)  # first present wins: when a document was written
 VALID_FROM = (UPDATED, DATE, CREATED)  # when it was last true
 
+# Every top-level key the retriever reads, for the linter's "did you mean" (a key one slip away from one of these,
+# "titel" or "superseeded_by", is read by nothing); other keys are a tree's own and pass.
+READ_KEYS = (
+    STRING_FIELDS
+    | NAME_FIELDS
+    | DATE_FIELDS
+    | frozenset(PROSE_FIELDS)
+    | NOT_RELATIONS
+    | frozenset({STATUS, SUPERSEDED_BY, SUPERSEDES, "agent", "agent_id", "business", "confirmed"})
+)
+
 # Document types the linter knows; a tree adds its own under ``types`` in its check settings.
 DOCUMENT_TYPES = frozenset(
     "person team organization project decision process policy meeting glossary topic product financial "
