@@ -1,6 +1,6 @@
 """``retriever check`` and ``retriever init``: the linter and the scaffold, as click commands.
 
-    retriever check [--root DIR] [--format text|json|github]
+    retriever check [--root DIR] [--format text|json|github] [--fail-on warning|error]
     retriever init DIR
 
 ``check`` exits 0 without findings, 1 with findings, 2 on usage errors (missing or empty root, bad
@@ -30,14 +30,21 @@ from retriever.text.safe import one_line
     show_default=True,
     help="text for people, json for scripts, github for GitHub Actions annotations.",
 )
+@click.option(
+    "--fail-on",
+    type=click.Choice(["warning", "error"]),
+    default="warning",
+    show_default=True,
+    help="exit 1 on any finding (warning), or only on errors (error): a warning alone then exits 0.",
+)
 @config_option
-def check(root: Path | None, output: str) -> None:
+def check(root: Path | None, output: str, fail_on: str) -> None:
     """Lint the memory tree: unreadable files, field types, repeated front-matter keys, links (broken or
     site-absolute), names, empty parts, relations.
 
-    Exit codes: 0 when the tree is clean, 1 when there are findings, 2 on usage errors (a missing
-    root or one without markdown, an invalid setting or a malformed check config). Rules are turned off with
-    [tool.retriever.check] disable = [...] in pyproject.toml or [check] in the tree's .retriever.toml.
+    Exit codes: 0 when the tree is clean, 1 when there are findings (with --fail-on error: errors), 2 on usage
+    errors (a missing root or one without markdown, an invalid setting or a malformed check config). Rules are
+    turned off with [tool.retriever.check] disable = [...] in pyproject.toml or [check] in the tree's .retriever.toml.
     """
     from retriever.errors import MemoryEmpty, RetrieverError
     from retriever.lint import check as linter
@@ -70,7 +77,8 @@ def check(root: Path | None, output: str) -> None:
     else:
         for line in check_report.format_text(check_report.located(findings, memory.root, Path.cwd()), files):
             click.echo(one_line(line))  # a file name may hold a newline (github's format escapes its own way)
-    sys.exit(EXIT_FAILURE if findings else 0)
+    failing = [f for f in findings if fail_on == "warning" or f.severity == "error"]
+    sys.exit(EXIT_FAILURE if failing else 0)
 
 
 @click.command()

@@ -924,6 +924,15 @@ def test_check_json_lists_findings_and_counts(runner: CliRunner, make_tree: Tree
     }
 
 
+def test_fail_on_error_exits_0_on_warnings_alone_and_1_on_an_error(runner: CliRunner, make_tree: TreeFactory) -> None:
+    warned = make_tree({**CLEAN, "x.md": _doc("title: X\n", "# Doc\n\n## Empty\n")})
+    assert runner.invoke(cli, ["check", "--root", str(warned)]).exit_code == 1
+    result = runner.invoke(cli, ["check", "--root", str(warned), "--fail-on", "error"])
+    assert result.exit_code == 0 and "warning empty-section" in result.stdout  # still listed
+    (warned / "y.md").write_text(_doc("title: Y\ncreated: soon\n"), encoding="utf-8")
+    assert runner.invoke(cli, ["check", "--root", str(warned), "--fail-on", "error"]).exit_code == 1
+
+
 def test_check_json_on_a_clean_tree(runner: CliRunner, make_tree: TreeFactory) -> None:
     result = runner.invoke(cli, ["check", "--root", str(make_tree(CLEAN)), "--format", "json"])
     assert result.exit_code == 0
