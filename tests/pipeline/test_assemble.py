@@ -173,7 +173,8 @@ def _inventing_rewriter(request: dict[str, Any]) -> Reply:
             {
                 "decision": "retrieve",
                 "reasoning": "A follow-up.",
-                "rewritten_query": "Was Zed Quill appointed interim chief executive of the billing migration?",
+                # mostly the prompt's and the session's words, as a rewrite must be to stand in (``guide_triage``)
+                "rewritten_query": "Who runs the billing migration, Zed Quill?",
             }
         )
     if stage == "SummaryAnswer":
@@ -190,7 +191,7 @@ def test_a_summary_may_not_take_words_from_the_models_rewritten_query(
         server.script = _inventing_rewriter
         settings = Settings.from_env(llm_model="test-model", llm_max_calls=4)
         result = Retriever(make_tree(ACME), settings).retrieve("and who runs it?", history=["the billing migration"])
-        assert result.structured["triage"]["rewritten_query"].startswith("Was Zed Quill")
+        assert result.structured["triage"]["rewritten_query"].endswith("Zed Quill?")
         assert "Zed Quill" not in result.structured["retrieval"]["context_summary"]
         fallbacks = result.structured["diagnostics"]["llm"]["fallbacks"]
         assert any(f["stage"] == "summary" and "words the facts do not" in f["reason"] for f in fallbacks)
