@@ -11,7 +11,8 @@ text of at least ``MIN_WORDS`` words, in the file's order: the summary as writte
 its name ("Reason: …", ``label``), each citing the front-matter lines its key and value take (1-based file lines,
 blank and comment lines after it left out; the block's first line is the file's second).  A value is cleaned of
 markup, then cut at ``MAX_CHARS`` with a marker (the front matter is bounded already:
-``front_matter.MAX_FRONT_MATTER``).  ``opening(sections, units)`` puts them first in the document's first section;
+``front_matter.MAX_FRONT_MATTER``).  ``opening(sections, units, title)`` puts them first in the document's first
+section (a document of front matter alone gets them as its preamble);
 ``key_of(text)`` reads the field back.
 """
 
@@ -67,14 +68,20 @@ def key_of(statement: str) -> str:
     return next((key for key in PROSE_FIELDS if key != SUMMARY and statement.startswith(f"{label(key)}: ")), SUMMARY)
 
 
-def opening(sections: list[Section], units: tuple[Unit, ...]) -> list[Section]:
+def opening(sections: list[Section], units: tuple[Unit, ...], title: str) -> list[Section]:
     """The front matter's prose statements open the document's first section: its preamble, the level-1 heading
     that opens it ("# INC-2026-031 Postmortem — 2026-11-17" under the title "INC-2026-031 Postmortem"), or, where
     the body starts at a lower heading (a static site's page keeps its title in the front matter and starts at
     "## Overview"), that heading's section, which is where a reader starts.  Not a section of their own: one
-    with no text but its title had been read first for every question naming the document."""
-    if not units or not sections:
+    with no text but its title had been read first for every question naming the document.  A document of front
+    matter alone (a person's stub: role and summary) gets them as its preamble, ``title`` its title: with no section
+    it had answered nothing."""
+    if not units:
         return sections
+    if not sections:
+        lines = (units[0].lines[0], units[-1].lines[-1])
+        text = "\n".join(u.text for u in units)
+        return [Section(0, heading=None, title=title, level=0, heading_path=(), lines=lines, text=text, units=units)]
     return [dataclasses.replace(sections[0], units=units + sections[0].units), *sections[1:]]
 
 

@@ -207,7 +207,7 @@ def parse_document(rel_path: str, text: str) -> Document:
     builder.close(total_lines)
     title = builder.title
     fields = field_statements.statements(meta, text, offset)
-    sections = field_statements.opening(_drop_title_heading(builder.sections, title), fields)
+    sections = field_statements.opening(_drop_title_heading(builder.sections, title), fields, title)
     return Document(
         rel_path=rel_path,
         title=title,

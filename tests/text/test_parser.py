@@ -561,3 +561,12 @@ def test_a_number_of_thousands_of_digits_in_front_matter_says_to_quote_it(text: 
 def test_yaml_binary_front_matter_reads_as_its_text_not_a_bytes_repr() -> None:
     doc = parse_document("d.md", "---\ntitle: !!binary aGVsbG8=\n---\n# D\n\nbody\n")
     assert doc.title == "hello"
+
+
+def test_a_document_of_front_matter_alone_has_its_prose_fields_as_its_preamble() -> None:
+    # a person's stub (role and summary, no body) had no section, and so answered nothing
+    doc = parse_document("people/q.md", "---\ntype: person\ntitle: Quinn Park\nsummary: Leads the data team.\n---\n")
+    [section] = doc.sections
+    assert (section.heading, section.title, section.lines) == (None, "Quinn Park", (4, 4))
+    assert section.text == "Leads the data team."
+    assert parse_document("people/r.md", "---\ntype: person\ntitle: R\n---\n").sections == ()
