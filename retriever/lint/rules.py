@@ -196,6 +196,26 @@ def _name_line(file: File, name: str) -> int:
     return next((s.lines[0] for s in file.doc.sections if s.level == 1), 1)
 
 
+_FENCES = ("---", "+++")
+_KEY_LINE = re.compile(r"[A-Za-z_][\w-]*\s*[:=]")
+
+
+def _misplaced_front_matter(tree: Tree) -> Iterator[Problem]:
+    """Front matter the retriever does not read: opened on line 1 but never closed, or written after line 1
+    (a blank line above it): its keys become body text, and its closing fence a heading of them."""
+    for file in tree.files:
+        if file.body_start or not file.lines:
+            continue
+        first = file.lines[0].rstrip()
+        if first in _FENCES:
+            yield Problem(file.rel_path, 1, f"front matter opened on line 1 is never closed; end it with {first}")
+            continue
+        start = next((n for n, line in enumerate(file.lines) if line.strip()), len(file.lines))
+        late = start + 1 < len(file.lines) and file.lines[start].rstrip() in _FENCES
+        if late and _KEY_LINE.match(file.lines[start + 1]):
+            yield Problem(file.rel_path, start + 1, "front matter must start on line 1; remove the lines above it")
+
+
 def _empty_files(tree: Tree) -> Iterator[Problem]:
     for file in tree.files:
         if not "".join(file.body).strip():
@@ -293,6 +313,7 @@ RULES: Mapping[str, Rule] = {
         Rule("absolute-link", WARNING, absolute_links, "a site-absolute link (/path), which the retriever ignores"),
         Rule("duplicate-key", WARNING, _duplicate_keys, "a front-matter key set twice in a mapping: the last wins"),
         Rule("misspelled-key", WARNING, _misspelled_keys, "a key or status one slip from one the retriever reads"),
+        Rule("front-matter", WARNING, _misplaced_front_matter, "front matter never closed, or not on line 1"),
         Rule("duplicate-name", WARNING, _duplicate_names, "a title or alias used by two documents"),
         Rule("empty-file", WARNING, _empty_files, "a file with nothing besides front matter"),
         Rule("empty-section", WARNING, _empty_sections, "a heading with nothing under it"),

@@ -126,6 +126,20 @@ def test_a_key_or_status_one_slip_from_one_the_retriever_reads_is_a_warning(make
     ]
 
 
+def test_front_matter_never_closed_or_not_on_line_one_is_a_warning(make_tree: TreeFactory) -> None:
+    files = {
+        "open.md": "---\ntype: topic\ntitle: Open\n# Open\n\nText.\n",
+        "late.md": "\n---\ntype: topic\ntitle: Late\n---\n# Late\n\nText.\n",
+        "rule.md": "# Rule\n\nText.\n\n---\n\nMore text.\n",  # a thematic break is no front matter
+    }
+    memory = Memory.open(make_tree({**CLEAN, **files}), Settings.from_env())
+    found = [(f.file, f.line, f.message) for f in check(memory) if f.rule == "front-matter"]
+    assert found == [
+        ("memory/late.md", 2, "front matter must start on line 1; remove the lines above it"),
+        ("memory/open.md", 1, "front matter opened on line 1 is never closed; end it with ---"),
+    ]
+
+
 def test_an_unresolved_merge_conflict_is_unreadable_at_its_opening_line(make_tree: TreeFactory) -> None:
     merged = "# Owner\n\n<<<<<<< HEAD\nThe owner is Maksym.\n=======\nThe owner is Rui.\n>>>>>>> feature\n"
     root = make_tree({**CLEAN, "owner.md": merged})
