@@ -61,7 +61,7 @@ def _prompt(value: Any) -> str:
     if value is None:
         raise InvalidArguments("'prompt' is required: describe the company context you need")
     if not isinstance(value, str):
-        raise InvalidArguments(f"'prompt' must be a string, got {json_type(value)}")
+        raise InvalidArguments(f"'prompt' must be a string, got {json_type(value)}: send the question as text")
     if not value.strip():
         raise InvalidArguments("'prompt' is empty: describe the company context you need")
     if len(value) > MAX_PROMPT_CHARS:
@@ -75,9 +75,11 @@ def session_id_value(value: Any) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise InvalidArguments(f"'session_id' must be a string, got {json_type(value)}")
+        raise InvalidArguments(f"'session_id' must be a string, got {json_type(value)}: send it as text, or omit it")
     if len(value) > MAX_SESSION_ID_CHARS:
-        raise InvalidArguments(f"'session_id' is {len(value)} characters; the limit is {MAX_SESSION_ID_CHARS}")
+        raise InvalidArguments(
+            f"'session_id' is {len(value):,} characters; the limit is {MAX_SESSION_ID_CHARS:,}: send a shorter id"
+        )
     check_text("session_id", value)
     return value.strip() or None
 

@@ -174,7 +174,7 @@ def validate_get_memory(arguments: Any) -> tuple[str | None, str | None]:
     for key in ("agent", "query"):
         value = arguments.get(key)
         if value is not None and not isinstance(value, str):
-            raise InvalidArguments(f"'{key}' must be a string, got {json_type(value)}")
+            raise InvalidArguments(f"'{key}' must be a string, got {json_type(value)}: send it as text, or omit it")
         if isinstance(value, str) and len(value) > MAX_FILTER_CHARS:
             raise InvalidArguments(
                 f"'{key}' is {len(value):,} characters; the limit is {MAX_FILTER_CHARS}: shorten it"

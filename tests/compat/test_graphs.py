@@ -335,7 +335,9 @@ def test_get_memory_floors_to_recent_entries_and_rejects_unknown_arguments(base:
         "unknown argument 'limit': get_memory accepts only 'agent' and 'query'"
     )
     wrong = _call(base, {"query": 5})
-    assert wrong["structuredContent"]["error_message"] == "'query' must be a string, got integer"
+    assert wrong["structuredContent"]["error_message"] == (
+        "'query' must be a string, got integer: send it as text, or omit it"
+    )
 
 
 # -- a user id is a name, never a path (issue 9) ---------------------------------------------------

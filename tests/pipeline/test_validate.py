@@ -34,11 +34,17 @@ def test_prompt_of_exactly_8000_chars_is_valid() -> None:
         ({"prompt": ""}, "'prompt' is empty: describe the company context you need"),
         ({"prompt": " \n\t "}, "'prompt' is empty: describe the company context you need"),
         ({"prompt": "x" * 8001}, "'prompt' is 8,001 characters; the limit is 8,000: shorten it"),
-        ({"prompt": 42}, "'prompt' must be a string, got integer"),
-        ({"prompt": ["a"]}, "'prompt' must be a string, got array"),
+        ({"prompt": 42}, "'prompt' must be a string, got integer: send the question as text"),
+        ({"prompt": ["a"]}, "'prompt' must be a string, got array: send the question as text"),
         ({"prompt": None}, "'prompt' is required: describe the company context you need"),
-        ({"prompt": "billing", "session_id": 7}, "'session_id' must be a string, got integer"),
-        ({"prompt": "billing", "session_id": "s" * 257}, "'session_id' is 257 characters; the limit is 256"),
+        (
+            {"prompt": "billing", "session_id": 7},
+            "'session_id' must be a string, got integer: send it as text, or omit it",
+        ),
+        (
+            {"prompt": "billing", "session_id": "s" * 5000},
+            "'session_id' is 5,000 characters; the limit is 256: send a shorter id",
+        ),
         ({"prompt": "billing", "top_k": 3}, "unknown argument 'top_k': only 'prompt' and 'session_id' are accepted"),
         (
             {"prompt": "billing", "b": 1, "a": 2},
