@@ -219,8 +219,10 @@ def classify(line: bytes) -> JSONRPCMessage | Rejection | None:
     return _message(*parsed)
 
 
-def _parse_error(reason: str) -> Rejection:
-    return Rejection(None, PARSE_ERROR, f"Parse error: {reason}")
+def _parse_error(reason: str, line: bytes | None = None) -> Rejection:
+    """A parse error; with the ``line`` of JSON that holds one number JSON has not (NaN, 1e400), the request's id
+    where its head can be read for certain (``overlong_id``), as an answer over HTTP has it."""
+    return Rejection(overlong_id([line]) if line is not None else None, PARSE_ERROR, f"Parse error: {reason}")
 
 
 def _invalid(request_id: RequestId | None, reason: str) -> Rejection:
@@ -239,9 +241,9 @@ def _parse(line: bytes) -> tuple[Any, str] | Rejection:
     except json.JSONDecodeError as exc:
         return _parse_error(f"not JSON ({exc.msg} at column {exc.colno}); send one JSON-RPC message per line")
     except _NotJSON:
-        return _parse_error("NaN and Infinity are not JSON numbers (nor is 1e400: it overflows); send finite ones")
+        return _parse_error("NaN and Infinity are not JSON numbers (nor is 1e400: it overflows); use finite ones", line)
     except ValueError:  # Python's cap on integer digits (4,300): parsing "1" and 5,000 zeros raises a plain ValueError
-        return _parse_error("a number on the line has too many digits; send ids and numbers of at most 4,300 digits")
+        return _parse_error("a number on the line has too many digits; send numbers of at most 4,300 digits", line)
     except RecursionError:  # the parser stops cleanly at Python's recursion limit (~1,000 levels)
         return deep
     # Each level opens with a bracket or brace, so a line with few of them needs no walk.
