@@ -197,6 +197,16 @@ def _sentence_terms(summary: str) -> list[frozenset[str]]:
     return groups
 
 
+_LINK = re.compile(r"https?://|\bwww\.|[\w.+-]+@[\w-]+\.[\w-]", re.I)  # not a bare "name.md": reasons cite files
+
+
+def instructs(text: str) -> bool:
+    """Whether the model's free text (a pick's reason, triage's reasoning) says what an injected instruction
+    says, or holds a link or an email address: such text is not shown (the offline reason stands), as such a
+    summary is not."""
+    return bool(_INSTRUCTION.search(text) or _LINK.search(text))
+
+
 def _foreign(pattern: re.Pattern[str], summary: str, source: str) -> bool:
     """Whether ``summary`` has a match of ``pattern`` that ``source`` does not contain (ignoring case)."""
     haystack = " ".join(source.lower().split())

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from retriever.config import Settings
 from retriever.llm import prompts
 from retriever.llm.client import LLMClient, LLMFailure
-from retriever.llm.grounding import grounded, summary_problem
+from retriever.llm.grounding import grounded, instructs, summary_problem
 from retriever.llm.pace import CallSize, size_call, timeout_for
 from retriever.llm.prompts import SectionText
 from retriever.text import analyzer
@@ -269,7 +269,7 @@ def _reason(said: str) -> str:
     """The model's reason for a pick as one bounded line said to be the model's ("the model: …"), or "" for
     none (the offline reason is then given): it is shown in the report and ``relevance_reason`` as data."""
     text = prompts.model_text(said)
-    return f"the model: {text}" if text else ""
+    return f"the model: {text}" if text and not instructs(text) else ""
 
 
 # -- extract --------------------------------------------------------------------------------------

@@ -255,11 +255,13 @@ def person_check(memory: Memory) -> IsPerson:
 def _attributed(reasoning: str) -> str:
     """The model's reasoning as one bounded line said to be the model's ("the model: …"), or "" when it
     gave none.  It goes into the report's **Reasoning:** line and ``triage.reasoning`` as data: it can
-    neither start a line of its own (a heading, a cited fact) nor grow the report."""
-    from retriever.llm.prompts import model_text  # loaded only with a model: see pipeline.context
+    neither start a line of its own (a heading, a cited fact) nor grow the report, and reasoning that reads as an
+    injected instruction or names an address is not shown (``grounding.instructs``)."""
+    from retriever.llm.grounding import instructs  # loaded only with a model: see pipeline.context
+    from retriever.llm.prompts import model_text
 
     said = model_text(reasoning)
-    return f"the model: {said}" if said else ""
+    return f"the model: {said}" if said and not instructs(said) else ""
 
 
 def run(state: Run, ctx: Context) -> Run:
