@@ -48,7 +48,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from retriever.config import Settings
+from retriever.config import Settings, mask_url
 from retriever.llm.pace import Pace, pace_of
 from retriever.llm.transport import Http, within
 
@@ -130,6 +130,7 @@ class LLMClient:
         key = secret or os.environ.get("OPENAI_API_KEY") or "not-needed"
         base_url = settings.llm_base_url or os.environ.get("OPENAI_BASE_URL") or None
         self._http = Http.of(DefaultHttpxClient, base_url or OPENAI_URL)
+        self.url = mask_url(base_url or OPENAI_URL)[:200]  # as messages name it: a password in it masked
         self._client = OpenAI(
             api_key=key,
             base_url=base_url,
@@ -259,7 +260,8 @@ class LLMClient:
             rejected = mode == "json_schema" and exc.status_code in (400, 422, 500, 501)
             raise LLMFailure(f"server error (HTTP {exc.status_code})", format_rejected=rejected) from exc
         except openai.APIConnectionError as exc:
-            raise LLMFailure(f"cannot reach the LLM endpoint ({exc.__class__.__name__})", unreachable=True) from exc
+            why = f"cannot reach the LLM endpoint at {self.url} ({exc.__class__.__name__}); is its server running?"
+            raise LLMFailure(why, unreachable=True) from exc
         except openai.OpenAIError as exc:
             raise LLMFailure(f"LLM call failed ({exc.__class__.__name__})") from exc
         except self._http.error as exc:  # the connection broke while a body (an answer's or an error's) was read

@@ -319,11 +319,13 @@ INJECTION = (
 def test_an_endpoint_that_cannot_be_reached_is_tried_once_and_the_later_stages_skip_it(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")  # nothing listens there
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
     llm = llm_diagnostics(guided_retriever(root).retrieve(QUESTION))
     assert llm["calls"] == 1 and llm["stages_guided"] == []
+    unreachable = f"cannot reach the LLM endpoint at {url} (APIConnectionError); is its server running?"
     assert llm["fallbacks"] == [
-        {"stage": "target", "reason": "cannot reach the LLM endpoint (APIConnectionError)"},
+        {"stage": "target", "reason": unreachable},
         {"stage": "extract", "reason": "skipped: the endpoint could not be reached by the target call"},
         {"stage": "summary", "reason": "skipped: the endpoint could not be reached by the target call"},
     ]
