@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retriever.text.repo_ignores import inherited
+from hypothesis import given
+from hypothesis import strategies as st
+
+from retriever.text.repo_ignores import _Plain, inherited
 from retriever.text.walk import scan
 
 
@@ -65,3 +68,35 @@ def test_a_gitignore_above_that_is_no_regular_file_is_passed_over(tmp_path: Path
     repo = _repo(tmp_path, MEMORY)
     (repo / ".gitignore").mkdir()
     assert len(_paths(repo / "docs" / "mem")) == 5
+
+
+def test_the_repositorys_plain_gitignore_is_matched_without_pathspec(tmp_path: Path) -> None:
+    # a warm query had loaded pathspec and RE2 (~10 ms) for a .gitignore of plain names and suffixes
+    repo = _repo(tmp_path, {**MEMORY, ".gitignore": "*.pyc\n.venv/\nbuild/\n/bench-out/\n*.draft.md\n"})
+    [above] = inherited(repo / "docs" / "mem")
+    assert type(above.spec).__name__ == "_Plain"
+    assert _paths(repo / "docs" / "mem") == ["a.md", "excl.md", "sub/b.md", "sub/notes.md"]
+
+
+PLAIN_LINES = st.lists(
+    st.builds(
+        lambda lead, star, body, trail: f"{lead}{star}{body}{trail}",
+        st.sampled_from(["", "/"]),
+        st.sampled_from(["", "*"]),
+        st.sampled_from(["a", "b.md", ".md", "a/b", "sub", "x.y", "a/b.md"]),
+        st.sampled_from(["", "/"]),
+    ),
+    min_size=1,
+    max_size=4,
+)
+PATHS = st.lists(st.sampled_from(["a", "b.md", "sub", "x.y", "c.md", "aa.md"]), min_size=1, max_size=4)
+
+
+@given(PLAIN_LINES, PATHS, st.booleans())
+def test_plain_rules_match_as_pathspec_matches_them(lines: list[str], parts: list[str], folder: bool) -> None:
+    import pathspec
+
+    plain = _Plain.of(lines)
+    path = "/".join(parts) + ("/" if folder else "")
+    if plain is not None:
+        assert plain.match_file(path) == pathspec.GitIgnoreSpec.from_lines(lines).match_file(path)
