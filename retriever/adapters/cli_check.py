@@ -13,11 +13,15 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from retriever.adapters.cli_common import EXIT_FAILURE, config_option, fail, load_settings, open_memory, root_option
 from retriever.text.safe import one_line
+
+if TYPE_CHECKING:
+    from retriever.lint.tree import Finding
 
 
 @click.command()
@@ -42,14 +46,14 @@ def check(root: Path | None, output: str, fail_on: str) -> None:
     """Lint the memory tree: unreadable files, field types, repeated front-matter keys, links (broken or
     site-absolute), names, empty parts, relations.
 
-    Exit codes: 0 when the tree is clean, 1 when there are findings (with --fail-on error: errors), 2 on usage
-    errors (a missing root or one without markdown, an invalid setting or a malformed check config). Rules are
-    turned off with [tool.retriever.check] disable = [...] in pyproject.toml or [check] in the tree's .retriever.toml.
+    Exit codes: 0 when the tree is clean, 1 when there are findings, 2 on usage errors (a missing root or one
+    without markdown, an invalid setting or a malformed check config); with --fail-on error, warnings alone exit 0.
+    Rules are turned off with [tool.retriever.check] disable = [...] in pyproject.toml or [check] in the tree's
+    .retriever.toml.
     """
     from retriever.errors import MemoryEmpty, RetrieverError
     from retriever.lint import check as linter
     from retriever.lint import config as check_config
-    from retriever.lint import report as check_report
 
     as_json = output == "json"
     loaded = load_settings(root, as_json)
@@ -66,19 +70,23 @@ def check(root: Path | None, output: str, fail_on: str) -> None:
     if not findings and not memory.state.catalog:  # a CI job pointed at the wrong folder must not pass
         fail(MemoryEmpty.at(str(memory.root), len(memory.skipped)), as_json)
         return
-    if output == "json":
-        click.echo(check_report.format_json(check_report.located(findings, memory.root, Path.cwd()), files))
-    elif output == "github":
-        for line in [
-            *check_report.format_github(findings, memory.root, Path.cwd()),
-            check_report.summary(findings, files),
-        ]:
-            click.echo(line)  # format_github escapes each annotation for GitHub and the terminal
-    else:
-        for line in check_report.format_text(check_report.located(findings, memory.root, Path.cwd()), files):
-            click.echo(one_line(line))  # a file name may hold a newline (github's format escapes its own way)
+    _print(output, findings, files, memory.root)
     failing = [f for f in findings if fail_on == "warning" or f.severity == "error"]
     sys.exit(EXIT_FAILURE if failing else 0)
+
+
+def _print(output: str, findings: list[Finding], files: int, root: Path) -> None:
+    """The findings in the ``--format`` asked for, on stdout."""
+    from retriever.lint import report as check_report
+
+    if output == "json":
+        click.echo(check_report.format_json(check_report.located(findings, root, Path.cwd()), files))
+    elif output == "github":
+        for line in [*check_report.format_github(findings, root, Path.cwd()), check_report.summary(findings, files)]:
+            click.echo(line)  # format_github escapes each annotation for GitHub and the terminal
+    else:
+        for line in check_report.format_text(check_report.located(findings, root, Path.cwd()), files):
+            click.echo(one_line(line))  # a file name may hold a newline (github's format escapes its own way)
 
 
 @click.command()
