@@ -9,7 +9,8 @@ Contract:
 - ``complete(schema, system, user, timeout)`` returns ``(answer, Usage)`` where ``answer`` is a
   validated instance of the pydantic ``schema``, or raises ``LLMFailure`` naming why (timeout,
   rate limit, server error, refusal, malformed JSON, JSON nested too deep for the decoder, in the answer
-  or in the response's body).  Callers fall back; nothing here retries.
+  or in the response's body; ``retriever.llm.replies`` reads the reply).  Callers fall back; nothing here
+  retries.
 - Structured output: ``json_schema`` where the server accepts it, else ``json_object`` with the
   schema beside it (llama.cpp's server answers 500 to ``json_schema`` but honours that).  In
   ``auto`` mode a rejected ``json_schema`` request is retried once as ``json_object`` (when the
@@ -38,7 +39,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -46,16 +46,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel
 
 from retriever.config import Settings, mask_url
+from retriever.llm import replies
 from retriever.llm.pace import Pace, pace_of
+from retriever.llm.replies import LLMFailure, Usage
 from retriever.llm.transport import Http, within
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 _CACHE_SIZE = 256
 _SCHEMA_NOTE = "\n\nAnswer with one JSON object matching this JSON Schema:\n"
 PROBE_SECONDS = 1.0  # how long ready() waits for a busy local server to answer its probe
@@ -64,55 +65,7 @@ PROBE_SECONDS = 1.0  # how long ready() waits for a busy local server to answer 
 REPLY_BYTES_PER_TOKEN, REPLY_ENVELOPE_BYTES, MAX_REPLY_BYTES = 32, 64_000, 1_000_000
 MIN_RETRY_SECONDS = 1.0  # of a call's time left, below which a rejected json_schema is not retried
 OPENAI_URL = "https://api.openai.com/v1"  # the openai package's endpoint when none is set
-
-
-class LLMFailure(Exception):
-    """An LLM call that produced no usable answer; ``reason`` is short and user-facing."""
-
-    def __init__(
-        self,
-        reason: str,
-        *,
-        format_rejected: bool = False,
-        calls: int = 1,
-        timed_out: bool = False,
-        unreachable: bool = False,
-        refused: bool = False,
-        tokens_in: int = 0,
-        tokens_out: int = 0,
-    ) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.format_rejected = format_rejected
-        self.calls = calls  # HTTP calls made before giving up
-        self.timed_out = timed_out  # the client gave up waiting; the server may still be at work
-        self.unreachable = unreachable  # no connection at all: the next call would fail the same way
-        self.refused = refused  # the endpoint refused the key, the model or the rate: so would it the next call
-        self.tokens_in = tokens_in  # what the server reported for an answer it gave but that was unusable
-        self.tokens_out = tokens_out
-
-    def after(self, calls: int, usage: Usage | None = None) -> LLMFailure:
-        """This failure, counted as the last of ``calls`` calls, plus the tokens of earlier answers."""
-        tokens_in, tokens_out = (usage.tokens_in, usage.tokens_out) if usage else (0, 0)
-        return LLMFailure(
-            self.reason,
-            calls=calls,
-            timed_out=self.timed_out,
-            unreachable=self.unreachable,
-            refused=self.refused,
-            tokens_in=self.tokens_in + tokens_in,
-            tokens_out=self.tokens_out + tokens_out,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """What one call cost (a cache hit costs nothing)."""
-
-    calls: int
-    tokens_in: int
-    tokens_out: int
-    cached: bool = False
+_MODEL_AND_URL = "RETRIEVER_LLM_MODEL and OPENAI_BASE_URL (retriever status shows both)"
 
 
 class LLMClient:
@@ -179,7 +132,7 @@ class LLMClient:
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None:
-            return _parse(schema, hit[0]), Usage(0, 0, 0, cached=True)
+            return replies.parsed(schema, hit[0]), Usage(0, 0, 0, cached=True)
         limits = _Limits.of(timeout, max_tokens)
         try:
             content, usage = self._attempt(schema, system, user, limits, max_tokens, mode)
@@ -196,7 +149,7 @@ class LLMClient:
                 raise second.after(2) from second
             usage = Usage(usage.calls + 1, usage.tokens_in, usage.tokens_out)
         try:
-            answer = _parse(schema, content)
+            answer = replies.parsed(schema, content)
         except LLMFailure as failure:
             raise failure.after(usage.calls, usage) from failure
         with self._lock:
@@ -235,9 +188,9 @@ class LLMClient:
         )
         with self._failures(limits, mode), within(limits.deadline), call as response:
             body = _read(response, limits)
-        completion = _completion(body)
-        usage = _usage(completion)
-        return _content(completion, usage), usage
+        completion = replies.completion(body)
+        usage = replies.usage(completion)
+        return replies.content(completion, usage), usage
 
     @contextlib.contextmanager
     def _failures(self, limits: _Limits, mode: str) -> Iterator[None]:
@@ -313,89 +266,6 @@ def _read(response: Any, limits: _Limits) -> bytes:
         if len(body) > limits.max_bytes:
             raise limits.too_large()
     return bytes(body)
-
-
-class _Reply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class _Message(_Reply):
-    content: str | None = None
-    refusal: str | None = None
-
-
-class _Choice(_Reply):
-    message: _Message | None = None
-    finish_reason: str | None = None
-
-
-_MODEL_AND_URL = "RETRIEVER_LLM_MODEL and OPENAI_BASE_URL (retriever status shows both)"
-# A count past this is no count of a real call (a context holds at most a few hundred thousand tokens).
-MAX_COUNTED_TOKENS = 10_000_000
-
-
-class _TokenCounts(_Reply):
-    """The server's counts as sent: read leniently (``_count``), so that a count of the wrong type or sign loses
-    only the count, never the answer it came with."""
-
-    prompt_tokens: Any = None
-    completion_tokens: Any = None
-
-
-def _count(value: Any) -> int:
-    """A token count the server sent, or 0 for one that is none: missing, negative, past ``MAX_COUNTED_TOKENS``, or
-    not a whole number (``True`` included).  A negative count had failed the answer's own diagnostics: a traceback."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNTED_TOKENS:
-        return value
-    return 0
-
-
-class _Completion(_Reply):
-    """The parts of an OpenAI-compatible chat completion read here (llama.cpp's server sends them too)."""
-
-    choices: list[_Choice] = []
-    usage: _TokenCounts | None = None
-
-
-def _completion(body: bytes) -> _Completion:
-    """The completion in a response's body, or an ``LLMFailure`` saying why it cannot be read."""
-    try:
-        return _Completion.model_validate(json.loads(body))
-    except (ValueError, ValidationError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise LLMFailure(f"unreadable response from the LLM endpoint ({exc.__class__.__name__})") from exc
-    except RecursionError as exc:  # a body of "[[[[…": the JSON decoder gives up
-        raise LLMFailure("unreadable response from the LLM endpoint (nested too deep)") from exc
-
-
-def _content(completion: _Completion, usage: Usage) -> str:
-    """The answer's text, or an ``LLMFailure`` that still counts the tokens the server spent on it."""
-    choice = completion.choices[0] if completion.choices else None
-    message = choice.message if choice is not None else None
-    if message is not None and message.refusal:
-        reason = "the model refused"
-    elif choice is not None and message is not None and choice.finish_reason == "length":
-        reason = "answer cut off at the token limit"
-    elif message is None or not message.content:
-        reason = "empty answer"
-    else:
-        return message.content
-    raise LLMFailure(reason, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out)
-
-
-def _usage(completion: _Completion) -> Usage:
-    counts = completion.usage or _TokenCounts()
-    return Usage(1, _count(counts.prompt_tokens), _count(counts.completion_tokens))
-
-
-def _parse(schema: type[T], content: str) -> T:
-    match = _FENCE.match(content)
-    text = match.group(1) if match else content
-    try:
-        return schema.model_validate(json.loads(text))
-    except (json.JSONDecodeError, ValidationError, TypeError) as exc:
-        raise LLMFailure(f"malformed JSON answer ({exc.__class__.__name__})") from exc
-    except RecursionError as exc:  # an answer of "[[[[…": the JSON decoder gives up
-        raise LLMFailure("malformed JSON answer (nested too deep)") from exc
 
 
 def _cache_key(model: str, schema: type[BaseModel], system: str, user: str) -> str:

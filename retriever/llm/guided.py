@@ -24,10 +24,11 @@ from pydantic import BaseModel
 
 from retriever.config import Settings
 from retriever.llm import prompts
-from retriever.llm.client import LLMClient, LLMFailure
+from retriever.llm.client import LLMClient
 from retriever.llm.grounding import grounded, instructs, summary_problem
 from retriever.llm.pace import CallSize, size_call, timeout_for
 from retriever.llm.prompts import SectionText
+from retriever.llm.replies import LLMFailure
 from retriever.text import analyzer
 
 T = TypeVar("T", bound=BaseModel)

@@ -13,8 +13,9 @@ from conftest import free_port
 from llm_server import Reply, ScriptedLLM, answer, serve_for, stage_of
 
 from retriever import Settings
-from retriever.llm.client import LLMClient, LLMFailure
+from retriever.llm.client import LLMClient
 from retriever.llm.prompts import SummaryAnswer
+from retriever.llm.replies import LLMFailure
 
 
 @pytest.fixture
