@@ -31,6 +31,8 @@ def test_a_three_way_conflict_with_its_base_section_is_found() -> None:
         "<<<<<<< HEAD\nx\n",  # an opening without the rest
         "<<<<<<< a\n>>>>>>> b\n=======\n",  # out of order
         "<<<<<<<< a\n========\n>>>>>>>> b\n",  # eight marks are no git marker
+        "# Git\n\n<pre>\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> branch\n</pre>\n",  # shown in raw HTML
+        "# Doc\n\n<!--\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n-->\n",
     ],
 )
 def test_markers_in_code_or_out_of_order_are_no_conflict(text: str) -> None:
@@ -40,6 +42,9 @@ def test_markers_in_code_or_out_of_order_are_no_conflict(text: str) -> None:
 def test_a_fence_with_an_info_string_does_not_close_a_fence() -> None:
     assert conflict("```\n```py\n<<<<<<< a\n=======\n>>>>>>> b\n```\n") is None
     assert conflict("```py\ncode\n```\n<<<<<<< a\n=======\n>>>>>>> b\n") == (4, 6)
+    # a backtick run with a backtick after it is inline code, no fence: the conflict below it is one
+    assert conflict("```foo``` is inline code\n\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n") == (3, 7)
+    assert conflict("<!-- one line -->\n<<<<<<< a\n=======\n>>>>>>> b\n") == (2, 4)  # a closed comment hides nothing
 
 
 def test_a_file_with_a_conflict_is_refused_at_its_opening_line() -> None:
