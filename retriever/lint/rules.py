@@ -146,7 +146,11 @@ def _slip_of(word: str, known: frozenset[str]) -> str | None:
     if word in known:
         return None
     close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.8)
-    return close[0] if close and abs(len(close[0]) - len(word)) <= 2 and close[0][0] == word[:1] else None
+    if not close or abs(len(close[0]) - len(word)) > 2 or close[0][0] != word[:1]:
+        return None
+    # Another form of the word is a key of its own, not a slip: "tag", "vendors", "updates", "superseded".
+    inflected = word.rstrip("s") == close[0].rstrip("s") or word[:-1] == close[0][:-1]
+    return None if inflected else close[0]
 
 
 def _duplicate_keys(tree: Tree) -> Iterator[Problem]:

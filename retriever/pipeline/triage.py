@@ -219,8 +219,11 @@ def triage(prompt: str, history: Sequence[str] = (), is_person: IsPerson | None 
     """The routing decision for one prompt."""
     small_talk = is_low_information(prompt, is_person)
     searched = prompt if small_talk else trimmed(prompt, is_person)
-    # A question of stop words and a pronoun is small talk, unless the session gives it a topic.
-    rewritten = rewrite(searched, history) if not small_talk or _bare_question(prompt) else None
+    # A question of stop words and a pronoun is small talk, unless the session gives it a topic.  Whether it leans
+    # on an earlier prompt is read from the whole prompt: "how are you, and who owns billing?" stands alone,
+    # though what is searched, "and who owns billing?", would lean.
+    leans = (not small_talk or _bare_question(prompt)) and rewrite(prompt, history) is not None
+    rewritten = rewrite(searched, history) if leans else None
     if rewritten:
         return Triage(
             decision="retrieve",

@@ -116,13 +116,16 @@ def test_an_impossible_date_or_time_is_a_field_type_error_and_the_document_stays
 
 
 def test_a_key_or_status_one_slip_from_one_the_retriever_reads_is_a_warning(make_tree: TreeFactory) -> None:
-    front = "titel: X\nsuperseeded_by: Platform Team\nstatus: superseeded\noutdated: true\nteams_channel: x\n"
+    front = (
+        "titel: X\nsuperseeded_by: Platform Team\nstatus: superseeded\noutdated: true\nteams_channel: x\n"
+        "tag: a\nvendors: [b]\nupdates: c\nsuperseded: false\n"  # another form of a word is a key of its own
+    )
     memory = Memory.open(make_tree({**CLEAN, "x.md": _doc(front)}), Settings.from_env())
     found = [(f.line, f.rule, f.message) for f in check(memory) if f.rule == "misspelled-key"]
     assert [(line, message.split(";")[1].strip()) for line, _, message in found] == [
         (2, "did you mean `title`? Rename it, or keep it as a field of your own and disable this rule"),
         (3, "did you mean `superseded_by`? Rename it, or keep it as a field of your own and disable this rule"),
-        (4, "did you mean it?"),  # "outdated" and "teams_channel" are words of their own
+        (4, "did you mean it?"),  # "outdated", "teams_channel" and the rest are words of their own
     ]
 
 

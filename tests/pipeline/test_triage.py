@@ -107,6 +107,14 @@ def test_the_query_searched_leaves_out_greetings_and_thanks_around_the_request(p
     assert triage(prompt).rewritten_query == searched
 
 
+def test_a_question_after_a_greeting_stands_alone_though_what_is_searched_starts_with_and() -> None:
+    history = ["Who runs the Helix project?"]
+    # "and who owns billing?" alone would lean on the session's last prompt
+    assert triage("how are you, and who owns billing?", history).rewritten_query == "and who owns billing?"
+    leaning = triage("thanks! and who owns it?", history).rewritten_query
+    assert leaning == "and who owns it? (context: runs helix project)"
+
+
 def test_a_greeting_before_a_question_is_not_searched_for() -> None:
     # "hi" had matched the "hi-IN" of an agent's speech settings, which then led the answer
     facts = Retriever(COMPANY_CONTEXT).retrieve("hi, who runs sales?").structured["retrieval"]["facts"]
