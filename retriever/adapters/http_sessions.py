@@ -68,8 +68,8 @@ class Admission:
         held = getattr(self.sessions, "_server_instances", None)
         if held is not None and session_id not in held:
             message = (
-                "session not found: it was ended (DELETE), idled out or never issued; send initialize without an "
-                "Mcp-Session-Id header to start a new one"
+                "session not found: it was ended (DELETE), idled out, or opened on another server (route a session "
+                "to the server that opened it); send initialize without an Mcp-Session-Id header to start a new one"
             )
             raise RpcRefusal(INVALID_REQUEST, message, request_id, status=404)
 

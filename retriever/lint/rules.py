@@ -223,7 +223,8 @@ def _misplaced_front_matter(tree: Tree) -> Iterator[Problem]:
 def _empty_files(tree: Tree) -> Iterator[Problem]:
     for file in tree.files:
         if not "".join(file.body).strip():
-            yield Problem(file.rel_path, 1, "the file has no content besides front matter; write it or delete it")
+            why = "the file has no body besides front matter (only its summary and prose fields answer)"
+            yield Problem(file.rel_path, 1, f"{why}; write it or delete it")
 
 
 def _empty_sections(tree: Tree) -> Iterator[Problem]:

@@ -190,8 +190,8 @@ def test_an_unknown_session_answers_404_with_the_requests_id_and_how_to_start_a_
             assert gone.status_code == 404
             assert gone.json()["id"] == 5 and gone.json()["error"]["code"] == -32600
             assert gone.json()["error"]["message"] == (
-                "session not found: it was ended (DELETE), idled out or never issued; send initialize without an "
-                "Mcp-Session-Id header to start a new one"
+                "session not found: it was ended (DELETE), idled out, or opened on another server (route a session "
+                "to the server that opened it); send initialize without an Mcp-Session-Id header to start a new one"
             )
         assert httpx.delete(mcp, headers={"Mcp-Session-Id": session}).status_code == 404
 

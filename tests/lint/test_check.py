@@ -658,7 +658,8 @@ def test_a_file_with_only_front_matter_is_empty(make_tree: TreeFactory) -> None:
             1,
             "empty-file",
             "warning",
-            "the file has no content besides front matter; write it or delete it",
+            "the file has no body besides front matter (only its summary and prose fields answer); write it or "
+            "delete it",
         )
     ]
 
