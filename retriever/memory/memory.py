@@ -48,8 +48,8 @@ class Memory:
         self._provenance = provenance
         self._names: tuple[tuple[int, int, int], dict[str, str]] | None = None
         # per memory version: the links on supersession cycles, and the records the other links make superseded
-        self._cycles: tuple[tuple[int, int, int], frozenset[tuple[str, str]], frozenset[str]] | None = None
-        self._cycles_lock = threading.Lock()
+        self._links: tuple[tuple[int, int, int], frozenset[tuple[str, str]], frozenset[str]] | None = None
+        self._links_lock = threading.Lock()
 
     @classmethod
     def open(
@@ -189,12 +189,12 @@ class Memory:
         return self._settled()[2]
 
     def _settled(self) -> tuple[tuple[int, int, int], frozenset[tuple[str, str]], frozenset[str]]:
-        with self._cycles_lock:
-            settled = self._cycles
+        with self._links_lock:
+            settled = self._links
             version = self.version
             if settled is None or settled[0] != version:
                 resolve = functools.partial(_resolved, self._name_table())
-                settled = self._cycles = (version, *supersession.settled(self.state.catalog, resolve))
+                settled = self._links = (version, *supersession.settled(self.state.catalog, resolve))
             return settled
 
     def when(self, doc: Document) -> When:

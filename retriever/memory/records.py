@@ -93,7 +93,7 @@ def indexable(doc: Document, meaning: Meaning | None = None) -> Indexable:
     return Indexable(doc.rel_path, collect(analyze_document(doc)), info, doc.acronyms, meaning)
 
 
-def compacted(
+def to_compact(
     path: str, changed: dict[str, Parsed | None], held: dict[str, Document | None], loaded: dict[str, Document]
 ) -> Indexable | None:
     """A document to compact: its new version, else the one in memory, else the cache's (None: skipped now)."""

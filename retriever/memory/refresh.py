@@ -346,7 +346,7 @@ class Refresher:
             wanted = [p for p in chunk if p not in changed and p not in held]
             loaded = self.cache.documents(wanted) if self.cache and wanted else {}
             for path in chunk:
-                doc = records.compacted(path, changed, held, loaded)
+                doc = records.to_compact(path, changed, held, loaded)
                 if doc is not None:
                     new.add(doc)
             if progress and compacting:
