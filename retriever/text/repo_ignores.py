@@ -26,7 +26,9 @@ from retriever.text.regular import NotRegular, read_regular
 MAX_LEVELS = 64  # folders above the root searched for the repository's top
 
 
-class _Matcher(Protocol):
+class Matcher(Protocol):
+    """What the walk asks of a set of ignore rules: ``pathspec.PathSpec``, ``Above`` or a plain file's rules."""
+
     def match_file(self, file: str) -> bool: ...
 
 
@@ -35,7 +37,7 @@ class Above:
     """Rules of a file above the root: a path under the root is matched as ``prefix/path``."""
 
     prefix: str
-    spec: _Matcher
+    spec: Matcher
 
     def match_file(self, path: str) -> bool:
         return bool(self.spec.match_file(f"{self.prefix}/{path}" if self.prefix else path))

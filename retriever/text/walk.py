@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISFIFO, S_ISREG, S_ISSOCK
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from retriever.errors import ConfigError
 from retriever.text import repo_ignores
@@ -49,13 +49,8 @@ _FOLDER_CHANGED = (
     "folder changed while it was read (replaced or swapped for a symlink); it is read again at the next refresh"
 )
 
-class _Rules(Protocol):
-    """What the walk asks of a set of ignore rules: ``pathspec.PathSpec``, or ``repo_ignores.Above``."""
-
-    def match_file(self, file: str) -> bool: ...
-
-
-_Spec = tuple[str, _Rules]  # a .gitignore and the folder it lives in ("" for the root and the rules above it)
+# A .gitignore's rules and the folder it lives in ("" for the root, and for the rules from above it).
+_Spec = tuple[str, repo_ignores.Matcher]
 # A folder still to list: its path, its path from the root, the .gitignore rules in force there, and the
 # (st_dev, st_ino) its parent's listing showed (None for the root, and where folders are listed by path).
 _Folder = tuple[Path, str, list[_Spec], tuple[int, int] | None]
