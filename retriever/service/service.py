@@ -32,7 +32,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from retriever.compat import assistant
 from retriever.compat.graphs import GraphRetrieval
 from retriever.config import Settings
 from retriever.errors import InvalidArguments, MemoryEmpty, MemoryNotFound, RetrievalTimeout, RetrieverError
@@ -40,7 +39,7 @@ from retriever.pipeline.results import Request
 from retriever.pipeline.triage import HISTORY_FOR_TRIAGE
 from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, session_id_value, validate_arguments
 from retriever.retriever import RetrievalResult, Retriever
-from retriever.service import memories
+from retriever.service import memories, sources
 from retriever.service.identity import memory_identity
 from retriever.service.memories import USER_HEADER
 from retriever.service.roots import require_memory, usable_memory
@@ -53,7 +52,6 @@ from retriever.service.tools import (
     error_result,
     json_error,
     json_result,
-    validate_get_memory,
 )
 from retriever.text.reader import is_folder
 from retriever.text.safe import bounded, clean_text, cut, preview
@@ -102,10 +100,11 @@ class MemoryService:
         ``logged_user`` is the canonical user the call was made for, where the transport names one: the
         request log's ``user_id`` (not the scope, which names a key).
         """
-        if name == GET_MEMORY:
-            return self._get_memory(arguments, handshake_session, transport, _Started(logged_user))
+        if name in (GET_MEMORY, sources.READ_SOURCE):
+            return self._json_tool(name, arguments, handshake_session, transport, _Started(logged_user))
         if name != TOOL_NAME:
-            raise UnknownTool(f"unknown tool {preview(str(name))}; this server has {TOOL_NAME!r} and {GET_MEMORY!r}")
+            tools = f"{TOOL_NAME!r}, {GET_MEMORY!r} and {sources.READ_SOURCE!r}"
+            raise UnknownTool(f"unknown tool {preview(str(name))}; this server has {tools}")
         started = _Started(logged_user)
         try:
             request = validate_arguments(arguments)  # the one validation: the pipeline's validate stage keeps it
@@ -163,18 +162,20 @@ class MemoryService:
         warnings += self._store_warnings()
         return self.retriever.call(arguments, history=history, session_id=session, request=request, warnings=warnings)
 
-    def _get_memory(self, arguments: Any, session: str | None, transport: str, started: _Started) -> dict[str, Any]:
-        """Seed 002's ``get_memory``: the assistant memory, filtered by agent and query."""
+    def _json_tool(
+        self, name: str, arguments: Any, session: str | None, transport: str, started: _Started
+    ) -> dict[str, Any]:
+        """A tool answering JSON: seed 002's ``get_memory`` (the assistant memory, filtered by agent and query), or
+        ``read_memory_source`` (the text a fact cites)."""
         try:
-            agent, query = validate_get_memory(arguments)
+            answer = sources.answering(name, arguments)
             memory = usable_memory(self.retriever)
             with memory.reading():
-                response, code = json_result(assistant.get_memory(memory, agent, query)), None
+                response, code = json_result(answer(memory)), None
         except (InvalidArguments, MemoryNotFound, MemoryEmpty) as exc:
             response, code = json_error(exc), exc.code
-        session = _clean_session(session)
-        rid = str(uuid.uuid4())
-        self._log(started.record(rid, session, GET_MEMORY, transport, arguments, response, code))
+        rid, session = str(uuid.uuid4()), _clean_session(session)
+        self._log(started.record(rid, session, name, transport, arguments, response, code))
         return response
 
     def memories_retrieve(
@@ -392,3 +393,4 @@ def _scope(memory: str, user_id: str | None) -> str:
     """A short hash naming the memory (and user) that a session belongs to."""
     name = memory + ("" if user_id is None else "\0" + user_id)
     return hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:16]
+

@@ -1,7 +1,8 @@
 """The MCP server as data: its name and instructions, its tools (descriptions, schemas), result envelopes.
 
 ``retrieve_memory`` is seed 000's tool; ``get_memory`` is seed 002's, over the assistant memory
-(``retriever/compat/assistant.py``).  Both are read-only and retry-safe.
+(``retriever/compat/assistant.py``); ``read_memory_source`` reads what a fact cites (``service.sources``).  All are
+read-only and retry-safe.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, check_text, json_t
 SERVER_NAME = "company-memory-retriever"  # as MCP clients see it in ``serverInfo``, on every transport
 SERVER_INSTRUCTIONS = (
     "Call retrieve_memory before guessing about people, projects, decisions, processes, "
-    "customers or internal terms of this company. Call get_memory only for the company's AI assistants: "
-    "their business profile, recaps of their earlier conversations and their decision ledgers."
+    "customers or internal terms of this company. Call read_memory_source to read the section a fact cites. "
+    "Call get_memory only for the company's AI assistants: their business profile, recaps of their earlier "
+    "conversations and their decision ledgers."
 )
 
 TOOL_NAME = "retrieve_memory"
@@ -154,7 +156,9 @@ def tool_definitions() -> list[dict[str, Any]]:
         "outputSchema": GET_MEMORY_OUTPUT_SCHEMA,
         "annotations": {**ANNOTATIONS, "title": "Get assistant memory"},
     }
-    return [tool_definition(), get_memory]
+    from retriever.service import sources  # it builds on this module's annotations
+
+    return [tool_definition(), get_memory, sources.definition()]
 
 
 def validate_get_memory(arguments: Any) -> tuple[str | None, str | None]:

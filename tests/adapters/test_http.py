@@ -75,7 +75,7 @@ def test_the_sdk_client_initializes_lists_and_calls_the_tool(base: str) -> None:
             return tools, good, bad
 
     tools, good, bad = _run(session)
-    assert [t.name for t in tools.tools] == ["retrieve_memory", "get_memory"]
+    assert [t.name for t in tools.tools] == ["retrieve_memory", "get_memory", "read_memory_source"]
     assert tools.tools[0].annotations.read_only_hint is True
     result = good.model_dump(by_alias=True, exclude_none=True)
     assert result["isError"] is False
@@ -93,7 +93,7 @@ def test_the_alias_route_ending_in_mcp_serves_the_same_tool(base: str) -> None:
         async with Client(f"{base}/v1/memory/mcp") as client:
             return await client.list_tools()
 
-    assert [t.name for t in _run(session).tools] == ["retrieve_memory", "get_memory"]
+    assert [t.name for t in _run(session).tools] == ["retrieve_memory", "get_memory", "read_memory_source"]
 
 
 # -- plain JSON-RPC, as the seed shows it ----------------------------------------------------

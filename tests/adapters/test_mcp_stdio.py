@@ -136,11 +136,14 @@ def test_the_sdk_client_lists_and_calls_the_tool_over_stdio(make_tree: TreeFacto
             follow = await client.call_tool("retrieve_memory", {"prompt": "and who owns it?"})
             bad = await client.call_tool("retrieve_memory", {"prompt": ""})
             await client.call_tool("get_memory", {"query": "pricing"})  # the client checks it against outputSchema
+            cited = first.structured_content["retrieval"]["facts"][0]
+            source = await client.call_tool("read_memory_source", {"source_path": cited["source_path"]})  # checked too
+            assert source.structured_content["source_path"] == cited["source_path"]
             return tools, first, follow, bad
 
     tools, first, follow, bad = anyio.run(session)
     tool = tools.tools[0]
-    assert [t.name for t in tools.tools] == ["retrieve_memory", "get_memory"]
+    assert [t.name for t in tools.tools] == ["retrieve_memory", "get_memory", "read_memory_source"]
     assert tools.tools[1].output_schema == GET_MEMORY_OUTPUT_SCHEMA
     assert all(t.annotations.read_only_hint for t in tools.tools)
     assert (tool.name, tool.annotations.read_only_hint) == ("retrieve_memory", True)

@@ -30,7 +30,7 @@ from retriever.service.stores.sqlite import SQLiteStore
 UNKNOWN = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "delete_memory", "arguments": {}}}
 EXPECTED = {
     "code": -32602,
-    "message": "unknown tool 'delete_memory'; this server has 'retrieve_memory' and 'get_memory'",
+    "message": "unknown tool 'delete_memory'; this server has 'retrieve_memory', 'get_memory' and 'read_memory_source'",
 }
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -124,6 +124,6 @@ def test_a_fault_inside_a_call_is_internal_error_32603_and_the_session_goes_on(
                 code, message, tools = anyio.run(call, f"{base}/mcp")
     finally:
         service.close()
-    assert (code, tools) == (-32603, 2)
+    assert (code, tools) == (-32603, 3)
     assert message == "internal error while answering; the server's log names the fault"
     assert "boom" not in message and "boom at /srv/secret/path" in caplog.text
