@@ -9,8 +9,9 @@ At a repository's top only its exclude file applies (the walk reads the root's `
 itself: a folder the user points at on purpose is read.  A file that cannot
 be read as a regular file is passed over.  Never raises.
 
-Not read: ``core.excludesFile`` (a user's own, global rules) and the index, so a file committed with ``git add -f``
-that a rule matches is left out, as the walk leaves out such a file under the root.
+A worktree's ``.git`` file leads to the main repository's exclude file.  Not read: ``core.excludesFile`` (a user's
+own, global rules) and the index, so a file committed with ``git add -f`` that a rule matches is left out, as the
+walk leaves out such a file under the root.
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def inherited(root: Path) -> list[Above]:
     below = root.relative_to(top).parts  # ("docs", "memory"): the root's folders under the top
     folders = [top.joinpath(*below[:depth]) for depth in range(len(below))]  # the top, docs: not the root itself
     rules = [rule for folder in folders for rule in _rules(folder / ".gitignore", root.relative_to(folder).as_posix())]
-    rules += _rules(top / ".git" / "info" / "exclude", root.relative_to(top).as_posix())
+    git_dir = _common_git_dir(top)
+    rules += _rules(git_dir / "info" / "exclude", root.relative_to(top).as_posix()) if git_dir else []
     if any(r.prefix and r.spec.match_file(r.prefix + "/") for r in rules):  # the root is ignored: read it anyway
         return []
     return rules
@@ -109,6 +111,28 @@ def _repository_top(root: Path) -> Path | None:
     except OSError:
         pass
     return None
+
+
+def _common_git_dir(top: Path) -> Path | None:
+    """The repository's git folder that holds ``info/exclude``: ``.git`` itself, or for a worktree (whose ``.git`` is
+    a file, "gitdir: …/.git/worktrees/name") the main repository's, which its ``commondir`` names."""
+    dot_git = top / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    named = _first_line(dot_git)
+    if not named.startswith("gitdir:"):
+        return None
+    git_dir = top / named.removeprefix("gitdir:").strip()
+    common = _first_line(git_dir / "commondir")
+    return (git_dir / common) if common else git_dir
+
+
+def _first_line(path: Path) -> str:
+    """The first line of a small file, "" when it cannot be read as one."""
+    try:
+        return read_regular(path, 4096, whole=False).decode("utf-8", errors="replace").split("\n", 1)[0].strip()
+    except (OSError, NotRegular):
+        return ""
 
 
 def _rules(path: Path, below: str) -> list[Above]:

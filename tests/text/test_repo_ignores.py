@@ -100,3 +100,17 @@ def test_plain_rules_match_as_pathspec_matches_them(lines: list[str], parts: lis
     path = "/".join(parts) + ("/" if folder else "")
     if plain is not None:
         assert plain.match_file(path) == pathspec.GitIgnoreSpec.from_lines(lines).match_file(path)
+
+
+def test_a_worktree_takes_the_main_repositorys_exclude_file(tmp_path: Path) -> None:
+    main = _repo(tmp_path, {".git/info/exclude": "secret.md\n"})
+    (main / ".git" / "worktrees" / "wt").mkdir(parents=True)
+    (main / ".git" / "worktrees" / "wt" / "commondir").write_text("../..\n", encoding="utf-8")
+    worktree = tmp_path / "wt"
+    (worktree / "mem").mkdir(parents=True)
+    (worktree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n", encoding="utf-8")
+    for name in ("a.md", "secret.md"):
+        (worktree / "mem" / name).write_text("# T\n", encoding="utf-8")
+    assert _paths(worktree / "mem") == ["a.md"]
+    (worktree / ".git").write_text("not a gitdir line\n", encoding="utf-8")  # unreadable: nothing inherited
+    assert _paths(worktree / "mem") == ["a.md", "secret.md"]
