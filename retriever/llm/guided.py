@@ -287,7 +287,9 @@ def fit(sections: Sequence[SectionText], room: int) -> list[SectionText]:
     """The strongest sections, cut to share ``room`` characters of prompt, markers included.
 
     Each section sent keeps at least its first ``MIN_SECTION_CHARS``; the weakest are left out
-    when that many do not fit (at least one is always sent: the call's size check refuses it)."""
+    when that many do not fit (at least one is always sent: the call's size check refuses it).  A section with no
+    text (a heading alone) is not sent: on a local endpoint's small prompt it had taken one of two places."""
+    sections = [s for s in sections if s.text.strip()]
     if not sections:
         return []
     frame = max(len(prompts.block(SectionText(s.id, s.tree_path, ""))) + 2 for s in sections)
@@ -307,6 +309,9 @@ def guide_extract(run: LLMRun, question: str, sections: Sequence[SectionText]) -
         return None
     most = None if size.max_tokens >= EXTRACT_MAX_TOKENS else max(1, (size.max_tokens - 10) // TOKENS_PER_FACT)
     sent = fit(sections, size.prompt_chars - sum(map(len, prompts.extract_prompt(question, [], most))))
+    if not sent:
+        run.fall_back("extract", "no section read has text to send")
+        return None
     answer = run.ask("extract", prompts.ExtractAnswer, *prompts.extract_prompt(question, sent, most), size=size)
     if answer is None:
         return None

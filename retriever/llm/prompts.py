@@ -113,7 +113,7 @@ def target_prompt(question: str, outline: Sequence[str], picks: int = 10) -> tup
 def extract_prompt(question: str, sections: Sequence[SectionText], most: int | None = None) -> tuple[str, str]:
     """``most``: the facts to give at most, for an endpoint that can write only so many in time."""
     many = (
-        f"Give at most {most} facts, the most useful first"
+        ("Give at most 1 fact, the most useful" if most == 1 else f"Give at most {most} facts, the most useful first")
         if most
         else "Give several facts per section when it deserves them"
     )

@@ -553,3 +553,15 @@ def test_every_stage_is_either_guided_or_a_named_fallback_and_every_answer_is_co
     assert diagnostics["calls"] == len(llm.requests)
     assert (diagnostics["tokens_in"], diagnostics["tokens_out"]) == (100 * answered, 20 * answered)
     assert result.structured["diagnostics"]["mode"] == ("llm" if guided else "offline")
+
+
+def test_sections_without_text_take_no_place_in_the_extract_prompt() -> None:
+    from retriever.llm.guided import fit
+    from retriever.llm.prompts import SectionText, extract_prompt
+
+    sections = [SectionText("S1", "M > Renewal", " \n"), SectionText("S2", "M > Pricing", "Starter is EUR 990.")]
+    # a local endpoint's prompt had room for two sections, and a heading alone took one of them
+    assert [s.id for s in fit(sections, 10_000)] == ["S2"]
+    assert fit(sections[:1], 10_000) == []
+    assert "Give at most 1 fact, the most useful" in extract_prompt("q", [], 1)[0]
+    assert "Give at most 2 facts, the most useful first" in extract_prompt("q", [], 2)[0]
