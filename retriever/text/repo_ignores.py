@@ -16,21 +16,13 @@ walk leaves out such a file under the root.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
-from retriever.text.gitignore import MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES, compiled
+from retriever.text.gitignore import MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES, Matcher, compiled
 from retriever.text.regular import NotRegular, read_regular
 
 MAX_LEVELS = 64  # folders above the root searched for the repository's top
-
-
-class Matcher(Protocol):
-    """What the walk asks of a set of ignore rules: ``pathspec.PathSpec``, ``Above`` or a plain file's rules."""
-
-    def match_file(self, file: str) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,49 +34,6 @@ class Above:
 
     def match_file(self, path: str) -> bool:
         return bool(self.spec.match_file(f"{self.prefix}/{path}" if self.prefix else path))
-
-
-_SIMPLE = re.compile(r"(/?)(\*?)([^*?\[\]\\!#]+?)(/?)")  # "name", "/a/b", "*.pyc", "build/": no other glob
-
-
-@dataclass(frozen=True, slots=True)
-class _Plain:
-    """The rules of a ``.gitignore`` of plain names, suffixes ("*.pyc") and anchored paths only (as most are),
-    matched as git matches them without compiling them: pathspec and RE2 cost a query ~10 ms to load."""
-
-    rules: tuple[tuple[tuple[str, ...], bool, bool, bool], ...]  # (segments, anchored, a suffix, folders only)
-
-    @classmethod
-    def of(cls, lines: list[str]) -> _Plain | None:
-        rules = []
-        for raw in lines:
-            line = raw.removesuffix("\r").rstrip(" ")
-            if not line or line.startswith("#"):
-                continue
-            found = _SIMPLE.fullmatch(line)
-            if found is None or (found[2] and (found[1] or "/" in found[3])) or "//" in found[3]:
-                return None  # a negation, a glob, an escape, an anchored suffix: pathspec's to match
-            lead, star, body, trail = found.groups()
-            segments = tuple(body.split("/"))
-            rules.append((segments, bool(lead) or len(segments) > 1, bool(star), bool(trail)))
-        return cls(tuple(rules))
-
-    def match_file(self, file: str) -> bool:
-        folder = file.endswith("/")
-        parts = file.rstrip("/").split("/")
-        return any(self._matches(rule, parts, folder) for rule in self.rules)
-
-    @staticmethod
-    def _matches(rule: tuple[tuple[str, ...], bool, bool, bool], parts: list[str], folder: bool) -> bool:
-        segments, anchored, suffix, folders_only = rule
-        if anchored:
-            n = len(segments)
-            return parts[:n] == list(segments) and (len(parts) > n or folder or not folders_only)
-        name = segments[0]
-        return any(
-            (part.endswith(name) if suffix else part == name) and (i < len(parts) - 1 or folder or not folders_only)
-            for i, part in enumerate(parts)
-        )
 
 
 def inherited(root: Path) -> list[Above]:
@@ -141,9 +90,5 @@ def _rules(path: Path, below: str) -> list[Above]:
         data = read_regular(path, MAX_GITIGNORE_BYTES + 1, whole=False)
     except (OSError, NotRegular):
         return []
-    lines = data.decode("utf-8", errors="replace").split("\n")
-    plain = _Plain.of(lines) if len(data) <= MAX_GITIGNORE_BYTES and len(lines) <= MAX_GITIGNORE_LINES else None
-    if plain is not None:
-        return [Above(prefix, plain)]
     spec, _ = compiled(data, MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES)
     return [Above(prefix, spec)]

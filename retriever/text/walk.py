@@ -21,16 +21,16 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISFIFO, S_ISREG, S_ISSOCK
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from retriever.errors import ConfigError
 from retriever.text import repo_ignores
-from retriever.text.gitignore import MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES, compiled
+from retriever.text.gitignore import MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES, Matcher, compiled
 from retriever.text.models import Skipped
 from retriever.text.regular import NotRegular, open_folder, read_regular
 
 if TYPE_CHECKING:
-    import pathspec
+    pass
 
 
 _NOISE_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".orig")
@@ -50,7 +50,7 @@ _FOLDER_CHANGED = (
 )
 
 # A .gitignore's rules and the folder it lives in ("" for the root, and for the rules from above it).
-_Spec = tuple[str, repo_ignores.Matcher]
+_Spec = tuple[str, Matcher]
 # A folder still to list: its path, its path from the root, the .gitignore rules in force there, and the
 # (st_dev, st_ino) its parent's listing showed (None for the root, and where folders are listed by path).
 _Folder = tuple[Path, str, list[_Spec], tuple[int, int] | None]
@@ -93,7 +93,7 @@ def _is_noise(name: str) -> bool:
     return autosave or name.startswith((".", "~$")) or name.endswith(_NOISE_SUFFIXES)
 
 
-def _gitignore(directory: Path, fd: int | None) -> tuple[pathspec.PathSpec[Any] | None, str | None]:
+def _gitignore(directory: Path, fd: int | None) -> tuple[Matcher | None, str | None]:
     """The rules of the folder's ``.gitignore`` (None when it has none or it is not a readable regular file),
     and why some of its lines were left out (``gitignore.compiled``), else None.
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retriever.text.repo_ignores import _Plain, inherited
+from retriever.text.gitignore import Plain
+from retriever.text.repo_ignores import inherited
 from retriever.text.walk import scan
 
 
@@ -74,7 +75,7 @@ def test_the_repositorys_plain_gitignore_is_matched_without_pathspec(tmp_path: P
     # a warm query had loaded pathspec and RE2 (~10 ms) for a .gitignore of plain names and suffixes
     repo = _repo(tmp_path, {**MEMORY, ".gitignore": "*.pyc\n.venv/\nbuild/\n/bench-out/\n*.draft.md\n"})
     [above] = inherited(repo / "docs" / "mem")
-    assert type(above.spec).__name__ == "_Plain"
+    assert isinstance(above.spec, Plain)
     assert _paths(repo / "docs" / "mem") == ["a.md", "excl.md", "sub/b.md", "sub/notes.md"]
 
 
@@ -96,7 +97,7 @@ PATHS = st.lists(st.sampled_from(["a", "b.md", "sub", "x.y", "c.md", "aa.md"]), 
 def test_plain_rules_match_as_pathspec_matches_them(lines: list[str], parts: list[str], folder: bool) -> None:
     import pathspec
 
-    plain = _Plain.of(lines)
+    plain = Plain.of(lines)
     path = "/".join(parts) + ("/" if folder else "")
     if plain is not None:
         assert plain.match_file(path) == pathspec.GitIgnoreSpec.from_lines(lines).match_file(path)
