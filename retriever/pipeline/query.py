@@ -48,6 +48,7 @@ _COMPARE = re.compile(
 )
 _COMPARED = re.compile(r" (?:and|from|to|with|than|versus|vs\.?) ", re.I)
 _SPACE = re.compile(r"\s+")
+_DOTTED_NUMBER = re.compile(r"v?\d+(?:\.\d+)+")
 # A pronoun that points back at what an earlier part named ("… and when does its contract renew?"); in lower case
 # or capitalised, never in capitals, where "IT" and "US" are acronyms (``analyzer.capital_acronyms``).
 _REFERS = re.compile(
@@ -284,9 +285,20 @@ def no_topic(query: Query) -> tuple[str, ...]:
 
 
 def weights(query: Query, index: SectionIndex) -> dict[str, float]:
-    """Each non-compound query term's coverage weight: its idf, framing words down-weighted."""
+    """Each counted query term's coverage weight (``counted``): its idf, framing words down-weighted."""
     boosts = framing_boosts(query)
-    return {t: index.term_idf(t) * boosts.get(t, 1.0) for t in query.terms if not is_compound(t)}
+    return {t: index.term_idf(t) * boosts.get(t, 1.0) for t in counted(query.terms)}
+
+
+def counted(terms: Sequence[str]) -> list[str]:
+    """The terms coverage counts: the non-compound ones, but a dotted number ("4.3", "12.5", "v2.1") whole, in
+    place of its parts: "4" and "3" alone are in any text with those digits ("4.2.1 … 3 days"), and a section of
+    4.3.0's notes holds "4.3" (``analyzer`` indexes a version's shorter forms)."""
+    numbers = [t for t in terms if _DOTTED_NUMBER.fullmatch(t)]
+    if not numbers:
+        return [t for t in terms if not is_compound(t)]
+    parts = {p for n in numbers for p in analyzer.terms(n) if p != n}
+    return [t for t in terms if t in numbers or not (is_compound(t) or t in parts)]
 
 
 def part_weights(weights: Mapping[str, float], part: Iterable[str]) -> dict[str, float]:

@@ -59,6 +59,20 @@ def test_framing_words_weigh_less_and_compounds_are_left_to_their_parts() -> Non
 
 
 @pytest.mark.parametrize(
+    ("text", "counted"),
+    [
+        ("What changed in Pulse 4.3?", {"chang", "puls", "4.3"}),
+        ("Who reported the v2.1 bug?", {"report", "v2.1", "bug"}),
+        ("Was 12.5% of the budget spent?", {"12.5", "budget", "spend"}),
+        ("main clients at end-of-year", {"main", "client", "end", "year"}),
+    ],
+)
+def test_a_dotted_number_counts_whole_and_its_parts_do_not(text: str, counted: set[str]) -> None:
+    # "4" and "3" alone are in any text with those digits: 4.2.1's notes "… within 3 days" held all of "4.3".
+    assert set(weights(analyze(text), SectionIndex(params=Params()))) == counted
+
+
+@pytest.mark.parametrize(
     ("text", "framing"),
     [
         ("What did the team say about recording conventions?", True),
