@@ -15,7 +15,7 @@ A many-part question ("…, and how far ahead must I ask?") is also searched par
 part in the context of the whole question (its own words in full, the others at
 ``query.PART_CONTEXT``); a section's evidence is its best over the whole question and its parts, and
 each part's strongest sections are read whatever the other parts score.  Each part's search weighs all
-the question's terms, so a question is searched for its first ``query.MAX_PARTS`` parts only.
+the question's terms, so a question is searched for its first ``question_parts.MAX_PARTS`` parts only.
 
 Meaning fills the gap words leave.  When even the best-matching sections hold only part of the
 idf weight of the question's topic words (``gap`` = 1 − the best coverage among the

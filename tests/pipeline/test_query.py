@@ -17,10 +17,10 @@ from retriever.pipeline.query import (
     best_coverage,
     coverage,
     defined_thing,
-    is_many_part,
     no_topic,
     weights,
 )
+from retriever.pipeline.question_parts import is_many_part
 from retriever.text import analyzer, thesaurus
 
 

@@ -17,18 +17,8 @@ from hypothesis import strategies as st
 
 from retriever.config import MAX_PROMPT_CHARS
 from retriever.pipeline.expansion import FRAMING_TERMS
-from retriever.pipeline.query import (
-    MAX_PARTS,
-    Framing,
-    Query,
-    analyze,
-    best_coverage,
-    coverage,
-    is_many_part,
-    present_terms,
-    question_parts,
-    weight_sets,
-)
+from retriever.pipeline.query import Framing, Query, analyze, best_coverage, coverage, present_terms, weight_sets
+from retriever.pipeline.question_parts import MAX_PARTS, is_many_part, question_parts
 from retriever.retriever import Retriever
 from retriever.text import analyzer
 
