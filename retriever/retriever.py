@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from retriever.config import Settings
 from retriever.errors import MemoryNotFound, RetrieverError
 from retriever.memory.index import Params
-from retriever.memory.memory import Memory, Progress
+from retriever.memory.memory import Memory, MemoryChanged, Progress
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.pipeline import execute, new_run
 from retriever.pipeline.results import Fact, Request
@@ -188,9 +188,9 @@ class Retriever:
                 readiness=memory.readiness() if memory else (False, "error" if self.load_error else "missing"),
                 session_id=session_id,
                 warnings=(*notes, *warnings),
-                llm=_llm_run(self.llm, self.settings, deadline),
+                llm=_llm_run(self.llm, self.settings, deadline, memory),
             )
-            state = execute(state, ctx)
+            state = _execute(state, ctx)
         return RetrievalResult(state.text, state.structured, state)
 
 
@@ -203,13 +203,23 @@ def _client(settings: Settings) -> LLMClient | None:
     return LLMClient(settings)
 
 
-def _llm_run(client: LLMClient | None, settings: Settings, deadline: float) -> LLMRun | None:
+def _llm_run(client: LLMClient | None, settings: Settings, deadline: float, memory: Memory | None) -> LLMRun | None:
     """One retrieval's LLM budget (``LLMRun``), or None offline; imported here for the same reason."""
     if client is None:
         return None
     from retriever.llm.guided import LLMRun
 
-    return LLMRun(client, settings, deadline)
+    return LLMRun(client, settings, deadline, lock=memory)
+
+
+def _execute(state: Run, ctx: Context) -> Run:
+    """The stages run on ``state``; run again, offline, when a refresh changed the memory during an LLM call
+    (``MemoryChanged``): what they had worked out refers to the index it replaced.  Once: no calls, no change."""
+    try:
+        return execute(state, ctx)
+    except MemoryChanged as changed:
+        assert ctx.llm is not None  # only an LLM call gives up the lock
+        return execute(state, dataclasses.replace(ctx, llm=ctx.llm.restarted(str(changed))))
 
 
 def _built_note(memory: Memory, waited: float) -> str:

@@ -9,16 +9,21 @@ result whenever they get ``None``, so any failure degrades to offline retrieval,
 Facts are grounded before they are kept, and so is the summary (``retriever.llm.grounding``);
 otherwise the offline result stands, and ``diagnostics.llm.fallbacks`` says why.  Each call is
 sized to the endpoint (``LLMRun.size``): on a slow local server the outline, the sections and the
-answers shrink to what it can read and write within the per-call timeout.
+answers shrink to what it can read and write within the per-call timeout.  Each call is made without the memory's
+read lock (``Memory.unlocked``): a refresh need not wait for the model; one that changed the memory meanwhile
+raises ``MemoryChanged`` and the retrieval starts again, offline (``LLMRun.restarted``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -40,6 +45,12 @@ TARGET_MAX_TOKENS, EXTRACT_MAX_TOKENS, SUMMARY_MAX_TOKENS, TRIAGE_MAX_TOKENS = 8
 TOKENS_PER_PICK, TOKENS_PER_FACT, MAX_PICKS = 30, 45, 10
 MIN_OUTLINE = 3  # outline lines below which asking the model to choose is not worth a call
 MIN_SECTION_CHARS = 400  # of each section sent for extraction
+
+
+class Unlocking(Protocol):
+    """What holds the read lock a retrieval takes on its memory (``memory.Memory``)."""
+
+    def unlocked(self, call: str) -> AbstractContextManager[None]: ...
 
 
 @dataclass
@@ -64,6 +75,19 @@ class LLMRun:
     fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (stage, reason)
     ungrounded: int = 0
     stopped: str = ""  # why the endpoint gets no more calls in this retrieval (busy, unreachable), once set
+    lock: Unlocking | None = None  # the memory the retrieval holds the read lock of: given up during each call
+
+    def _unlocked(self, call: str) -> AbstractContextManager[None]:
+        """The read lock given up around a call to the endpoint (``Memory.unlocked``: may raise ``MemoryChanged``)."""
+        return self.lock.unlocked(call) if self.lock is not None else contextlib.nullcontext()
+
+    def restarted(self, why: str) -> LLMRun:
+        """This run's record of calls and tokens, for the retrieval started again because ``why`` (the memory
+        changed during a call): no further calls (another might meet another change), so each stage says it kept
+        its offline result and why."""
+        again = dataclasses.replace(self, guided=[], fallbacks=[], ungrounded=0)
+        again.stopped = f"{why}; the answer was worked out again, offline, on the memory as it is now"
+        return again
 
     def enabled(self, stage: str) -> bool:
         return stage in self.settings.llm_stages
@@ -79,8 +103,11 @@ class LLMRun:
         if remaining < MIN_CALL_SECONDS:
             self.fall_back(stage, "too little time left before the deadline")
             return None
-        if not self.stopped and not self.client.ready():
-            self.stopped = "the endpoint is still busy with an earlier call that timed out"
+        if not self.stopped:
+            with self._unlocked(f"{stage} probe"):
+                ready = self.client.ready()
+            if not ready:
+                self.stopped = "the endpoint is still busy with an earlier call that timed out"
         if self.stopped:
             self.fall_back(stage, f"skipped: {self.stopped}")
             return None
@@ -111,17 +138,18 @@ class LLMRun:
         if not self._fits(stage, chars, needed, size, max_tokens):
             return None
         retry = self._affords(2, needed)  # a json_schema the server rejects is retried as json_object
-        try:
-            answer, usage = self.client.complete(schema, system, user, size.timeout, size.max_tokens, retry)
-        except LLMFailure as failure:
-            self._failed(stage, failure, needed)
-            return None
-        self.calls += usage.calls
-        self.cached += int(usage.cached)
-        self.tokens_in += usage.tokens_in
-        self.tokens_out += usage.tokens_out
-        self.prompt_tokens_used += needed * usage.calls  # a cache hit makes no call
-        self.guided.append(stage)
+        with self._unlocked(stage):  # counted inside: a change of the memory raises at the end of the block
+            try:
+                answer, usage = self.client.complete(schema, system, user, size.timeout, size.max_tokens, retry)
+            except LLMFailure as failure:
+                self._failed(stage, failure, needed)
+                return None
+            self.calls += usage.calls
+            self.cached += int(usage.cached)
+            self.tokens_in += usage.tokens_in
+            self.tokens_out += usage.tokens_out
+            self.prompt_tokens_used += needed * usage.calls  # a cache hit makes no call
+            self.guided.append(stage)
         return answer
 
     def _affords(self, calls: int, needed: int) -> bool:

@@ -1,6 +1,7 @@
 """The two locks around a memory: readers against a refresh in this process, refreshes across processes.
 
-- ``ReadWriteLock``: many retrievals read at once; a refresh's short swap step writes alone.
+- ``ReadWriteLock``: many retrievals read at once; a refresh's short swap step writes alone; a retrieval gives up
+  its hold around an LLM call (``released``), so that a refresh need not wait for the model.
 - ``cross_process(folder)``: an advisory ``flock`` on ``folder/lock``, so two CLI runs sharing one
   index cache refresh it one after the other (a no-op where ``fcntl`` does not exist).
 - ``in_use(folder)``: a shared ``flock`` on ``folder/in-use`` held while a cache is open;
@@ -45,26 +46,50 @@ class NotPrivate(PermissionError):
 
 
 class ReadWriteLock:
-    """Many readers or one writer; a waiting writer holds back new readers so it is not starved."""
+    """Many readers or one writer; a waiting writer holds back new readers so it is not starved.  A reader may
+    give up its hold for a while (``released``), as around a slow call that reads nothing the writer changes."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._readers = 0
         self._writing = False
         self._waiting = 0
+        self._held = threading.local()  # how many holds of ``reading`` the calling thread has
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
+        self._take()
+        try:
+            yield
+        finally:
+            self._give()
+
+    @contextlib.contextmanager
+    def released(self) -> Iterator[None]:
+        """The calling thread's one hold of ``reading`` given up while the block runs, then taken back (waiting
+        behind a writer, as a new reader waits).  A thread holding none, or more than one (nested ``reading``:
+        giving one up would leave the writer waiting anyway), keeps what it holds."""
+        if getattr(self._held, "count", 0) != 1:
+            yield
+            return
+        self._give()
+        try:
+            yield
+        finally:
+            self._take()
+
+    def _take(self) -> None:
         with self._cond:
             while self._writing or self._waiting:
                 self._cond.wait()
             self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                self._cond.notify_all()
+        self._held.count = getattr(self._held, "count", 0) + 1
+
+    def _give(self) -> None:
+        self._held.count -= 1
+        with self._cond:
+            self._readers -= 1
+            self._cond.notify_all()
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:

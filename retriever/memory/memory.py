@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import functools
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from retriever.config import Settings
@@ -31,7 +31,16 @@ from retriever.text import reader
 from retriever.text.models import Document, Section, Skipped
 from retriever.text.safe import preview
 
-__all__ = ["Memory", "Progress", "RefreshStats"]
+__all__ = ["Memory", "MemoryChanged", "Progress", "RefreshStats"]
+
+
+class MemoryChanged(Exception):
+    """A refresh changed the memory while a retrieval had given up its read lock for ``call`` (``Memory.unlocked``):
+    the retrieval starts again on the memory as it is now.  Internal: the retrieval catches it, never a user."""
+
+    def __init__(self, call: str) -> None:
+        super().__init__(f"the memory changed during the {call} call")
+        self.call = call
 
 
 class Memory:
@@ -144,6 +153,19 @@ class Memory:
     def reading(self) -> contextlib.AbstractContextManager[None]:
         """Hold while retrieving, so a refresh never changes the index mid-query."""
         return self._tree.rw.reading()
+
+    @contextlib.contextmanager
+    def unlocked(self, call: str) -> Iterator[None]:
+        """Within ``reading()``, around a slow ``call`` that reads nothing of the memory (an LLM call): the read
+        lock given up while it runs, so a refresh that found changes swaps them in meanwhile rather than wait for
+        the model (with every request queued behind it: the lock prefers writers).  Raises ``MemoryChanged``
+        after the block, the lock held again, when one did: what the retrieval worked out before the call
+        refers to the index that refresh replaced."""
+        version = self.version
+        with self._tree.rw.released():
+            yield
+        if self.version != version:
+            raise MemoryChanged(call)
 
     # -- reading ------------------------------------------------------------------------------------
 

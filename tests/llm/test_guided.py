@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -565,3 +566,41 @@ def test_sections_without_text_take_no_place_in_the_extract_prompt() -> None:
     assert fit(sections[:1], 10_000) == []
     assert "Give at most 1 fact, the most useful" in extract_prompt("q", [], 1)[0]
     assert "Give at most 2 facts, the most useful first" in extract_prompt("q", [], 2)[0]
+
+
+def test_a_refresh_with_changes_swaps_in_during_a_model_call_and_the_retrieval_answers_again_offline(
+    root: Path, llm: ScriptedLLM
+) -> None:
+    # The retrieval had held the memory's read lock through its LLM calls: a refresh that found an edit waited for
+    # the model (up to the deadline), and every other request queued behind it (the lock prefers writers).
+    asked, release = threading.Event(), threading.Event()
+
+    def slow_target(request: dict[str, Any]) -> Reply:
+        if stage_of(request) != "TargetAnswer":
+            return smart(request)
+        asked.set()
+        return Reply(content='{"sections": []}', hold=release)
+
+    llm.script = slow_target
+    retriever = guided_retriever(root)
+    results: list[RetrievalResult] = []
+    asking = threading.Thread(target=lambda: results.append(retriever.retrieve(QUESTION)))
+    asking.start()
+    try:
+        assert asked.wait(10)
+        page = root / "projects/billing_migration.md"
+        page.write_text(page.read_text(encoding="utf-8").replace("60% complete", "85% complete"), encoding="utf-8")
+        refreshing = threading.Thread(target=retriever.refresh)
+        refreshing.start()
+        refreshing.join(10)
+        assert not refreshing.is_alive(), "the refresh waited for the model's answer"
+    finally:
+        release.set()
+        asking.join(30)
+    diagnostics = llm_diagnostics(results[0])
+    assert diagnostics["calls"] == 1 and diagnostics["stages_guided"] == []
+    reasons = {f["stage"]: f["reason"] for f in diagnostics["fallbacks"]}
+    assert reasons["target"].startswith("skipped: the memory changed during the target call; the answer was worked")
+    assert set(reasons) == {"target", "extract", "summary"}
+    statements = [f["statement"] for f in results[0].structured["retrieval"]["facts"]]
+    assert any("85% complete" in s for s in statements) and not any("60% complete" in s for s in statements)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -153,3 +154,41 @@ def test_open_private_checks_the_file_it_opened_and_never_follows_a_symlink(tmp_
     target.chmod(0o666)
     with pytest.raises(locks.NotPrivate, match="writable by others"):
         locks.open_private(target)
+
+
+def _writer_done(lock: locks.ReadWriteLock) -> threading.Thread:
+    """A thread that takes the write lock once and lets go (join it with a bound to see whether it got it)."""
+
+    def write() -> None:
+        with lock.writing():
+            pass
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    return writer
+
+
+def test_a_reader_that_releases_its_hold_lets_a_writer_through_and_takes_it_back_after() -> None:
+    lock = locks.ReadWriteLock()
+    with lock.reading():
+        with lock.released():
+            writer = _writer_done(lock)
+            writer.join(10)
+            assert not writer.is_alive(), "the writer got the lock while the reader had given it up"
+        held_again = _writer_done(lock)
+        held_again.join(0.2)
+        assert held_again.is_alive(), "the reader holds the lock again after the block"
+    held_again.join(10)
+    assert not held_again.is_alive()
+
+
+def test_releasing_without_holding_or_with_a_nested_hold_keeps_what_the_thread_holds() -> None:
+    lock = locks.ReadWriteLock()
+    with lock.released():  # holds nothing: nothing to give up, and the count never goes below zero
+        pass
+    with lock.reading(), lock.reading(), lock.released():
+        writer = _writer_done(lock)
+        writer.join(0.2)
+        assert writer.is_alive(), "one of two holds given up would still leave the writer waiting"
+    writer.join(10)
+    assert not writer.is_alive()
