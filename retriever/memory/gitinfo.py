@@ -102,9 +102,10 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
 
 
 def find_repo(path: Path) -> Path | None:
-    """The top folder of the repository containing ``path``, or None."""
+    """The top folder of the repository containing ``path``, or None.  Its name is read as the file system's bytes
+    (``os.fsdecode``), as every other path is: a folder named in no UTF-8 (``caf\\xe9``) had failed the load."""
     try:
-        return Path(_git(path, "rev-parse", "--show-toplevel").decode().strip())
+        return Path(os.fsdecode(_git(path, "rev-parse", "--show-toplevel").rstrip(b"\r\n")))
     except (GitError, OSError):
         return None
 

@@ -371,3 +371,17 @@ def test_a_root_named_like_git_pathspec_magic_is_read_as_its_folder(tmp_path: Pa
     memory = Memory.at_revision(repo / ":(top)mem", Settings.from_env(), "HEAD")
     assert sorted(memory.state.catalog) == ["leave.md"]
     assert Memory.open(repo / ":(top)mem", Settings.from_env()).when(memory.document("leave.md")).created_at
+
+
+def test_a_repository_whose_folder_name_is_not_utf8_keeps_its_memory_and_provenance(tmp_path: Path) -> None:
+    top = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9"))
+    top.mkdir()
+    git(top, "init", "-q", "-b", "main")
+    write(top / "memory" / "policies" / "leave.md", LEAVE.format(n=10))
+    git(top, "add", ".")
+    git(top, "commit", "-q", "-m", "first")
+
+    assert gitinfo.find_repo(top / "memory") == top
+    result = Retriever(top / "memory", Settings()).retrieve("How many sick days do employees earn?")
+    assert result.facts[0].statement == "Employees earn 10 sick days per year."
+    assert result.facts[0].when.author == "Alice Example"
