@@ -61,6 +61,8 @@ class DocumentUnavailable(RetrieverError, KeyError):
     """A document the index holds cannot be read now: its cache record is damaged and its file changed since the
     index was built (the next refresh reads the new version).  A ``KeyError`` too, as for a path with no document."""
 
+    code = "document_unavailable"
+
     def __str__(self) -> str:  # KeyError's would quote the message
         return self.message
 

@@ -40,6 +40,7 @@ from pydantic import ValidationError
 
 from retriever import __version__
 from retriever.adapters.jsonrpc_lines import MAX_LINE_BYTES, Rejection, classify, overlong_id, too_long
+from retriever.errors import RetrieverError
 from retriever.service.service import MemoryService
 from retriever.service.tools import SERVER_INSTRUCTIONS, SERVER_NAME, UnknownTool, tool_definitions
 from retriever.text.safe import bounded, one_line
@@ -157,6 +158,8 @@ def build_server(service: MemoryService) -> Server[Any]:
             # The MCP spec lists unknown tools among protocol errors (-32602), not tool results;
             # HTTP answers the same (``http_mcp.run_tool``), so both transports agree.
             raise MCPError(types.INVALID_PARAMS, exc.message) from None
+        except RetrieverError as exc:  # one the service does not answer as a result: its message, as HTTP gives it
+            raise MCPError(types.INTERNAL_ERROR, exc.message) from None
         except Exception as exc:  # noqa: BLE001 - top-level handler: a fault is one call's error, not the session's end
             raise internal_error(exc) from None
         return types.CallToolResult(

@@ -34,7 +34,14 @@ from typing import Any
 
 from retriever.compat.graphs import GraphRetrieval
 from retriever.config import Settings
-from retriever.errors import InvalidArguments, MemoryEmpty, MemoryNotFound, RetrievalTimeout, RetrieverError
+from retriever.errors import (
+    DocumentUnavailable,
+    InvalidArguments,
+    MemoryEmpty,
+    MemoryNotFound,
+    RetrievalTimeout,
+    RetrieverError,
+)
 from retriever.pipeline.results import Request
 from retriever.pipeline.triage import HISTORY_FOR_TRIAGE
 from retriever.pipeline.validate import MAX_SESSION_ID_CHARS, session_id_value, validate_arguments
@@ -44,7 +51,7 @@ from retriever.service.identity import memory_identity
 from retriever.service.memories import USER_HEADER
 from retriever.service.roots import require_memory, usable_memory
 from retriever.service.stores.base import RequestRecord, Store, StoreUnavailable
-from retriever.service.stores.queue import QueuedStore, StoreSkipped, StoreStatus
+from retriever.service.stores.queue import QueuedStore, StoreSkipped
 from retriever.service.tools import (
     GET_MEMORY,
     TOOL_NAME,
@@ -116,7 +123,7 @@ class MemoryService:
         try:
             result = self._retrieve(arguments, request, session, user_id)
             require_memory(result, self.retriever)
-        except (RetrievalTimeout, MemoryNotFound, MemoryEmpty) as exc:
+        except (RetrievalTimeout, MemoryNotFound, MemoryEmpty, DocumentUnavailable) as exc:
             return self._refused(started, exc, arguments, session, transport)
         return self._answered(started, result, arguments, session, user_id, transport)
 
@@ -149,7 +156,8 @@ class MemoryService:
         session: str | None,
         transport: str,
     ) -> dict[str, Any]:
-        """An ``isError`` result for bad arguments, a timeout or a memory that is not there, logged like any call."""
+        """An ``isError`` result for bad arguments, a timeout, a memory that is not there or a document it cannot read
+        now, logged like any call."""
         response = error_result(error)
         record = started.record(str(uuid.uuid4()), session, TOOL_NAME, transport, arguments, response, error.code)
         self._log(record)
@@ -172,7 +180,7 @@ class MemoryService:
             memory = usable_memory(self.retriever)
             with memory.reading():
                 response, code = json_result(answer(memory)), None
-        except (InvalidArguments, MemoryNotFound, MemoryEmpty) as exc:
+        except (InvalidArguments, MemoryNotFound, MemoryEmpty, DocumentUnavailable) as exc:
             response, code = json_error(exc), exc.code
         rid, session = str(uuid.uuid4()), _clean_session(session)
         self._log(started.record(rid, session, name, transport, arguments, response, code))
@@ -241,10 +249,6 @@ class MemoryService:
             return True
         log.debug("request %s not logged: the store's write queue is full", record.request_id)  # counted there
         return False
-
-    def store_status(self) -> StoreStatus:
-        """Whether the store answers, how many writes wait and how many were dropped (for health)."""
-        return self.store.status()
 
     def answers_quickly(self) -> bool:
         """True when a call is pure in-memory CPU work (no index to load first, no LLM to wait for)."""

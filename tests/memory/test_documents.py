@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from pathlib import Path
 
 import pytest
 from conftest import TreeFactory
 
 from retriever import Retriever
 from retriever.config import Settings
-from retriever.errors import DocumentUnavailable, RetrieverError
+from retriever.errors import DocumentUnavailable
 from retriever.memory.cache import IndexCache, decode_document
 from retriever.memory.documents import Documents
 from retriever.memory.memory import Memory
+from retriever.service.service import MemoryService
+from retriever.service.sources import READ_SOURCE
+from retriever.service.stores.sqlite import SQLiteStore
+from retriever.service.tools import TOOL_NAME
 
 LEAVE = "# Leave\n\n## Allowance\n\nStaff take 25 days of paid leave a year.\n\nCarry-over is capped at five days.\n"
 TRAVEL = "# Travel\n\n## Hotels\n\nHotels are paid up to 130 euros a night.\n"
@@ -133,11 +138,30 @@ def test_documents_without_a_cache_hold_every_document(make_tree: TreeFactory) -
         documents.get("leave.md")
 
 
-def test_a_document_that_cannot_be_read_now_is_a_retriever_error_the_adapters_report() -> None:
-    error = DocumentUnavailable("the record is damaged; ask again")
-    assert isinstance(error, RetrieverError) and isinstance(error, KeyError)
-    assert str(error) == "the record is damaged; ask again"
-    assert error.to_dict()["error_code"] == "internal_error"
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [(TOOL_NAME, {"prompt": QUESTION}), (READ_SOURCE, {"source_path": "leave.md"})],
+)
+def test_a_document_that_cannot_be_read_now_is_a_logged_error_result_naming_the_next_step(
+    make_tree: TreeFactory, tmp_path: Path, tool: str, arguments: dict[str, str]
+) -> None:
+    # It had escaped the service as an exception: no request-log record, -32603 over HTTP, "internal error" on stdio.
+    root = make_tree({"leave.md": LEAVE, "travel.md": TRAVEL})
+    retriever = Retriever(root, Settings.from_env(), refresh_interval=1e9)
+    service = MemoryService(retriever, SQLiteStore(tmp_path / "store.sqlite"), watch=False)
+    try:
+        _damage(_cold(retriever.memory), "leave.md")
+        (root / "leave.md").write_text("# Leave\n\nRewritten: staff take 30 days of paid leave.\n", encoding="utf-8")
+
+        result = service.call_tool(tool, arguments)
+
+        assert result["isError"] is True
+        assert result["structuredContent"]["error_code"] == "document_unavailable"
+        assert "ask again once the memory has refreshed" in result["content"][0]["text"]
+        assert [r["error_code"] for r in service.requests(10, None, None)] == ["document_unavailable"]
+    finally:
+        service.close()
+    assert isinstance(DocumentUnavailable("x"), KeyError)  # as a path the tree never held is
 
 
 def test_a_damaged_record_found_by_one_process_is_stored_again_by_the_next_ones_load(make_tree: TreeFactory) -> None:
