@@ -137,6 +137,15 @@ def _refused_before_initialize(exc: MCPError, ctx: ServerRequestContext[Any, Any
     return gate and ctx.session.client_params is None
 
 
+def _sdk_result(result: dict[str, Any]) -> types.CallToolResult:
+    """The service's tool result as the SDK's."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=block["text"]) for block in result["content"]],
+        structured_content=result["structuredContent"],
+        is_error=result["isError"],
+    )
+
+
 def build_server(service: MemoryService) -> Server[Any]:
     """An SDK server with the ``retrieve_memory`` and ``get_memory`` tools."""
     tools = [_tool(definition) for definition in tool_definitions()]
@@ -162,11 +171,7 @@ def build_server(service: MemoryService) -> Server[Any]:
             raise MCPError(types.INTERNAL_ERROR, exc.message) from None
         except Exception as exc:  # noqa: BLE001 - top-level handler: a fault is one call's error, not the session's end
             raise internal_error(exc) from None
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=block["text"]) for block in result["content"]],
-            structured_content=result["structuredContent"],
-            is_error=result["isError"],
-        )
+        return _sdk_result(result)
 
     server: Server[Any] = Server(
         SERVER_NAME,

@@ -307,6 +307,8 @@ class IndexCache:
 
     def _read_index(self, params: Params) -> IndexState | None:
         base = self.folder / "index"
+        if not (base / "state.pkl").exists():  # none saved yet: built anew, as expected
+            return None
         try:
             saved = cachefiles.read_pickle(base / "state.pkl")
             if saved["format"] != FORMAT or saved["params"] != _params_json(params):
@@ -314,7 +316,8 @@ class IndexCache:
             segments = [cachefiles.load_segment(base, name) for name in saved["segments"]]
             # A shortened segment file still reads as an array: checked here, or every query would fail on it.
             cachefiles.check_index(saved, segments, len(params.group_weights))
-        except Exception:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything; rebuild instead
+        except Exception as exc:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything; rebuild instead
+            log.warning("the saved index at %s is unreadable (%s); building it anew", base, type(exc).__name__)
             return None
         index = SectionIndex(
             params=params,
@@ -368,17 +371,12 @@ class IndexCache:
     # -- git history, by commit ---------------------------------------------------------------------
 
     def load_history(self, head: str) -> Any:
-        """The git history saved for commit ``head``, or None."""
-        try:
-            return cachefiles.read_pickle(self.folder / f"history-{head}.pkl")
-        except Exception:  # noqa: BLE001 - a missing or corrupt file is simply read from git again
-            return None
+        """The git history saved for commit ``head``, or None (``cachefiles.read_history``)."""
+        return cachefiles.read_history(self.folder, head)
 
     def save_history(self, head: str, history: Any) -> None:
         """Keep one history: the one for the current commit."""
-        for old in self.folder.glob("history-*.pkl"):
-            old.unlink(missing_ok=True)
-        atomic_write(self.folder / f"history-{head}.pkl", pickle.dumps(history, protocol=pickle.HIGHEST_PROTOCOL))
+        cachefiles.write_history(self.folder, head, history)
 
 
 def encode_document(doc: Document) -> bytes:

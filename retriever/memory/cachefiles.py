@@ -45,6 +45,25 @@ def read_pickle(path: Path) -> Any:
         return pickle.load(handle)
 
 
+def read_history(folder: Path, head: str) -> Any:
+    """The git history saved in ``folder`` for commit ``head``, or None: a missing or corrupt file is read from git
+    again (a corrupt one with a warning)."""
+    try:
+        return read_pickle(folder / f"history-{head}.pkl")
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything
+        log.warning("the saved git history in %s is unreadable (%s); reading it again", folder, type(exc).__name__)
+        return None
+
+
+def write_history(folder: Path, head: str, history: Any) -> None:
+    """``history`` saved for commit ``head`` in ``folder``, in place of any other commit's."""
+    for old in folder.glob("history-*.pkl"):
+        old.unlink(missing_ok=True)
+    atomic_write(folder / f"history-{head}.pkl", pickle.dumps(history, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 def load_segment(base: Path, name: str) -> Segment:
     """The segment ``name`` from its ``.npy`` files, each checked as ``read_pickle`` checks (no pickles in them)."""
     parts = {}

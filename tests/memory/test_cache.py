@@ -371,17 +371,35 @@ def test_an_index_saved_with_other_params_loads_as_none(cache: IndexCache) -> No
         pytest.param(b"\x80\x05\x8e\xff\xff\xff\xff\xff\xff\xff\x7f", id="impossible-length"),
     ],
 )
-def test_a_corrupt_state_file_loads_as_none(cache: IndexCache, garbage: bytes) -> None:
+def test_a_corrupt_state_file_loads_as_none_and_says_so(
+    cache: IndexCache, garbage: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
     cache.save_index(_state(_docs(ACME)))
     (cache.folder / "index" / "state.pkl").write_bytes(garbage)
     assert cache.load_index(Params()) is None
+    assert "the saved index at " in caplog.text and "is unreadable" in caplog.text  # why a warm start rebuilt
 
 
-def test_a_missing_segment_file_loads_as_none(cache: IndexCache) -> None:
+def test_a_missing_segment_file_loads_as_none_and_says_so(cache: IndexCache, caplog: pytest.LogCaptureFixture) -> None:
     state = _state(_docs(ACME))
     cache.save_index(state)
     (cache.folder / "index" / f"{state.segment_names[0]}.values.npy").unlink()
     assert cache.load_index(Params()) is None
+    assert "is unreadable (FileNotFoundError); building it anew" in caplog.text
+
+
+def test_no_saved_index_loads_as_none_without_a_word(cache: IndexCache, caplog: pytest.LogCaptureFixture) -> None:
+    assert cache.load_index(Params()) is None
+    assert caplog.text == ""
+
+
+def test_a_corrupt_saved_history_is_read_again_and_says_so(cache: IndexCache, caplog: pytest.LogCaptureFixture) -> None:
+    cache.save_history("abc", {"kept": 1})
+    assert cache.load_history("abc") == {"kept": 1} and cache.load_history("def") is None
+    assert caplog.text == ""
+    (cache.folder / "history-abc.pkl").write_bytes(b"\x80\x05\x95")
+    assert cache.load_history("abc") is None
+    assert "the saved git history in" in caplog.text
 
 
 def test_a_second_save_writes_only_the_new_segment(cache: IndexCache) -> None:

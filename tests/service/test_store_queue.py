@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -137,12 +138,47 @@ def test_close_writes_everything_still_queued(sqlite_path: Path) -> None:
         reopened.close()
 
 
-def test_close_gives_up_after_its_timeout_while_the_store_is_stuck(sqlite_path: Path) -> None:
+def test_close_gives_up_after_its_timeout_while_the_store_is_stuck_counting_only_the_writes_left(
+    sqlite_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     store = QueuedStore(SQLiteStore(sqlite_path))
     with _locked(sqlite_path):
-        store.log(_record(1), scope=SCOPE)
+        store.log(_record(1), scope=SCOPE)  # the worker takes it and waits for the lock
+        store.log(_record(2), scope=SCOPE)
         with _timed(1.0):
             store.close(timeout=0.3)
+    # Not the flush's marker nor the worker's stop, which had been counted as writes ("3 queued writes").
+    assert "did not drain within 0.3 s; 1 queued writes are lost" in caplog.text
+
+
+class _Held(SQLiteStore):
+    """A store whose first write waits for ``first`` and every later one for ``rest``."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.first, self.rest, self.calls = threading.Event(), threading.Event(), 0
+
+    def add_prompt(self, session_id: str, prompt: str) -> None:
+        self.calls += 1
+        (self.first if self.calls == 1 else self.rest).wait(10)
+
+
+def test_a_flush_waiting_for_room_in_a_full_queue_keeps_to_one_timeout(sqlite_path: Path) -> None:
+    inner = _Held(sqlite_path)
+    store = QueuedStore(inner, queue_limit=1)
+    try:
+        store.add_prompt("s1", "one")  # the worker takes it and waits
+        wait_until(lambda: inner.calls == 1)
+        store.add_prompt("s1", "two")  # the queue is full
+        threading.Timer(1.0, inner.first.set).start()  # room comes at 1 s; the second write then waits again
+        began = time.monotonic()
+        assert not store.flush(1.5)
+        # 1.5 s in all (the bound leaves 0.8 s for a loaded machine): the wait for room had come on top (2.5 s).
+        assert time.monotonic() - began < 2.3
+    finally:
+        inner.first.set()
+        inner.rest.set()
+        store.close()
 
 
 class _Broken(SQLiteStore):

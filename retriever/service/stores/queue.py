@@ -70,6 +70,11 @@ class _Task:
     calls_store: bool = True  # False for flush's marker, whose success says nothing about the store
 
 
+def _left(end: float) -> float:
+    """Seconds from now until ``end`` (``time.monotonic()``), never below 0."""
+    return max(0.0, end - time.monotonic())
+
+
 class QueuedStore:
     """Wraps any ``Store``; meets the same protocol (see the module's contract)."""
 
@@ -114,32 +119,35 @@ class QueuedStore:
         return result
 
     def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
-        """Flush (at most ``timeout`` seconds), stop the worker, close the store."""
-        began = time.monotonic()
+        """Flush, stop the worker and close the store, within ``timeout`` seconds in all."""
+        end = time.monotonic() + timeout
         drained = self.flush(timeout)
         with contextlib.suppress(queue.Full):  # the worker is stuck: a daemon thread, it dies with the process
-            self._tasks.put(None, timeout=max(0.0, timeout - (time.monotonic() - began)))
-        self._worker.join(max(0.0, timeout - (time.monotonic() - began)))
+            self._tasks.put(None, timeout=_left(end))
+        self._worker.join(_left(end))
         if drained and not self._worker.is_alive():
             self.inner.close()
         else:
-            log.warning(
-                "the %s store did not drain within %.1f s; %d queued writes are lost",
-                self.kind,
-                timeout,
-                self._tasks.qsize(),
-            )
+            lost = self._writes()
+            log.warning("the %s store did not drain within %.1f s; %d queued writes are lost", self.kind, timeout, lost)
 
     # -- beyond the protocol -----------------------------------------------------------------------
 
     def flush(self, timeout: float = CLOSE_TIMEOUT) -> bool:
-        """Wait until every call queued so far has run; False if that took over ``timeout`` seconds."""
+        """Wait until every call queued so far has run; False when that takes more than ``timeout`` seconds (the
+        wait for room in a full queue counts: one deadline for both)."""
+        end = time.monotonic() + timeout
         done = threading.Event()
         try:
             self._tasks.put(_Task(done.set, calls_store=False), timeout=timeout)
         except queue.Full:
             return False
-        return done.wait(timeout)
+        return done.wait(_left(end))
+
+    def _writes(self) -> int:
+        """The writes still queued: not a read (it has a caller waiting), a flush's marker, nor the worker's stop."""
+        with self._tasks.mutex:
+            return sum(1 for task in self._tasks.queue if task is not None and task.calls_store and task.future is None)
 
     def status(self) -> StoreStatus:
         with self._state:
