@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from retriever.pipeline.results import Entity, Fact, Relationship
 from retriever.text import analyzer
 from retriever.text.markup import INDEX_NAMES, truncate
+from retriever.text.stopwords import WORDS as STOP_WORDS
 
 # Edges every document has or that say nothing about who or what it belongs to.
 _GENERIC = frozenset({"related", "links_to", "tags", "aliases", "supersedes", "superseded_by", "parent"})
@@ -134,15 +135,45 @@ def _named_with_relation(
     asked: set[str],
     aliases: Mapping[str, Sequence[str]],
 ) -> str | None:
-    """The first fact's document that the question names by title or alias and asks a relation of ("Who does
-    Kateryna Melnyk report to?" → her page's ``reports_to``), wherever its facts rank: the question says which
-    document it is about, and the best fact may come from another that only mentions her."""
+    """The first fact's document that the question names by title or alias and asks a relation of, by the
+    relation's name ("Who does Kateryna Melnyk report to?" → her page's ``reports_to``) or as who is responsible
+    ("Who runs sales?" → the Revenue Team, alias "sales", and its lead), wherever its facts rank: the question says
+    which document it is about, and the best fact may come from another that only mentions it."""
+    responsible = bool(_RESPONSIBLE.search(question))
     for source in dict.fromkeys(f.source_title for f in facts):
-        if _names_document(source, question, aliases.get(source, ())) and any(
-            r.source == source and r.type not in _GENERIC and _names_asked(r.type, asked) for r in relationships
-        ):
+        edges = [r for r in relationships if r.source == source and r.type not in _GENERIC]
+        if edges and _names_document(source, question, aliases.get(source, ())) and _asks_of(edges, asked, responsible):
             return source
     return None
+
+
+def _asks_of(edges: Sequence[Relationship], asked: set[str], responsible: bool) -> list[Relationship]:
+    """The edges that answer a question: all of them when it says the name of one, else, when it asks who is
+    responsible, the responsible ones (owner, lead, manager…); else none."""
+    if any(_names_asked(r.type, asked) for r in edges):
+        return list(edges)
+    return [r for r in edges if _RESPONSIBLE.search(r.type.replace("_", " "))] if responsible else []
+
+
+def _only_names(question: str, source: str, aliases: Sequence[str]) -> bool:
+    """Whether the question asks nothing but who or what the document is ("Who is Olena Marchenko?"): every
+    word of three letters or more is a stop word or a word of its title or an alias."""
+    named = _words(source, 3).union(*(_words(a, 3) for a in aliases))
+    return all(w in STOP_WORDS or w in named for w in _words(question, 3))
+
+
+def _grouped(edges: Sequence[Relationship], between: str = ", ") -> str:
+    """"owner Taras Kovalenko, attendees Olena Marchenko and Hannah Clarke": each relation's label once, in the
+    edges' order, at most ``MAX_EDGES`` names in all."""
+    targets: dict[str, dict[str, None]] = {}
+    for r in edges:
+        if sum(map(len, targets.values())) < MAX_EDGES or r.target in targets.get(_edge_label(r.type), {}):
+            targets.setdefault(_edge_label(r.type), {})[r.target] = None
+    return between.join(f"{label} {_listed(list(names))}" for label, names in targets.items())
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def relation_lines(
@@ -150,17 +181,16 @@ def relation_lines(
 ) -> list[str]:
     """"**Helix EU Data Residency** (project): lead Andriy Lysenko; client Helix Health Systems", best first."""
     kinds = {e.label: e.type for e in entities}
-    edges: dict[str, list[str]] = {}
+    edges: dict[str, list[Relationship]] = {}
     for rel in relationships:
         if rel.type not in _GENERIC and rel.target != rel.source:
-            edges.setdefault(rel.source, []).append(f"{_edge_label(rel.type)} {rel.target}")
+            edges.setdefault(rel.source, []).append(rel)
     order = [*dict.fromkeys(f.source_title for f in facts), *edges]
     lines = []
     for source in dict.fromkeys(order):
-        named = list(dict.fromkeys(edges.get(source, [])))[:MAX_EDGES]
-        if named:
+        if edges.get(source):
             kind = f" ({kinds[source]})" if source in kinds else ""
-            lines.append(f"**{source}**{kind}: {'; '.join(named)}")
+            lines.append(f"**{source}**{kind}: {_grouped(edges[source], '; ')}")
     return lines[:MAX_RELATION_LINES]
 
 
@@ -182,20 +212,18 @@ def relation_answer(
     source = named_doc or facts[0].source_title
     if _row_answers(facts, question, source):
         return None
-    about_it = named_doc is not None or _names_document(source, question, aliases.get(source, ()))
-    if not about_it and _is_index(facts[0].rel_path):
+    source_aliases = aliases.get(source, ())
+    if named_doc is None and _is_index(facts[0].rel_path) and not _names_document(source, question, source_aliases):
         return None  # a folder's index lists things: its owner keeps the list, and owns none of what it lists
     edges = [r for r in relationships if r.source == source and r.type not in _GENERIC and r.target != source]
+    if not _only_names(question, source, source_aliases):
+        # Unless the question asks who or what the document is ("Who is Olena Marchenko?"), only a relation it
+        # names or a responsibility answers it: "Who are our main clients?" is not the report's owner, "who is
+        # responsible for…" not a meeting's attendees, and "Who approves travel to Ukraine?" not the travel
+        # policy's owner, though "travel" names that policy.
+        edges = _asks_of(edges, asked, bool(_RESPONSIBLE.search(question)))
     if not edges:
         return None
-    if not about_it and not any(_names_asked(r.type, asked) for r in edges):
-        # Unless the question is about the document itself ("Who is Olena Marchenko?"), only a relation it
-        # names or a responsibility answers it: "Who are our main clients?" is not the report's owner, and
-        # "who is responsible for…" is not a meeting's attendees.
-        edges = [r for r in edges if _RESPONSIBLE.search(r.type.replace("_", " "))]
-        if not edges or not _RESPONSIBLE.search(question):
-            return None
     # The relation the question names first: "who owns…" puts owner and follow-up owner before lead.
     edges.sort(key=lambda r: (not _names_asked(r.type, asked), r.type.count("_")))
-    named = dict.fromkeys(f"{_edge_label(r.type)} {r.target}" for r in edges)
-    return f"{source}: {', '.join(list(named)[:MAX_EDGES])}."
+    return f"{source}: {_grouped(edges)}."

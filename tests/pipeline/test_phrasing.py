@@ -157,3 +157,47 @@ def test_an_alias_names_a_document_only_with_all_its_words_and_a_short_one_never
     assert relation_answer("Who owns ch-helix-1?", facts, owned, aliases) == (
         "Helix EU Data Residency: owner Andriy Lysenko."
     )
+
+
+def test_a_question_naming_a_document_by_a_word_still_needs_a_relation_it_asks_for() -> None:
+    # "travel" names the travel policy, yet its owner approves no trip; a postmortem's attendees delayed nothing.
+    travel = [_fact("Trips to Ukraine need the CEO's approval", title="Travel Policy")]
+    owned = (Relationship("Travel Policy", "Rui Costa", "owner"),)
+    aliases = {"Travel Policy": ("travel",), "Expenses": ("spending",), "INC-2026-031 Postmortem": ("INC-2026-031",)}
+    assert relation_answer("Who approves travel to Ukraine?", travel, owned, aliases) is None
+    spent = [_fact("Client dinners: up to €60 a head", title="Expenses")]
+    assert relation_answer("What is the spending limit for a client dinner?", spent, (
+        Relationship("Expenses", "Rui Costa", "owner"),), aliases) is None
+    met = (Relationship("INC-2026-031 Postmortem", "Olena Marchenko", "attendees"),)
+    late = [_fact("Dashboards lagged 3 h 40 min", title="INC-2026-031 Postmortem")]
+    assert relation_answer("How long were client dashboards delayed during INC-2026-031?", late, met, aliases) is None
+    # asking who it is, or the relation itself, still answers
+    assert relation_answer("Who owns travel?", travel, owned, aliases) == "Travel Policy: owner Rui Costa."
+    assert relation_answer("Who attended INC-2026-031?", late, met, aliases) == (
+        "INC-2026-031 Postmortem: attendees Olena Marchenko."
+    )
+
+
+def test_who_runs_a_thing_is_the_lead_of_the_document_named_after_it_not_the_best_facts_owner() -> None:
+    facts = [
+        _fact("Economic buyer: the person who signs the budget", title="Sales and Customer Success Terms"),
+        _fact("Average sales cycle, Tier 1: 142 days.", title="Revenue Team"),
+    ]
+    relations = (
+        Relationship("Sales and Customer Success Terms", "Sofia Almeida", "owner"),
+        Relationship("Revenue Team", "Miguel Santos", "lead"),
+        Relationship("Revenue Team", "João Pereira", "members"),
+    )
+    aliases = {"Revenue Team": ("sales", "sales team", "GTM")}
+    assert relation_answer("Who runs sales?", facts, relations, aliases) == "Revenue Team: lead Miguel Santos."
+
+
+def test_a_relation_with_several_names_says_its_label_once() -> None:
+    met = tuple(Relationship("Weekly sync", name, "attendees") for name in ("Olena", "Hannah", "Taras"))
+    facts = [_fact("x", title="Weekly sync")]
+    assert relation_answer("Who attended the weekly sync?", facts, met) == (
+        "Weekly sync: attendees Olena, Hannah and Taras."
+    )
+    assert relation_lines(facts, (), (*met, Relationship("Weekly sync", "Olena", "owner"))) == [
+        "**Weekly sync**: attendees Olena, Hannah and Taras; owner Olena"
+    ]
