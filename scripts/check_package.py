@@ -35,8 +35,15 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
+try:
+    import build  # checked here: the script builds with it in a subprocess
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+except ImportError:  # README's first command installs the package alone
+    sys.exit(
+        "scripts/check_package.py builds with 'build' and 'packaging'; "
+        "install them with: .venv/bin/pip install -e '.[test]'"
+    )
 
 REPO = Path(__file__).resolve().parent.parent
 _NOT_SOURCE = shutil.ignore_patterns(

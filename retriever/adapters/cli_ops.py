@@ -210,7 +210,8 @@ def prune_command(missing: bool, older_than: str | None, everything: bool, dry_r
         click.echo(one_line(line))  # a root's path may hold a newline
     freed = sum(r.entry.size for r in results if r.outcome in ("removed", "would remove"))
     verb = "would free" if dry_run else "freed"
-    click.echo(f"{len(results)} matching caches; {verb} {_size(freed)}.", err=True)
+    caches_word = "cache" if len(results) == 1 else "caches"
+    click.echo(f"{len(results)} matching {caches_word}; {verb} {_size(freed)}.", err=True)
 
 
 COMMANDS = (status, cache)

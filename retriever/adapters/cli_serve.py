@@ -95,7 +95,9 @@ def serve(root: Path | None, host: str | None, port: int | None, insecure: bool)
 
 
 @click.command()
-@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option(
+    "--limit", type=click.IntRange(1, 1000), default=20, show_default=True, help="At most this many, newest first."
+)
 @click.option("--session-id", default=None, help="Only this session's requests.")
 @click.option("--since", default=None, help="Unix seconds or ISO 8601 time.")
 @click.option("--json", "as_json", is_flag=True, help="Full records (prompt and response) as JSON.")
@@ -116,9 +118,11 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         return
     try:
         store = open_store(loaded.settings)
-        scope = memory_scope(loaded.root, loaded.settings)  # the log is kept per memory
-        records = [r.to_dict() for r in store.requests(limit, session_id, since_value, scope=scope)]
-        store.close()
+        try:
+            scope = memory_scope(loaded.root, loaded.settings)  # the log is kept per memory
+            records = [r.to_dict() for r in store.requests(limit, session_id, since_value, scope=scope)]
+        finally:
+            store.close()
     except RetrieverError as exc:
         fail(exc, as_json)
         return
@@ -160,7 +164,7 @@ def _nothing_logged(store: tuple[str, Any], session_id: str | None, since: str |
     nothing."""
     kind, place = store
     where = f"the {kind} store ({one_line(str(place))})"
-    memory = f"the memory at {one_line(str(root))}"
+    memory = f"the memory at {one_line(str(root))}" + ("" if root.is_dir() else ", which is no folder")
     filters = [  # as typed, but bounded and on one line: a session id may be huge or hold ESC sequences
         f"{name} {one_line(cut(clean_text(value), 80))}"
         for name, value in (("--session-id", session_id), ("--since", since))
@@ -168,6 +172,8 @@ def _nothing_logged(store: tuple[str, Any], session_id: str | None, since: str |
     ]
     if filters:
         return f"No requests match {' and '.join(filters)} in {where} for {memory}."
+    if not root.is_dir():
+        return f"No requests logged in {where} for {memory}: pass --root with the memory's folder."
     return (
         f"No requests logged yet in {where}. `retriever mcp` and `retriever serve` log every tool call; "
         "a server with another RETRIEVER_STATE_DIR or RETRIEVER_REDIS_URL logs elsewhere, and each memory "

@@ -131,6 +131,17 @@ def test_requests_on_an_empty_log_says_so_and_where_it_looked() -> None:
     assert again.stderr.startswith(f"No requests logged yet in the sqlite store ({store}).")
 
 
+def test_requests_for_a_root_that_is_no_folder_says_so_not_that_nothing_is_logged_yet(tmp_path: Path) -> None:
+    from retriever import Settings
+    from retriever.service.stores import open_store
+
+    open_store(Settings.from_env()).close()
+    result = CliRunner().invoke(cli, ["requests", "--root", str(tmp_path / "nope")])
+    assert result.exit_code == 0
+    assert "for the memory at " in result.stderr and "nope, which is no folder: pass --root with" in result.stderr
+    assert "yet" not in result.stderr  # the log of the memory meant may hold many
+
+
 def test_requests_with_filters_that_match_nothing_names_the_filters() -> None:
     result = CliRunner().invoke(cli, ["requests", "--session-id", "thread-7", "--since", "2026-01-01T00:00:00Z"])
     assert result.exit_code == 0

@@ -380,7 +380,7 @@ def test_cache_prune_missing_removes_only_the_caches_of_roots_that_are_gone(
     assert pruned.exit_code == 0, pruned.stderr
     assert pruned.stdout.startswith(f"removed: {gone.resolve()}")
     assert not gone_cache.exists() and kept_cache.is_dir()
-    assert "1 matching caches; freed" in pruned.stderr
+    assert "1 matching cache; freed" in pruned.stderr
 
 
 def test_cache_prune_older_than_goes_by_last_use(runner: CliRunner, make_tree: TreeFactory, tmp_path: Path) -> None:
