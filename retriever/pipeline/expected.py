@@ -85,6 +85,10 @@ KINDS: tuple[Kind, ...] = (
         re.compile(
             r"\bhow\s+(?:much|many|long|often|far|old|big|large|soon|quickly|fast|early|late)\b|"
             r"\b(?:what|which)\s+(?:percentage|percent|proportion|amount|number|price|cost|fee|rate|size)\b|"
+            # "What is the spending limit…", "What are our core working hours?", "What's the maximum number of…"
+            r"\bwhat(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the\s+|our\s+|my\s+|your\s+)?(?:[\w-]+\s+){0,2}?"
+            r"(?:limit|budget|maximum|minimum|max|allowance|price|cost|fee|rate|hours|salary|stipend|discount|amount|"
+            r"number|total|percentage|share|headcount)s?\b|"
             r"\bскільки\b|\bяк\s+(?:довго|часто|швидко|далеко|рано)\b|"
             r"\bяк(?:а|ий|у|ої)\s+(?:сум\w*|цін\w*|вартість|розмір\w*|кількість)\b",
             re.I,
@@ -97,6 +101,8 @@ KINDS: tuple[Kind, ...] = (
         re.compile(
             r"^\W*when\b|\b(?:and|or|but|so|then)\s+when\b|\bby\s+when\b|"
             r"\b(?:what|which)\s+(?:time|date|day|month|year|week)\b|"
+            r"\bwhat(?:'s|\s+is|\s+are|\s+was)\s+(?:the\s+|our\s+|my\s+|your\s+)?(?:[\w-]+\s+){0,2}?"
+            r"(?:deadline|due\s+date|cut-?off|start\s+date|end\s+date)s?\b|"
             r"\bколи\b|\bо\s+котрій\b|\bякого\s+(?:числа|дня|місяця|року)\b",
             re.I,
         ),
@@ -187,18 +193,25 @@ def asked(question: str) -> frozenset[str]:
     return frozenset(kind.name for kind in KINDS if kind.question.search(question))
 
 
-def holds(statement: str, kinds: frozenset[str]) -> bool:
-    """True when ``statement`` holds something of one of ``kinds``."""
-    return bool(kinds) and not kinds.isdisjoint(held(statement))
+def holds(statement: str, kinds: frozenset[str], asked_words: frozenset[str] = frozenset()) -> bool:
+    """True when ``statement`` holds something of one of ``kinds``, besides ``asked_words`` (the question's own
+    words, lower-cased): "Everyone is reachable during core hours" repeats "What are our core hours?", and
+    answers nothing."""
+    return bool(kinds) and not kinds.isdisjoint(held(statement, asked_words))
 
 
 @lru_cache(maxsize=16_384)
-def held(statement: str) -> frozenset[str]:
-    """The kinds of answer ``statement`` holds.  Cached: a memory's statements are met again and again, and
-    the analyser's caches (``analyzer.cached_terms``) already keep the same texts."""
+def held(statement: str, besides: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The kinds of answer ``statement`` holds, its words in ``besides`` left out.  Cached: a memory's statements
+    are met again and again, and the analyser's caches (``analyzer.cached_terms``) already keep the same texts."""
     if _FIGURE.search(statement):
         return frozenset(kind.name for kind in KINDS)
-    words = set(_WORD.findall(statement.lower().translate(_APOSTROPHES)))
+    words = set(_WORD.findall(statement.lower().translate(_APOSTROPHES))) - besides
     return frozenset(
         kind.name for kind in KINDS if not kind.words.isdisjoint(words) or any(w.startswith(kind.stems) for w in words)
     )
+
+
+def words_of(question: str) -> frozenset[str]:
+    """A question's words as ``held`` reads a statement's (lower-cased, apostrophes made plain)."""
+    return frozenset(_WORD.findall(question.lower().translate(_APOSTROPHES)))

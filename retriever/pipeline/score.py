@@ -91,6 +91,8 @@ SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
 REACH = 40  # statements at least that meaning may reorder (``reach``)
 TIE_DIGITS = 3  # relevances (and own-word shares) equal to this many digits tie: own words, then recency, break it
 _PUNCT = re.compile(r"[\W_]+")
+_ASIDE = re.compile(r"\([^)]*\)?")
+Words = frozenset[str]
 
 
 @lru_cache(maxsize=100_000)  # a statement's key is the same for every question that ranks it
@@ -133,21 +135,28 @@ def statement_evidences(
     return framed * density, own * density
 
 
-def _bonus(cand: Candidate, kinds: frozenset[str], whole: dict[str, float], p: ScoreParams, relating: bool) -> float:
-    """What a statement's form adds to its rank: the kind of answer asked for (``expected``), a table row keyed
-    by the question's words (``_key_share``; with ``relating``, or related to them: ``_relation_share``)."""
-    typed = p.typed_bonus if kinds and expected.holds(cand.statement, kinds) else 0.0
+def _bonus(
+    cand: Candidate, kinds: frozenset[str], whole: dict[str, float], p: ScoreParams, relating: bool, said: Words
+) -> float:
+    """What a statement's form adds to its rank: the kind of answer asked for (``expected``; not by the question's
+    own ``said`` words, which it repeats), a table row keyed by the question's words (``_key_share``; with
+    ``relating``, or related to them: ``_relation_share``)."""
+    typed = p.typed_bonus if kinds and expected.holds(cand.statement, kinds, said) else 0.0
     return (1 + typed) * (1 + p.key_bonus * _key_share(cand, whole, relating))
 
 
 def _key_share(cand: Candidate, whole: dict[str, float], relating: bool = True) -> float:
     """The share of the question's weight a table row's first cell holds: the cell that names what the row is
     about ("MRR (monthly recurring revenue)", "Starter"), so a row keyed by the question's subject is about it,
-    where another row only mentions it.  With ``relating``, the row's relation share counts alike."""
+    where another row only mentions it.  With ``relating``, the row's relation share counts alike; without (a
+    question asking what something is), only a cell naming nothing else keys the row."""
     total = sum(whole.values())
     if not cand.cells or not total:
         return 0.0
     key = analyzer.term_set(cand.cells[0][1])
+    # "What is Pulse?": the row of "Pulse Collect" is about a part of it; "MRR (monthly recurring revenue)" is MRR's.
+    if not relating and not analyzer.term_set(_ASIDE.sub(" ", cand.cells[0][1])) <= whole.keys():
+        return 0.0
     keyed = sum(w for t, w in whole.items() if t in key) / total
     return max(keyed, _relation_share(cand, whole) / total) if relating else keyed
 
@@ -189,7 +198,8 @@ def relevance(
     params: ScoreParams,
     speakers: Speakers | None = None,
 ) -> list[Scored]:
-    """Every candidate with its rank value (0..1) and its answerability evidence; ``speakers`` are the ones
+    """Every candidate with its rank value (at least 0; not capped at 1, where the best section's statements had
+    all tied and the form bonuses vanished) and its answerability evidence; ``speakers`` are the ones
     the question names (``Run.speakers``; read off the candidates when not given)."""
     whole = weights(query, memory.index)
     framing = Framing.of(weight_sets(whole, query), query, params.context_weight)
@@ -199,6 +209,7 @@ def relevance(
     # A front-matter field is no turn and no statement of a transcript's: a summary must not make one a page.
     unheard = silent(((c.target.rel_path, c.speaker) for c in candidates if c.kind != "field"), speakers)
     kinds = expected.asked(query.text)
+    said = expected.words_of(query.text) if kinds else frozenset()
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
     out: list[Scored] = []
@@ -211,7 +222,7 @@ def relevance(
         e, own = statement_evidences(cand, headings[sid], framing, params, muted)
         share = params.statement_share
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
-        value *= _bonus(cand, kinds, whole, params, not query.defining)
+        value *= _bonus(cand, kinds, whole, params, not query.defining, said)
         value *= params.silent_speaker if cand.target.rel_path in unheard else 1
         evidence = 0.5 * cand.target.coverage + 0.5 * e
         if cand.llm_relevance is not None:  # one scale: ours, tempered by the model's own relevance
@@ -219,7 +230,7 @@ def relevance(
             evidence = (1 - LLM_BLEND) * evidence + LLM_BLEND * cand.llm_relevance
         if when[sid].superseded:  # a superseded document ranks, and scores, below its successor
             value, evidence = value * SUPERSEDED_FACTOR, evidence * SUPERSEDED_FACTOR
-        out.append(Scored(cand, min(1.0, max(0.0, value)), when[sid].valid_at or "", evidence, own))
+        out.append(Scored(cand, max(0.0, value), when[sid].valid_at or "", evidence, own))
     return out
 
 
@@ -263,7 +274,7 @@ def with_meaning(
 
 def yield_fields(scored: list[Scored], params: ScoreParams) -> list[Scored]:
     """A front-matter field's rank value (its words' and its meaning's: a summary sits close in meaning to any
-    question on its document) times ``field_weight``, after both and after the cap at 1, where a cap would make it
+    question on its document) times ``field_weight``, after both, where a cap at 1 would make it
     tie with the body statement it should yield to.  Its answerability evidence is left as it is."""
     return [
         dataclasses.replace(s, relevance=s.relevance * params.field_weight) if s.candidate.kind == "field" else s
@@ -326,7 +337,7 @@ def _place(s: Scored) -> tuple[int, float, tuple[int, int]]:
 
 def rank(scored: list[Scored], top_k: int, decay: float) -> list[Scored]:
     """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
-    # Among equals (at the cap, often in a small tree): a body statement before a front-matter field (``yield_fields``)
+    # Among equals (often in a small tree): a body statement before a front-matter field (``yield_fields``)
     # unless the field answers the question's form (``forms.BY_FORM``); then more of the question in its own words;
     # then the newest; a tie across documents keeps their order.  Stable sorts, the last key first in rank.
     order = sorted(scored, key=_place)

@@ -27,6 +27,11 @@ from retriever.text import analyzer
         ("What did Grad B say when discussing the budget?", set()),
         ("Who owns the billing migration?", set()),
         ("What is the travel policy?", set()),
+        ("What are our core working hours?", {"amount"}),
+        ("What is the spending limit for a client dinner?", {"amount"}),
+        ("What's the maximum number of credit hours I can bank?", {"amount"}),
+        ("What is the deadline for expense reports?", {"time"}),
+        ("What are the main risks of the project?", set()),
     ],
 )
 def test_a_question_asks_for_the_kinds_its_words_ask_for(question: str, kinds: set[str]) -> None:
@@ -50,6 +55,13 @@ def test_a_question_asks_for_the_kinds_its_words_ask_for(question: str, kinds: s
 )
 def test_a_statement_holds_an_answer_of_the_kind_asked(statement: str, kinds: set[str], expected: bool) -> None:
     assert holds(statement, frozenset(kinds)) is expected
+
+
+def test_a_statement_holds_no_answer_by_the_questions_own_words() -> None:
+    said = expected.words_of("What are our core hours?")
+    assert not holds("Everyone is reachable during core hours.", frozenset({"amount"}), said)
+    assert holds("Everyone is reachable during core hours.", frozenset({"amount"}))
+    assert holds("Core hours are 10:00 to 14:00.", frozenset({"amount"}), said)  # a figure says it
 
 
 def test_every_kind_asked_has_words_that_answer_it() -> None:

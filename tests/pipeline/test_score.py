@@ -245,6 +245,20 @@ def test_a_statement_holding_the_amount_asked_for_outranks_the_topics_introducti
     assert {s.candidate.statement: s.evidence for s in untyped} == {s.candidate.statement: s.evidence for s in typed}
 
 
+def test_in_a_section_holding_every_question_word_the_statement_with_the_answer_leads(make_tree: TreeFactory) -> None:
+    # Every statement here held the whole question with its heading: all tied at the cap of 1, the typed bonus
+    # vanished, and the one repeating the question in its own words ("…during core hours…") led.
+    text = (
+        "# Remote work\n\n## Core hours\n\nEveryone is reachable during core hours unless on leave.\n\n"
+        "10:00–14:00 Lisbon time = 12:00–16:00 Kyiv time.\n"
+    )
+    memory = Memory.open(make_tree({"remote.md": text}), Settings.from_env())
+    query, candidates = _candidates(memory, "What are our core hours?")
+    ranked = rank(relevance(candidates, memory, query, DEFAULT), top_k=2, decay=1.0)
+    assert [s.candidate.statement[:11] for s in ranked] == ["10:00–14:00", "Everyone is"]
+    assert ranked[0].relevance > 1.0  # a rank value, not a score: calibrate makes scores
+
+
 def test_a_documents_alias_frames_its_statements_as_its_title_does(make_tree: TreeFactory) -> None:
     pto = "---\ntitle: Leave Policy\naliases: [vacation]\n---\n# Leave Policy\n\n## Allowance\n\n25 days a year.\n"
     memory = Memory.open(make_tree({"pto.md": pto}), Settings.from_env())
@@ -441,12 +455,14 @@ def test_a_field_yields_to_the_body_statement_it_ties_with_at_the_top(make_tree:
     assert facts[0].relevance_score == 1.0
 
 
-def test_among_facts_tied_at_the_top_the_one_saying_the_question_comes_before_a_newer(make_tree: TreeFactory) -> None:
+def test_a_fact_saying_the_question_and_its_answer_comes_before_a_newer_one_that_doesnt(make_tree: TreeFactory) -> None:
     old = "---\ntitle: Release planning\nupdated: 2025-01-01\n---\n# Release planning\n\n"  # older, but it says it
     new = "---\ntitle: Release 4.4.0 planning\nupdated: 2026-06-01\n---\n# Release 4.4.0 planning\n\n"
     files = {"old.md": f"{old}Release 4.4.0 is planned for 26 January 2027.\n", "new.md": f"{new}See a calendar.\n"}
     facts = Retriever(make_tree(files), Settings.from_env()).retrieve("When is release 4.4.0 planned?").facts
-    assert [(f.rel_path, f.relevance_score) for f in facts] == [("old.md", 1.0), ("new.md", 1.0)]  # a tie at the top
+    # Both hold the whole question (the newer by its title); the older also holds a date, as "When" asks.
+    assert [f.rel_path for f in facts] == ["old.md", "new.md"]
+    assert facts[0].relevance_score == 1.0 > facts[1].relevance_score
 
 
 def test_among_facts_tied_at_the_top_that_say_as_much_the_newer_comes_first(make_tree: TreeFactory) -> None:
