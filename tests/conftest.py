@@ -41,8 +41,8 @@ hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatabl
 def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Caches and stores go to a temporary folder, never the user's; no ambient settings leak in."""
     state = tmp_path_factory.mktemp("state")
-    for name in list(os.environ):
-        if name.startswith("RETRIEVER_"):
+    for name in list(os.environ):  # OPENAI_*: a developer's endpoint and key, which a model test would reach
+        if name.startswith(("RETRIEVER_", "OPENAI_")):
             monkeypatch.delenv(name)
     monkeypatch.setenv("RETRIEVER_STATE_DIR", str(state))
     # Even code that ignores RETRIEVER_STATE_DIR (plain Settings()) must not reach the user's cache.

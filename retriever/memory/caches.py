@@ -277,7 +277,7 @@ def _prune_one(home: Path, entry: CacheEntry, dry_run: bool) -> Pruned:
     if folder.is_symlink() or folder.resolve().parent != home:
         return Pruned(entry, "outside the cache home")
     try:
-        with locks.unused(folder) as free:
+        with locks.unused(folder, look_only=dry_run) as free:  # a dry run leaves no lock file behind
             if not free:
                 return Pruned(entry, "in use", "a process has it open; stop it first, or prune later")
             if dry_run:

@@ -49,11 +49,6 @@ def _heading(section: Section) -> str:
     return section.heading_path[-1] if section.heading_path else section.title
 
 
-def section_fields(doc: Document, section: Section) -> tuple[str, ...]:
-    """The texts of one section's fields, in ``FIELDS`` order."""
-    return (title_text(doc), _heading(section), _path_text(doc, section), meta_text(doc), section.text)
-
-
 def analyze_document(doc: Document) -> list[Analyzed]:
     """Per section, per field (in ``FIELDS`` order), the term counts of a document.
 

@@ -21,17 +21,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISFIFO, S_ISREG, S_ISSOCK
-from typing import TYPE_CHECKING
 
 from retriever.errors import ConfigError
 from retriever.text import repo_ignores
 from retriever.text.gitignore import MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES, Matcher, compiled
 from retriever.text.models import Skipped
 from retriever.text.regular import NotRegular, open_folder, read_regular
-
-if TYPE_CHECKING:
-    pass
-
 
 _NOISE_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".orig")
 _MARKDOWN = (".md", ".markdown")

@@ -372,9 +372,12 @@ def test_cache_prune_missing_removes_only_the_caches_of_roots_that_are_gone(
     (gone / "a.md").unlink()
     gone.rmdir()
 
+    for name in ("in-use", "lock"):
+        (gone_cache / name).unlink(missing_ok=True)
     dry = runner.invoke(cli, ["cache", "prune", "--missing", "--dry-run"])
     assert dry.exit_code == 0 and gone_cache.is_dir()
     assert dry.stdout.startswith(f"would remove: {gone.resolve()}")
+    assert not (gone_cache / "in-use").exists() and not (gone_cache / "lock").exists()  # a look leaves nothing
     pruned = runner.invoke(cli, ["cache", "prune", "--missing"])
 
     assert pruned.exit_code == 0, pruned.stderr
