@@ -307,6 +307,18 @@ def _limit(field: FieldInfo, name: str) -> Any:
     return next((getattr(m, name) for m in field.metadata if hasattr(m, name)), None)
 
 
+OPENAI_URL = "https://api.openai.com/v1"  # the openai package's endpoint when none is set
+
+
+def llm_endpoint(settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
+    """The LLM endpoint's base URL and key: the settings', else ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` from the
+    environment, as the openai package reads them (``Settings.from_env`` maps them; a ``Settings`` built in code does
+    not); None where neither says (``OPENAI_URL``; no key).  The client and ``retriever status`` both ask here."""
+    env = os.environ if environ is None else environ
+    secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return settings.llm_base_url or env.get("OPENAI_BASE_URL") or None, secret or env.get("OPENAI_API_KEY") or None
+
+
 def cache_home(settings: Settings, environ: Mapping[str, str] | None = None) -> Path:
     """The folder for rebuildable caches."""
     environ = os.environ if environ is None else environ

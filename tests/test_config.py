@@ -161,3 +161,15 @@ def test_an_integer_too_long_to_print_is_shown_by_its_size_not_a_value_error() -
     message = caught.value.message
     assert "RETRIEVER_TOP_K=<an integer of over 4,300 digits>: must be a whole number from 1 to 100" in message
     assert "RETRIEVER_HOST=<a list holding an integer of over 4,300 digits>: Input should be a valid string" in message
+
+
+def test_the_llm_endpoint_is_the_settings_else_the_environments_as_the_openai_package_reads_it() -> None:
+    from pydantic import SecretStr
+
+    from retriever.config import llm_endpoint
+
+    environ = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "env-key"}
+    assert llm_endpoint(Settings(llm_model="m"), environ) == ("http://127.0.0.1:9/v1", "env-key")
+    own = Settings(llm_model="m", llm_base_url="http://127.0.0.1:8/v1", llm_api_key=SecretStr("own-key"))
+    assert llm_endpoint(own, environ) == ("http://127.0.0.1:8/v1", "own-key")
+    assert llm_endpoint(Settings(llm_model="m"), {}) == (None, None)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from retriever.adapters.cli_common import load_memory
-from retriever.config import Settings, index_cache_dir, mask_url
+from retriever.config import OPENAI_URL, Settings, index_cache_dir, llm_endpoint, mask_url
 from retriever.config_files import SECRET_KEYS, VARIABLES, Loaded
 from retriever.errors import ConfigError, RetrieverError
 from retriever.memory import caches
@@ -33,7 +33,6 @@ from retriever.text.safe import preview
 
 PROBE_SECONDS = 3.0
 SKIPPED_SHOWN = 5
-OPENAI_URL = "https://api.openai.com/v1"
 
 
 def gather(loaded: Loaded) -> dict[str, Any]:
@@ -137,8 +136,8 @@ def _sqlite_store(path: Path, problems: list[str]) -> dict[str, Any]:
 
 def _llm(loaded: Loaded, problems: list[str]) -> dict[str, Any]:
     settings = loaded.settings
-    endpoint = settings.llm_base_url or OPENAI_URL
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    base_url, key = llm_endpoint(settings)
+    endpoint = base_url or OPENAI_URL
     report: dict[str, Any] = {
         "model": settings.llm_model,
         "endpoint": mask_url(endpoint),

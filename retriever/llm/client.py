@@ -38,7 +38,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -48,7 +47,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from retriever.config import Settings, mask_url
+from retriever.config import OPENAI_URL, Settings, llm_endpoint, mask_url
 from retriever.llm import replies
 from retriever.llm.pace import Pace, pace_of
 from retriever.llm.replies import LLMFailure, Usage
@@ -64,7 +63,6 @@ PROBE_SECONDS = 1.0  # how long ready() waits for a busy local server to answer 
 # never more than MAX_REPLY_BYTES: a JSON answer escapes a character in at most 6 bytes, a token is a few.
 REPLY_BYTES_PER_TOKEN, REPLY_ENVELOPE_BYTES, MAX_REPLY_BYTES = 32, 64_000, 1_000_000
 MIN_RETRY_SECONDS = 1.0  # of a call's time left, below which a rejected json_schema is not retried
-OPENAI_URL = "https://api.openai.com/v1"  # the openai package's endpoint when none is set
 _MODEL_AND_URL = "RETRIEVER_LLM_MODEL and OPENAI_BASE_URL (retriever status shows both)"
 
 
@@ -78,10 +76,8 @@ class LLMClient:
             raise ValueError("LLMClient needs settings.llm_model")
         self.model = settings.llm_model
         self.json_mode: str = settings.llm_json_mode
-        # Local servers (llama.cpp, Ollama, vLLM) need no key, but the client insists on one.
-        secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-        key = secret or os.environ.get("OPENAI_API_KEY") or "not-needed"
-        base_url = settings.llm_base_url or os.environ.get("OPENAI_BASE_URL") or None
+        base_url, secret = llm_endpoint(settings)
+        key = secret or "not-needed"  # local servers (llama.cpp, Ollama, vLLM) need no key; the client insists on one
         self._http = Http.of(DefaultHttpxClient, base_url or OPENAI_URL)
         self.url = mask_url(base_url or OPENAI_URL)[:200]  # as messages name it: a password in it masked
         self._client = OpenAI(
