@@ -12,6 +12,7 @@ memory tree, which teams commit.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import math
 import os
 import re
@@ -308,6 +309,19 @@ def _limit(field: FieldInfo, name: str) -> Any:
 
 
 OPENAI_URL = "https://api.openai.com/v1"  # the openai package's endpoint when none is set
+
+
+def is_loopback_name(name: str, *, subdomains: bool = True) -> bool:
+    """Whether a host name or address names this machine: ``localhost``, 127.0.0.0/8, ``::1`` (in brackets or not),
+    and with ``subdomains`` a ``*.localhost`` name (RFC 6761: browsers and most resolvers keep it on loopback; a
+    name to bind, which the system resolves, is held to the strict set)."""
+    host = name.strip("[]").lower()
+    if host == "localhost" or (subdomains and host.endswith(".localhost")):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def llm_endpoint(settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:

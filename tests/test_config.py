@@ -173,3 +173,24 @@ def test_the_llm_endpoint_is_the_settings_else_the_environments_as_the_openai_pa
     own = Settings(llm_model="m", llm_base_url="http://127.0.0.1:8/v1", llm_api_key=SecretStr("own-key"))
     assert llm_endpoint(own, environ) == ("http://127.0.0.1:8/v1", "own-key")
     assert llm_endpoint(Settings(llm_model="m"), {}) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("name", "subdomains", "loopback"),
+    [
+        ("localhost", False, True),
+        ("LOCALHOST", False, True),
+        ("127.0.0.9", False, True),
+        ("[::1]", False, True),
+        ("::1", False, True),
+        ("app.localhost", True, True),
+        ("app.localhost", False, False),  # a name to bind is resolved by the system: only the strict set
+        ("10.0.0.1", True, False),
+        ("localhost.example.com", True, False),
+        ("[", True, False),
+    ],
+)
+def test_a_loopback_name_is_told_one_way_everywhere(name: str, subdomains: bool, loopback: bool) -> None:
+    from retriever.config import is_loopback_name
+
+    assert is_loopback_name(name, subdomains=subdomains) is loopback

@@ -22,7 +22,6 @@ a client sent is echoed beyond a short prefix.
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import unicodedata
 from collections.abc import AsyncIterator
@@ -36,7 +35,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from retriever.config import Settings
+from retriever.config import Settings, is_loopback_name
 from retriever.service.access import OPEN, ApiKeys, KeyGrant, load_api_keys
 
 MCP_PATHS = ("/v1/mcp/memory", "/v1/memory/mcp", "/mcp")  # seed path; aliases ending in /mcp for inspectors
@@ -272,14 +271,14 @@ class Guard:
             name = urlsplit(f"//{host}").hostname or ""
         except ValueError:  # an unbalanced '[' and the like
             return False
-        return bool(name) and ("*" in self.hosts or name in self.hosts or _is_loopback(name))
+        return bool(name) and ("*" in self.hosts or name in self.hosts or is_loopback_name(name))
 
     def _origin_allowed(self, origin: str) -> bool:
         if origin.rstrip("/") in self.origins:
             return True
         try:
             parts = urlsplit(origin)
-            return parts.scheme in ("http", "https") and _is_loopback(parts.hostname or "")
+            return parts.scheme in ("http", "https") and is_loopback_name(parts.hostname or "")
         except ValueError:
             return False
 
@@ -332,15 +331,6 @@ class Guard:
         Stalled large bodies filling the budget had refused every other request, a 150-byte tools/call too; a
         small body's bytes are bounded by the connection cap instead."""
         return max(0, size - self.small)
-
-
-def _is_loopback(name: str) -> bool:
-    if name.lower() == "localhost" or name.lower().endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def _content_length(headers: Headers) -> int | None:

@@ -5,27 +5,21 @@ Kept apart from the click command so that each decision is a small function with
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 import sys
 
 import click
 
-from retriever.config import mask_url
+from retriever.config import is_loopback_name, mask_url
 
 EXIT_USAGE = 2
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
 
 def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1): the strict set, as the host is bound."""
+    return is_loopback_name(host, subdomains=False)
 
 
 def exposure_refusal(host: str, has_keys: bool, insecure: bool) -> str | None:
@@ -46,6 +40,7 @@ def bound_host_names(host: str) -> tuple[str, ...]:
 
 def listening_socket(host: str, port: int) -> socket.socket:
     """A bound TCP socket (uvicorn listens on it); exits 2 with a clear message when the address is taken."""
+    host = host.strip("[]")  # "[::1]", as a URL writes it
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on such sockets; without it every reply waits ~40 ms.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)

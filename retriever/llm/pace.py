@@ -14,13 +14,12 @@ Contract:
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import sys
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from retriever.config import Settings
+from retriever.config import Settings, is_loopback_name
 
 # Measured on llama-cpp-python's server with Gemma 3 270M (Q4_K_M) on 2 shared CPU cores
 # (scripts/check_llm.py): prompts of 1k-5.5k tokens read at 118-125 tokens/s (short ones ~200);
@@ -65,16 +64,8 @@ class CallSize:
 
 
 def is_loopback(base_url: str | None) -> bool:
-    """Whether ``base_url`` names this machine (localhost, 127.0.0.0/8, ::1)."""
-    if not base_url:
-        return False
-    host = (urlsplit(base_url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    """Whether ``base_url`` names this machine (``config.is_loopback_name``)."""
+    return bool(base_url) and is_loopback_name(urlsplit(base_url or "").hostname or "")
 
 
 def pace_of(settings: Settings, base_url: str | None) -> Pace:
