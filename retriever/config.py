@@ -12,7 +12,6 @@ memory tree, which teams commit.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import math
 import os
 import re
@@ -306,31 +305,6 @@ def _accepted(name: str, field: FieldInfo) -> str:
 def _limit(field: FieldInfo, name: str) -> Any:
     """The field's ``ge``, ``gt`` or ``le`` bound, else None."""
     return next((getattr(m, name) for m in field.metadata if hasattr(m, name)), None)
-
-
-OPENAI_URL = "https://api.openai.com/v1"  # the openai package's endpoint when none is set
-
-
-def is_loopback_name(name: str, *, subdomains: bool = True) -> bool:
-    """Whether a host name or address names this machine: ``localhost``, 127.0.0.0/8, ``::1`` (in brackets or not),
-    and with ``subdomains`` a ``*.localhost`` name (RFC 6761: browsers and most resolvers keep it on loopback; a
-    name to bind, which the system resolves, is held to the strict set)."""
-    host = name.strip("[]").lower()
-    if host == "localhost" or (subdomains and host.endswith(".localhost")):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def llm_endpoint(settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
-    """The LLM endpoint's base URL and key: the settings', else ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` from the
-    environment, as the openai package reads them (``Settings.from_env`` maps them; a ``Settings`` built in code does
-    not); None where neither says (``OPENAI_URL``; no key).  The client and ``retriever status`` both ask here."""
-    env = os.environ if environ is None else environ
-    secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    return settings.llm_base_url or env.get("OPENAI_BASE_URL") or None, secret or env.get("OPENAI_API_KEY") or None
 
 
 def cache_home(settings: Settings, environ: Mapping[str, str] | None = None) -> Path:

@@ -166,13 +166,13 @@ def test_an_integer_too_long_to_print_is_shown_by_its_size_not_a_value_error() -
 def test_the_llm_endpoint_is_the_settings_else_the_environments_as_the_openai_package_reads_it() -> None:
     from pydantic import SecretStr
 
-    from retriever.config import llm_endpoint
+    from retriever.endpoints import endpoint_and_key
 
     environ = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "env-key"}
-    assert llm_endpoint(Settings(llm_model="m"), environ) == ("http://127.0.0.1:9/v1", "env-key")
+    assert endpoint_and_key(Settings(llm_model="m"), environ) == ("http://127.0.0.1:9/v1", "env-key")
     own = Settings(llm_model="m", llm_base_url="http://127.0.0.1:8/v1", llm_api_key=SecretStr("own-key"))
-    assert llm_endpoint(own, environ) == ("http://127.0.0.1:8/v1", "own-key")
-    assert llm_endpoint(Settings(llm_model="m"), {}) == (None, None)
+    assert endpoint_and_key(own, environ) == ("http://127.0.0.1:8/v1", "own-key")
+    assert endpoint_and_key(Settings(llm_model="m"), {}) == (None, None)
 
 
 @pytest.mark.parametrize(
@@ -191,6 +191,6 @@ def test_the_llm_endpoint_is_the_settings_else_the_environments_as_the_openai_pa
     ],
 )
 def test_a_loopback_name_is_told_one_way_everywhere(name: str, subdomains: bool, loopback: bool) -> None:
-    from retriever.config import is_loopback_name
+    from retriever.endpoints import is_loopback_name
 
     assert is_loopback_name(name, subdomains=subdomains) is loopback

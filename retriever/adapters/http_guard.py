@@ -35,7 +35,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from retriever.config import Settings, is_loopback_name
+from retriever.config import Settings
+from retriever.endpoints import is_loopback_name
 from retriever.service.access import OPEN, ApiKeys, KeyGrant, load_api_keys
 
 MCP_PATHS = ("/v1/mcp/memory", "/v1/memory/mcp", "/mcp")  # seed path; aliases ending in /mcp for inspectors

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from retriever.adapters.cli_common import load_memory
-from retriever.config import OPENAI_URL, Settings, index_cache_dir, llm_endpoint, mask_url
+from retriever.config import Settings, index_cache_dir, mask_url
 from retriever.config_files import SECRET_KEYS, VARIABLES, Loaded
+from retriever.endpoints import OPENAI_URL, endpoint_and_key
 from retriever.errors import ConfigError, RetrieverError
 from retriever.memory import caches
 from retriever.service.access import load_api_keys
@@ -136,7 +137,7 @@ def _sqlite_store(path: Path, problems: list[str]) -> dict[str, Any]:
 
 def _llm(loaded: Loaded, problems: list[str]) -> dict[str, Any]:
     settings = loaded.settings
-    base_url, key = llm_endpoint(settings)
+    base_url, key = endpoint_and_key(settings)
     endpoint = base_url or OPENAI_URL
     report: dict[str, Any] = {
         "model": settings.llm_model,

@@ -47,7 +47,8 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from retriever.config import OPENAI_URL, Settings, llm_endpoint, mask_url
+from retriever.config import Settings, mask_url
+from retriever.endpoints import OPENAI_URL, endpoint_and_key
 from retriever.llm import replies
 from retriever.llm.pace import Pace, pace_of
 from retriever.llm.replies import LLMFailure, Usage
@@ -76,7 +77,7 @@ class LLMClient:
             raise ValueError("LLMClient needs settings.llm_model")
         self.model = settings.llm_model
         self.json_mode: str = settings.llm_json_mode
-        base_url, secret = llm_endpoint(settings)
+        base_url, secret = endpoint_and_key(settings)
         key = secret or "not-needed"  # local servers (llama.cpp, Ollama, vLLM) need no key; the client insists on one
         self._http = Http.of(DefaultHttpxClient, base_url or OPENAI_URL)
         self.url = mask_url(base_url or OPENAI_URL)[:200]  # as messages name it: a password in it masked

@@ -19,7 +19,8 @@ import sys
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from retriever.config import Settings, is_loopback_name
+from retriever.config import Settings
+from retriever.endpoints import is_loopback_name
 
 # Measured on llama-cpp-python's server with Gemma 3 270M (Q4_K_M) on 2 shared CPU cores
 # (scripts/check_llm.py): prompts of 1k-5.5k tokens read at 118-125 tokens/s (short ones ~200);
@@ -64,7 +65,7 @@ class CallSize:
 
 
 def is_loopback(base_url: str | None) -> bool:
-    """Whether ``base_url`` names this machine (``config.is_loopback_name``)."""
+    """Whether ``base_url`` names this machine (``endpoints.is_loopback_name``)."""
     return bool(base_url) and is_loopback_name(urlsplit(base_url or "").hostname or "")
 
 
