@@ -19,8 +19,10 @@ A question naming a speaker of the statements' turns ("What did Grad B say …")
 label's words only for the turns that speaker opens (``speakers``), and the statements of a transcript
 where that speaker takes no turn keep ``silent_speaker`` of their rank (``speakers.silent``).  A
 question that asks for an amount or a time ("How long is each slot?") ranks the statements that hold
-one ``typed_bonus`` higher (``expected``): the answer, not the introduction that only names the topic.
-Both change the order only; the answerability evidence stays the words'.
+one ``typed_bonus`` higher (``expected``): the answer, not the introduction that only names the topic; one
+naming an amount ("a 15% discount"), the statements whose range holds it ``range_bonus`` higher ("10–20%":
+``ranges``); these and a table row keyed by the question's words are ``bonuses``.  They change the order only;
+the answerability evidence stays the words'.
 
 Meaning.  Where the read sections leave part of the weight of the question's topic words uncovered
 (``gap`` = 1 − their best coverage, as ``evidence.coverage_gap`` counts it), a statement's cosine
@@ -55,7 +57,7 @@ import numpy.typing as npt
 from retriever.memory.fields import title_text
 from retriever.memory.memory import Memory
 from retriever.memory.provenance import When
-from retriever.pipeline import expected, forms, own_words, succession
+from retriever.pipeline import bonuses, forms, own_words, ranges, succession
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap, reachable
 from retriever.pipeline.query import Framing, Query, weight_sets, weights
@@ -76,6 +78,9 @@ class ScoreParams:
     meaning_weight: float = 0.5  # a statement's meaning, when words leave all of the question's topic uncovered
     typed_bonus: float = 0.15  # a statement holding the kind of answer asked for ranks this much higher (``expected``)
     key_bonus: float = 0.15  # a table row whose first cell holds all of the question's weight ranks this much higher
+    # A statement whose range holds the question's amount ("10–20%" for 15%: ``ranges``), after meaning, which fills
+    # the gap of a figure the memory never writes by closeness alone: as strong as a definition's favour.
+    range_bonus: float = 1.0
     # A front-matter prose field (a summary, a reason: ``text.field_statements``) speaks of its whole document:
     # where a statement of the body says as much of the question, that one is the more precise answer.
     field_weight: float = 0.9
@@ -91,8 +96,6 @@ SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
 REACH = 40  # statements at least that meaning may reorder (``reach``)
 TIE_DIGITS = 3  # relevances (and own-word shares) equal to this many digits tie: own words, then recency, break it
 _PUNCT = re.compile(r"[\W_]+")
-_ASIDE = re.compile(r"\([^)]*\)?")
-Words = frozenset[str]
 
 
 @lru_cache(maxsize=100_000)  # a statement's key is the same for every question that ranks it
@@ -135,49 +138,6 @@ def statement_evidences(
     return framed * density, own * density
 
 
-def _bonus(
-    cand: Candidate, kinds: frozenset[str], whole: dict[str, float], p: ScoreParams, relating: bool, said: Words
-) -> float:
-    """What a statement's form adds to its rank: the kind of answer asked for (``expected``; not by the question's
-    own ``said`` words, which it repeats), a table row keyed by the question's words (``_key_share``; with
-    ``relating``, or related to them: ``_relation_share``)."""
-    typed = p.typed_bonus if kinds and expected.holds(cand.statement, kinds, said) else 0.0
-    return (1 + typed) * (1 + p.key_bonus * _key_share(cand, whole, relating))
-
-
-def _key_share(cand: Candidate, whole: dict[str, float], relating: bool = True) -> float:
-    """The share of the question's weight a table row's first cell holds: the cell that names what the row is
-    about ("MRR (monthly recurring revenue)", "Starter"), so a row keyed by the question's subject is about it,
-    where another row only mentions it.  With ``relating``, the row's relation share counts alike; without (a
-    question asking what something is), only a cell naming nothing else keys the row."""
-    total = sum(whole.values())
-    if not cand.cells or not total:
-        return 0.0
-    key = analyzer.term_set(cand.cells[0][1])
-    # "What is Pulse?": the row of "Pulse Collect" is about a part of it; "MRR (monthly recurring revenue)" is MRR's.
-    if not relating and not analyzer.term_set(_ASIDE.sub(" ", cand.cells[0][1])) <= whole.keys():
-        return 0.0
-    keyed = sum(w for t, w in whole.items() if t in key) / total
-    return max(keyed, _relation_share(cand, whole) / total) if relating else keyed
-
-
-def _relation_share(cand: Candidate, whole: dict[str, float]) -> float:
-    """The question's weight a further cell holds with its column's name, where the question names the column first:
-    "Reports to: Olena Marchenko" answers "Who reports to Olena Marchenko?", not "Who does Olena Marchenko report
-    to?" (her own row does).  The column is read first: few are named, and a wide table's cells are many."""
-    order = {t: i for i, t in enumerate(whole)}  # the question's terms in its order
-    best = 0.0
-    for column, value in cand.cells[1:]:
-        named = analyzer.term_set(column)
-        first = min((order[t] for t in named if t in order), default=None)
-        if first is None:
-            continue
-        held = analyzer.term_set(value)
-        if first < min((order[t] for t in held if t in order), default=-1):
-            best = max(best, sum(w for t, w in whole.items() if t in named or t in held))
-    return best
-
-
 def _header_terms(cells: tuple[tuple[str, str], ...]) -> frozenset[str]:
     return analyzer.term_set(" ".join(column for column, _ in cells))
 
@@ -208,8 +168,7 @@ def relevance(
         speakers = named_speakers((c.speaker for c in candidates), query.text)
     # A front-matter field is no turn and no statement of a transcript's: a summary must not make one a page.
     unheard = silent(((c.target.rel_path, c.speaker) for c in candidates if c.kind != "field"), speakers)
-    kinds = expected.asked(query.text)
-    said = expected.words_of(query.text) if kinds else frozenset()
+    asks = bonuses.Asks.of(query.text)
     headings: dict[int, set[str]] = {}
     when: dict[int, When] = {}
     out: list[Scored] = []
@@ -222,7 +181,7 @@ def relevance(
         e, own = statement_evidences(cand, headings[sid], framing, params, muted)
         share = params.statement_share
         value = (strength(cand.target, best, memory, params) + share * e) / (1 + share)
-        value *= _bonus(cand, kinds, whole, params, not query.defining, said)
+        value *= bonuses.bonus(cand, asks, whole, params, not query.defining)
         value *= params.silent_speaker if cand.target.rel_path in unheard else 1
         evidence = 0.5 * cand.target.coverage + 0.5 * e
         if cand.llm_relevance is not None:  # one scale: ours, tempered by the model's own relevance
@@ -399,6 +358,8 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     assert state.query is not None
     words = relevance(state.candidates, ctx.memory, state.query, params, state.speakers)
     scored = yield_fields(with_meaning(words, ctx.memory, state.query, params, ctx.settings.top_k), params)
+    said = [w.own > 0 for w in words]  # meaning keeps the order of the list, not the own words' shares
+    scored = bonuses.in_range(scored, ranges.asked(state.query.text), params.range_bonus, said)
     # After meaning, which would reorder a decision below the options it weighed (a Ukrainian question's gap).
     decided = state.phase1.decided if state.phase1 else ()
     favoured, form = forms.favoured(state.query, state.candidates, ctx.memory, decided)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from retriever import Retriever, Settings
 from retriever.memory import vectors
 from retriever.memory.memory import Memory
-from retriever.pipeline import evidence, forms, score, succession
+from retriever.pipeline import bonuses, evidence, forms, ranges, score, succession
 from retriever.pipeline.extract import candidates_of
 from retriever.pipeline.query import Framing, Query, analyze, weight_sets, weights
 from retriever.pipeline.results import Candidate, Scored, Target
@@ -259,6 +259,22 @@ def test_in_a_section_holding_every_question_word_the_statement_with_the_answer_
     assert ranked[0].relevance > 1.0  # a rank value, not a score: calibrate makes scores
 
 
+def test_the_row_whose_range_holds_the_questions_amount_leads(make_tree: TreeFactory) -> None:
+    matrix = (
+        "# Pricing\n\n## Discount approval matrix\n\n| Discount off list | Who approves |\n|---|---|\n"
+        "| up to 10% | Account Executive |\n| 10–20% | Miguel Santos |\n| above 20% | Ana Ferreira |\n"
+    )
+    root = make_tree({"pricing.md": matrix})
+    retriever = Retriever(root, Settings.from_env())
+    # No row writes "15" or "25": the words tie, and meaning, filling the gap of the figure, had put "up to 10%" first.
+    asked = ("Who approves a 15% discount?", "Who approves a 25% discount?", "Who approves a 5% discount?")
+    assert [retriever.retrieve(q).facts[0].statement.split(";")[0] for q in asked] == [
+        "Discount off list: 10–20%",
+        "Discount off list: above 20%",
+        "Discount off list: up to 10%",
+    ]
+
+
 def test_a_documents_alias_frames_its_statements_as_its_title_does(make_tree: TreeFactory) -> None:
     pto = "---\ntitle: Leave Policy\naliases: [vacation]\n---\n# Leave Policy\n\n## Allowance\n\n25 days a year.\n"
     memory = Memory.open(make_tree({"pto.md": pto}), Settings.from_env())
@@ -342,8 +358,8 @@ def test_the_key_share_is_the_share_of_the_questions_weight_in_a_rows_first_cell
     cells = (("Plan", "Starter"), ("Price", "990"))
     row = Candidate("Plan: Starter; Price: 990", target, (1, 1), "sentence", cells=cells)
     whole = {"starter": 3.0, "price": 1.0}
-    assert score._key_share(row, whole) == 0.75
-    assert score._key_share(dataclasses.replace(row, cells=()), whole) == 0.0
+    assert bonuses.key_share(row, whole) == 0.75
+    assert bonuses.key_share(dataclasses.replace(row, cells=()), whole) == 0.0
 
 
 def test_among_a_sections_statements_tied_by_its_headings_the_one_saying_the_question_ranks_first(
@@ -532,7 +548,17 @@ def test_the_mirror_question_keeps_the_row_keyed_by_who_is_asked_about(tmp_path:
 def test_the_relation_share_needs_both_the_column_and_its_cell() -> None:
     target = Target(0, "a.md", 0, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
     row = Candidate("x", target, (1, 1), "sentence", cells=(("Person", "Dmytro"), ("Reports to", "Olena")))
-    assert score._relation_share(row, {"report": 1.0, "olena": 2.0}) == 3.0
-    assert score._relation_share(row, {"olena": 2.0}) == 0.0  # the cell alone: a mention, not the relation
-    assert score._relation_share(row, {"report": 1.0}) == 0.0
-    assert score._relation_share(row, {"olena": 2.0, "report": 1.0}) == 0.0  # "Who does Olena report to?"
+    assert bonuses._relation_share(row, {"report": 1.0, "olena": 2.0}) == 3.0
+    assert bonuses._relation_share(row, {"olena": 2.0}) == 0.0  # the cell alone: a mention, not the relation
+    assert bonuses._relation_share(row, {"report": 1.0}) == 0.0
+    assert bonuses._relation_share(row, {"olena": 2.0, "report": 1.0}) == 0.0  # "Who does Olena report to?"
+
+
+def test_a_range_lifts_only_a_statement_that_says_some_of_the_question_itself() -> None:
+    target = Target(1, "a.md", 0, "A", "m/a.md", (1, 9), 1.0, 1.0, "")
+    rows = [Scored(Candidate(text, target, (i, i), "sentence"), 0.5) for i, text in enumerate(
+        ["Client meals: up to €60 a head.", "Coworking: claim up to €200 a month.", "Dinner with a client: €45."]
+    )]
+    amounts = ranges.asked("Can I expense a €50 client dinner?")
+    lifted = bonuses.in_range(rows, amounts, 1.0, [True, False, True])
+    assert [s.relevance for s in lifted] == [1.0, 0.5, 0.5]  # the coworking cap holds €50 but says no word asked

@@ -1,0 +1,106 @@
+"""What a statement's form adds to its rank, beside its words: part of the score stage (``score.run``).
+
+Contract: ``Asks.of(question)`` reads once what a question asks for; ``bonus(candidate, asks, whole, weights,
+relating)`` is the factor (at least 1) a statement's rank value is multiplied by before meaning: ``1 + typed_bonus``
+when it holds the kind of answer asked (``expected``) by words the question does not say itself, and ``1 +
+key_bonus · key_share`` for a table row keyed by the question's words.  ``in_range`` multiplies, after meaning, by
+``1 + range_bonus`` the statements whose range holds the question's amount (``ranges``).  The weights are
+``score.ScoreParams``'s.  Only the order changes: the answerability evidence stays the words'.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from retriever.pipeline import expected, ranges
+from retriever.pipeline.results import Candidate, Scored
+from retriever.text import analyzer
+
+_ASIDE = re.compile(r"\([^)]*\)?")
+Words = frozenset[str]
+
+
+class Weights(Protocol):
+    """The bonuses' weights (``score.ScoreParams``)."""
+
+    @property
+    def typed_bonus(self) -> float: ...
+
+    @property
+    def key_bonus(self) -> float: ...
+
+
+def bonus(cand: Candidate, asks: Asks, whole: dict[str, float], p: Weights, relating: bool) -> float:
+    """What a statement's form adds to its rank before meaning: the kind of answer asked for (``expected``; not by
+    the question's own words, which it repeats), a table row keyed by the question's words (``key_share``; with
+    ``relating``, or related to them: ``_relation_share``)."""
+    typed = p.typed_bonus if asks.kinds and expected.holds(cand.statement, asks.kinds, asks.said) else 0.0
+    return (1 + typed) * (1 + p.key_bonus * key_share(cand, whole, relating))
+
+
+def in_range(
+    scored: list[Scored], amounts: tuple[ranges.Interval, ...], weight: float, said: Sequence[bool]
+) -> list[Scored]:
+    """The statements whose range holds one of the question's ``amounts`` (``ranges.within``) and that ``said``
+    some of the question in their own words (``Scored.own`` before meaning: "claim up to €200" for a coworking desk
+    holds €50 but says nothing of "Can I expense a €50 client dinner?"), ``weight`` higher, after meaning: such a
+    range is the surest sign a statement answers, and the question's figure ("15%"), which the memory never writes,
+    leaves a gap that meaning fills by closeness alone (it had put "up to 10%" first)."""
+    if not amounts or not weight:
+        return scored
+    return [
+        Scored(s.candidate, s.relevance * (1 + weight), s.valid_at, s.evidence, s.own)
+        if own and ranges.within(amounts, s.candidate.statement)
+        else s
+        for s, own in zip(scored, said, strict=True)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Asks:
+    """What a question asks for, read once for all its candidates: kinds of answer (``expected.asked``) and its own
+    words (``expected.words_of``)."""
+
+    kinds: frozenset[str]
+    said: Words
+
+    @classmethod
+    def of(cls, question: str) -> Asks:
+        kinds = expected.asked(question)
+        return cls(kinds, expected.words_of(question) if kinds else frozenset())
+
+
+def key_share(cand: Candidate, whole: dict[str, float], relating: bool = True) -> float:
+    """The share of the question's weight a table row's first cell holds: the cell that names what the row is
+    about ("MRR (monthly recurring revenue)", "Starter"), so a row keyed by the question's subject is about it,
+    where another row only mentions it.  With ``relating``, the row's relation share counts alike; without (a
+    question asking what something is), only a cell naming nothing else keys the row."""
+    total = sum(whole.values())
+    if not cand.cells or not total:
+        return 0.0
+    key = analyzer.term_set(cand.cells[0][1])
+    # "What is Pulse?": the row of "Pulse Collect" is about a part of it; "MRR (monthly recurring revenue)" is MRR's.
+    if not relating and not analyzer.term_set(_ASIDE.sub(" ", cand.cells[0][1])) <= whole.keys():
+        return 0.0
+    keyed = sum(w for t, w in whole.items() if t in key) / total
+    return max(keyed, _relation_share(cand, whole) / total) if relating else keyed
+
+
+def _relation_share(cand: Candidate, whole: dict[str, float]) -> float:
+    """The question's weight a further cell holds with its column's name, where the question names the column first:
+    "Reports to: Olena Marchenko" answers "Who reports to Olena Marchenko?", not "Who does Olena Marchenko report
+    to?" (her own row does).  The column is read first: few are named, and a wide table's cells are many."""
+    order = {t: i for i, t in enumerate(whole)}  # the question's terms in its order
+    best = 0.0
+    for column, value in cand.cells[1:]:
+        named = analyzer.term_set(column)
+        first = min((order[t] for t in named if t in order), default=None)
+        if first is None:
+            continue
+        held = analyzer.term_set(value)
+        if first < min((order[t] for t in held if t in order), default=-1):
+            best = max(best, sum(w for t, w in whole.items() if t in named or t in held))
+    return best

@@ -1,0 +1,111 @@
+"""Amounts a question names, and the ranges a statement gives, compared.
+
+"Who signs off on a 15% discount?" is answered by the row "10–20% | Miguel Santos", which shares no word or
+figure with it: all the matrix's rows held the question's words alike, and the row of "up to 10%" had led.  A
+statement whose range holds the question's amount is that amount's answer; ``score`` ranks it ``ScoreParams.
+range_bonus`` higher (the order only: the answerability evidence stays the words').
+
+Contract: ``asked(question)`` is the amounts a question names, each as an ``Interval`` in a unit: a figure with a
+percent sign, a currency or a unit of time ("15%", "€500", "3 weeks"), or a bound of one ("above 20%", "under
+€60", "more than 10 days"); none for a bare number ("Q3", "2027", "4.3").  ``within(amounts, statement)`` is True
+when a range or bound the statement gives in the same unit ("10–20%", "up to 10%", "from €1,000", "over 5 days")
+overlaps one of them; a bare figure of the statement is no range ("€60" answers "under €60" by its words, not here).
+Every pattern is bounded and only the first ``MAX_CHARS`` of a statement are read.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+MAX_CHARS = 2000  # of a statement read for ranges
+MAX_AMOUNTS = 4  # a question's amounts compared
+
+# Units: what a figure is counted in.  Currencies before or after it, percent and time after it.
+_CURRENCY = {"€": "eur", "eur": "eur", "euro": "eur", "euros": "eur", "$": "usd", "usd": "usd", "£": "gbp",
+             "gbp": "gbp", "₴": "uah", "uah": "uah", "грн": "uah"}
+_AFTER = {"%": "%", "percent": "%", "per cent": "%", "відсотків": "%", "hour": "hour", "hours": "hour",
+          "day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
+          "year": "year", "years": "year", **_CURRENCY}
+_NUMBER = r"(\d{1,3}(?:[,\u202f ]\d{3})+|\d{1,9}(?:\.\d{1,4})?)\s?(k|K)?"
+_BEFORE = r"(€|\$|£|₴)?\s?"
+_UNIT = r"\s?(%|percent|per cent|відсотків|hours?|days?|weeks?|months?|years?|eur|euros?|usd|gbp|uah|грн)?(?!\w)"
+_AMOUNT = _BEFORE + _NUMBER + _UNIT
+# Bounds, as data: the words before an amount, and which side of it they leave open.
+_LOWER = r"above|over|more\s+than|at\s+least|from|min(?:imum)?|beyond|exceeding|понад|більше|від"
+_UPPER = r"up\s+to|under|below|less\s+than|at\s+most|max(?:imum)?|до|менше"
+_RANGE = re.compile(_AMOUNT + r"\s?(?:–|—|-|to|до)\s?" + _AMOUNT, re.I)
+_BOUND = re.compile(r"(?<!\w)(" + _LOWER + "|" + _UPPER + r")\s+" + _AMOUNT, re.I)
+_PLAIN = re.compile(r"(?<![\w.])" + _AMOUNT, re.I)
+_LOWER_WORDS = re.compile(r"^(?:" + _LOWER + r")$", re.I)
+_STRICT = re.compile(r"^(?:above|over|more\s+than|beyond|exceeding|понад|більше|under|below|less\s+than|менше)$", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """``low`` to ``high`` (either may be infinite) in ``unit``; both ends included (a strict bound, "above 20%",
+    ends just past its figure)."""
+
+    low: float
+    high: float
+    unit: str
+
+    def overlaps(self, other: Interval) -> bool:
+        return self.unit == other.unit and self.low <= other.high and other.low <= self.high
+
+
+def _value(number: str, thousands: str | None) -> float:
+    return float(re.sub(r"[,\u202f ]", "", number)) * (1000 if thousands else 1)
+
+
+def _unit(before: str | None, after: str | None) -> str | None:
+    if before:
+        return _CURRENCY[before]
+    return _AFTER.get((after or "").lower())
+
+
+def asked(question: str) -> tuple[Interval, ...]:
+    """The amounts ``question`` names (see the module's contract), at most ``MAX_AMOUNTS``."""
+    out: list[Interval] = []
+    spans: list[tuple[int, int]] = []
+    for match in _BOUND.finditer(question):
+        if (found := _bound(match)) is not None:
+            out.append(found)
+            spans.append(match.span())
+    for match in _PLAIN.finditer(question):
+        unit = _unit(match.group(1), match.group(4))
+        if unit and not any(start <= match.start() < end for start, end in spans):
+            value = _value(match.group(2), match.group(3))
+            out.append(Interval(value, value, unit))
+    return tuple(out[:MAX_AMOUNTS])
+
+
+def _bound(match: re.Match[str]) -> Interval | None:
+    unit = _unit(match.group(2), match.group(5))
+    if unit is None:
+        return None
+    value = _value(match.group(3), match.group(4))
+    words = " ".join(match.group(1).split())
+    if _LOWER_WORDS.match(words):  # "above 20%" leaves 20% out; "at least 20%" keeps it
+        return Interval(math.nextafter(value, math.inf) if _STRICT.match(words) else value, math.inf, unit)
+    return Interval(-math.inf, math.nextafter(value, -math.inf) if _STRICT.match(words) else value, unit)
+
+
+def given(statement: str) -> tuple[Interval, ...]:
+    """The ranges and bounds ``statement`` gives: "10–20%", "up to 10%", "above 20%"."""
+    text = statement[:MAX_CHARS]
+    out = []
+    for match in _RANGE.finditer(text):
+        low_unit, high_unit = _unit(match.group(1), match.group(4)), _unit(match.group(5), match.group(8))
+        unit = high_unit or low_unit  # "10–20%": the unit is written once
+        if unit and (low_unit in (None, unit)):
+            low, high = _value(match.group(2), match.group(3)), _value(match.group(6), match.group(7))
+            out.append(Interval(min(low, high), max(low, high), unit))
+    out.extend(found for match in _BOUND.finditer(text) if (found := _bound(match)) is not None)
+    return tuple(out)
+
+
+def within(amounts: tuple[Interval, ...], statement: str) -> bool:
+    """Whether a range or bound of ``statement`` overlaps one of ``amounts`` (``asked``) in its unit."""
+    return bool(amounts) and any(a.overlaps(r) for r in given(statement) for a in amounts)

@@ -1,0 +1,71 @@
+"""Amounts a question names and the ranges a statement gives."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given as hypothesis_given
+from hypothesis import strategies as st
+
+from retriever.pipeline.ranges import MAX_CHARS, Interval, asked, given, within
+
+
+@pytest.mark.parametrize(
+    ("question", "amounts"),
+    [
+        ("Who needs to sign off on a 15% discount?", (Interval(15, 15, "%"),)),
+        ("Can I expense €1,200 for a monitor?", (Interval(1200, 1200, "eur"),)),
+        ("Do I need approval to take 3 weeks off?", (Interval(3, 3, "week"),)),
+        ("Who approves discounts of at least 20%?", (Interval(20, math.inf, "%"),)),
+        ("Is a 5k EUR budget enough?", (Interval(5000, 5000, "eur"),)),
+        # a bare number is no amount: a quarter, a year, a version
+        ("What did we plan for Q3 2027?", ()),
+        ("What changed in Pulse 4.3?", ()),
+    ],
+)
+def test_a_question_names_amounts_only_with_a_unit(question: str, amounts: tuple[Interval, ...]) -> None:
+    assert asked(question) == amounts
+
+
+def test_a_strict_bound_leaves_its_own_figure_out() -> None:
+    (above,) = asked("Who approves discounts above 20%?")
+    assert above.low > 20 and above.high == math.inf
+    (under,) = asked("What can I spend under €60?")
+    assert under.high < 60 and under.unit == "eur"
+
+
+@pytest.mark.parametrize(
+    ("statement", "ranges"),
+    [
+        ("Discount off list: 10–20%; Who approves: Miguel Santos", (Interval(10, 20, "%"),)),
+        ("Discount off list: up to 10%; Who approves: Account Executive", (Interval(-math.inf, 10, "%"),)),
+        ("Stays of 5 to 10 days need a manager's approval.", (Interval(5, 10, "day"),)),
+        ("Released on 2026-11-20 to all tenants.", ()),  # a date's dashes are no range
+        ("Multi-year (3 years): standard 8% extra", ()),  # figures, but no range or bound
+    ],
+)
+def test_a_statement_gives_ranges_and_bounds_with_their_unit(statement: str, ranges: tuple[Interval, ...]) -> None:
+    assert given(statement) == ranges
+
+
+def test_the_row_whose_range_holds_the_amount_is_within_and_the_others_are_not() -> None:
+    fifteen, above = asked("Who signs off on a 15% discount?"), asked("Who approves discounts above 20%?")
+    rows = ["up to 10%", "10–20%", "above 20%, or any free months"]
+    assert [within(fifteen, f"Discount off list: {r}") for r in rows] == [False, True, False]
+    assert [within(above, f"Discount off list: {r}") for r in rows] == [False, False, True]
+    assert not within(asked("Do I need approval for 3 weeks off?"), "More than 10 days need approval.")  # no conversion
+
+
+@hypothesis_given(st.text(max_size=300))
+def test_any_text_is_read_without_error(text: str) -> None:
+    assert isinstance(within(asked(text), text), bool)
+
+
+@pytest.mark.parametrize("piece", ["1", "1 to ", "up to 1", "€1,000 ", "10–", " - "])
+def test_a_statement_of_repeated_pieces_is_read_in_bounded_time(piece: str) -> None:
+    # No test times anything: that these run at all within the suite is the check (only MAX_CHARS of a statement
+    # are read, and a question is at most 8,000 characters).
+    text = piece * 100_000
+    assert len(text) > MAX_CHARS
+    assert isinstance(given(text), tuple) and isinstance(asked(text[:8000]), tuple)
