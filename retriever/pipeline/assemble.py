@@ -35,6 +35,7 @@ from retriever.text.vocabulary import (
 Resolve = Callable[[str], str | None]  # a name → the document it refers to (``Memory.resolve``)
 
 MAX_ENTITIES, MAX_RELATIONSHIPS = 12, 24
+MAX_ALIASES, MAX_PROPERTY_CHARS = 6, 300  # of an entity's properties
 SUMMARY_FACTS = 8  # facts a model summary is built from
 # A summary leads with a fact in the question's language over a better one in the other, among the first facts
 # (``LANGUAGE_REACH``) and while it keeps ``LANGUAGE_SHARE`` of that fact's relevance: a reader reads their own.
@@ -45,14 +46,17 @@ MAX_STATEMENT_CHARS = 1000
 
 
 def _properties(doc: Document, memory: Memory) -> dict[str, Any]:
+    """An entity's own facts from its front matter: its path, at most ``MAX_ALIASES`` aliases, and each field of one
+    value (role, email, industry, tier…), a text cut at ``MAX_PROPERTY_CHARS``.  A list field is left out: its names
+    are the document's edges, which ``relationships`` gives (members, projects), or bookkeeping (tags, related
+    documents); with them an agent's answer had carried ~8 KB of entities."""
     props: dict[str, Any] = {"source_path": memory.source_path(doc.rel_path)}
     if doc.aliases:
-        props["aliases"] = list(doc.aliases)
+        props["aliases"] = list(doc.aliases[:MAX_ALIASES])
     for key, value in doc.front_matter.items():
-        if key in NOT_PROPERTIES:
+        if key in NOT_PROPERTIES or not isinstance(value, str | int | float | bool):
             continue
-        if isinstance(value, str | int | float | bool) or (isinstance(value, list) and len(value) <= 12):
-            props[key] = value
+        props[key] = truncate(value, MAX_PROPERTY_CHARS, marker="…")[0] if isinstance(value, str) else value
     return props
 
 

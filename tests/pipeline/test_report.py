@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +191,17 @@ def test_the_report_says_which_facts_the_model_wrote(make_tree: TreeFactory, mon
         assert [f["statement"] for f in result.structured["retrieval"]["facts"]].count(
             "The migration of billing is 60% complete."
         ) == 1
+
+
+def test_the_token_estimate_is_the_whole_results_and_entities_carry_no_list_fields(make_tree: TreeFactory) -> None:
+    page = (
+        "---\ntitle: Platform Team\ntype: team\nlead: Olena\nmembers: [Olena, Taras, Hannah]\ntags: [sre, infra]\n"
+        "aliases: [a, b, c, d, e, f, g, h]\n---\n# Platform Team\n\nThe platform team runs CI and the databases.\n"
+    )
+    result = Retriever(make_tree({"teams/platform.md": page}), Settings.from_env()).retrieve("Who runs CI?")
+    content = result.structured
+    whole = len(result.text) + len(json.dumps(content, ensure_ascii=False, separators=(",", ":")))
+    assert abs(content["diagnostics"]["estimated_tokens"] - whole / 4) <= 2  # ~4 characters a token, both blocks
+    (team,) = content["retrieval"]["entities"]
+    assert team["properties"]["lead"] == "Olena" and len(team["properties"]["aliases"]) == 6
+    assert "members" not in team["properties"] and "tags" not in team["properties"]  # edges and bookkeeping
