@@ -29,6 +29,8 @@ from retriever.text.models import Skipped
 from retriever.text.regular import NotRegular, open_folder, read_regular
 
 _NOISE_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".orig")
+# Said, not passed over: a team that links a shared folder in expects its files to be answered from.
+_LINKED_FOLDER = "symlink to a folder: not followed (its files may lie outside the root); move or copy the folder in"
 _MARKDOWN = (".md", ".markdown")
 MAX_DEPTH = 64  # folder levels below the root that are read; deeper ones are skipped with a reason
 DEFAULT_MAX_FILES = 100_000
@@ -184,6 +186,8 @@ class _Walk:
                     self._subfolder(child, directory, rel, specs, folders)
             elif child.name.lower().endswith(_MARKDOWN) and not _ignored(rel, False, specs):
                 self._file(child, directory, rel)
+            elif _links_folder(child) and not _ignored(rel, True, specs):
+                self.skipped.append(Skipped(printable(rel), _LINKED_FOLDER))
         return folders
 
     def _subfolder(
@@ -267,6 +271,14 @@ def _is_folder(child: os.DirEntry[str]) -> bool:
     try:
         return child.is_dir(follow_symlinks=False)
     except OSError:  # vanished while listing: neither a folder nor a file any more
+        return False
+
+
+def _links_folder(child: os.DirEntry[str]) -> bool:
+    """Whether ``child`` is a symlink to a folder (which the walk never follows: its files may lie anywhere)."""
+    try:
+        return child.is_symlink() and child.is_dir()
+    except OSError:  # a dangling or looping link: no folder
         return False
 
 

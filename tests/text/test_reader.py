@@ -175,6 +175,22 @@ def test_symlink_to_a_file_inside_the_root_is_listed(make_tree: TreeFactory) -> 
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="symlinks unsupported")
+def test_a_symlink_to_a_folder_is_not_followed_and_says_so(make_tree: TreeFactory, tmp_path: Path) -> None:
+    root = make_tree({"a.md": "a", "teams/b.md": "b"})
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "c.md").write_text("c", encoding="utf-8")
+    os.symlink(shared, root / "shared")  # a shared folder linked in: passed over without a word until now
+    os.symlink("teams", root / "squads")  # inside the root: still a link, still not followed
+    (root / ".gitignore").write_text("ignored-link\n", encoding="utf-8")
+    os.symlink(shared, root / "ignored-link")
+    entries, skipped = scan(root)
+    assert [e.rel_path for e in entries] == ["a.md", "teams/b.md"]
+    assert [s.rel_path for s in skipped] == ["shared", "squads"]
+    assert skipped[0].reason.startswith("symlink to a folder: not followed")
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symlinks unsupported")
 def test_dangling_symlink_is_skipped_with_a_reason(make_tree: TreeFactory) -> None:
     root = make_tree({"a.md": "a"})
     os.symlink("missing.md", root / "dangling.md")
