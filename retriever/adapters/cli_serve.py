@@ -36,6 +36,12 @@ def mcp(root: Path | None) -> None:
 
     loaded = load_settings(root)
     warn_if_not_ready(loaded.root)  # before the watcher starts: this line comes first
+    if sys.stdin.isatty():  # run by hand: a blank terminal would look hung
+        click.echo(
+            "retriever mcp: waiting for JSON-RPC on stdin (an MCP client starts this command; see "
+            "`retriever mcp-config`). Ctrl-D ends it.",
+            err=True,
+        )
     service = open_service(loaded)
     try:
         run_stdio(service)

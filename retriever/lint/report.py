@@ -16,11 +16,13 @@ def _plural(count: int, word: str) -> str:
 
 
 def summary(findings: list[Finding], files: int) -> str:
+    """"3 findings (1 error, 2 warnings) in 2 of 9 files.": the files with findings, of those checked."""
     if not findings:
         return f"No findings in {_plural(files, 'file')}."
     errors = sum(f.severity == ERROR for f in findings)
     counts = f"{_plural(errors, 'error')}, {_plural(len(findings) - errors, 'warning')}"
-    return f"{_plural(len(findings), 'finding')} ({counts}) in {_plural(files, 'file')}."
+    found_in = len({f.file for f in findings})
+    return f"{_plural(len(findings), 'finding')} ({counts}) in {found_in} of {_plural(files, 'file')}."
 
 
 def format_text(findings: list[Finding], files: int) -> list[str]:

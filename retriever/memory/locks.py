@@ -122,7 +122,7 @@ def cross_process(folder: Path | None, *, wait: float | None = None) -> Iterator
     except ImportError:  # Windows: no advisory locks; the atomic state file still protects readers
         yield
         return
-    with open(folder / "lock", "w") as handle:
+    with _lock_file(folder / "lock") as handle:
         _take(handle, folder, wait)
         try:
             yield
@@ -216,7 +216,7 @@ def in_use(folder: Path) -> IO[str] | None:
     for _ in range(_OPEN_ATTEMPTS):
         private_folder(folder)
         try:
-            handle = open(folder / IN_USE, "a")  # noqa: SIM115 - held open until the cache closes
+            handle = _lock_file(folder / IN_USE)  # held open until the cache closes
         except FileNotFoundError:
             continue  # removed between mkdir and open
         fcntl.flock(handle, fcntl.LOCK_SH)
@@ -224,6 +224,11 @@ def in_use(folder: Path) -> IO[str] | None:
             return handle
         handle.close()  # a prune removed the folder while we waited: start again
     raise OSError(f"cache folder {folder} keeps being removed while it is opened")
+
+
+def _lock_file(path: Path) -> IO[str]:
+    """A lock file opened for appending (it stays empty), created readable by its owner only, as every cache file."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o600), "a")
 
 
 def _same_file(handle: IO[str], path: Path) -> bool:
@@ -250,7 +255,7 @@ def unused(folder: Path, *, look_only: bool = False) -> Iterator[bool]:
             for name in (IN_USE, "lock"):
                 if look_only and not (folder / name).exists():
                     continue
-                handle = stack.enter_context(open(folder / name, "a"))
+                handle = stack.enter_context(_lock_file(folder / name))
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             free = False

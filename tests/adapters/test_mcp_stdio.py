@@ -545,3 +545,23 @@ def test_random_lines_get_exactly_one_reply_per_request_and_ping_still_answers(w
     counts = Counter(json.dumps(r.get("id")) for r in wire.seen[1:])  # after the initialize reply
     assert counts.pop("null", 0) == expected_nulls
     assert counts == Counter(json.dumps(i) for i in expected_ids)  # each request id exactly once, nothing else
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no pseudo-terminals")
+def test_run_by_hand_on_a_terminal_it_says_what_it_waits_for(make_tree: TreeFactory) -> None:
+    import os
+    import pty
+
+    root = make_tree(ACME)
+    master, terminal = pty.openpty()
+    command = [sys.executable, "-m", "retriever", "mcp", "--root", str(root)]
+    process = subprocess.Popen(command, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env())
+    os.close(terminal)
+    try:
+        os.write(master, b"\x04")  # Ctrl-D: end of input, as a person would end it
+        _, err = process.communicate(timeout=60)
+    finally:
+        os.close(master)
+        process.kill()
+    assert "retriever mcp: waiting for JSON-RPC on stdin" in err.decode()
+    assert process.returncode == 0

@@ -917,7 +917,7 @@ def test_check_exits_1_and_prints_one_line_per_finding(runner: CliRunner, make_t
         "or path; fix the name, add it to the aliases of the document it means, or write that document",
         "memory/x.md:7: warning empty-section: heading 'Empty' has nothing under it; write the section or remove "
         "the heading",
-        "2 findings (0 errors, 2 warnings) in 3 files.",
+        "2 findings (0 errors, 2 warnings) in 1 of 3 files.",
     ]
     assert result.stderr == ""
 
@@ -970,7 +970,7 @@ def test_check_github_prints_annotations_relative_to_the_working_folder(
         "::warning file=memory/x.md,line=4,title=unknown-relation::`team` names 'Ghost, Team', which matches no "
         "document title, alias or path; fix the name, add it to the aliases of the document it means, "
         "or write that document",
-        "2 findings (1 error, 1 warning) in 3 files.",
+        "2 findings (1 error, 1 warning) in 1 of 3 files.",
     ]
     monkeypatch.chdir(root / "teams")
     result = runner.invoke(cli, ["check", "--root", str(root), "--format", "github"])
