@@ -136,14 +136,15 @@ class LLMClient:
         except LLMFailure as failure:
             if not (failure.format_rejected and self.json_mode == "auto"):
                 raise
-            log.info("%s rejected json_schema (%s); using json_object from now on", self.model, failure.reason)
-            self.json_mode = "json_object"
             if not may_retry or limits.left() < MIN_RETRY_SECONDS:
                 raise LLMFailure(f"{failure.reason}; not retried as json_object: no call or time left") from failure
             try:
                 content, usage = self._attempt(schema, system, user, limits, max_tokens, "json_object")
             except LLMFailure as second:
                 raise second.after(2) from second
+            # Remembered once json_object was answered: a server failing both (a transient HTTP 500) keeps json_schema.
+            log.info("%s rejected json_schema (%s); using json_object from now on", self.model, failure.reason)
+            self.json_mode = "json_object"
             usage = Usage(usage.calls + 1, usage.tokens_in, usage.tokens_out)
         try:
             answer = replies.parsed(schema, content)

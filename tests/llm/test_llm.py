@@ -59,6 +59,22 @@ def test_a_server_that_only_accepts_json_object_is_detected_and_remembered(llm: 
     assert client.json_mode == "json_object"
 
 
+def test_a_transient_server_error_on_both_forms_keeps_json_schema_for_later_calls(llm: ScriptedLLM) -> None:
+    down = [True]
+
+    def flaky(request: dict[str, Any]) -> Reply:
+        return Reply(status=500) if down[0] else answer({"summary": "ok"})
+
+    llm.script = flaky
+    client = _client()
+    with pytest.raises(LLMFailure):
+        client.complete(SummaryAnswer, "s", "u1", timeout=5)
+    assert client.json_mode == "auto"  # it had switched to json_object for the rest of the process
+    down[0] = False
+    client.complete(SummaryAnswer, "s", "u2", timeout=5)
+    assert [r["response_format"]["type"] for r in llm.requests] == ["json_schema", "json_object", "json_schema"]
+
+
 def test_json_object_mode_can_be_configured_up_front(llm: ScriptedLLM) -> None:
     llm.script = lambda request: answer({"summary": "ok"})
     _client(llm_json_mode="json_object").complete(SummaryAnswer, "s", "u", timeout=5)
