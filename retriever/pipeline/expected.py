@@ -200,16 +200,24 @@ def holds(statement: str, kinds: frozenset[str], asked_words: frozenset[str] = f
     return bool(kinds) and not kinds.isdisjoint(held(statement, asked_words))
 
 
-@lru_cache(maxsize=16_384)
 def held(statement: str, besides: frozenset[str] = frozenset()) -> frozenset[str]:
-    """The kinds of answer ``statement`` holds, its words in ``besides`` left out.  Cached: a memory's statements
-    are met again and again, and the analyser's caches (``analyzer.cached_terms``) already keep the same texts."""
-    if _FIGURE.search(statement):
+    """The kinds of answer ``statement`` holds, its words in ``besides`` left out."""
+    figured, by_kind = _kind_words(statement)
+    if figured:
         return frozenset(kind.name for kind in KINDS)
-    words = set(_WORD.findall(statement.lower().translate(_APOSTROPHES))) - besides
-    return frozenset(
-        kind.name for kind in KINDS if not kind.words.isdisjoint(words) or any(w.startswith(kind.stems) for w in words)
-    )
+    return frozenset(name for name, words in by_kind if not words <= besides)
+
+
+@lru_cache(maxsize=16_384)
+def _kind_words(statement: str) -> tuple[bool, tuple[tuple[str, frozenset[str]], ...]]:
+    """Whether ``statement`` holds a figure, and each kind's words it holds.  Cached per statement, whatever the
+    question (``held`` leaves its words out): a memory's statements are met again and again, and the analyser's
+    caches (``analyzer.cached_terms``) already keep the same texts."""
+    if _FIGURE.search(statement):
+        return True, ()
+    words = set(_WORD.findall(statement.lower().translate(_APOSTROPHES)))
+    found = ((kind.name, frozenset(w for w in words if w in kind.words or w.startswith(kind.stems))) for kind in KINDS)
+    return False, tuple((name, kind_words) for name, kind_words in found if kind_words)
 
 
 def words_of(question: str) -> frozenset[str]:
