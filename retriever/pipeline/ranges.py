@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 MAX_CHARS = 2000  # of a statement read for ranges
 MAX_AMOUNTS = 4  # a question's amounts compared
@@ -28,16 +29,22 @@ _CURRENCY = {"€": "eur", "eur": "eur", "euro": "eur", "euros": "eur", "$": "us
 _AFTER = {"%": "%", "percent": "%", "per cent": "%", "відсотків": "%", "hour": "hour", "hours": "hour",
           "day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
           "year": "year", "years": "year", **_CURRENCY}
-_NUMBER = r"(\d{1,3}(?:[,\u202f ]\d{3})+|\d{1,9}(?:\.\d{1,4})?)\s?(k|K)?"
+# A figure: thousands grouped by a comma or a space ("1,190", "12 000"; at most three groups, none running on into
+# digits: an unbounded run backtracked quadratically over a list of 3-digit codes, 0.4 s a statement), or a number
+# with a decimal point or a decimal comma of one or two digits ("1,5%").
+_NUMBER = r"(\d{1,3}(?:[,\u202f ]\d{3}){1,3}(?![\d,.])|\d{1,9}(?:\.\d{1,4}|,\d{1,2}(?!\d))?)\s?(k|K)?"
 _BEFORE = r"(€|\$|£|₴)?\s?"
-_UNIT = r"\s?(%|percent|per cent|відсотків|hours?|days?|weeks?|months?|years?|eur|euros?|usd|gbp|uah|грн)?(?!\w)"
+_UNIT = (
+    r"\s?(%|percent|per cent|відсотків|hours?|days?|weeks?|months?|years?|eur|euros?|usd|gbp|uah|грн|€|\$|£|₴)?(?!\w)"
+)
 _AMOUNT = _BEFORE + _NUMBER + _UNIT
 # Bounds, as data: the words before an amount, and which side of it they leave open.
 _LOWER = r"above|over|more\s+than|at\s+least|from|min(?:imum)?|beyond|exceeding|понад|більше|від"
 _UPPER = r"up\s+to|under|below|less\s+than|at\s+most|max(?:imum)?|до|менше"
-_RANGE = re.compile(_AMOUNT + r"\s?(?:–|—|-|to|до)\s?" + _AMOUNT, re.I)
+_START = r"(?<![\w.,])"  # an amount starts no figure's middle
+_RANGE = re.compile(_START + _AMOUNT + r"\s?(?:–|—|-|to|до)\s?" + _AMOUNT, re.I)
 _BOUND = re.compile(r"(?<!\w)(" + _LOWER + "|" + _UPPER + r")\s+" + _AMOUNT, re.I)
-_PLAIN = re.compile(r"(?<![\w.])" + _AMOUNT, re.I)
+_PLAIN = re.compile(_START + _AMOUNT, re.I)
 _LOWER_WORDS = re.compile(r"^(?:" + _LOWER + r")$", re.I)
 _STRICT = re.compile(r"^(?:above|over|more\s+than|beyond|exceeding|понад|більше|under|below|less\s+than|менше)$", re.I)
 
@@ -55,8 +62,13 @@ class Interval:
         return self.unit == other.unit and self.low <= other.high and other.low <= self.high
 
 
+_GROUPED = re.compile(r"\d{1,3}(?:[,\u202f ]\d{3})+")
+
+
 def _value(number: str, thousands: str | None) -> float:
-    return float(re.sub(r"[,\u202f ]", "", number)) * (1000 if thousands else 1)
+    """"1,190" → 1190; "1,5" → 1.5 (a decimal comma); "10k" → 10000."""
+    plain = re.sub(r"[,\u202f ]", "", number) if _GROUPED.fullmatch(number) else number.replace(",", ".")
+    return float(plain) * (1000 if thousands else 1)
 
 
 def _unit(before: str | None, after: str | None) -> str | None:
@@ -92,17 +104,24 @@ def _bound(match: re.Match[str]) -> Interval | None:
     return Interval(-math.inf, math.nextafter(value, -math.inf) if _STRICT.match(words) else value, unit)
 
 
+@lru_cache(maxsize=16_384)  # a memory's statements are met again and again
 def given(statement: str) -> tuple[Interval, ...]:
-    """The ranges and bounds ``statement`` gives: "10–20%", "up to 10%", "above 20%"."""
+    """The ranges and bounds ``statement`` gives: "10–20%", "up to 10%", "above 20%"; a bound's words inside a
+    range ("from 10% to 20%", "від 10 до 20%") are part of the range, never a bound of their own."""
     text = statement[:MAX_CHARS]
     out = []
+    spans: list[tuple[int, int]] = []
     for match in _RANGE.finditer(text):
         low_unit, high_unit = _unit(match.group(1), match.group(4)), _unit(match.group(5), match.group(8))
         unit = high_unit or low_unit  # "10–20%": the unit is written once
         if unit and (low_unit in (None, unit)):
             low, high = _value(match.group(2), match.group(3)), _value(match.group(6), match.group(7))
             out.append(Interval(min(low, high), max(low, high), unit))
-    out.extend(found for match in _BOUND.finditer(text) if (found := _bound(match)) is not None)
+            spans.append(match.span())
+    for match in _BOUND.finditer(text):
+        start, end = match.span()
+        if not any(start < done and here < end for here, done in spans) and (found := _bound(match)) is not None:
+            out.append(found)
     return tuple(out)
 
 
