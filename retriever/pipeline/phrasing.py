@@ -156,8 +156,11 @@ def _asks_of(edges: Sequence[Relationship], asked: set[str], responsible: bool) 
 
 
 def _only_names(question: str, source: str, aliases: Sequence[str]) -> bool:
-    """Whether the question asks nothing but who or what the document is ("Who is Olena Marchenko?"): every
-    word of three letters or more is a stop word or a word of its title or an alias."""
+    """Whether the question asks nothing but who or what the document is ("Who is Olena Marchenko?"): it names the
+    document (``_names_document``), and every word of three letters or more is a stop word or a word of its title
+    or an alias.  "Who is HR?" names no document that only mentions HR, nor does "Who is it?" any."""
+    if not _names_document(source, question, aliases):
+        return False
     named = _words(source, 3).union(*(_words(a, 3) for a in aliases))
     return all(w in STOP_WORDS or w in named for w in _words(question, 3))
 

@@ -171,6 +171,9 @@ def test_a_question_naming_a_document_by_a_word_still_needs_a_relation_it_asks_f
     met = (Relationship("INC-2026-031 Postmortem", "Olena Marchenko", "attendees"),)
     late = [_fact("Dashboards lagged 3 h 40 min", title="INC-2026-031 Postmortem")]
     assert relation_answer("How long were client dashboards delayed during INC-2026-031?", late, met, aliases) is None
+    # a question naming no document asks nothing of the best fact's: "HR" is only mentioned there
+    assert relation_answer("Who is HR?", [_fact("HR books flights", title="Travel Policy")], owned, aliases) is None
+    assert relation_answer("Who is it?", travel, owned, aliases) is None
     # asking who it is, or the relation itself, still answers
     assert relation_answer("Who owns travel?", travel, owned, aliases) == "Travel Policy: owner Rui Costa."
     assert relation_answer("Who attended INC-2026-031?", late, met, aliases) == (
