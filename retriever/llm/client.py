@@ -136,15 +136,17 @@ class LLMClient:
         except LLMFailure as failure:
             if not (failure.format_rejected and self.json_mode == "auto"):
                 raise
+            if not failure.transient:  # a clear refusal of json_schema (400, 422, 501): remembered at once
+                self._use_json_object(failure)
             if not may_retry or limits.left() < MIN_RETRY_SECONDS:
                 raise LLMFailure(f"{failure.reason}; not retried as json_object: no call or time left") from failure
             try:
                 content, usage = self._attempt(schema, system, user, limits, max_tokens, "json_object")
             except LLMFailure as second:
                 raise second.after(2) from second
-            # Remembered once json_object was answered: a server failing both (a transient HTTP 500) keeps json_schema.
-            log.info("%s rejected json_schema (%s); using json_object from now on", self.model, failure.reason)
-            self.json_mode = "json_object"
+            # After a 500, remembered once json_object was answered: a server failing both forms (a transient error)
+            # keeps json_schema.
+            self._use_json_object(failure)
             usage = Usage(usage.calls + 1, usage.tokens_in, usage.tokens_out)
         try:
             answer = replies.parsed(schema, content)
@@ -155,6 +157,11 @@ class LLMClient:
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
         return answer, usage
+
+    def _use_json_object(self, failure: LLMFailure) -> None:
+        if self.json_mode != "json_object":
+            log.info("%s rejected json_schema (%s); using json_object from now on", self.model, failure.reason)
+            self.json_mode = "json_object"
 
     def _attempt(
         self, schema: type[BaseModel], system: str, user: str, limits: _Limits, max_tokens: int, mode: str
@@ -209,7 +216,8 @@ class LLMClient:
             raise LLMFailure(why[:300], refused=True) from exc
         except openai.APIStatusError as exc:
             rejected = mode == "json_schema" and exc.status_code in (400, 422, 500, 501)
-            raise LLMFailure(f"server error (HTTP {exc.status_code})", format_rejected=rejected) from exc
+            why = f"server error (HTTP {exc.status_code})"
+            raise LLMFailure(why, format_rejected=rejected, transient=exc.status_code == 500) from exc
         except openai.APIConnectionError as exc:
             why = f"cannot reach the LLM endpoint at {self.url} ({exc.__class__.__name__}); is its server running?"
             raise LLMFailure(why, unreachable=True) from exc

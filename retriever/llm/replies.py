@@ -28,6 +28,7 @@ class LLMFailure(Exception):
         reason: str,
         *,
         format_rejected: bool = False,
+        transient: bool = False,
         calls: int = 1,
         timed_out: bool = False,
         unreachable: bool = False,
@@ -38,6 +39,7 @@ class LLMFailure(Exception):
         super().__init__(reason)
         self.reason = reason
         self.format_rejected = format_rejected
+        self.transient = transient  # a server error (HTTP 500) that may pass: a rejection it may or may not be
         self.calls = calls  # HTTP calls made before giving up
         self.timed_out = timed_out  # the client gave up waiting; the server may still be at work
         self.unreachable = unreachable  # no connection at all: the next call would fail the same way

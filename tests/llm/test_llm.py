@@ -75,6 +75,19 @@ def test_a_transient_server_error_on_both_forms_keeps_json_schema_for_later_call
     assert [r["response_format"]["type"] for r in llm.requests] == ["json_schema", "json_object", "json_schema"]
 
 
+def test_a_clear_refusal_of_json_schema_is_remembered_even_when_no_retry_is_afforded(llm: ScriptedLLM) -> None:
+    def json_object_only(request: dict[str, Any]) -> Reply:
+        return Reply(status=400) if request["response_format"]["type"] == "json_schema" else answer({"summary": "ok"})
+
+    llm.script = json_object_only
+    client = _client()
+    with pytest.raises(LLMFailure, match="not retried as json_object"):
+        client.complete(SummaryAnswer, "s", "u1", timeout=5, may_retry=False)  # one call left in the budget
+    assert client.json_mode == "json_object"  # a 400 says so at once: the next call asks the form it accepts
+    client.complete(SummaryAnswer, "s", "u2", timeout=5, may_retry=False)
+    assert [r["response_format"]["type"] for r in llm.requests] == ["json_schema", "json_object"]
+
+
 def test_json_object_mode_can_be_configured_up_front(llm: ScriptedLLM) -> None:
     llm.script = lambda request: answer({"summary": "ok"})
     _client(llm_json_mode="json_object").complete(SummaryAnswer, "s", "u", timeout=5)
