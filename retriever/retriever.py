@@ -218,8 +218,9 @@ def _execute(state: Run, ctx: Context) -> Run:
     try:
         return execute(state, ctx)
     except MemoryChanged as changed:
-        assert ctx.llm is not None  # only an LLM call gives up the lock
-        return execute(state, dataclasses.replace(ctx, llm=ctx.llm.restarted(str(changed))))
+        assert ctx.llm is not None and ctx.memory is not None  # only an LLM call gives up the memory's lock
+        again = dataclasses.replace(ctx, llm=ctx.llm.restarted(str(changed)), readiness=ctx.memory.readiness())
+        return execute(state, again)
 
 
 def _built_note(memory: Memory, waited: float) -> str:

@@ -98,6 +98,11 @@ class LLMClient:
         counted in every mode, since a ``json_schema`` request may be retried as one)."""
         return len(_SCHEMA_NOTE) + len(json.dumps(schema.model_json_schema()))
 
+    def abandoned(self) -> bool:
+        """Whether a call this client gave up on may still keep a serial endpoint busy (``ready`` probes it)."""
+        with self._lock:
+            return self._abandoned
+
     def ready(self) -> bool:
         """False while a serial endpoint is still busy with a call this client abandoned (probed)."""
         import openai

@@ -84,8 +84,8 @@ class LLMRun:
     def restarted(self, why: str) -> LLMRun:
         """This run's record of calls and tokens, for the retrieval started again because ``why`` (the memory
         changed during a call): no further calls (another might meet another change), so each stage says it kept
-        its offline result and why."""
-        again = dataclasses.replace(self, guided=[], fallbacks=[], ungrounded=0)
+        its offline result and why, after what the first run's stages said (a call that failed, say why)."""
+        again = dataclasses.replace(self, guided=[], fallbacks=list(self.fallbacks), ungrounded=0)
         again.stopped = f"{why}; the answer was worked out again, offline, on the memory as it is now"
         return again
 
@@ -97,20 +97,22 @@ class LLMRun:
         timeout) to fit the call budget, the token budget, the time left and the endpoint's pace;
         None, with the reason recorded, when no call should be made."""
         remaining = self.deadline - time.monotonic()
+        if self.stopped:  # first: why the endpoint gets no calls says more than the time or budget left
+            self.fall_back(stage, f"skipped: {self.stopped}")
+            return None
         if self.calls >= self.settings.llm_max_calls:
             self.fall_back(stage, f"call budget of {self.settings.llm_max_calls} spent")
             return None
         if remaining < MIN_CALL_SECONDS:
             self.fall_back(stage, "too little time left before the deadline")
             return None
-        if not self.stopped:
+        if self.client.abandoned():  # only then a probe: the lock is given up around a call that goes out
             with self._unlocked(f"{stage} probe"):
                 ready = self.client.ready()
             if not ready:
                 self.stopped = "the endpoint is still busy with an earlier call that timed out"
-        if self.stopped:
-            self.fall_back(stage, f"skipped: {self.stopped}")
-            return None
+                self.fall_back(stage, f"skipped: {self.stopped}")
+                return None
         pace = self.client.pace
         call = size_call(pace, min(self.settings.llm_timeout_seconds, remaining - 0.5), max_tokens)
         budget = math.floor(self.remaining_prompt_tokens() * pace.chars_per_token)

@@ -86,6 +86,8 @@ class ReadWriteLock:
         self._held.count = getattr(self._held, "count", 0) + 1
 
     def _give(self) -> None:
+        if getattr(self._held, "count", 0) <= 0:  # a hold never taken back (interrupted while waiting): none to give
+            return
         self._held.count -= 1
         with self._cond:
             self._readers -= 1

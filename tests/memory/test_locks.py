@@ -163,7 +163,7 @@ def _writer_done(lock: locks.ReadWriteLock) -> threading.Thread:
         with lock.writing():
             pass
 
-    writer = threading.Thread(target=write)
+    writer = threading.Thread(target=write, daemon=True)  # a failing test must not hang the run at exit
     writer.start()
     return writer
 
@@ -192,3 +192,20 @@ def test_releasing_without_holding_or_with_a_nested_hold_keeps_what_the_thread_h
         assert writer.is_alive(), "one of two holds given up would still leave the writer waiting"
     writer.join(10)
     assert not writer.is_alive()
+
+
+def test_a_reader_interrupted_while_taking_its_hold_back_leaves_the_lock_usable() -> None:
+    lock = locks.ReadWriteLock()
+
+    class Interrupted(BaseException):
+        pass
+
+    def interrupted() -> None:
+        raise Interrupted  # as KeyboardInterrupt would, while the reader waited behind a writer
+
+    with pytest.raises(Interrupted), lock.reading(), lock.released():
+        lock._take = interrupted  # type: ignore[method-assign]
+    del lock._take  # the class's again
+    writer = _writer_done(lock)
+    writer.join(10)
+    assert not writer.is_alive(), "the reader count had gone to -1 and every writer waited for ever"
