@@ -72,7 +72,7 @@ def serve(root: Path | None, host: str | None, port: int | None, insecure: bool)
 
     loaded = load_settings(root, host=host, port=port)
     settings = loaded.settings
-    host, port = settings.host, settings.port
+    host, port = settings.host.strip("[]"), settings.port  # "[::1]", as a URL writes it: the address is "::1"
     try:
         policy = HttpPolicy.from_settings(settings, support.bound_host_names(host))
     except RetrieverError as exc:

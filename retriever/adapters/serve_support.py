@@ -41,7 +41,7 @@ def bound_host_names(host: str) -> tuple[str, ...]:
 
 def listening_socket(host: str, port: int) -> socket.socket:
     """A bound TCP socket (uvicorn listens on it); exits 2 with a clear message when the address is taken."""
-    host = host.strip("[]")  # "[::1]", as a URL writes it
+    host = host.strip("[]")  # "[::1]", as a URL writes it (``serve`` strips it too)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on such sockets; without it every reply waits ~40 ms.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)

@@ -301,3 +301,40 @@ def test_status_with_a_state_folder_too_long_for_the_system_reports_it(runner: C
     result = runner.invoke(cli, ["status", "--root", str(root)], env={"RETRIEVER_STATE_DIR": long_state})
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "Store:" in result.output
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as probe:
+            probe.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback here")
+def test_serve_on_a_bracketed_ipv6_loopback_binds_and_announces_it_once_bracketed(root: Path) -> None:
+    import subprocess
+    import sys
+    import threading
+
+    import httpx
+    from conftest import child_env
+
+    command = [sys.executable, "-m", "retriever", "serve", "--host", "[::1]", "--port", "0", "--root", str(root)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=child_env())
+    assert process.stderr is not None
+    watchdog = threading.Timer(60, process.kill)  # bounds every blocking read of its stderr
+    watchdog.start()
+    try:
+        lines = [process.stderr.readline()]
+        while lines[-1] and not lines[-1].startswith("Serving MCP at"):
+            lines.append(process.stderr.readline())
+        url = lines[-1].split()[3]
+        assert url.startswith("http://[::1]:") and url.endswith("/v1/mcp/memory"), lines  # had failed to bind
+        health = url.replace("/v1/mcp/memory", "/healthz")
+        assert wait_until(lambda: httpx.get(health, timeout=10).status_code == 200)  # 503 while the index loads
+    finally:
+        watchdog.cancel()
+        process.terminate()
+        process.wait(timeout=15)
