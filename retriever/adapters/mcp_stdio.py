@@ -168,6 +168,7 @@ def build_server(service: MemoryService) -> Server[Any]:
             # HTTP answers the same (``http_mcp.run_tool``), so both transports agree.
             raise MCPError(types.INVALID_PARAMS, exc.message) from None
         except RetrieverError as exc:  # one the service does not answer as a result: its message, as HTTP gives it
+            log.warning("tools/call failed (%s): %s", exc.code, one_line(exc.message[:300]))
             raise MCPError(types.INTERNAL_ERROR, exc.message) from None
         except Exception as exc:  # noqa: BLE001 - top-level handler: a fault is one call's error, not the session's end
             raise internal_error(exc) from None

@@ -230,7 +230,10 @@ def in_use(folder: Path) -> IO[str] | None:
 
 def _lock_file(path: Path) -> IO[str]:
     """A lock file opened for appending (it stays empty), created readable by its owner only, as every cache file."""
-    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o600), "a")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o600)
+    with contextlib.suppress(OSError):  # one an older version left 0644, or another user's: kept as it is
+        os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "a")
 
 
 def _same_file(handle: IO[str], path: Path) -> bool:

@@ -190,6 +190,7 @@ def definers(query: Query, candidates: Sequence[Candidate], memory: Memory | Non
 
 def asked(question: str) -> frozenset[str]:
     """The kinds of answer ``question`` asks for (names from ``KINDS``)."""
+    question = question.translate(_APOSTROPHES)  # "What’s the deadline…", as "What's"
     return frozenset(kind.name for kind in KINDS if kind.question.search(question))
 
 

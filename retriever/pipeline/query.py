@@ -217,10 +217,13 @@ def weights(query: Query, index: SectionIndex) -> dict[str, float]:
 def counted(terms: Sequence[str]) -> list[str]:
     """The terms coverage counts: the non-compound ones, but a dotted number ("4.3", "12.5", "v2.1") whole, in
     place of its parts: "4" and "3" alone are in any text with those digits ("4.2.1 … 3 days"), and a section of
-    4.3.0's notes holds "4.3" (``analyzer`` indexes a version's shorter forms)."""
-    numbers = [t for t in terms if _DOTTED_NUMBER.fullmatch(t)]
-    if not numbers:
+    4.3.0's notes holds "4.3" (``analyzer`` indexes a version's shorter forms).  A part that is also a word of its own
+    ("4.3 … within 3 days") is not counted either: the terms hold each once."""
+    dotted = [t for t in terms if _DOTTED_NUMBER.fullmatch(t)]
+    if not dotted:
         return [t for t in terms if not is_compound(t)]
+    # Not the shorter forms of a longer one ("1.2" of "1.2.3": ``analyzer`` adds them), which 1.2.0's notes hold.
+    numbers = [t for t in dotted if not any(o.startswith(f"{t}.") for o in dotted)]
     parts = {p for n in numbers for p in analyzer.terms(n) if p != n}
     return [t for t in terms if t in numbers or not (is_compound(t) or t in parts)]
 

@@ -209,3 +209,13 @@ def test_a_reader_interrupted_while_taking_its_hold_back_leaves_the_lock_usable(
     writer = _writer_done(lock)
     writer.join(10)
     assert not writer.is_alive(), "the reader count had gone to -1 and every writer waited for ever"
+
+
+def test_a_lock_file_an_older_version_left_readable_by_others_is_made_private(tmp_path: Path) -> None:
+    import stat
+
+    (tmp_path / "lock").write_text("")
+    (tmp_path / "lock").chmod(0o644)
+    with locks.cross_process(tmp_path):
+        pass
+    assert stat.S_IMODE((tmp_path / "lock").stat().st_mode) == 0o600

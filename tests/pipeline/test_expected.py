@@ -31,6 +31,7 @@ from retriever.text import analyzer
         ("What is the spending limit for a client dinner?", {"amount"}),
         ("What's the maximum number of credit hours I can bank?", {"amount"}),
         ("What is the deadline for expense reports?", {"time"}),
+        ("What’s the deadline for expense reports?", {"time"}),  # a typographic apostrophe
         ("What are the main risks of the project?", set()),
     ],
 )

@@ -64,6 +64,7 @@ def test_framing_words_weigh_less_and_compounds_are_left_to_their_parts() -> Non
         ("What changed in Pulse 4.3?", {"chang", "puls", "4.3"}),
         ("Who reported the v2.1 bug?", {"report", "v2.1", "bug"}),
         ("Was 12.5% of the budget spent?", {"12.5", "budget", "spend"}),
+        ("What changed in 1.2.3?", {"chang", "1.2.3"}),  # not its shorter form "1.2", which 1.2.0's notes hold
         ("main clients at end-of-year", {"main", "client", "end", "year"}),
     ],
 )
