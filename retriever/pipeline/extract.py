@@ -175,7 +175,8 @@ class _Prepared:
             shown = framed(unit, section, turn.speaker) if turn.continues else ""
             lines = unit.lines
             if (introduced := _introduced(section.units, i)) is not None:  # scored on its own words only
-                shown = f"{(shown or framed(unit, section)).rstrip()} {introduced[0]}"
+                lead = (shown or framed(unit, section)).rstrip()
+                shown = f"{lead}{'' if lead.endswith(':') else ':'} {introduced[0]}"  # a label ("New") takes a colon
                 lines = (lines[0], introduced[1])
             context = context_of(section.units, i)
             statement = framed(unit, section)

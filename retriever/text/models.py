@@ -17,6 +17,7 @@ Lines = tuple[int, int]
 # "field": a front-matter prose field, a summary or a reason (``text.field_statements``)
 UnitKind = Literal["sentence", "item", "row", "field"]
 LEAD_IN_GAP = 2  # lines from a lead-in's last line to the first line of the list or code block it introduces
+LABEL_WORDS = 3  # of a label that leads in a list by standing alone above it ("**New**", "Open questions")
 
 
 def _by_fields(self: Any) -> tuple[type, tuple[Any, ...]]:
@@ -56,9 +57,13 @@ class Unit:
 
     @property
     def leads_in(self) -> bool:
-        """A sentence or item ending in a colon: it says that what follows (a list, a command) is the answer.  A
-        front-matter field never does: what follows it in the file is the body, not its answer."""
-        return self.kind in ("sentence", "item") and self.text.rstrip().endswith(":")
+        """A sentence or item ending in a colon: it says that what follows (a list, a command) is the answer; or a
+        label of at most ``LABEL_WORDS`` words standing alone, without a sentence's stop ("**New**", "Fixed", "Pros"
+        above a list): shown alone, "4.0.0 — 2026-03-03: Changed" had been a fact.  A front-matter field never
+        does: what follows it in the file is the body, not its answer."""
+        text = self.text.rstrip()
+        colon = self.kind in ("sentence", "item") and text.endswith(":")
+        return colon or (self.kind == "sentence" and 0 < len(text.split()) <= LABEL_WORDS and text[-1:].isalnum())
 
     def introduces(self, first_line: int) -> bool:
         """Whether a lead-in's block starting at ``first_line`` is what it introduces: the block starts on the

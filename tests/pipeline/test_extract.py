@@ -56,6 +56,17 @@ def test_a_lead_in_is_shown_with_the_first_sentence_of_each_item_it_introduces()
     assert listed(units, 3) is None
 
 
+def test_a_label_standing_alone_above_a_list_leads_it_in_and_a_short_sentence_does_not(make_tree: TreeFactory) -> None:
+    notes = "# Notes\n\n## 4.3.0\n\n**New**\n- Copilot beta.\n- Dutch templates.\n\nThat is all.\n- A stray item.\n"
+    memory = Memory.open(make_tree({"notes.md": notes}), Settings.from_env())
+    units = memory.document("notes.md").sections[1].units
+    assert [u.text for u in units][:1] == ["New"] and units[0].leads_in
+    assert listed(units, 0) == ("Copilot beta; Dutch templates.", 7)
+    assert not units[3].leads_in and listed(units, 3) is None  # a sentence's stop: it says something of its own
+    shown = Retriever(memory.root, Settings.from_env()).retrieve("What is new in 4.3.0 notes?").facts
+    assert "4.3.0: New: Copilot beta; Dutch templates." in [f.statement for f in shown]  # "…: New" alone had been one
+
+
 def test_a_lead_in_lists_at_most_five_items_and_counts_the_rest() -> None:
     items = tuple(_item(f"Item {n}", n + 2) for n in range(1, 9))
     text, last = listed((Unit("sentence", "You can claim:", (1, 1)), *items), 0) or ("", 0)
