@@ -141,18 +141,7 @@ class LLMClient:
         except LLMFailure as failure:
             if not (failure.format_rejected and self.json_mode == "auto"):
                 raise
-            if not failure.transient:  # a clear refusal of json_schema (400, 422, 501): remembered at once
-                self._use_json_object(failure)
-            if not may_retry or limits.left() < MIN_RETRY_SECONDS:
-                raise LLMFailure(f"{failure.reason}; not retried as json_object: no call or time left") from failure
-            try:
-                content, usage = self._attempt(schema, system, user, limits, max_tokens, "json_object")
-            except LLMFailure as second:
-                raise second.after(2) from second
-            # After a 500, remembered once json_object was answered: a server failing both forms (a transient error)
-            # keeps json_schema.
-            self._use_json_object(failure)
-            usage = Usage(usage.calls + 1, usage.tokens_in, usage.tokens_out)
+            content, usage = self._as_json_object(failure, schema, system, user, limits, max_tokens, may_retry)
         try:
             answer = replies.parsed(schema, content)
         except LLMFailure as failure:
@@ -162,6 +151,30 @@ class LLMClient:
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
         return answer, usage
+
+    def _as_json_object(
+        self,
+        failure: LLMFailure,
+        schema: type[BaseModel],
+        system: str,
+        user: str,
+        limits: _Limits,
+        max_tokens: int,
+        may_retry: bool,
+    ) -> tuple[str, Usage]:
+        """The call again as ``json_object`` after the server rejected ``json_schema`` (``failure``), where the
+        caller affords it; ``json_object`` remembered at once for a clear refusal (400, 422, 501), and after an
+        HTTP 500, which may pass, only once the retry was answered (a server failing both keeps json_schema)."""
+        if not failure.transient:
+            self._use_json_object(failure)
+        if not may_retry or limits.left() < MIN_RETRY_SECONDS:
+            raise LLMFailure(f"{failure.reason}; not retried as json_object: no call or time left") from failure
+        try:
+            content, usage = self._attempt(schema, system, user, limits, max_tokens, "json_object")
+        except LLMFailure as second:
+            raise second.after(2) from second
+        self._use_json_object(failure)
+        return content, Usage(usage.calls + 1, usage.tokens_in, usage.tokens_out)
 
     def _use_json_object(self, failure: LLMFailure) -> None:
         if self.json_mode != "json_object":

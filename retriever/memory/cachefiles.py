@@ -64,6 +64,25 @@ def write_history(folder: Path, head: str, history: Any) -> None:
     atomic_write(folder / f"history-{head}.pkl", pickle.dumps(history, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+def read_snapshot(folder: Path, commit: str) -> Any:
+    """What ``write_snapshot`` kept in ``folder`` for ``commit``, or None (missing, or corrupt: with a warning)."""
+    try:
+        return read_pickle(folder / f"at-{commit}.pkl")
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything: parsed again
+        log.warning("the saved revision in %s is unreadable (%s); read from git again", folder, type(exc).__name__)
+        return None
+
+
+def write_snapshot(folder: Path, commit: str, value: Any, kept: int) -> None:
+    """``value`` kept in ``folder`` for ``commit``, beside at most ``kept`` - 1 others, the most recently written."""
+    atomic_write(folder / f"at-{commit}.pkl", pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    saved = sorted(folder.glob("at-*.pkl"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in saved[kept:]:
+        old.unlink(missing_ok=True)
+
+
 def load_segment(base: Path, name: str) -> Segment:
     """The segment ``name`` from its ``.npy`` files, each checked as ``read_pickle`` checks (no pickles in them)."""
     parts = {}

@@ -26,7 +26,7 @@ from retriever.memory.caches import open_cache
 from retriever.memory.index import Params, SectionIndex
 from retriever.memory.provenance import Provenance, When
 from retriever.memory.refresh import Progress, Refresher, RefreshStats
-from retriever.memory.snapshot import snapshot_changes
+from retriever.memory.snapshot import cached_changes
 from retriever.text import reader
 from retriever.text.models import Document, Section, Skipped
 from retriever.text.safe import preview
@@ -98,7 +98,7 @@ class Memory:
                 f"{prefix!r} did not exist at {preview(rev)} (commit {revision.commit[:12]}, {revision.committed_at}); "
                 "try a later revision"
             )
-        tree.apply(snapshot_changes(snapshot, settings, progress))  # no cache: every document stays in memory
+        tree.apply(cached_changes(snapshot, settings, root, progress))  # no index cache: every document stays in memory
         history = gitinfo.history(repo, prefix, revision.commit)
         return cls(settings, tree, Provenance(tree.root, None, tree.warnings, repo, history), revision)
 

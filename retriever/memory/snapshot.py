@@ -3,12 +3,20 @@
 Contract: ``snapshot_changes(snapshot, settings)`` parses every memory file of the snapshot (across worker
 processes when there are many) and returns them as ``refresh.Changes`` for ``Refresher.apply`` on a
 memory without a cache; files over the size limit or that fail to parse are listed as skipped, as on disk.
+``cached_changes(snapshot, settings, root)`` is the same, kept per commit in the root's cache folder (a commit's
+files never change): asked again, a revision of 883 files loads in ~0.05 s where parsing it took 5.5 s.  The
+last ``AT_KEPT`` revisions are kept; none where the cache folder is unusable or inside the tree.
 """
 
 from __future__ import annotations
 
-from retriever.config import Settings
-from retriever.memory import gitinfo
+import dataclasses
+import logging
+from pathlib import Path
+
+from retriever.config import Settings, index_cache_dir
+from retriever.memory import cachefiles, gitinfo, locks
+from retriever.memory.cache import FORMAT
 from retriever.memory.records import Parsed
 from retriever.memory.refresh import READING, Changes, Progress, counted
 from retriever.text import reader
@@ -39,3 +47,46 @@ def snapshot_changes(snapshot: gitinfo.GitSnapshot, settings: Settings, progress
         else:
             skipped.append(Skipped(record.entry.rel_path, record.reason or "could not be read"))
     return Changes(changed, [], set(changed), skipped, found, len(changed))
+
+
+log = logging.getLogger(__name__)
+AT_KEPT = 2  # revisions a root's cache folder keeps parsed (~40 MB each for the 883-file handbook)
+
+
+def cached_changes(
+    snapshot: gitinfo.GitSnapshot, settings: Settings, root: Path, progress: Progress | None = None
+) -> Changes:
+    """``snapshot_changes``, loaded from the root's cache folder where it was kept for this commit, parsing and
+    limits alike (``_key``), else parsed and kept; ``parsed`` is 0 for a loaded one."""
+    folder = _folder(settings, root)
+    key = _key(snapshot, settings)
+    saved = cachefiles.read_snapshot(folder, snapshot.commit) if folder is not None else None
+    kept = saved.get("changes") if isinstance(saved, dict) and saved.get("key") == key else None
+    if isinstance(kept, Changes):
+        return dataclasses.replace(kept, parsed=0)
+    changes = snapshot_changes(snapshot, settings, progress)
+    if folder is not None:
+        try:
+            cachefiles.write_snapshot(folder, snapshot.commit, {"key": key, "changes": changes}, AT_KEPT)
+        except OSError as exc:  # a full disk: the answer stands, the next asking parses again
+            log.warning("could not keep revision %s in %s: %s", snapshot.commit[:12], folder, exc)
+    return changes
+
+
+def _key(snapshot: gitinfo.GitSnapshot, settings: Settings) -> dict[str, object]:
+    """What a kept revision's parse depends on besides its commit: the cache format (parser, analyzer, documents),
+    the folder it was read from, and the file size limit that skips files."""
+    return {"format": FORMAT, "commit": snapshot.commit, "prefix": snapshot.prefix, "max": settings.max_file_bytes}
+
+
+def _folder(settings: Settings, root: Path) -> Path | None:
+    """The root's cache folder, made private where missing; None where it is unusable or inside the tree."""
+    folder = index_cache_dir(settings, root)
+    try:
+        if folder.resolve().is_relative_to(root.resolve()):
+            return None
+        locks.private_folder(folder)
+    except OSError as exc:
+        log.warning("revisions are not kept: the cache folder %s is unusable (%s)", folder, exc)
+        return None
+    return folder
