@@ -22,6 +22,9 @@ from retriever.memory.refresh import READING, Changes, Progress, counted
 from retriever.text import reader
 from retriever.text.models import Skipped
 
+log = logging.getLogger(__name__)
+AT_KEPT = 2  # revisions a root's cache folder keeps parsed (~40 MB each for the 883-file handbook)
+
 
 def snapshot_changes(snapshot: gitinfo.GitSnapshot, settings: Settings, progress: Progress | None = None) -> Changes:
     """Every document of a git snapshot as one refresh's changes; unreadable files skipped, as on disk."""
@@ -47,10 +50,6 @@ def snapshot_changes(snapshot: gitinfo.GitSnapshot, settings: Settings, progress
         else:
             skipped.append(Skipped(record.entry.rel_path, record.reason or "could not be read"))
     return Changes(changed, [], set(changed), skipped, found, len(changed))
-
-
-log = logging.getLogger(__name__)
-AT_KEPT = 2  # revisions a root's cache folder keeps parsed (~40 MB each for the 883-file handbook)
 
 
 def cached_changes(
