@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import socket
 import tempfile
 import threading
@@ -17,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retriever.errors import ConfigError
-from retriever.text import gitignore, reader, walk
+from retriever.text import reader, walk
 from retriever.text.models import Skipped
 from retriever.text.reader import ENTRIES_PER_FILE, MAX_DEPTH, Entry, Unreadable, read_text, scan
 
@@ -120,37 +119,6 @@ def test_a_gitignore_line_that_is_no_valid_pattern_is_left_out_and_the_others_st
     assert top.endswith("which applies the file's other lines; fix or remove it")
     assert sub.startswith("the pattern at line 2 ('!') is invalid (not a pattern git reads), and so are those at")
     assert "at lines 3 and 5: git leaves such lines out" in sub and sub.endswith("fix or remove them")
-
-
-GITIGNORE_LINES = st.lists(st.text(alphabet="ab*?[]!\\/-z# \r", max_size=6), max_size=12)
-
-
-def _compiles(line: str) -> bool:
-    import pathspec
-
-    try:
-        pathspec.GitIgnoreSpec.from_lines([line])
-    except (ValueError, re.error):
-        return False
-    return True
-
-
-@settings(max_examples=300, deadline=None)
-@given(GITIGNORE_LINES, st.lists(st.text(alphabet="abz-/.", min_size=1, max_size=6), max_size=5))
-def test_any_gitignore_keeps_exactly_its_valid_lines_and_names_its_first_invalid_one(
-    lines: list[str], paths: list[str]
-) -> None:
-    import pathspec
-
-    spec, problem = gitignore.rules(lines)  # never raises
-    valid = [line for line in lines if _compiles(line)]
-    expected = pathspec.GitIgnoreSpec.from_lines(valid)
-    assert [spec.match_file(path) for path in paths] == [expected.match_file(path) for path in paths]
-    first = next((number for number, line in enumerate(lines, start=1) if not _compiles(line)), None)
-    if first is None:
-        assert problem is None
-    else:
-        assert problem is not None and problem.startswith(f"the pattern at line {first} (") and len(problem) < 400
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="symlinks unsupported")
@@ -585,14 +553,6 @@ def test_a_looping_link_resolves_as_written_and_a_missing_home_is_left_unexpande
     assert reader.expanded(Path("~no-such-user-here/c.toml")) == Path("~no-such-user-here/c.toml")
 
 
-def test_gitignore_rules_are_matched_by_re2_in_linear_time() -> None:
-    # With Python's re, "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*c" against a name of 250 a's backtracked for minutes, and the
-    # walk runs at every query: the memory never answered again.
-    spec, why = gitignore.compiled(b"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*c\n", 1 << 20, 1_000)
-    assert why is None and type(spec._backend).__module__.startswith("pathspec._backends.re2")
-    assert not spec.match_file("a" * 250 + ".md") and spec.match_file("a" * 250 + "c")
-
-
 def test_a_gitignore_of_more_lines_than_its_bound_applies_its_first_lines_and_says_so(
     make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -605,24 +565,6 @@ def test_a_gitignore_of_more_lines_than_its_bound_applies_its_first_lines_and_sa
     ]
 
 
-def test_rules_re2_cannot_hold_at_once_are_cut_to_the_first_half_it_can(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pathspec
-
-    real = pathspec.GitIgnoreSpec.from_lines
-
-    def at_most_two(lines: list[str]) -> Any:
-        spec = real(lines)  # each line is read as a pattern first (an invalid one raises), then the set is built
-        if len(lines) > 2:
-            raise gitignore._SET_TOO_LARGE[0]("failed to compile Set")
-        return spec
-
-    monkeypatch.setattr(pathspec.GitIgnoreSpec, "from_lines", at_most_two)
-    spec, why = gitignore.rules(["a.md", "b.md", "c.md", "d.md", "[z-a]"])
-    assert spec.match_file("a.md") and spec.match_file("b.md") and not spec.match_file("c.md")
-    assert why is not None and why.startswith("its rules are too many to match at once: only its first 2 lines apply")
-    assert "the pattern at line 5 ('[z-a]') is invalid" in why
-
-
 def test_a_gitignore_line_too_long_to_match_is_left_out_and_the_others_apply(make_tree: TreeFactory) -> None:
     # 500 KB of "[ab]" in one line: RE2 spent seconds, then refused it, and every command ended in a traceback.
     rules = "hidden.md\n" + "[ab]" * 125_000 + "\nlate.md\n"
@@ -632,9 +574,3 @@ def test_a_gitignore_line_too_long_to_match_is_left_out_and_the_others_apply(mak
     assert [s.rel_path for s in skipped] == [".gitignore"]
     assert skipped[0].reason.startswith("the pattern at line 2 ('[ab][ab]")
     assert "(too long to match)" in skipped[0].reason
-
-
-def test_a_gitignore_of_exactly_its_bound_of_lines_applies_them_all_without_a_word() -> None:
-    data = "".join(f"pattern{i}.md\n" for i in range(1_000)).encode()
-    spec, why = gitignore.compiled(data, 1 << 20, 1_000)
-    assert why is None and spec.match_file("pattern999.md")  # before: "it has over 1,000 lines"

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from retriever.text.gitignore import Plain
 from retriever.text.repo_ignores import inherited
 from retriever.text.walk import scan
@@ -77,30 +74,6 @@ def test_the_repositorys_plain_gitignore_is_matched_without_pathspec(tmp_path: P
     [above] = inherited(repo / "docs" / "mem")
     assert isinstance(above.spec, Plain)
     assert _paths(repo / "docs" / "mem") == ["a.md", "excl.md", "sub/b.md", "sub/notes.md"]
-
-
-PLAIN_LINES = st.lists(
-    st.builds(
-        lambda lead, star, body, trail: f"{lead}{star}{body}{trail}",
-        st.sampled_from(["", "/"]),
-        st.sampled_from(["", "*"]),
-        st.sampled_from(["a", "b.md", ".md", "a/b", "sub", "x.y", "a/b.md"]),
-        st.sampled_from(["", "/"]),
-    ),
-    min_size=1,
-    max_size=4,
-)
-PATHS = st.lists(st.sampled_from(["a", "b.md", "sub", "x.y", "c.md", "aa.md"]), min_size=1, max_size=4)
-
-
-@given(PLAIN_LINES, PATHS, st.booleans())
-def test_plain_rules_match_as_pathspec_matches_them(lines: list[str], parts: list[str], folder: bool) -> None:
-    import pathspec
-
-    plain = Plain.of(lines)
-    path = "/".join(parts) + ("/" if folder else "")
-    if plain is not None:
-        assert plain.match_file(path) == pathspec.GitIgnoreSpec.from_lines(lines).match_file(path)
 
 
 def test_a_worktree_takes_the_main_repositorys_exclude_file(tmp_path: Path) -> None:
