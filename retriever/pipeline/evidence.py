@@ -47,12 +47,10 @@ from retriever.memory.index import FloatArray, top_of
 from retriever.memory.memory import Memory
 from retriever.pipeline import succession
 from retriever.pipeline.query import PART_CONTEXT, Query, best_coverage, framing_boosts, present_terms, weights
+from retriever.pipeline.signals import DECISION_TITLE_SHARE, DOCUMENT_WEIGHT, MEANING_WEIGHT, NEIGHBOUR_WEIGHT
 from retriever.text import analyzer
 
-DOCUMENT_WEIGHT = 0.5  # a section's document's evidence, beside its own (1)
-NEIGHBOUR_WEIGHT = 0.5  # the evidence of the sections next to it in its document
 PART_PICKS = 2  # sections read for each part of a many-part question, whatever else scores
-MEANING_WEIGHT = 0.6  # meaning's share when the best sections hold none of the question's words' weight
 POOL = 50  # sections ranked for reading (``target.CANDIDATES``): meaning goes only to those it can lift into them
 GAP_SECTIONS = 5  # the strongest sections whose coverage says how much of the question words leave out
 DEFINITION_PICKS = 1  # glossary sections read for "What is X?", whatever else scores
@@ -71,10 +69,6 @@ DECISION_TERMS = tuple(analyzer.term_set("decision decisions decided agreed agre
 DECISION_SCAN = POOL  # the strongest sections whose documents may hold the decision a question asks about
 DECISION_SECTIONS = 20  # of one document's sections under a decision word, the strongest looked at (a long log)
 PREDECESSORS = 3  # records a decision supersedes whose decisions an "originally…" question reads, named after it
-# The share of the question's topic weight (its words but the asking verb) the document's title, aliases and front
-# matter must hold: a decision record or meeting is named after what it decided ("DEC-0052 — Apache Flink for
-# Riverbed Ingestion", "Q1 2027 Planning"); a record whose context only mentions the topic decided something else.
-DECISION_TITLE_SHARE = 0.4  # the 16 decision questions: 0.49 and up; two asked of the wrong record: 0.21, 0.25
 _NUMBERING = re.compile(r"^\W*\d+(?:\.\d+)*[.)]?\s+|\([^)]*\)|\[[^\]]*\]")
 
 

@@ -14,15 +14,10 @@ import math
 from collections.abc import Iterable, Mapping
 
 from retriever.memory.index import SectionIndex
+from retriever.pipeline.signals import EXPANSION_WEIGHT, FRAMING_SHARE, FRAMING_WEIGHT
 from retriever.text import analyzer, lexicon, thesaurus
 from retriever.text.stopwords import FRAMING
 
-FRAMING_WEIGHT = 0.3  # a framing word counts this much of its idf
-# ... and never more than that much of the idf of a word in this share of the memory's sections: a framing word
-# the memory seldom writes is still only how the question is asked.  "Summarize the discussion about…" had
-# weighed "summar" as a rare word, putting first a transcript where someone said "to summarise".
-FRAMING_SHARE = 0.05
-EXPANSION_WEIGHT = 0.6  # an acronym, expansion or spelling variant added to the query counts this much
 PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
 # A word at most this share of the memory's sections holds is not the memory's word for its topic: its
 # paraphrases stand for it (``paraphrases``).  Below 1,000 sections, only a word the memory never uses.

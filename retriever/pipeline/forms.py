@@ -26,12 +26,9 @@ from retriever.memory.memory import Memory
 from retriever.pipeline.expected import definers
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate, Scored
+from retriever.pipeline.signals import BY_FORM
 from retriever.text.field_statements import key_of
 from retriever.text.vocabulary import REASON_FIELDS
-
-# A decision's ``own`` (the share of the question its own words hold, at most 1 otherwise): ``own_words.own_first`` puts
-# it before its record's other facts, even a status line holding the asking verb ("Decided by: …").
-BY_FORM = 2.0
 
 
 def favoured(

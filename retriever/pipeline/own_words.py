@@ -2,7 +2,7 @@
 
 Part of the score stage (``score.run`` calls it last, before calibration).  Contract: ``own_first(ranked,
 headed)`` reorders each document's facts among the places they already hold, so which documents rank where never
-changes: a decision record's decision first (``forms.BY_FORM``), then the facts whose own words (or their
+changes: a decision record's decision first (``BY_FORM``), then the facts whose own words (or their
 neighbours') hold some of the question, then those only their headings tie to it, rank order otherwise.
 ``heading_shares`` says which sections' own headings hold the question as a fact's words would.
 """
@@ -13,9 +13,9 @@ from collections.abc import Mapping
 
 from retriever.memory.fields import title_text
 from retriever.memory.memory import Memory
-from retriever.pipeline import forms
 from retriever.pipeline.query import Query, weights
 from retriever.pipeline.results import Scored
+from retriever.pipeline.signals import BY_FORM
 from retriever.text import analyzer
 
 
@@ -35,10 +35,10 @@ def own_first(ranked: list[Scored], headed: Mapping[int, float] | None = None) -
     for places in slots.values():
         facts = [ranked[i] for i in places]
         most = max(s.own for s in facts)
-        # A decision (``forms.BY_FORM``) first, then what holds the question; stable: rank order otherwise.
+        # A decision (``BY_FORM``) first, then what holds the question; stable: rank order otherwise.
         facts.sort(
             key=lambda s: (
-                s.own < forms.BY_FORM,
+                s.own < BY_FORM,
                 s.own <= 0 and not 0 < most <= heads.get(s.candidate.target.section_id, 0.0),
             )
         )

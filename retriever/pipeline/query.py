@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from retriever.memory.index import SectionIndex
 from retriever.pipeline import expansion
 from retriever.pipeline.deciding import asks_earlier, asks_why, decision_words
-from retriever.pipeline.expansion import EXPANSION_WEIGHT, FRAMING_TERMS, FRAMING_WEIGHT, Acronyms, is_compound
+from retriever.pipeline.expansion import FRAMING_TERMS, Acronyms, is_compound
 from retriever.pipeline.question_parts import question_parts
+from retriever.pipeline.signals import EXPANSION_WEIGHT, FRAMING_WEIGHT
 from retriever.text import analyzer, lexicon
 from retriever.text.stopwords import VAGUE
 

@@ -48,7 +48,6 @@ import dataclasses
 import heapq
 import re
 from collections import Counter
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -62,37 +61,10 @@ from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap, reachable
 from retriever.pipeline.query import Framing, Query, weight_sets, weights
 from retriever.pipeline.results import Candidate, Fact, Scored, Target
+from retriever.pipeline.signals import BY_FORM, DEFAULT, LLM_BLEND, SUPERSEDED_FACTOR, ScoreParams
 from retriever.pipeline.speakers import Speakers, named_speakers, silent
 from retriever.text import analyzer
 
-
-@dataclass(frozen=True, slots=True)
-class ScoreParams:
-    statement_share: float = 1.0  # a statement's own evidence, beside its section's strength (1)
-    context_weight: float = 0.5  # a query word found only in a statement's context counts this much
-    coverage_length: float = 30.0  # terms; a section this long counts its coverage half
-    same_section_decay: float = 0.50
-    many_part_decay: float = 0.25  # a many-part question wants breadth: one fact per section first
-    long_statement: int = 30  # terms; longer statements match query words by chance more often
-    length_penalty: float = 0.3
-    meaning_weight: float = 0.5  # a statement's meaning, when words leave all of the question's topic uncovered
-    typed_bonus: float = 0.15  # a statement holding the kind of answer asked for ranks this much higher (``expected``)
-    key_bonus: float = 0.15  # a table row whose first cell holds all of the question's weight ranks this much higher
-    # A statement whose range holds the question's amount ("10–20%" for 15%: ``ranges``), after meaning, which fills
-    # the gap of a figure the memory never writes by closeness alone: as strong as a definition's favour.
-    range_bonus: float = 1.0
-    # A front-matter prose field (a summary, a reason: ``text.field_statements``) speaks of its whole document:
-    # where a statement of the body says as much of the question, that one is the more precise answer.
-    field_weight: float = 0.9
-    definition_bonus: float = 1.0  # "What is X?": others keep 1 / (1 + this) of their rank where one defines X
-    # A transcript where no speaker the question names took a turn keeps this much of its statements' rank
-    # (``speakers.silent``; 0.3 to 0.9 measured the same).
-    silent_speaker: float = 0.5
-
-
-DEFAULT = ScoreParams()
-LLM_BLEND = 0.4  # weight of the model's relevance for the facts it extracted
-SUPERSEDED_FACTOR = 0.7  # relevance kept by facts of superseded documents
 REACH = 40  # statements at least that meaning may reorder (``reach``)
 TIE_DIGITS = 3  # relevances (and own-word shares) equal to this many digits tie: own words, then recency, break it
 _PUNCT = re.compile(r"[\W_]+")
@@ -297,11 +269,11 @@ def _place(s: Scored) -> tuple[int, float, tuple[int, int]]:
 def rank(scored: list[Scored], top_k: int, decay: float) -> list[Scored]:
     """Greedy order: best first, later facts of an already-cited section discounted, duplicates dropped."""
     # Among equals (often in a small tree): a body statement before a front-matter field (``yield_fields``)
-    # unless the field answers the question's form (``forms.BY_FORM``); then more of the question in its own words;
+    # unless the field answers the question's form (``BY_FORM``); then more of the question in its own words;
     # then the newest; a tie across documents keeps their order.  Stable sorts, the last key first in rank.
     order = sorted(scored, key=_place)
     order.sort(key=lambda s: s.valid_at, reverse=True)
-    order.sort(key=lambda s: (s.candidate.kind == "field" and s.own < forms.BY_FORM, -round(s.own, TIE_DIGITS)))
+    order.sort(key=lambda s: (s.candidate.kind == "field" and s.own < BY_FORM, -round(s.own, TIE_DIGITS)))
     order.sort(key=lambda s: -round(s.relevance, TIE_DIGITS))
     # One queue per section, in ``order``: citing a section discounts all its statements alike, so their
     # order never changes and only each section's head competes.  (One heap of every statement re-pushed a

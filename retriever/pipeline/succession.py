@@ -19,15 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from retriever.memory.memory import Memory
 from retriever.memory.supersession import links
+from retriever.pipeline.signals import EARLIER_SHARE, SUCCESSOR_MARGIN
 from retriever.text import vocabulary
-
-# Where a superseded document's successor is among the statements read, the old one's best statement is
-# brought to this share of the successor's best (all its statements scaled alike, keeping their order).
-SUCCESSOR_MARGIN = 0.95
-# For a question asking what held before, of the read documents one record superseded, those whose best is at least
-# this share of the best of them take its place: a record that replaced several ("JSON log lines" and the engine)
-# is asked about one of them, and the question's words reach that one.
-EARLIER_SHARE = 0.5
 
 
 def scales(best: Mapping[str, float], memory: Memory, *, earlier: bool = False) -> dict[str, float]:
