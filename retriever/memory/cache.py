@@ -371,12 +371,12 @@ class IndexCache:
     # -- git history, by commit ---------------------------------------------------------------------
 
     def load_history(self, head: str) -> Any:
-        """The git history saved for commit ``head``, or None (``cachefiles.read_history``)."""
-        return cachefiles.read_history(self.folder, head)
+        """The git history saved for commit ``head``, or None (``cachefiles.read_kept``)."""
+        return cachefiles.read_kept(self.folder, "history", head, "git history")
 
     def save_history(self, head: str, history: Any) -> None:
         """Keep one history: the one for the current commit."""
-        cachefiles.write_history(self.folder, head, history)
+        cachefiles.write_kept(self.folder, "history", head, history, kept=1)
 
 
 def encode_document(doc: Document) -> bytes:

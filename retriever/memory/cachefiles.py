@@ -45,42 +45,32 @@ def read_pickle(path: Path) -> Any:
         return pickle.load(handle)
 
 
-def read_history(folder: Path, head: str) -> Any:
-    """The git history saved in ``folder`` for commit ``head``, or None: a missing or corrupt file is read from git
-    again (a corrupt one with a warning)."""
+def read_kept(folder: Path, kind: str, commit: str, what: str) -> Any:
+    """What ``write_kept`` kept in ``folder`` of ``kind`` ("history", "at") for ``commit``, or None: a missing file,
+    or one that cannot be read (with a warning naming ``what`` it held), is worked out from git again."""
     try:
-        return read_pickle(folder / f"history-{head}.pkl")
+        return read_pickle(folder / f"{kind}-{commit}.pkl")
     except FileNotFoundError:
         return None
     except Exception as exc:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything
-        log.warning("the saved git history in %s is unreadable (%s); reading it again", folder, type(exc).__name__)
+        log.warning("the saved %s in %s is unreadable (%s); read from git again", what, folder, type(exc).__name__)
         return None
 
 
-def write_history(folder: Path, head: str, history: Any) -> None:
-    """``history`` saved for commit ``head`` in ``folder``, in place of any other commit's."""
-    for old in folder.glob("history-*.pkl"):
-        old.unlink(missing_ok=True)
-    atomic_write(folder / f"history-{head}.pkl", pickle.dumps(history, protocol=pickle.HIGHEST_PROTOCOL))
-
-
-def read_snapshot(folder: Path, commit: str) -> Any:
-    """What ``write_snapshot`` kept in ``folder`` for ``commit``, or None (missing, or corrupt: with a warning)."""
-    try:
-        return read_pickle(folder / f"at-{commit}.pkl")
-    except FileNotFoundError:
-        return None
-    except Exception as exc:  # noqa: BLE001 - corrupt bytes can make unpickling raise anything: parsed again
-        log.warning("the saved revision in %s is unreadable (%s); read from git again", folder, type(exc).__name__)
-        return None
-
-
-def write_snapshot(folder: Path, commit: str, value: Any, kept: int) -> None:
-    """``value`` kept in ``folder`` for ``commit``, beside at most ``kept`` - 1 others, the most recently written."""
-    atomic_write(folder / f"at-{commit}.pkl", pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-    saved = sorted(folder.glob("at-*.pkl"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+def write_kept(folder: Path, kind: str, commit: str, value: Any, kept: int) -> None:
+    """``value`` kept in ``folder`` for ``commit``, with at most ``kept`` - 1 others of its ``kind``, the most
+    recently written (written first, then the others pruned: a failed write leaves the last ones)."""
+    atomic_write(folder / f"{kind}-{commit}.pkl", pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    saved = sorted(folder.glob(f"{kind}-*.pkl"), key=_written, reverse=True)
     for old in saved[kept:]:
         old.unlink(missing_ok=True)
+
+
+def _written(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:  # pruned meanwhile by another process
+        return -1
 
 
 def load_segment(base: Path, name: str) -> Segment:

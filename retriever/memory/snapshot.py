@@ -59,14 +59,14 @@ def cached_changes(
     limits alike (``_key``), else parsed and kept; ``parsed`` is 0 for a loaded one."""
     folder = _folder(settings, root)
     key = _key(snapshot, settings)
-    saved = cachefiles.read_snapshot(folder, snapshot.commit) if folder is not None else None
+    saved = cachefiles.read_kept(folder, "at", snapshot.commit, "revision") if folder is not None else None
     kept = saved.get("changes") if isinstance(saved, dict) and saved.get("key") == key else None
     if isinstance(kept, Changes):
         return dataclasses.replace(kept, parsed=0)
     changes = snapshot_changes(snapshot, settings, progress)
     if folder is not None:
         try:
-            cachefiles.write_snapshot(folder, snapshot.commit, {"key": key, "changes": changes}, AT_KEPT)
+            cachefiles.write_kept(folder, "at", snapshot.commit, {"key": key, "changes": changes}, AT_KEPT)
         except OSError as exc:  # a full disk: the answer stands, the next asking parses again
             log.warning("could not keep revision %s in %s: %s", snapshot.commit[:12], folder, exc)
     return changes
