@@ -216,11 +216,11 @@ def _kind_words(statement: str) -> tuple[bool, tuple[tuple[str, frozenset[str]],
     caches (``analyzer.cached_terms``) already keep the same texts."""
     if _FIGURE.search(statement):
         return True, ()
-    words = set(_WORD.findall(statement.lower().translate(_APOSTROPHES)))
+    words = words_of(statement)
     found = ((kind.name, frozenset(w for w in words if w in kind.words or w.startswith(kind.stems))) for kind in KINDS)
     return False, tuple((name, kind_words) for name, kind_words in found if kind_words)
 
 
 def words_of(question: str) -> frozenset[str]:
-    """A question's words as ``held`` reads a statement's (lower-cased, apostrophes made plain)."""
+    """A text's words as ``held`` reads them (lower-cased, apostrophes made plain): a statement's, or a question's."""
     return frozenset(_WORD.findall(question.lower().translate(_APOSTROPHES)))
