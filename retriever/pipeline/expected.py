@@ -221,6 +221,6 @@ def _kind_words(statement: str) -> tuple[bool, tuple[tuple[str, frozenset[str]],
     return False, tuple((name, kind_words) for name, kind_words in found if kind_words)
 
 
-def words_of(question: str) -> frozenset[str]:
+def words_of(text: str) -> frozenset[str]:
     """A text's words as ``held`` reads them (lower-cased, apostrophes made plain): a statement's, or a question's."""
-    return frozenset(_WORD.findall(question.lower().translate(_APOSTROPHES)))
+    return frozenset(_WORD.findall(text.lower().translate(_APOSTROPHES)))
