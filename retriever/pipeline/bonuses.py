@@ -1,9 +1,10 @@
 """What a statement's form adds to its rank, beside its words: part of the score stage (``score.run``).
 
 Contract: ``Asks.of(question)`` reads once what a question asks for; ``bonus(candidate, asks, whole, weights,
-relating)`` is the factor (at least 1) a statement's rank value is multiplied by before meaning: ``1 + typed_bonus``
-when it holds the kind of answer asked (``expected``) by words the question does not say itself, and ``1 +
-key_bonus · key_share`` for a table row keyed by the question's words.  ``in_range`` multiplies, after meaning, by
+relating)`` is the factor a statement's rank value is multiplied by before meaning: ``1 + typed_bonus`` when it
+holds the kind of answer asked (``expected``) by words the question does not say itself, ``1 + key_bonus ·
+key_share`` for a table row keyed by the question's words, and ``other_version`` (below 1) under headings naming
+only other versions than the question asks of (``versions``).  ``in_range`` multiplies, after meaning, by
 ``1 + range_bonus`` the statements whose range holds the question's amount (``ranges``).  The weights are
 ``score.ScoreParams``'s.  Only the order changes: the answerability evidence stays the words'.
 """
@@ -20,6 +21,8 @@ from retriever.pipeline.results import Candidate, Scored
 from retriever.text import analyzer
 
 _ASIDE = re.compile(r"\([^)]*\)?")
+# A version: dotted numbers ("4.3", "v2.10.1"), not an amount ("12.5%", "€2.5"), nor part of a longer one.
+_VERSION = re.compile(r"(?<![\w.€$£])v?(\d{1,6}(?:\.\d{1,6}){1,3})(?![\w%€$£]|\.\d)", re.I)
 Words = frozenset[str]
 
 
@@ -32,13 +35,30 @@ class Weights(Protocol):
     @property
     def key_bonus(self) -> float: ...
 
+    @property
+    def other_version(self) -> float: ...
+
 
 def bonus(cand: Candidate, asks: Asks, whole: dict[str, float], p: Weights, relating: bool) -> float:
     """What a statement's form adds to its rank before meaning: the kind of answer asked for (``expected``; not by
     the question's own words, which it repeats), a table row keyed by the question's words (``key_share``; with
     ``relating``, or related to them: ``_relation_share``)."""
     typed = p.typed_bonus if asks.kinds and expected.holds(cand.statement, asks.kinds, asks.said) else 0.0
-    return (1 + typed) * (1 + p.key_bonus * key_share(cand, whole, relating))
+    other = p.other_version if asks.versions and _of_another_version(cand.target.tree_path, asks.versions) else 1.0
+    return (1 + typed) * other * (1 + p.key_bonus * key_share(cand, whole, relating))
+
+
+def versions(text: str) -> tuple[str, ...]:
+    """The versions a text names ("Pulse 4.3" → ``("4.3",)``; "v2.10.1" → ``("2.10.1",)``), at most the first eight."""
+    return tuple(dict.fromkeys(m.group(1) for m in _VERSION.finditer(text[:2000])))[:8]
+
+
+def _of_another_version(tree_path: str, asked: tuple[str, ...]) -> bool:
+    """Whether a section's headings below its document's title name versions, none of them one ``asked`` or of one
+    ("4.3.0" and "4.3.1" are of "4.3"; "4.3" is the line "4.3.0" belongs to)."""
+    _, _, headings = tree_path.partition(" > ")
+    held = versions(headings)
+    return bool(held) and not any(h == a or h.startswith(a + ".") or a.startswith(h + ".") for h in held for a in asked)
 
 
 def in_range(
@@ -61,16 +81,17 @@ def in_range(
 
 @dataclass(frozen=True, slots=True)
 class Asks:
-    """What a question asks for, read once for all its candidates: kinds of answer (``expected.asked``) and its own
-    words (``expected.words_of``)."""
+    """What a question asks for, read once for all its candidates: kinds of answer (``expected.asked``), its own
+    words (``expected.words_of``) and the versions it names."""
 
     kinds: frozenset[str]
     said: Words
+    versions: tuple[str, ...] = ()  # the versions it names (``versions``)
 
     @classmethod
     def of(cls, question: str) -> Asks:
         kinds = expected.asked(question)
-        return cls(kinds, expected.words_of(question) if kinds else frozenset())
+        return cls(kinds, expected.words_of(question) if kinds else frozenset(), versions(question))
 
 
 def key_share(cand: Candidate, whole: dict[str, float], relating: bool = True) -> float:

@@ -39,6 +39,15 @@ _COLLECTIVE = re.compile(
     r"(team|group|members|people|participants|everyone|everybody)\b",
     re.I,
 )
+# "What changed in Pulse 4.3?", "What's new since March?", "що змінилося в…": the verb asks for the changes and
+# names no topic.  A release note lists its changes without the word ("New: Insights Copilot"), so counted in
+# full "changed" ranked 4.2.1's "a query-planner change" above every item of 4.3.0.
+_CHANGE_ASKED = re.compile(
+    r"^\W*(?:what|which\s+things?)(?:'s|’s|\s+is|\s+are|\s+has|\s+have|\s+had|\s+was|\s+were)?\s+"
+    r"(changed|new|different)\s+(?:in|since|about|with|for|between|after)\b"
+    r"|^\W*що\s+(змінилося|змінилось|змінилися|нового)\s+(?:в|у|з|після|від)\b",
+    re.I,
+)
 
 # A question asking what a term means ("What does MRR mean?", "What does DRI stand for?", "the meaning of ICP",
 # "що означає NRR?"): the verb asks for a definition and names no topic; the term is the topic.  Counted in full,
@@ -126,6 +135,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in asked))
     parts = question_parts(text)
     framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
+    framing |= frozenset(t for m in _CHANGE_ASKED.finditer(text) for t in analyzer.terms(m.group(1) or m.group(2)))
     defining = frozenset(analyzer.term_set(defined_thing(text) or ""))
     # "Define X", "the meaning of X": the asking words frame the question, as "mean" does in "What does X mean?"
     framing |= _defining(text) | (frozenset(terms) - defining if defining else frozenset())

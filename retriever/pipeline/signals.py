@@ -50,6 +50,10 @@ class ScoreParams:
     meaning_weight: float = 0.5  # a statement's meaning, when words leave all of the question's topic uncovered
     typed_bonus: float = 0.15  # a statement holding the kind of answer asked for ranks this much higher (``expected``)
     key_bonus: float = 0.15  # a table row whose first cell holds all of the question's weight ranks this much higher
+    # A statement under headings naming only other versions than the question asks of ("4.2.1" for "Pulse 4.3") keeps
+    # this much of its rank: a document's aliases give every section the version's words, and a changelog's other
+    # versions say the rest of the question ("What changed…": "a query-planner change in 4.2.0").
+    other_version: float = 0.5
     # A statement whose range holds the question's amount ("10–20%" for 15%: ``ranges``), after meaning, which fills
     # the gap of a figure the memory never writes by closeness alone: as strong as a definition's favour.
     range_bonus: float = 1.0

@@ -109,6 +109,20 @@ def test_a_question_asking_what_a_term_means_frames_the_verb_and_leaves_the_term
     assert analyze(text).framing == framed
 
 
+@pytest.mark.parametrize(
+    ("text", "framed"),
+    [
+        ("What changed in Pulse 4.3?", {"chang"}),
+        ("What's new since March?", {"new"}),
+        ("Що змінилося в релізі 4.3?", {"зміни"}),
+        ("How many approvals does an infrastructure change need?", set()),  # the change is the topic
+        ("When is the change freeze this winter?", set()),
+    ],
+)
+def test_a_question_asking_what_changed_frames_the_verb(text: str, framed: set[str]) -> None:
+    assert analyze(text).framing == framed
+
+
 def test_coverage_is_the_share_of_weight_present_and_alternates_count() -> None:
     query = analyze("recurring revenue by account", {"mrr": ["monthly recurring revenue"]})
     term_weights = {"recur": 2.0, "revenu": 1.0, "account": 1.0}
