@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from conftest import TreeFactory
 from hypothesis import given
 from hypothesis import strategies as st
 
 from retriever import Retriever, Settings
-from retriever.pipeline import bonuses
+from retriever.pipeline import bonuses, ranges
+from retriever.pipeline.results import Candidate, Scored, Target
 
 
 @pytest.mark.parametrize(
@@ -46,3 +49,31 @@ def test_a_changelogs_section_headed_by_the_asked_version_answers_what_changed_i
     facts = retriever.retrieve("What changed in Pulse 4.3?").facts
     assert facts[0].section_heading == "4.3.0 — 2026-11-10"
     assert retriever.retrieve("What changed in Pulse 4.2.1?").facts[0].section_heading == "4.2.1 — 2026-10-02"
+
+
+def test_the_key_share_is_the_share_of_the_questions_weight_in_a_rows_first_cell() -> None:
+    target = Target(0, "a.md", 0, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
+    cells = (("Plan", "Starter"), ("Price", "990"))
+    row = Candidate("Plan: Starter; Price: 990", target, (1, 1), "sentence", cells=cells)
+    whole = {"starter": 3.0, "price": 1.0}
+    assert bonuses.key_share(row, whole) == 0.75
+    assert bonuses.key_share(dataclasses.replace(row, cells=()), whole) == 0.0
+
+
+def test_the_relation_share_needs_both_the_column_and_its_cell() -> None:
+    target = Target(0, "a.md", 0, "M > A", "m/a.md", (1, 9), 1.0, 1.0, "r")
+    row = Candidate("x", target, (1, 1), "sentence", cells=(("Person", "Dmytro"), ("Reports to", "Olena")))
+    assert bonuses._relation_share(row, {"report": 1.0, "olena": 2.0}) == 3.0
+    assert bonuses._relation_share(row, {"olena": 2.0}) == 0.0  # the cell alone: a mention, not the relation
+    assert bonuses._relation_share(row, {"report": 1.0}) == 0.0
+    assert bonuses._relation_share(row, {"olena": 2.0, "report": 1.0}) == 0.0  # "Who does Olena report to?"
+
+
+def test_a_range_lifts_only_a_statement_that_says_some_of_the_question_itself() -> None:
+    target = Target(1, "a.md", 0, "A", "m/a.md", (1, 9), 1.0, 1.0, "")
+    rows = [Scored(Candidate(text, target, (i, i), "sentence"), 0.5) for i, text in enumerate(
+        ["Client meals: up to €60 a head.", "Coworking: claim up to €200 a month.", "Dinner with a client: €45."]
+    )]
+    amounts = ranges.asked("Can I expense a €50 client dinner?")
+    lifted = bonuses.in_range(rows, amounts, 1.0, [True, False, True])
+    assert [s.relevance for s in lifted] == [1.0, 0.5, 0.5]  # the coworking cap holds €50 but says no word asked
