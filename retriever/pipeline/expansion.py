@@ -2,7 +2,8 @@
 
 A word the memory does not write can stand for ones it does: its acronym or expansion as the memory defines
 them (``acronym_expansions``), its words of the same beginning (``variants``), its translations (``bridges``,
-``lexicon``) and paraphrases (``paraphrases``, ``thesaurus``); each added term weighs no more than the word
+``lexicon``), a Cyrillic name's Latin spellings (``transliterations``) and paraphrases (``paraphrases``,
+``thesaurus``); each added term weighs no more than the word
 (``bridge_boosts``).  A framing word ("main", "summarize") weighs ``FRAMING_WEIGHT`` of its idf, capped as a
 common word's where the memory seldom writes it (``framing_cuts``).  ``query.analyze`` calls these once per
 question; they read the index, never text.
@@ -12,16 +13,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 
 from retriever.memory.index import SectionIndex
 from retriever.pipeline.signals import EXPANSION_WEIGHT, FRAMING_SHARE, FRAMING_WEIGHT
-from retriever.text import analyzer, lexicon, thesaurus
+from retriever.text import analyzer, lexicon, thesaurus, transliteration
 from retriever.text.stopwords import FRAMING
 
 PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
 # A word at most this share of the memory's sections holds is not the memory's word for its topic: its
 # paraphrases stand for it (``paraphrases``).  Below 1,000 sections, only a word the memory never uses.
 RARE_SHARE = 0.001
+NAME_PREFIX_MIN = 4  # letters a name's Latin spelling must share with the memory's word: "Олени" → "olen(a)"
+NAME_SPELLINGS = 2  # the memory's words a name may stand for, most frequent first
 FRAMING_TERMS = frozenset(t for word in FRAMING for t in analyzer.terms(word))
 Acronyms = Mapping[str, Iterable[str]]  # acronym (lower-case) → its expansions, as the memory defines them
 
@@ -65,6 +69,34 @@ def bridges(
     return out
 
 
+def transliterations(
+    terms: tuple[str, ...], words: Mapping[str, str], names: AbstractSet[str], index: SectionIndex
+) -> dict[str, tuple[frozenset[str], ...]]:
+    """For each Cyrillic term typed as a name (its word in ``names``, the words the question capitalises), the
+    memory's words its Latin spellings are (``transliteration.latin``), or begin, as inflected ("Марченка" →
+    "marchenk(o)"): "Чим займається Олена Марченко?" finds the English profile of Olena Marchenko."""
+    out: dict[str, tuple[frozenset[str], ...]] = {}
+    for term in terms:
+        word = words.get(term, "")
+        if word not in names:
+            continue
+        found: list[str] = []
+        for spelling in transliteration.latin(word):
+            found.extend(_spelt(spelling, index))
+        if found:
+            out[term] = tuple(frozenset({t}) for t in dict.fromkeys(found))[:NAME_SPELLINGS]
+    return out
+
+
+def _spelt(spelling: str, index: SectionIndex) -> list[str]:
+    """The memory's words a name's Latin ``spelling`` is, else those it begins but for an ending of two letters."""
+    held = [t for t in analyzer.terms(spelling) if index.term_df(t) > 0]
+    if held:
+        return held
+    prefix = spelling[: max(NAME_PREFIX_MIN, len(spelling) - 2)]
+    return [t for t in index.with_prefix(prefix, NAME_SPELLINGS) if t.isalpha()]
+
+
 def paraphrases(terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple[frozenset[str], ...]]:
     """For each term the memory never or barely uses (``RARE_SHARE``), the paraphrases of the question's words
     it is part of (``thesaurus``) that the memory uses more: "freelance" stands for "external employment",
@@ -98,18 +130,26 @@ def merged(*maps: Mapping[str, tuple[frozenset[str], ...]]) -> dict[str, tuple[f
 
 
 def bridge_boosts(
-    term: str, bridges: tuple[frozenset[str], ...], index: SectionIndex, known: Mapping[str, float]
+    term: str,
+    bridges: tuple[frozenset[str], ...],
+    index: SectionIndex,
+    known: Mapping[str, float],
+    same: bool = False,
 ) -> dict[str, float]:
     """Each translation's ranking boost: what the word it translates weighs (its idf, a framing word's
     ``FRAMING_WEIGHT`` of it), never more.  A word rare in the memory's other language had outweighed the common
     word it translates: "main" (framing, in most English pages) → "головний" put a Ukrainian rule first for "Who
     are our main clients?".  The rarity cut of ``framing_cuts`` is not applied here: a Ukrainian framing word is
     rare in a mostly English memory because the memory says it in English, and cut, its translation lost seed
-    001's "Хто наші основні клієнти?" to the Kyiv office's Ukrainian rules."""
+    001's "Хто наші основні клієнти?" to the Kyiv office's Ukrainian rules.
+
+    With ``same``, the bridges are the word itself in other letters (a name's Latin spelling): each weighs exactly
+    what the word does, more often written than it or less ("olena" in a dozen pages stands for "Олена" in two)."""
     own = index.term_idf(term) * (FRAMING_WEIGHT if term in FRAMING_TERMS else 1.0)
     out = {}
     for t in {t for bridge in bridges for t in bridge}:
-        boost = EXPANSION_WEIGHT * min(1.0, own / (index.term_idf(t) or 1.0))
+        ratio = own / (index.term_idf(t) or 1.0)
+        boost = ratio if same else EXPANSION_WEIGHT * min(1.0, ratio)
         out[t] = min(known.get(t, boost), boost)
     return out
 

@@ -30,6 +30,7 @@ from retriever.text.stopwords import VAGUE
 PART_CONTEXT = 0.3  # for one part of a many-part question, the weight of the question's other words
 _DOTTED_NUMBER = re.compile(r"v?\d+(?:\.\d+)+")
 _VAGUE_TERMS = frozenset(t for word in VAGUE for t in analyzer.terms(word))
+_CYRILLIC_NAME = re.compile(r"\b[А-ЯІЇЄҐ][а-яіїєґ'’ʼ]+")  # a capitalised Ukrainian word: a name, perhaps
 _CAPITALS = re.compile(r"\b[A-ZА-ЯІЇЄҐ]{2,}\b")  # an acronym: "IT", "HR", "ЗСУ"
 # The people a question asks about as a whole, as the subject of its verb ("What did the team say about…",
 # "What did the group decide…"): they are the speakers, not the topic. Elsewhere ("Which team owns billing?")
@@ -130,7 +131,8 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     bridged: dict[str, float] = {}
     translated: frozenset[str] = frozenset()
     if index is not None:
-        translated = _expand_in(index, terms, words, extra, alternates, bridged)
+        names = {analyzer.normalize(m.group()) for m in _CYRILLIC_NAME.finditer(text)}
+        translated = _expand_in(index, terms, words, extra, alternates, bridged, names)
     asked = set(terms)  # a set: a prompt's thousands of terms and their paraphrases made this quadratic
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in asked))
     parts = question_parts(text)
@@ -154,17 +156,20 @@ def _expand_in(
     extra: list[str],
     alternates: dict[str, tuple[frozenset[str], ...]],
     bridged: dict[str, float],
+    names: AbstractSet[str] = frozenset(),
 ) -> frozenset[str]:
     """Add to ``extra``, ``alternates`` and ``bridged`` what the terms stand for in this memory: its words of the
-    same beginning, translations and paraphrases; return the terms whose translation the memory holds."""
+    same beginning, translations, the Latin spellings of the Cyrillic ``names`` the question capitalises, and
+    paraphrases; return the terms whose translation or spelling the memory holds."""
     for term, variants in expansion.variants(terms, index).items():
         extra.extend(variants)
         alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
-    translations = expansion.bridges(terms, words, index)
+    spelt = expansion.transliterations(terms, words, names, index)
+    translations = expansion.merged(expansion.bridges(terms, words, index), spelt)
     for term, bridges in expansion.merged(translations, expansion.paraphrases(terms, index)).items():
         extra.extend(t for bridge in bridges for t in sorted(bridge))
         alternates[term] = alternates.get(term, ()) + bridges
-        bridged.update(expansion.bridge_boosts(term, bridges, index, bridged))
+        bridged.update(expansion.bridge_boosts(term, bridges, index, bridged, same=term in spelt))
     return frozenset(translations)
 
 

@@ -16,6 +16,7 @@ from retriever.pipeline.expansion import (
     bridge_boosts,
     framing_cuts,
     framing_factor,
+    transliterations,
     variants,
 )
 
@@ -70,3 +71,19 @@ def test_a_translation_weighs_no_more_than_the_word_before_its_rarity_cut(framin
     own = index.term_idf(term) * (FRAMING_WEIGHT if framing else 1.0)
     assert boost == pytest.approx(EXPANSION_WEIGHT * min(1.0, own / index.term_idf("підсу")))
     assert boost * index.term_idf("підсу") <= min(own, index.term_idf("підсу")) + 1e-9
+
+
+def test_a_capitalised_cyrillic_name_stands_for_its_latin_spelling_or_the_word_it_begins() -> None:
+    index = _memory_of({"olena": 1, "marchenko": 1}, {"olena": 1}, {"filler": 1})
+    terms, words = ("олен", "марче", "займа"), {"олен": "олени", "марче": "марченка", "займа": "займається"}
+    found = transliterations(terms, words, {"олени", "марченка"}, index)
+    assert found == {"олен": (frozenset({"olena"}),), "марче": (frozenset({"marchenko"}),)}
+    assert transliterations(terms, words, set(), index) == {}  # typed in lower case: no name
+
+
+def test_a_names_latin_spelling_weighs_what_the_name_does_where_a_translation_weighs_less() -> None:
+    index = _hundred_sections(олен=1, olena=10)
+    bridges = (frozenset({"olena"}),)
+    same = bridge_boosts("олен", bridges, index, {}, same=True)["olena"]
+    assert math.isclose(same * index.term_idf("olena"), index.term_idf("олен"), rel_tol=1e-6)
+    assert bridge_boosts("олен", bridges, index, {})["olena"] == EXPANSION_WEIGHT

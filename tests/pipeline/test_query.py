@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from conftest import TreeFactory
 from hypothesis import given
 from hypothesis import strategies as st
 
+from retriever import Retriever, Settings
 from retriever.memory.build import add_sections
 from retriever.memory.index import Params, SectionIndex
 from retriever.pipeline.expansion import EXPANSION_WEIGHT, FRAMING_WEIGHT, RARE_SHARE
@@ -449,3 +451,12 @@ def test_only_a_long_prompts_opening_is_read_for_decision_words() -> None:
     # "did" and word runs repeated: every repeat of the pattern is bounded, and only 400 characters are read
     assert not analyze("did " + "word " * 5000 + "What did we decide?").deciding
     assert analyze("What did we decide? " + "did we " * 3000).deciding
+
+
+def test_a_ukrainian_question_naming_a_person_finds_the_english_profile(make_tree: TreeFactory) -> None:
+    tree = {
+        "people/olena.md": "---\ntitle: Olena Marchenko\n---\n# Olena Marchenko\n\nVP Engineering in Kyiv.\n",
+        "meetings/sync.md": "# Синк команди\n\nУчасники: Олена Марченко (веде), Тарас Коваленко.\n",
+    }
+    retriever = Retriever(make_tree(tree), Settings.from_env())
+    assert retriever.retrieve("Хто така Олена Марченко?").facts[0].rel_path == "people/olena.md"
