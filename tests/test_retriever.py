@@ -253,6 +253,14 @@ def test_seed_question_on_enterprise_clients_and_recurring_revenue(company: Retr
     assert result.structured["retrieval"]["coverage_assessment"] in ("comprehensive", "partial")
 
 
+def test_seed_001s_ukrainian_twin_answers_as_the_english_question_does(company: Retriever) -> None:
+    # "мають" (have) had been a topic word the memory never writes: the gap it left let meaning put a Tier 2
+    # account (Baltica News Group) first, at coverage partial.
+    result = company.retrieve("Хто наші основні enterprise-клієнти і які акаунти мають найвищий recurring revenue?")
+    assert "Helix Health Systems" in result.facts[0].statement
+    assert result.structured["retrieval"]["coverage_assessment"] == "comprehensive"
+
+
 def test_seed_question_on_project_priorities_and_follow_up_owners(company: Retriever) -> None:
     result = company.retrieve(
         "What do we know about our current project priorities, and who is responsible for follow-up on each?"

@@ -43,6 +43,7 @@ def test_english_stop_words_are_dropped() -> None:
 
 def test_ukrainian_stop_words_are_dropped() -> None:
     assert terms("Що це за план для клієнтів?") == ["план", "клієн"]
+    assert terms("Які акаунти мають найвищий дохід?") == terms("акаунти найвищий дохід")  # "have", as in English
 
 
 def test_contractions_that_are_stop_words_are_dropped() -> None:
