@@ -99,7 +99,11 @@ def relationships(
 ) -> tuple[Relationship, ...]:
     """The edges of the facts' documents that touch a person or organization: to or from one of ``parties``
     (the entities), or to a name a people field gives that no document holds (``owner: Someone``).  Edges
-    between two documents that are neither ("related", "links_to" a policy) are left out."""
+    between two documents that are neither ("related", "links_to" a policy) are left out.
+
+    Front-matter edges come first, then links between documents no field relates already; at most
+    ``MAX_RELATIONSHIPS``, each relation whole (a team's three ``members``, never its first alone: the report
+    had said "members Miguel Santos" of a team of three, its other edges spent on links repeating owners)."""
     labels = {e.label for e in parties}
     out: dict[tuple[str, str, str], Relationship] = {}
     for doc in docs:
@@ -109,11 +113,30 @@ def relationships(
             unnamed_party = target is None and rel.type not in DOCUMENT_RELATIONS
             if unnamed_party or rel.source in labels or rel.target in labels:
                 out.setdefault((rel.source, rel.target, rel.type), rel)
+    related = {(source, target) for source, target, _ in out}
+    for doc in docs:
         for link in doc.links:
             info = memory.state.catalog.get(link)
-            if info and link != doc.rel_path and (doc.title in labels or info.title in labels):
+            if not info or link == doc.rel_path or (doc.title, info.title) in related:
+                continue
+            if doc.title in labels or info.title in labels:
                 out.setdefault((doc.title, info.title, "links_to"), Relationship(doc.title, info.title, "links_to"))
-    return tuple(out.values())[:MAX_RELATIONSHIPS]
+    return _whole_relations(tuple(out.values()), MAX_RELATIONSHIPS)
+
+
+def _whole_relations(edges: tuple[Relationship, ...], limit: int) -> tuple[Relationship, ...]:
+    """At most ``limit`` of ``edges``, in their order, a relation (a source's edges of one type) whole or not at all;
+    the first relation is cut to ``limit`` if it alone is longer."""
+    groups: dict[tuple[str, str], list[Relationship]] = {}
+    for edge in edges:
+        groups.setdefault((edge.source, edge.type), []).append(edge)
+    kept: list[Relationship] = []
+    for group in groups.values():
+        if len(kept) + len(group) <= limit:
+            kept.extend(group)
+        elif not kept:
+            kept.extend(group[:limit])
+    return tuple(kept)
 
 
 def excerpts(memory: Memory, phase1: Phase1, facts: tuple[Fact, ...], limit: int, chars: int) -> tuple[Excerpt, ...]:

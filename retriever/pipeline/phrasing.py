@@ -182,7 +182,9 @@ def _listed(names: list[str]) -> str:
 def relation_lines(
     facts: Sequence[Fact], entities: Sequence[Entity], relationships: Sequence[Relationship]
 ) -> list[str]:
-    """"**Helix EU Data Residency** (project): lead Andriy Lysenko; client Helix Health Systems", best first."""
+    """"**Helix EU Data Residency** (project): lead Andriy Lysenko; client Helix Health Systems", best first, then
+    the entities no line names ("Also named: **Helix Health Systems** (client), …"): the people and organizations the
+    answer is tied to, which a section of that name must show."""
     kinds = {e.label: e.type for e in entities}
     edges: dict[str, list[Relationship]] = {}
     for rel in relationships:
@@ -194,7 +196,10 @@ def relation_lines(
         if edges.get(source):
             kind = f" ({kinds[source]})" if source in kinds else ""
             lines.append(f"**{source}**{kind}: {_grouped(edges[source], '; ')}")
-    return lines[:MAX_RELATION_LINES]
+    lines = lines[:MAX_RELATION_LINES]
+    shown = " ".join(lines)
+    unnamed = [f"**{e.label}** ({e.type})" for e in entities if e.label not in shown]
+    return lines + ([f"Also named: {', '.join(unnamed)}"] if unnamed else [])
 
 
 def relation_answer(

@@ -116,7 +116,7 @@ def render(prompt: str, triage: Triage, phase1: Phase1, retrieval: Retrieval, mo
         for doc in retrieval.documents:
             lines += _excerpt_lines(doc)
     lines += [
-        "",
+        *([""] if lines[-1] else []),  # an excerpt ends with a blank line already
         "---",
         f"*Retrieved {retrieval.total_items} items | Avg relevance: {_percent(retrieval.avg_relevance_score)}"
         f" | Coverage: {retrieval.coverage_assessment}*",

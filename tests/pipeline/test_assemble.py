@@ -13,7 +13,7 @@ from llm_server import Reply, answer, serve_for, stage_of
 from retriever import Retriever, Settings
 from retriever.memory.provenance import When
 from retriever.pipeline import confidence
-from retriever.pipeline.assemble import MAX_STATEMENT_CHARS, summarize
+from retriever.pipeline.assemble import MAX_STATEMENT_CHARS, _whole_relations, summarize
 from retriever.pipeline.results import Fact, Relationship
 
 
@@ -105,6 +105,33 @@ def test_relation_fields_become_edges_and_unresolved_names_are_kept(make_tree: T
     retrieval = Retriever(root).retrieve("side quest billing retries").structured["retrieval"]
     edges = {(r["source"], r["target"], r["type"]) for r in retrieval["relationships"]}
     assert ("Side Quest", "Nobody Known", "owner") in edges
+
+
+def test_relationships_keep_each_relation_whole_within_the_limit() -> None:
+    edges = (
+        Relationship("Team", "Miguel", "lead"),
+        *(Relationship("Team", name, "members") for name in ("Miguel", "João", "Hannah")),
+        Relationship("Plan", "Rui", "owner"),
+    )
+    assert _whole_relations(edges, 3) == (edges[0], edges[4])  # the members whole or not at all
+    assert _whole_relations(edges[1:4], 2) == edges[1:3]  # a first relation longer than the limit is cut
+
+
+def test_a_link_repeating_a_front_matter_edge_is_left_out_and_a_teams_members_are_all_given(
+    make_tree: TreeFactory,
+) -> None:
+    team = (
+        "---\ntype: team\ntitle: Revenue Team\nlead: Ana Lima\nmembers: [Ana Lima, Rui Costa, Eva Dias]\n---\n"
+        "# Revenue Team\n\nThe revenue team sells Pulse; [Ana](../people/ana.md) leads it.\n"
+    )
+    people = {
+        f"people/{slug}.md": f"---\ntype: person\ntitle: {name}\n---\n# {name}\n\nWorks in revenue.\n"
+        for slug, name in (("ana", "Ana Lima"), ("rui", "Rui Costa"), ("eva", "Eva Dias"))
+    }
+    retrieval = Retriever(make_tree({"teams/revenue.md": team, **people})).retrieve("Who sells Pulse?")
+    edges = {(r["source"], r["target"], r["type"]) for r in retrieval.structured["retrieval"]["relationships"]}
+    assert {("Revenue Team", n, "members") for n in ("Ana Lima", "Rui Costa", "Eva Dias")} <= edges
+    assert ("Revenue Team", "Ana Lima", "links_to") not in edges  # "lead" and "members" relate them already
 
 
 def test_links_to_a_person_or_organization_become_links_to_edges_and_links_between_documents_do_not(

@@ -41,6 +41,14 @@ def test_relation_lines_name_what_each_document_names_without_generic_links() ->
     ]
 
 
+def test_relation_lines_end_with_the_entities_no_line_names() -> None:
+    entities = (Entity("Olena Marchenko", "person", {}), Entity("Helix Health Systems", "organization", {}))
+    assert relation_lines([_fact("x")], entities, RELATIONS)[-1] == (
+        "Also named: **Helix Health Systems** (organization)"
+    )
+    assert relation_lines([_fact("x")], entities[1:], ()) == ["Also named: **Helix Health Systems** (organization)"]
+
+
 def test_a_who_question_is_answered_with_the_relation_it_names_first() -> None:
     facts = [_fact("Moving invoices")]
     assert relation_answer("Who owns the billing migration?", facts, RELATIONS) == (

@@ -83,7 +83,7 @@ def test_document_excerpts_follow_the_facts_with_path_and_lines() -> None:
     excerpt = Excerpt("company_context/a.md", "Company Context > A > B", (4, 9), "line one\n\nline two", True)
     retrieval = Retrieval("s", (_fact("x", 0.5),), (), (), (excerpt,), 0.5, "partial")
     text = render("q", TRIAGE, Phase1("narrow", 1, (), "r"), retrieval)
-    assert "## Documents\n\n### A > B\n`company_context/a.md` lines 4–9\n\n> line one\n>\n> line two\n" in text
+    assert "## Documents\n\n### A > B\n`company_context/a.md` lines 4–9\n\n> line one\n>\n> line two\n\n---\n" in text
     assert text.index("## Documents") > text.index("## Relevant Facts")
 
 
