@@ -24,7 +24,7 @@ NAMES_SHOWN = 5  # unknown argument names quoted in a message; the rest are coun
 
 def json_type(value: Any) -> str:
     """The JSON name of a decoded value's type ("integer", "array", "null"), as error messages name it."""
-    return {bool: "boolean", int: "integer", float: "number", list: "array", dict: "object"}.get(
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}.get(
         type(value), "null" if value is None else type(value).__name__
     )
 

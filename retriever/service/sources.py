@@ -2,16 +2,18 @@
 
 Contract: ``definition()`` is the tool as ``tools/list`` describes it.  ``validate(arguments)`` gives
 (source_path, line) or raises ``InvalidArguments`` naming the bad one.  ``read(memory, source_path, line)`` gives the
-cited document's sections (the one holding ``line``, else all of them, in order) with their tree paths, lines and
-text, at most ``MAX_SOURCE_CHARS`` of text (``truncated`` says when more was left out).  ``source_path`` is read as
-answers cite it: the memory folder's name first (``company_context/policies/travel.md``), or the path inside the
-memory, optionally with ``:LINE`` (``…/travel.md:51``, as the text report cites a fact).  Only a document the memory
-indexed is read: a path that names none (``../../etc/passwd``, a skipped file) is ``invalid_arguments``, so nothing
-outside the index is opened by name.
+cited document's sections (the one holding ``line``, else all of them, in order; for a line of the front matter, the
+front matter, a field a line) with their tree paths, lines and text, at most ``MAX_SOURCE_CHARS`` of text
+(``truncated`` says when more was left out); a line past the document's end is ``invalid_arguments``.
+``source_path`` is read as answers cite it: the memory folder's name first (``company_context/policies/travel.md``),
+or the path inside the memory, optionally with ``:LINE`` (``…/travel.md:51``, as the text report cites a fact; with
+``line`` too, the two agree).  Only a document the memory indexed is read: a path that names none
+(``../../etc/passwd``, a skipped file) is ``invalid_arguments``, so nothing outside the index is opened by name.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -21,6 +23,7 @@ from retriever.errors import InvalidArguments
 from retriever.memory.memory import Memory
 from retriever.pipeline.validate import check_text, json_type, quote_names
 from retriever.service.tools import ANNOTATIONS, GET_MEMORY, validate_get_memory
+from retriever.text.models import Document
 from retriever.text.safe import preview
 
 READ_SOURCE = "read_memory_source"
@@ -100,20 +103,37 @@ def validate(arguments: Any) -> tuple[str, int | None]:
     if len(path) > MAX_PATH_CHARS:
         raise InvalidArguments(f"'source_path' is {len(path):,} characters; the limit is {MAX_PATH_CHARS:,}")
     check_text("source_path", path)
-    if line is not None and (not isinstance(line, int) or isinstance(line, bool) or line < 1):
-        raise InvalidArguments(f"'line' must be a line number (1 or more), got {json_type(line)}: omit it or fix it")
+    if line is not None:
+        _check_line("'line'", line)
     cited = _CITED_LINE.match(path.strip())
-    if cited and line is None:
-        return cited[1], int(cited[2])
-    return path.strip(), line
+    if not cited:
+        return path.strip(), line
+    _check_line(f"the line {preview(path.strip())} cites", int(cited[2]))
+    if line is not None and line != int(cited[2]):
+        raise InvalidArguments(f"'source_path' cites line {cited[2]} and 'line' is {line}: pass one of them")
+    return cited[1], int(cited[2])
+
+
+def _check_line(what: str, line: Any) -> None:
+    if not isinstance(line, int) or isinstance(line, bool):
+        raise InvalidArguments(f"{what} must be a line number (1 or more), got {json_type(line)}: omit it or fix it")
+    if line < 1:
+        raise InvalidArguments(f"{what} must be a line number (1 or more), got {line}: lines count from 1")
 
 
 def read(memory: Memory, source_path: str, line: int | None) -> dict[str, Any]:
     """The cited document's sections (see the module's contract)."""
     rel_path = _indexed(memory, source_path)
     doc = memory.document(rel_path)
+    if line is not None and doc.line_count and line > doc.line_count:
+        raise InvalidArguments(
+            f"line {line:,} is past the end of {preview(source_path)}, which has {doc.line_count:,} lines: "
+            "pass a line a fact cites, or omit 'line' for the whole document"
+        )
+    if line is not None and doc.front_matter and line < (doc.sections[0].lines[0] if doc.sections else line + 1):
+        return _front_matter(memory, rel_path, doc)
     sections = [s for s in doc.sections if line is None or s.lines[0] <= line <= s.lines[1]]
-    if line is not None and not sections:  # a line of front matter or between sections: the nearest one before
+    if line is not None and not sections:  # a line between sections: the nearest one before
         sections = [s for s in doc.sections if s.lines[0] <= line][-1:] or list(doc.sections[:1])
     out: list[dict[str, Any]] = []
     left = MAX_SOURCE_CHARS
@@ -126,6 +146,23 @@ def read(memory: Memory, source_path: str, line: int | None) -> dict[str, Any]:
     shown = sum(len(o["text"]) for o in out)
     truncated = shown < sum(len(s.text) for s in sections)
     return {"source_path": memory.source_path(rel_path), "title": doc.title, "sections": out, "truncated": truncated}
+
+
+def _front_matter(memory: Memory, rel_path: str, doc: Document) -> dict[str, Any]:
+    """A front-matter line's answer: the document's front matter, a field a line ("owner: Rui Costa"), where a fact
+    citing a field (its reason, its owner) is read; it had answered with the first section, which holds no such line."""
+    end = doc.sections[0].lines[0] - 1 if doc.sections else doc.line_count
+    fields = [f"{key}: {_field_text(value)}" for key, value in doc.front_matter.items()]
+    text = "\n".join(fields)[:MAX_SOURCE_CHARS]
+    section = {"tree_path": f"{doc.title} > front matter", "lines": [1, max(1, end)], "text": text}
+    shown = {"sections": [section], "truncated": len(text) < len("\n".join(fields))}
+    return {"source_path": memory.source_path(rel_path), "title": doc.title, **shown}
+
+
+def _field_text(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_field_text(v) for v in value) + "]"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def answering(name: str, arguments: Any) -> Callable[[Memory], dict[str, Any]]:

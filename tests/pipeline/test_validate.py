@@ -50,7 +50,7 @@ def test_prompt_of_exactly_8000_chars_is_valid() -> None:
             {"prompt": "billing", "b": 1, "a": 2},
             "unknown argument 'a', 'b': only 'prompt' and 'session_id' are accepted",
         ),
-        ("billing", "arguments must be an object with 'prompt' and optional 'session_id', got str"),
+        ("billing", "arguments must be an object with 'prompt' and optional 'session_id', got string"),
         (None, "arguments must be an object with 'prompt' and optional 'session_id', got null"),
     ],
 )

@@ -49,6 +49,12 @@ def test_a_cited_line_reads_the_section_holding_it(service: MemoryService) -> No
     assert _read(service, {"source_path": "policies/travel.md", "line": 10}) == result
 
 
+def test_a_line_of_the_front_matter_reads_the_front_matter(service: MemoryService) -> None:
+    # It had answered with the first section, which holds no such line.
+    found = _read(service, {"source_path": "memory/policies/travel.md:2"})["structuredContent"]
+    assert found["sections"] == [{"tree_path": "Travel > front matter", "lines": [1, 3], "text": "title: Travel"}]
+
+
 def test_without_a_line_the_documents_sections_come_in_order(service: MemoryService) -> None:
     found = _read(service, {"source_path": "memory/policies/travel.md"})["structuredContent"]
     assert [s["text"] for s in found["sections"]] == ["Intro line.", "Managers approve trips.", "EUR 45 a day."]
@@ -71,11 +77,15 @@ def test_a_fact_retrieve_memory_cites_can_be_followed(tmp_path: Path) -> None:
         ({"source_path": "../../etc/passwd"}, "no document '../../etc/passwd' in this memory"),
         ({"source_path": "memory/missing.md"}, "no document 'memory/missing.md' in this memory"),
         ({}, "'source_path' is required"),
-        ({"source_path": "x", "line": 0}, "'line' must be a line number (1 or more), got integer"),
+        ({"source_path": "x", "line": 0}, "'line' must be a line number (1 or more), got 0"),
+        ({"source_path": "x", "line": "36"}, "'line' must be a line number (1 or more), got string"),
+        ({"source_path": "x:0"}, "the line 'x:0' cites must be a line number (1 or more), got 0"),
+        ({"source_path": "memory/policies/travel.md:10", "line": 14}, "'source_path' cites line 10 and 'line' is 14"),
+        ({"source_path": "memory/policies/travel.md", "line": 16}, "line 16 is past the end of"),
         ({"source_path": "x", "line": True}, "'line' must be a line number (1 or more), got boolean"),
         ({"source_path": "x", "top": 1}, "unknown argument 'top'"),
         ({"source_path": "x" * 1001}, "'source_path' is 1,001 characters; the limit is 1,000"),
-        ("x", "arguments must be an object with 'source_path' and optional 'line', got str"),
+        ("x", "arguments must be an object with 'source_path' and optional 'line', got string"),
     ],
 )
 def test_a_bad_citation_is_invalid_arguments_naming_it(service: MemoryService, arguments: Any, message: str) -> None:
