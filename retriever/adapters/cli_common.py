@@ -42,6 +42,25 @@ def fail(error: RetrieverError, as_json: bool) -> NoReturn:
     sys.exit(exit_code(error))
 
 
+class JsonCommand(click.Command):
+    """A command with ``--json``: a mistake click finds in its arguments (a missing prompt, ``--top-k 0``, an unknown
+    option) prints the seed's error object on stdout too, as the same mistake found later does (``fail``), so a script
+    parsing stdout reads why; click's usage text still goes to stderr, and the exit code is 2."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        asked_json = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            if asked_json:
+                from retriever.errors import InvalidArguments
+                from retriever.pipeline.report import error_content
+
+                error = error_content(InvalidArguments(exc.format_message()))
+                click.echo(json.dumps(error, ensure_ascii=False, indent=2))
+            raise
+
+
 def open_memory(root: Path, settings: Any, as_json: bool) -> Memory:
     opened = load_memory(root, settings)
     if isinstance(opened, BaseException):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from retriever.adapters.cli_common import config_option, fail, load_settings, open_memory, root_option
+from retriever.adapters.cli_common import JsonCommand, config_option, fail, load_settings, open_memory, root_option
 from retriever.text.safe import one_line
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ _DONE = {
 }
 
 
-@click.command("index")
+@click.command("index", cls=JsonCommand)
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
 @config_option

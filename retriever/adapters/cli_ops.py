@@ -24,11 +24,18 @@ from typing import Any
 
 import click
 
-from retriever.adapters.cli_common import EXIT_FAILURE, EXIT_USAGE, config_option, load_settings, root_option
+from retriever.adapters.cli_common import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    JsonCommand,
+    config_option,
+    load_settings,
+    root_option,
+)
 from retriever.text.safe import one_line
 
 
-@click.command()
+@click.command(cls=JsonCommand)
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @config_option
@@ -140,7 +147,7 @@ def cache() -> None:
     """List and prune the index caches (one per memory root, under the user cache folder)."""
 
 
-@cache.command("list")
+@cache.command("list", cls=JsonCommand)
 @click.option("--json", "as_json", is_flag=True, help="Print the caches as JSON.")
 @config_option
 def list_command(as_json: bool) -> None:

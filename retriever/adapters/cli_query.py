@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from retriever.adapters.cli_common import config_option, fail, load_settings, open_memory, root_option
+from retriever.adapters.cli_common import JsonCommand, config_option, fail, load_settings, open_memory, root_option
 from retriever.text.safe import one_line, terminal_text
 
 if TYPE_CHECKING:
     from retriever.memory.memory import Memory
 
 
-@click.command()
+@click.command(cls=JsonCommand)
 @click.argument("words", metavar="PROMPT...", nargs=-1, required=True)
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print structuredContent as JSON.")
@@ -101,7 +101,7 @@ def _prompt(words: tuple[str, ...], as_json: bool) -> str:
     return text.strip()
 
 
-@click.command()
+@click.command(cls=JsonCommand)
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the outline as JSON.")
 @config_option

@@ -17,6 +17,7 @@ import click
 
 from retriever.adapters.cli_common import (
     EXIT_USAGE,
+    JsonCommand,
     config_option,
     fail,
     load_settings,
@@ -100,7 +101,7 @@ def serve(root: Path | None, host: str | None, port: int | None, insecure: bool)
         service.close()
 
 
-@click.command()
+@click.command(cls=JsonCommand)
 @click.option(
     "--limit", type=click.IntRange(1, 1000), default=20, show_default=True, help="At most this many, newest first."
 )

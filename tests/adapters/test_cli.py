@@ -92,6 +92,27 @@ def test_error_with_json_prints_the_error_object_on_stdout_too(runner: CliRunner
     assert result.stderr.startswith("Error (invalid_arguments):")
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["query", "billing", "--top-k", "0"], "Invalid value for '--top-k': 0 is not in the range 1<=x<=100."),
+        (["query", "billing", "--top-k", "abc"], "Invalid value for '--top-k': 'abc' is not a valid integer range."),
+        (["query"], "Missing argument 'PROMPT...'."),
+        (["query", "billing", "--foo"], "No such option '--foo'. Did you mean '--root'?"),
+        (["cache", "list", "--bogus"], "No such option '--bogus'."),
+    ],
+)
+def test_a_usage_mistake_with_json_prints_the_error_object_on_stdout_too(
+    runner: CliRunner, root: Path, args: list[str], message: str
+) -> None:
+    # The same mistake made through RETRIEVER_TOP_K printed one; a script parsing stdout had read nothing.
+    result = runner.invoke(cli, [*args, "--json"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {"status": "error", "error_code": "invalid_arguments", "error_message": message}
+    assert "Usage: " in result.stderr
+    assert runner.invoke(cli, args).stdout == ""  # without --json, stdout stays empty
+
+
 def test_missing_root_is_a_clear_usage_error(
     runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
