@@ -231,17 +231,26 @@ def triage(prompt: str, history: Sequence[str] = (), is_person: IsPerson | None 
             rewritten_query=rewritten,
         )
     if small_talk:
-        return Triage(
-            decision="skip",
-            reasoning="Low-information prompt (greeting, thanks or acknowledgement): no company context needed.",
-            rewritten_query=None,
-        )
+        reasoning = f"Low-information prompt ({_small_talk_kind(prompt)}): no company context needed."
+        return Triage(decision="skip", reasoning=reasoning, rewritten_query=None)
     words = ", ".join(dict.fromkeys(content_words(prompt)[:6]))
     return Triage(
         decision="retrieve",
         reasoning=f"The prompt asks about company-specific content ({words}); searching the memory.",
         rewritten_query=searched,
     )
+
+
+def _small_talk_kind(prompt: str) -> str:
+    """What a skipped prompt is, as its reasoning says: "." or "👍" holds no word, "aaaa" no word to search for;
+    the rest greets, thanks or acknowledges (it had said so of "???" too)."""
+    text = analyzer.normalize(prompt)
+    words = _words(text)
+    if not words:
+        return "only punctuation, symbols or emoji"
+    if _courteous(text, words) or any(w in _SECOND_PERSON for w in words):
+        return "greeting, thanks or acknowledgement"
+    return "no word to search for"
 
 
 def person_check(memory: Memory) -> IsPerson:

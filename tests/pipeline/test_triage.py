@@ -168,6 +168,22 @@ def test_a_question_with_nothing_to_search_is_skipped_without_history_or_when_it
         assert triage(prompt, ["How do I request PTO?"]).decision == "skip"
 
 
+@pytest.mark.parametrize(
+    ("prompt", "kind"),
+    [
+        ("thanks!", "greeting, thanks or acknowledgement"),
+        ("дякую, корисно", "greeting, thanks or acknowledgement"),
+        ("???", "only punctuation, symbols or emoji"),
+        (".", "only punctuation, symbols or emoji"),
+        ("a" * 8000, "no word to search for"),
+        ("How do I do that?", "no word to search for"),
+    ],
+)
+def test_a_skipped_prompts_reasoning_says_what_kind_of_prompt_it_is(prompt: str, kind: str) -> None:
+    # "???" and 8,000 × "a" had been called a greeting, thanks or acknowledgement.
+    assert triage(prompt).reasoning == f"Low-information prompt ({kind}): no company context needed."
+
+
 @pytest.mark.parametrize("prompt", ["status?", "any updates?", "Що нового?"])
 def test_a_question_whose_words_only_ask_takes_the_sessions_topic(prompt: str) -> None:
     result = triage(prompt, ["What is the Helix EU data residency project?"])
