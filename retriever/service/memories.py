@@ -53,8 +53,11 @@ def answer(
         graph: dict[str, Any] = {"type": "value_error", "loc": ["body", "graph_ids", exc.index], "msg": str(exc)}
         return 422, {"detail": [{**graph, "input": bounded(exc.graph_id, chars=ECHO_CHARS)}]}, user
     except InvalidArguments as exc:  # a query the model accepts but retrieval cannot use (only spaces, say)
-        query: dict[str, Any] = {"type": "value_error", "loc": ["body", "query"], "msg": exc.message, "input": ""}
-        return 422, {"detail": [query]}, user
+        # Retrieval names its argument 'prompt'; this route's field is 'query', and what was sent is echoed, bounded.
+        message = exc.message.replace("'prompt'", "'query'")
+        sent = body.get("query") if isinstance(body, dict) else None
+        query: dict[str, Any] = {"type": "value_error", "loc": ["body", "query"], "msg": message}
+        return 422, {"detail": [{**query, "input": bounded(sent, chars=ECHO_CHARS)}]}, user
     except RetrieverError as exc:  # seed 000's error codes; a timeout had been a 500 "internal error"
         status = 504 if isinstance(exc, RetrievalTimeout) else 503
         return status, {"detail": exc.message, "error_code": exc.code}, user

@@ -232,6 +232,15 @@ def test_invalid_bodies_answer_422_in_the_seeds_detail_shape(base: str, body: An
     assert any(d["loc"] == loc and d["type"] == kind and d["msg"] and "input" in d for d in detail)
 
 
+def test_a_query_of_spaces_is_a_422_naming_the_query_and_echoing_what_was_sent(base: str) -> None:
+    # It had named retrieval's own argument, 'prompt', and echoed "".
+    response = _retrieve(base, {"query": "   ", "agent_id": "a"})
+    assert response.status_code == 422
+    [detail] = response.json()["detail"]
+    assert detail["loc"] == ["body", "query"] and detail["input"] == "   "
+    assert detail["msg"].startswith("'query' is empty")
+
+
 def test_a_long_list_of_bad_graph_ids_is_refused_in_one_short_reply(base: str) -> None:
     """490,000 numbers had drawn one error each: a 52 MB reply that took 730 MB and 25 s to build."""
     response = _retrieve(base, {"query": "x", "agent_id": "a", "graph_ids": [1] * 490_000})
