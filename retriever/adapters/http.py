@@ -100,17 +100,17 @@ class Routes:
         raw_limit, since = request.query_params.get("limit", "50"), request.query_params.get("since")
         limit = int(raw_limit) if raw_limit.isascii() and raw_limit.isdigit() and len(raw_limit) <= 4 else 0
         if not 1 <= limit <= 1000:  # as the CLI says it: the value, briefly, and what is accepted
-            return JSONResponse({"error": f"limit {clip(raw_limit)} is not a whole number from 1 to 1000"}, 400)
+            return JSONResponse({"detail": f"limit {clip(raw_limit)} is not a whole number from 1 to 1000"}, 400)
         try:
             since_value = parse_since(since) if since else None
         except (ValueError, OverflowError):
             message = f"since {clip(str(since))} is neither Unix seconds nor an ISO 8601 time"
-            return JSONResponse({"error": message}, status_code=400)
+            return JSONResponse({"detail": message}, status_code=400)
         session_id = request.query_params.get("session_id")
         try:
             rows = await anyio.to_thread.run_sync(lambda: self.service.requests(limit, session_id, since_value))
         except StoreUnavailable as exc:
-            return JSONResponse({"error": exc.message}, status_code=503)
+            return JSONResponse({"detail": exc.message, "error_code": exc.code}, status_code=503)
         return JSONResponse({"requests": rows, "count": len(rows)})
 
 

@@ -219,6 +219,9 @@ class McpEndpoint:
             return Response(status_code=405, headers={"Allow": "POST, DELETE"}), scope, receive
         body = await Request(scope, receive).body()  # the guard read it within limits; this is a copy
         message = check_message(body)
+        if (content_type := _content_type(headers)) != "application/json":  # the SDK's refusal: a plain-text 400
+            problem = f"Content-Type {clip(content_type or 'missing', 60)} is not served: send application/json"
+            raise RpcRefusal(INVALID_REQUEST, problem, message.get("id"))
         scope = _accepting_json(scope, headers)
         if message["method"] == "initialize" and len(body) > INITIALIZE_BYTES:
             # The SDK keeps a session's initialize params for its life: 0.9 MB of capabilities a session, at up
@@ -253,9 +256,12 @@ class McpEndpoint:
 
 
 def _plain_json(scope: Scope) -> bool:
-    """A JSON POST that accepts JSON: anything else goes to the SDK, which answers it as it should (400, 406)."""
-    content_type = Headers(scope=scope).get("content-type", "").split(";")[0].strip().lower()
-    return content_type == "application/json" and check_accept_headers(Request(scope))[0]
+    """A JSON POST that accepts JSON: anything else goes to the SDK, which answers it as it should (406)."""
+    return _content_type(Headers(scope=scope)) == "application/json" and check_accept_headers(Request(scope))[0]
+
+
+def _content_type(headers: Headers) -> str:
+    return headers.get("content-type", "").split(";")[0].strip().lower()
 
 
 def _unsupported(version: str) -> RpcRefusal:

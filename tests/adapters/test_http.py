@@ -234,10 +234,10 @@ def test_the_request_log_filters_by_session_limit_and_since(base: str) -> None:
     # Each bad parameter is named as the CLI names it, never with Python's exception text.
     soon = httpx.get(f"{base}/v1/dev/mcp-requests", params={"since": "soon"})
     assert soon.status_code == 400
-    assert soon.json() == {"error": "since 'soon' is neither Unix seconds nor an ISO 8601 time"}
+    assert soon.json() == {"detail": "since 'soon' is neither Unix seconds nor an ISO 8601 time"}
     for limit in ("abc", "1_0", "５", "1" * 5_000):  # 5,000 digits: Python's int refuses them (a 500 before)
         bad = httpx.get(f"{base}/v1/dev/mcp-requests", params={"limit": limit})
-        assert bad.status_code == 400 and bad.json()["error"].endswith("is not a whole number from 1 to 1000")
+        assert bad.status_code == 400 and bad.json()["detail"].endswith("is not a whole number from 1 to 1000")
 
 
 def test_healthz_reports_readiness(base: str) -> None:

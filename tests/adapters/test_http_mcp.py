@@ -118,6 +118,17 @@ def test_client_mistakes_answer_400_with_the_standard_code(mcp: str, body: bytes
     assert len(error["message"]) < 300
 
 
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", ""])
+def test_a_body_not_sent_as_json_is_a_json_rpc_invalid_request_under_its_id(mcp: str, content_type: str) -> None:
+    # The SDK answered a plain-text 400, "Invalid Content-Type header", where every other refusal is JSON-RPC.
+    body = b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list"}'
+    response = _post(mcp, body, {"Content-Type": content_type})
+    assert response.status_code == 400
+    answer = response.json()
+    assert answer["id"] == 7 and answer["error"]["code"] == -32600
+    assert answer["error"]["message"].endswith("is not served: send application/json")
+
+
 def test_a_lone_surrogate_is_an_invalid_request_answered_under_its_id_as_on_stdio(mcp: str) -> None:
     body = b'{"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"arguments": {"prompt": "a \\udfff"}}}'
     answer = _post(mcp, body).json()
