@@ -26,8 +26,28 @@ from retriever.memory.memory import Memory
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.query import analyze, no_topic
 from retriever.pipeline.results import Triage
-from retriever.text import analyzer, courtesy
+from retriever.text import analyzer, courtesy, lexicon
 from retriever.text.stopwords import WORDS as STOP_WORDS
+
+# The offline reasoning, in the prompt's language (``_tongue``): what was decided, and why.
+_REASONS = {
+    "en": {
+        "follow_up": "Follow-up to an earlier prompt in this session; rewritten to stand on its own.",
+        "skip": "Low-information prompt ({kind}): no company context needed.",
+        "retrieve": "The prompt asks about company-specific content ({words}); searching the memory.",
+        "courtesy": "greeting, thanks or acknowledgement",
+        "symbols": "only punctuation, symbols or emoji",
+        "no_topic": "no word to search for",
+    },
+    "uk": {
+        "follow_up": "Уточнення до попереднього запиту в цій сесії; переписано, щоб запит був зрозумілий без нього.",
+        "skip": "Запит без змісту для пошуку ({kind}): контекст компанії не потрібен.",
+        "retrieve": "Запит стосується змісту, специфічного для компанії ({words}); шукаємо в пам'яті.",
+        "courtesy": "привітання, подяка чи підтвердження",
+        "symbols": "лише розділові знаки, символи чи емодзі",
+        "no_topic": "немає слів для пошуку",
+    },
+}
 
 HISTORY_FOR_TRIAGE = 3
 
@@ -225,32 +245,31 @@ def triage(prompt: str, history: Sequence[str] = (), is_person: IsPerson | None 
     leans = (not small_talk or _bare_question(prompt)) and rewrite(prompt, history) is not None
     rewritten = rewrite(searched, history) if leans else None
     if rewritten:
-        return Triage(
-            decision="retrieve",
-            reasoning="Follow-up to an earlier prompt in this session; rewritten to stand on its own.",
-            rewritten_query=rewritten,
-        )
+        return Triage(decision="retrieve", reasoning=_REASONS[_tongue(prompt)]["follow_up"], rewritten_query=rewritten)
     if small_talk:
-        reasoning = f"Low-information prompt ({_small_talk_kind(prompt)}): no company context needed."
+        reasons = _REASONS[_tongue(prompt)]
+        reasoning = reasons["skip"].format(kind=reasons[_small_talk_kind(prompt)])
         return Triage(decision="skip", reasoning=reasoning, rewritten_query=None)
     words = ", ".join(dict.fromkeys(content_words(prompt)[:6]))
-    return Triage(
-        decision="retrieve",
-        reasoning=f"The prompt asks about company-specific content ({words}); searching the memory.",
-        rewritten_query=searched,
-    )
+    reasoning = _REASONS[_tongue(prompt)]["retrieve"].format(words=words)
+    return Triage(decision="retrieve", reasoning=reasoning, rewritten_query=searched)
 
 
 def _small_talk_kind(prompt: str) -> str:
-    """What a skipped prompt is, as its reasoning says: "." or "👍" holds no word, "aaaa" no word to search for;
-    the rest greets, thanks or acknowledges (it had said so of "???" too)."""
+    """What a skipped prompt is (a key of ``_REASONS``), as its reasoning says: "." or "👍" holds no word, "aaaa" no
+    word to search for; the rest greets, thanks or acknowledges (it had said so of "???" too)."""
     text = analyzer.normalize(prompt)
     words = _words(text)
     if not words:
-        return "only punctuation, symbols or emoji"
+        return "symbols"
     if _courteous(text, words) or any(w in _SECOND_PERSON for w in words):
-        return "greeting, thanks or acknowledgement"
-    return "no word to search for"
+        return "courtesy"
+    return "no_topic"
+
+
+def _tongue(prompt: str) -> str:
+    """The language a prompt's reasoning is written in: its own (seed 001 reasons in Ukrainian)."""
+    return lexicon.language(prompt)
 
 
 def person_check(memory: Memory) -> IsPerson:

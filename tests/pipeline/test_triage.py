@@ -172,7 +172,6 @@ def test_a_question_with_nothing_to_search_is_skipped_without_history_or_when_it
     ("prompt", "kind"),
     [
         ("thanks!", "greeting, thanks or acknowledgement"),
-        ("дякую, корисно", "greeting, thanks or acknowledgement"),
         ("???", "only punctuation, symbols or emoji"),
         (".", "only punctuation, symbols or emoji"),
         ("a" * 8000, "no word to search for"),
@@ -182,6 +181,16 @@ def test_a_question_with_nothing_to_search_is_skipped_without_history_or_when_it
 def test_a_skipped_prompts_reasoning_says_what_kind_of_prompt_it_is(prompt: str, kind: str) -> None:
     # "???" and 8,000 × "a" had been called a greeting, thanks or acknowledgement.
     assert triage(prompt).reasoning == f"Low-information prompt ({kind}): no company context needed."
+
+
+def test_a_ukrainian_prompts_reasoning_is_written_in_ukrainian_as_seed_001s() -> None:
+    assert triage("дякую, корисно").reasoning == (
+        "Запит без змісту для пошуку (привітання, подяка чи підтвердження): контекст компанії не потрібен."
+    )
+    assert triage("Хто наші основні клієнти?").reasoning == (
+        "Запит стосується змісту, специфічного для компанії (основні, клієнти); шукаємо в пам'яті."
+    )
+    assert triage("а хто власник?", ["Що таке Helix?"]).reasoning.startswith("Уточнення до попереднього запиту")
 
 
 @pytest.mark.parametrize("prompt", ["status?", "any updates?", "Що нового?"])
