@@ -177,6 +177,8 @@ def with_meaning(
 ) -> list[Scored]:
     """Rank values with the statements' meaning joined in proportion to the coverage gap (module docstring),
     compared only for the statements it can lift among the ``reach(top_k)`` best."""
+    if query.language != "en":  # the table is English: Cyrillic pieces sit close to any Cyrillic text (``evidence``)
+        return scored
     read = list(dict.fromkeys(s.candidate.target.section_id for s in scored))
     weight = params.meaning_weight * coverage_gap(memory, query, read) if read else 0.0
     if weight <= 0 or len(scored) < 2:

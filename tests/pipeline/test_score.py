@@ -189,6 +189,19 @@ def test_meaning_reorders_statements_but_leaves_their_answerability_evidence(
     assert with_meaning(words, memory, query, ScoreParams(meaning_weight=0.0)) == words
 
 
+def test_meaning_leaves_a_ukrainian_questions_statements_in_their_words_order(make_tree: TreeFactory) -> None:
+    # The table is English: a Cyrillic pointer ("See Безперервність роботи…") had sat closest to a Ukrainian question
+    # and led "Який бюджет на облаштування домашнього офісу?" over the €600 home-office budget.
+    tree = {
+        "equipment.md": "# Equipment\n\n## Home office\n\nHome-office budget: €600 on joining.\n\n"
+        "## Blackout kit\n\nSee Безперервність роботи під час відключень.\n",
+    }
+    memory = Memory.open(make_tree(tree), Settings.from_env())
+    query, candidates = _candidates(memory, "Який бюджет на облаштування домашнього офісу?")
+    words = relevance(candidates, memory, query, DEFAULT)
+    assert with_meaning(words, memory, query, DEFAULT, 10) is words
+
+
 def test_a_question_its_words_cover_keeps_its_statement_order(make_tree: TreeFactory) -> None:
     memory = Memory.open(make_tree(TRAVEL), Settings.from_env())
     query, candidates = _candidates(memory, "Who issues parking permits at the front desk?")
