@@ -66,6 +66,40 @@ def write_kept(folder: Path, kind: str, commit: str, value: Any, kept: int) -> N
         old.unlink(missing_ok=True)
 
 
+def kept_commits(folder: Path, kind: str) -> list[str]:
+    """The commits ``write_kept`` keeps in ``folder`` for ``kind``, the most recently written first."""
+    saved = sorted(folder.glob(f"{kind}-*.pkl"), key=_written, reverse=True)
+    return [path.name[len(kind) + 1 : -len(".pkl")] for path in saved]
+
+
+def parsed_records(folder: Path, format_: int, wanted: dict[str, str]) -> dict[str, bytes]:
+    """The cache records of ``wanted`` files (rel_path → SHA-1 of its bytes) that the working tree's index cache in
+    ``folder`` holds parsed at that very version, read-only; {} where there is no such cache, it is of another
+    format, or it cannot be read (the caller parses instead).  The files are checked as every cache file is."""
+    path = folder / DATABASE
+    try:
+        _check_files(path)
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except (OSError, sqlite3.Error):
+        return {}
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        if row is None or str(row[0]) != str(format_):
+            return {}
+        known = db.execute("SELECT rel_path, sha1 FROM files WHERE record IS NOT NULL").fetchall()
+        same = [rel for rel, sha1 in known if wanted.get(rel) == sha1]
+        out: dict[str, bytes] = {}
+        for start in range(0, len(same), 500):
+            chunk = same[start : start + 500]
+            query = f"SELECT rel_path, sha1, record FROM files WHERE rel_path IN ({','.join('?' * len(chunk))})"
+            out.update({rel: bytes(record) for rel, sha1, record in db.execute(query, chunk) if wanted[rel] == sha1})
+        return out
+    except sqlite3.Error:
+        return {}
+    finally:
+        db.close()
+
+
 def _written(path: Path) -> int:
     try:
         return path.stat().st_mtime_ns

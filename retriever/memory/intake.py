@@ -14,7 +14,7 @@ import dataclasses
 import logging
 from pathlib import Path
 
-from retriever.memory.cache import encode_document
+from retriever.memory.cache import decode_document, encode_document
 from retriever.memory.records import Parsed, Record, Task, indexable
 from retriever.memory.vectors import document_vectors
 from retriever.text import analyzer, reader
@@ -84,11 +84,14 @@ def reread(root: Path, rel_path: str, known_sha1: str, max_bytes: int) -> Docume
     return record.parsed.document() if record.sha1 == known_sha1 and record.parsed is not None else None
 
 
-def read_snapshot(item: tuple[str, bytes]) -> Record:
-    """Decode, parse and analyse one file read from git objects (``--at``): its path and bytes."""
-    rel_path, data = item
+def read_snapshot(item: tuple[str, bytes, bool]) -> Record:
+    """Decode, parse and analyse one file read from git objects (``--at``): its path, its bytes and whether they
+    are a cache record of the same bytes parsed before (``cache.encode_document``), whose parse is kept."""
+    rel_path, data, parsed = item
     entry = reader.Entry(rel_path, len(data), 0)
     try:
+        if parsed:  # the statements' vectors and terms are in the record; the sections' are taken again
+            return Record(entry, "", Parsed(data, indexable(decode_document(data))), None)
         return Record(entry, "", prepare(parse_document(rel_path, reader.decode(data)[0])), None)
     except (reader.Unreadable, ParseError) as exc:
         return Record(entry, "", None, str(exc))

@@ -25,7 +25,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -86,6 +86,7 @@ class Changes:
     records: list[Record]
     parsed: int  # files parsed
     built: NewIndex | None = None
+    blobs: dict[str, str] = field(default_factory=dict)  # a git revision's: rel_path → blob id (``snapshot``)
 
 
 class Refresher:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copyreg
+import hashlib
 import io
 import json
 import os
@@ -577,3 +578,20 @@ def test_a_locked_or_unwritable_database_is_not_taken_for_a_corrupt_one(
     with pytest.raises(sqlite3.OperationalError):
         IndexCache(folder)
     assert not (folder / "records.sqlite.corrupt").exists()
+
+
+def test_parsed_records_are_the_cached_parses_of_exactly_the_bytes_asked_for(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    from retriever.config import index_cache_dir
+
+    root = make_tree(ACME)
+    Memory.open(root, Settings.from_env())
+    folder = index_cache_dir(Settings.from_env(), root)
+    path = "policies/leave.md"
+    sha1 = hashlib.sha1((root / path).read_bytes(), usedforsecurity=False).hexdigest()
+    found = cachefiles.parsed_records(folder, FORMAT, {path: sha1, "policies/travel.md": "0" * 40, "none.md": sha1})
+    assert list(found) == [path]  # another version of travel.md, and a file the cache never held: parsed again
+    assert decode_document(found[path]).rel_path == path
+    assert cachefiles.parsed_records(folder, FORMAT + 1, {path: sha1}) == {}  # another format's records
+    assert cachefiles.parsed_records(tmp_path / "no-cache", FORMAT, {path: sha1}) == {}

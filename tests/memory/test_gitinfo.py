@@ -417,6 +417,34 @@ def test_a_revision_asked_again_is_loaded_as_kept_not_parsed_again(
     assert len(parsed) == 2
 
 
+def test_a_new_revision_parses_only_the_files_a_kept_revision_holds_at_another_blob(repo: Path) -> None:
+    # Asking at one revision after another had parsed the whole tree each time.
+    write(repo / "memory" / "teams" / "platform.md", "# Platform\n\nThe platform team runs CI and on-call.\n")
+    git(repo, "commit", "-q", "-am", "third")
+    Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD~1")
+    later = Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD")
+    assert later.stats.parsed == 1  # platform.md; leave.md is taken as HEAD~1 parsed it
+    assert sorted(later.state.catalog) == ["policies/leave.md", "teams/platform.md"]
+    assert "runs CI and on-call" in later.document("teams/platform.md").sections[-1].text
+    facts = Retriever(repo / "memory", Settings.from_env(), at="HEAD").retrieve("sick days").facts
+    assert facts[0].statement == "Employees earn 12 sick days per year."
+
+
+def test_a_revision_takes_the_files_the_working_trees_cache_holds_at_the_same_bytes(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first question at a revision had parsed every file: 6.2 s on the 883-file handbook, ~2 s now.
+    write(repo / "memory" / "teams" / "platform.md", "# Platform\n\nEdited, not committed.\n")
+    Memory.open(repo / "memory", Settings.from_env())  # the working tree indexed and cached: one file edited
+    at_head = Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD")
+    assert at_head.stats.parsed == 1  # platform.md, which the cache holds as edited; leave.md is the cache's
+    monkeypatch.setenv("RETRIEVER_STATE_DIR", str(tmp_path / "elsewhere"))  # no cache: every file parsed
+    fresh = Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD")
+    assert fresh.stats.parsed == 2
+    for path in ("policies/leave.md", "teams/platform.md"):
+        assert at_head.document(path) == fresh.document(path)
+
+
 def test_only_the_last_two_revisions_are_kept_and_a_corrupt_one_is_parsed_again(
     repo: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
