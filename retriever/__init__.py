@@ -5,6 +5,7 @@ result = Retriever("company_context").retrieve("Who owns the billing project?")
 result.text          # the markdown report
 result.structured    # seed 000's structuredContent (a dict)
 result.facts         # the ranked facts, as ``Fact``s
+result.summary, result.coverage, result.answerability  # the answer, and whether the memory holds one
 
 These names are the public API; everything else is internal and may change.  They load on first
 use (PEP 562), so ``import retriever`` (and ``retriever --help``) stays cheap: no numpy, no pydantic.
@@ -17,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from retriever.config import Settings
-    from retriever.errors import ConfigError, InvalidArguments, MemoryNotFound, RetrievalTimeout, RetrieverError
+    from retriever.errors import (
+        ConfigError,
+        DocumentUnavailable,
+        InvalidArguments,
+        MemoryNotFound,
+        RetrievalTimeout,
+        RetrieverError,
+    )
     from retriever.memory.gitinfo import GitError
     from retriever.memory.provenance import When
     from retriever.pipeline.results import Entity, Excerpt, Fact, Relationship, Retrieval
@@ -43,11 +51,13 @@ _EXPORTS = {
     "RetrievalTimeout": "retriever.errors",
     "MemoryNotFound": "retriever.errors",
     "ConfigError": "retriever.errors",
+    "DocumentUnavailable": "retriever.errors",
     "GitError": "retriever.memory.gitinfo",
 }
 
 __all__ = [
     "ConfigError",
+    "DocumentUnavailable",
     "Entity",
     "Excerpt",
     "Fact",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import os
 import threading
 import time
@@ -31,7 +32,8 @@ from retriever.memory.index import Params
 from retriever.memory.memory import Memory, MemoryChanged, Progress
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.pipeline import execute, new_run
-from retriever.pipeline.results import Fact, Request
+from retriever.pipeline.results import Coverage, Fact, Request, Retrieval
+from retriever.pipeline.validate import validate_history
 
 if TYPE_CHECKING:  # the LLM modules (and openai) load only when a model is configured
     from retriever.llm.client import LLMClient
@@ -56,8 +58,32 @@ class RetrievalResult:
     run: Run
 
     @property
+    def retrieval(self) -> Retrieval | None:
+        """What was retrieved (facts, entities, relationships, excerpts, summary, coverage); a skipped small-talk
+        prompt's is empty, with its reason as the summary."""
+        return self.run.retrieval
+
+    @property
     def facts(self) -> tuple[Fact, ...]:
         return self.run.retrieval.facts if self.run.retrieval else ()
+
+    @property
+    def summary(self) -> str:
+        """The answer in a few sentences (``context_summary``): what to show first, where ``facts[0]`` is the best
+        single statement."""
+        return str(self.structured["retrieval"]["context_summary"])
+
+    @property
+    def coverage(self) -> Coverage:
+        """How well the memory covers the question (``coverage_assessment``: comprehensive, partial, limited, none),
+        from ``answerability``: the signal to compare across questions, where relevance scores rank one answer's
+        facts."""
+        return self.run.retrieval.coverage_assessment if self.run.retrieval else "none"
+
+    @property
+    def answerability(self) -> float | None:
+        """The estimated probability (0..1) that the facts answer the question; None when nothing was retrieved."""
+        return self.run.retrieval.answerability if self.run.retrieval else None
 
     def to_mcp(self) -> dict[str, Any]:
         """The MCP ``tools/call`` result: text content, structuredContent and ``isError``."""
@@ -91,10 +117,12 @@ class Retriever:
         self._refreshed = 0.0
         self._failed_at = 0.0
         self.load_error: str | None = None  # why the last attempt to load the memory failed; None once it loads
+        self._load_failure: Exception | None = None  # what it raised: raised again until a retry loads
         self._lock = threading.Lock()
         self.at = at  # a git revision (commit, tag, branch or date): answer from the tree as it was then
         # The LLM, when a model is configured: guidance for the stages, offline fallback always.
         self.llm = llm if llm is not None else _client(self.settings)
+        self._owns_llm = llm is None  # a client passed in is its caller's to close
 
     @property
     def loaded(self) -> bool:
@@ -121,11 +149,32 @@ class Retriever:
             raise
         except Exception as exc:
             detail = exc.message if isinstance(exc, RetrieverError) else f"{type(exc).__name__}: {exc}"
-            self.load_error, self._failed_at = detail[:300], time.monotonic()
+            self.load_error, self._failed_at, self._load_failure = detail[:300], time.monotonic(), exc
             raise
-        self.load_error = None
+        self.load_error, self._load_failure = None, None
         self._refreshed = time.monotonic()
         return memory
+
+    def close(self) -> None:
+        """Close the index cache's database, its ``in-use`` lock (which ``retriever cache prune`` respects) and the
+        LLM endpoint's connections (of a client it made), now rather than whenever the garbage collector finds
+        them.  Call it when no retrieval is running; a later call opens the memory and the client again.
+        ``with Retriever(root) as retriever:`` closes on leaving."""
+        with self._lock:
+            memory, self._memory = self._memory, None
+            llm = self.llm if self._owns_llm else None
+            if llm is not None:
+                self.llm = _client(self.settings)
+        if memory is not None:
+            memory.close()
+        if llm is not None:
+            llm.close()
+
+    def __enter__(self) -> Retriever:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def refresh(self) -> None:
         """Pick up added, changed and deleted files now (safe while other threads retrieve)."""
@@ -133,13 +182,17 @@ class Retriever:
         self._refreshed = time.monotonic()
 
     def _current_memory(self) -> tuple[Memory | None, bool]:
-        """The memory a retrieval reads, and whether this call loaded it; None when the root is missing
-        or, after a failed load, until ``refresh_interval`` has passed (with a watcher, never: the
-        watcher retries, not each query)."""
+        """The memory a retrieval reads, and whether this call loaded it; None when the root is missing, or after a
+        failed load while a watcher retries it (``refresh_interval`` infinite, as in a server).  Without one, what
+        the failed load raised is raised again until ``refresh_interval`` has passed, then the load is retried: a
+        library call raises while the cause stands (it had raised, then answered "not ready" for 2 s, then raised)."""
         retry = time.monotonic() - self._failed_at > self.refresh_interval
         loaded = False
         try:
             with self._lock:  # checked under the lock: a query waiting for a watcher's load sees how it ended
+                failure = self._load_failure
+                if self._memory is None and not retry and failure is not None and math.isfinite(self.refresh_interval):
+                    raise failure
                 if self._memory is None and (retry or self.load_error is None):
                     self._memory, loaded = self._load(), True
                 memory = self._memory
@@ -172,6 +225,7 @@ class Retriever:
         ``warnings`` of its own (a failing store), which the report lists after the memory's.
         """
         state = new_run(arguments, request=request)
+        history = validate_history(history)
         memory, loaded = self._current_memory()
         ready = time.monotonic()  # the deadline starts here: waiting for the index is not the question's time
         state = dataclasses.replace(state, timings_ms={"load": (ready - state.started) * 1000})
@@ -183,15 +237,20 @@ class Retriever:
             ctx = Context(
                 memory=memory,
                 settings=self.settings,
-                history=tuple(history),
+                history=history,
                 deadline=deadline,
                 readiness=memory.readiness() if memory else (False, "error" if self.load_error else "missing"),
                 session_id=session_id,
-                warnings=(*notes, *warnings),
+                warnings=(*notes, *_load_warning(memory, self.load_error), *warnings),
                 llm=_llm_run(self.llm, self.settings, deadline, memory),
             )
             state = _execute(state, ctx)
         return RetrievalResult(state.text, state.structured, state)
+
+
+def _load_warning(memory: Memory | None, load_error: str | None) -> tuple[str, ...]:
+    """Why a memory that failed to load answers nothing (a watcher retries it): the result had said only "error"."""
+    return (f"the memory could not be loaded ({load_error}); it is retried",) if memory is None and load_error else ()
 
 
 def _client(settings: Settings) -> LLMClient | None:

@@ -12,6 +12,7 @@ import retriever
 
 EXPORTED = [
     "ConfigError",
+    "DocumentUnavailable",
     "Entity",
     "Excerpt",
     "Fact",
@@ -43,7 +44,7 @@ def test_every_exported_name_is_a_class_defined_inside_the_package(name: str) ->
 
 
 def test_the_errors_users_catch_share_one_base_with_a_seed_code() -> None:
-    for name in ("ConfigError", "GitError", "InvalidArguments", "MemoryNotFound", "RetrievalTimeout"):
+    for name in [n for n in EXPORTED if n.endswith(("Error", "Arguments", "NotFound", "Timeout", "Unavailable"))]:
         error = getattr(retriever, name)
         assert issubclass(error, retriever.RetrieverError)
         assert error.code and error.code == error.code.lower()

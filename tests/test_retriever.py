@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 import time
@@ -15,7 +17,7 @@ from fixtures import ACME, TRAVEL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from retriever import InvalidArguments, RetrievalTimeout, Retriever, Settings
+from retriever import GitError, InvalidArguments, RetrievalTimeout, Retriever, Settings
 from retriever.pipeline.contracts import StructuredContent
 from retriever.text import thesaurus
 
@@ -25,6 +27,17 @@ from retriever.text import thesaurus
 @pytest.fixture
 def acme(make_tree: TreeFactory) -> Retriever:
     return Retriever(make_tree(ACME))
+
+
+@pytest.fixture
+def repo_memory(make_tree: TreeFactory) -> Path:
+    """A memory in a git repository of one commit."""
+    root = make_tree(ACME)
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    author = ["-c", "user.name=a", "-c", "user.email=a@b.test"]
+    for args in (["init", "-q"], ["add", "."], [*author, "commit", "-qm", "1"]):
+        subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True)
+    return root
 
 
 def _files(result: Any) -> list[str]:
@@ -162,6 +175,57 @@ def test_prompt_over_8000_chars_is_invalid_arguments(acme: Retriever) -> None:
 def test_unknown_argument_is_invalid_arguments(acme: Retriever) -> None:
     with pytest.raises(InvalidArguments, match="unknown argument 'limit'"):
         acme.call({"prompt": "billing", "limit": 3})
+
+
+@pytest.mark.parametrize(
+    ("history", "message"),
+    [
+        (None, "'history' must be a list of the session's earlier prompts, got null"),
+        ("Who owns billing?", "'history' must be a list of the session's earlier prompts, got string"),
+        (["a", 1], "'history' item 1 must be a string, got integer"),
+        (["\ud800 billing"], "'history[0]' holds an unpaired surrogate"),
+    ],
+)
+def test_a_history_that_is_not_a_list_of_strings_is_invalid_arguments(
+    acme: Retriever, history: Any, message: str
+) -> None:
+    # It had raised a bare TypeError (None, a number), or read a string as one-character prompts.
+    with pytest.raises(InvalidArguments, match=re.escape(message)):
+        acme.retrieve("And who owns it?", history=history)
+
+
+def test_a_memory_that_cannot_load_raises_on_every_call_until_it_loads(repo_memory: Path) -> None:
+    # It had raised, then answered "not ready (error)" without a reason for 2 s, then raised again.
+    retriever = Retriever(repo_memory, at="no-such-revision")
+    for _ in range(3):
+        with pytest.raises(GitError):
+            retriever.retrieve("How many sick days do employees earn?")
+
+
+def test_a_retriever_closes_its_cache_and_lock_and_opens_them_again_when_asked(
+    acme: Retriever, tmp_path: Path
+) -> None:
+    from retriever.memory.caches import list_caches
+
+    with acme as retriever:
+        first = retriever.retrieve("How many sick days do employees earn?")
+        assert retriever.memory.cache is not None
+        assert [entry.in_use for entry in list_caches(Settings.from_env())] == [True]
+    assert [entry.in_use for entry in list_caches(Settings.from_env())] == [False]  # `cache prune` may remove it
+    again = acme.retrieve("How many sick days do employees earn?")
+    assert again.facts == first.facts
+    acme.close()
+
+
+def test_a_result_gives_its_summary_coverage_and_answerability_typed(acme: Retriever) -> None:
+    result = acme.retrieve("How many sick days do employees earn?")
+    assert result.retrieval is not None and result.summary == result.retrieval.context_summary
+    assert (result.coverage, result.answerability) == (
+        result.structured["retrieval"]["coverage_assessment"],
+        result.structured["diagnostics"]["answerability"],
+    )
+    skipped = acme.retrieve("thanks!")
+    assert (skipped.coverage, skipped.answerability, skipped.facts) == ("none", None, ())
 
 
 def test_the_first_question_does_not_time_out_while_the_index_is_built(

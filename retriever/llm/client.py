@@ -93,6 +93,10 @@ class LLMClient:
         self._lock = threading.Lock()
         self._abandoned = False  # a serial endpoint may still be working on a call that timed out
 
+    def close(self) -> None:
+        """Close the endpoint's connections (``Retriever.close``)."""
+        self._client.close()
+
     def schema_chars(self, schema: type[BaseModel]) -> int:
         """Prompt characters the answer's schema adds (in ``json_object`` mode it rides in the prompt;
         counted in every mode, since a ``json_schema`` request may be retried as one)."""

@@ -112,6 +112,11 @@ class Memory:
             return self.stats
         return self._tree.refresh(self._provenance.update, progress)
 
+    def close(self) -> None:
+        """Close the index cache's database and release its ``in-use`` lock; the memory answers no more after."""
+        if self.cache is not None:
+            self.cache.close()
+
     # -- what the last refresh published ------------------------------------------------------------
 
     @property

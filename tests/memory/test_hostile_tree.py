@@ -140,6 +140,8 @@ def test_a_tree_over_max_files_is_an_error_in_health_until_it_shrinks(make_tree:
             False,
             "error",
         )
+        [why] = result["structuredContent"]["diagnostics"]["warnings"]  # the result had said only "error"
+        assert why.startswith("the memory could not be loaded (") and "holds more than 8 markdown files" in why
 
         (root / "extra.md").unlink()
         assert wait_until(lambda: service.health()["memory_ready"], timeout=30)
