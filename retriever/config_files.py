@@ -38,18 +38,9 @@ from typing import Any, Literal
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from retriever.config import (
-    APP_DIR,
-    ENV_VARIABLES,
-    MAX_PROBLEMS,
-    Settings,
-    listed_problems,
-    mask_url,
-    shown_value,
-    type_name,
-)
-from retriever.config import SECRET_KEYS as SECRET_KEYS  # re-exported: status and callers read it here
+from retriever.config import APP_DIR, ENV_VARIABLES, MAX_PROBLEMS, Settings, listed_problems
 from retriever.errors import ConfigError
+from retriever.redaction import SECRET_KEYS, mask_url, shown_value, type_name
 from retriever.text.reader import expanded, is_file, is_folder
 from retriever.text.safe import cut, one_line, preview
 
@@ -343,7 +334,7 @@ def _settings(values: dict[str, Any], sources: Mapping[str, Source]) -> Settings
 
 def _problem(error: ErrorDetails, sources: Mapping[str, Source]) -> str:
     """``RETRIEVER_TOP_K='0': …`` for the environment, ``top_k = 0 in FILE: …`` for a file; a secret's
-    value is never shown, only its type (``config.shown_value``)."""
+    value is never shown, only its type (``redaction.shown_value``)."""
     key = str(error["loc"][0]) if error.get("loc") else "?"
     shown = shown_value(key, error.get("input"))
     source = sources.get(key, DEFAULT)

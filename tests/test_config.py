@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from retriever.config import ENV_VARIABLES, MAX_SECONDS, Settings, index_cache_dir, mask_url
+from retriever.config import ENV_VARIABLES, MAX_SECONDS, Settings, index_cache_dir
 from retriever.errors import ConfigError
+from retriever.redaction import mask_url
 
 
 @pytest.mark.parametrize(

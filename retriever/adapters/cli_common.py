@@ -32,8 +32,8 @@ def exit_code(error: RetrieverError) -> int:
 
 def fail(error: RetrieverError, as_json: bool) -> NoReturn:
     """Report a core error the way scripts and people both expect, then exit."""
-    from retriever.config import mask_url
     from retriever.pipeline.report import error_content
+    from retriever.redaction import mask_url
 
     # Messages may name a store's URL: its password never reaches the terminal or a script's log.
     if as_json:

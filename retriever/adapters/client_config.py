@@ -135,7 +135,7 @@ def settings_env(environ: Mapping[str, str]) -> tuple[tuple[tuple[str, str], ...
             if k.startswith(("RETRIEVER_", "OPENAI_")) and k not in _LEFT_OUT and v.strip()
         )
     )
-    from retriever.config import mask_url  # here, not at import: `retriever --help` loads no pydantic
+    from retriever.redaction import mask_url  # here, not at import: `retriever --help` loads no pydantic
 
     secrets = tuple(k for k, v in env if k.endswith(_SECRET_SUFFIXES) or mask_url(v) != v)
     return env, secrets

@@ -11,8 +11,8 @@ import sys
 
 import click
 
-from retriever.config import mask_url
 from retriever.endpoints import is_loopback_name
+from retriever.redaction import mask_url
 
 EXIT_USAGE = 2
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})

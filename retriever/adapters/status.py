@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from retriever.adapters.cli_common import load_memory
-from retriever.config import Settings, index_cache_dir, mask_url
-from retriever.config_files import SECRET_KEYS, VARIABLES, Loaded
+from retriever.config import Settings, index_cache_dir
+from retriever.config_files import VARIABLES, Loaded
 from retriever.endpoints import OPENAI_URL, endpoint_and_key
 from retriever.errors import ConfigError, RetrieverError
 from retriever.memory import caches
+from retriever.redaction import SECRET_KEYS, mask_url
 from retriever.service.access import load_api_keys
 from retriever.service.identity import memory_identity
 from retriever.service.stores import sqlite_path

@@ -47,12 +47,13 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from retriever.config import Settings, mask_url
+from retriever.config import Settings
 from retriever.endpoints import OPENAI_URL, endpoint_and_key
 from retriever.llm import replies
 from retriever.llm.pace import Pace, pace_of
 from retriever.llm.replies import LLMFailure, Usage
 from retriever.llm.transport import Http, within
+from retriever.redaction import mask_url
 
 log = logging.getLogger(__name__)
 

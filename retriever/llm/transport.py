@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from retriever.config import mask_url, shown_value
 from retriever.errors import ConfigError
+from retriever.redaction import mask_url, shown_value
 from retriever.text.safe import cut, one_line
 
 if TYPE_CHECKING:

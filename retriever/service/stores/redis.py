@@ -19,7 +19,7 @@ from typing import Any
 
 import redis
 
-from retriever.config import mask_url
+from retriever.redaction import mask_url
 from retriever.service.stores.base import (
     REQUEST_TTL,
     SESSION_PROMPTS,
