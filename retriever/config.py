@@ -11,10 +11,12 @@ memory tree, which teams commit.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -89,9 +91,20 @@ LLM_STAGES: tuple[LLMStage, ...] = ("triage", "target", "extract", "summary")
 
 
 class Settings(BaseModel):
-    """Everything a retrieval can be configured with; defaults suit a laptop."""
+    """Everything a retrieval can be configured with; defaults suit a laptop.  ``Settings(...)`` takes only what it is
+    given (``OPENAI_*`` aside: ``endpoints``); ``Settings.from_env(**overrides)`` is the environment and code.  A bad
+    value is a ``ConfigError`` naming the field and the value (a secret's type only), never pydantic's error,
+    which repeats every input.  ``model_copy(update=…)`` validates nothing: build a new one instead."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            problems = listed_problems(exc, _DESCRIBE.get() or _field_problem)  # ``describing`` names sources
+            # Not chained: the pydantic error repeats every input, secrets included.
+            raise ConfigError(f"invalid setting: {problems}") from None
 
     state_dir: Path | None = Field(default=None, description="Folder for caches and stores.")
     top_k: int = Field(default=12, ge=1, le=100, description="Facts returned per retrieval.")
@@ -210,13 +223,10 @@ class Settings(BaseModel):
         """Settings from ``RETRIEVER_*`` variables, then explicit ``overrides`` (None ignored)."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {k: environ[v] for k, v in _ENV.items() if environ.get(v)}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        try:
+        given = {k: v for k, v in overrides.items() if v is not None}
+        values.update(given)
+        with describing(lambda error: _field_problem(error, given.keys())):
             return cls(**values)
-        except ValidationError as exc:
-            problems = listed_problems(exc, _env_problem)
-            # Not chained: the pydantic error repeats every input, secrets included.
-            raise ConfigError(f"invalid setting: {problems}") from None
 
     # -- HTTP server hardening (``retriever serve``) ---------------------------------------------
 
@@ -249,9 +259,27 @@ class Settings(BaseModel):
     port: int = Field(default=8765, ge=0, le=65535, description="Port `retriever serve` listens on (0: any free one).")
 
 
-def _env_problem(error: ErrorDetails) -> str:
+# How a ``Settings`` being built names a bad value's source (``describing``); by its field otherwise.
+_DESCRIBE: ContextVar[Callable[[ErrorDetails], str] | None] = ContextVar("_DESCRIBE", default=None)
+
+
+@contextlib.contextmanager
+def describing(describe: Callable[[ErrorDetails], str]) -> Iterator[None]:
+    """While in it, a ``Settings`` built in this thread names each bad value with ``describe``: its environment
+    variable (``from_env``) or its file (``config_files``), where the value came from."""
+    token = _DESCRIBE.set(describe)
+    try:
+        yield
+    finally:
+        _DESCRIBE.reset(token)
+
+
+def _field_problem(error: ErrorDetails, from_code: Iterable[str] | None = None) -> str:
+    """One problem as "NAME=value: why": NAME is the environment variable a value came from, else the field (every
+    field when ``from_code`` is None: ``Settings(...)``; else those it lists, passed in code to ``from_env``)."""
     key = str(error["loc"][0]) if error["loc"] else "?"
-    return f"{_ENV.get(key, key)}={shown_value(key, error.get('input'))}: {error['msg']}"
+    variable = from_code is not None and key not in from_code
+    return f"{_ENV.get(key, key) if variable else key}={shown_value(key, error.get('input'))}: {error['msg']}"
 
 
 def listed_problems(exc: ValidationError, describe: Callable[[ErrorDetails], str]) -> str:

@@ -35,10 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from retriever.config import APP_DIR, ENV_VARIABLES, MAX_PROBLEMS, Settings, listed_problems
+from retriever.config import APP_DIR, ENV_VARIABLES, MAX_PROBLEMS, Settings, describing
 from retriever.errors import ConfigError
 from retriever.redaction import SECRET_KEYS, mask_url, shown_value, type_name
 from retriever.text.reader import expanded, is_file, is_folder
@@ -324,12 +323,8 @@ def _path(value: str, folder: Path) -> Path:
 
 
 def _settings(values: dict[str, Any], sources: Mapping[str, Source]) -> Settings:
-    try:
+    with describing(lambda error: _problem(error, sources)):  # a bad value named by where it came from
         return Settings(**values)
-    except ValidationError as exc:
-        problems = listed_problems(exc, lambda error: _problem(error, sources))
-        # Not chained: the pydantic error repeats every input, secrets included.
-        raise ConfigError(f"invalid setting: {problems}") from None
 
 
 def _problem(error: ErrorDetails, sources: Mapping[str, Source]) -> str:

@@ -7,6 +7,7 @@ import os
 import threading
 import traceback
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,7 +55,7 @@ def test_a_secret_of_the_wrong_type_passed_to_from_env_is_named_but_never_shown(
     with pytest.raises(ConfigError) as caught:
         Settings.from_env({}, api_keys=keys)
     message = caught.value.message
-    assert "RETRIEVER_API_KEYS=<a list, not shown: api_keys is a secret>: Input should be a valid string" in message
+    assert "api_keys=<a list, not shown: api_keys is a secret>: Input should be a valid string" in message
     assert "k1secretABC" not in "".join(traceback.format_exception(caught.value))
 
 
@@ -160,8 +161,8 @@ def test_an_integer_too_long_to_print_is_shown_by_its_size_not_a_value_error() -
     with pytest.raises(ConfigError) as caught:
         Settings.from_env({}, top_k=huge, host=[huge])
     message = caught.value.message
-    assert "RETRIEVER_TOP_K=<an integer of over 4,300 digits>: must be a whole number from 1 to 100" in message
-    assert "RETRIEVER_HOST=<a list holding an integer of over 4,300 digits>: Input should be a valid string" in message
+    assert "top_k=<an integer of over 4,300 digits>: must be a whole number from 1 to 100" in message
+    assert "host=<a list holding an integer of over 4,300 digits>: Input should be a valid string" in message
 
 
 def test_the_llm_endpoint_is_the_settings_else_the_environments_as_the_openai_package_reads_it() -> None:
@@ -195,3 +196,29 @@ def test_a_loopback_name_is_told_one_way_everywhere(name: str, subdomains: bool,
     from retriever.endpoints import is_loopback_name
 
     assert is_loopback_name(name, subdomains=subdomains) is loopback
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"top_k": 0}, "invalid setting: top_k=0: must be a whole number from 1 to 100"),
+        ({"bogus": 1}, "invalid setting: bogus=1: Extra inputs are not permitted"),
+        ({"redis_url": ["redis://:hunter2@db:6379"]}, "redis_url=<a list, not shown: redis_url is a secret>"),
+    ],
+)
+def test_settings_built_in_code_refuse_a_bad_value_with_a_config_error_naming_the_field(
+    values: dict[str, Any], message: str
+) -> None:
+    # It had been pydantic's ValidationError, no .code, repeating every input (a Redis password among them).
+    with pytest.raises(ConfigError) as refused:
+        Settings(**values)
+    assert message in refused.value.message and "hunter2" not in str(refused.value)
+
+
+def test_from_env_names_the_variable_of_an_environment_value_and_the_field_of_one_passed_in_code() -> None:
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_env({"RETRIEVER_TOP_K": "0"}, max_sections=0)
+    assert refused.value.message == (
+        "invalid setting: RETRIEVER_TOP_K='0': must be a whole number from 1 to 100; "
+        "max_sections=0: must be a whole number from 1 to 50"
+    )
