@@ -38,6 +38,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -61,6 +62,8 @@ T = TypeVar("T", bound=BaseModel)
 _CACHE_SIZE = 256
 _SCHEMA_NOTE = "\n\nAnswer with one JSON object matching this JSON Schema:\n"
 PROBE_SECONDS = 1.0  # how long ready() waits for a busy local server to answer its probe
+# A remote endpoint whose calls time out this many times in a row gets none for REST_SECONDS (``resting``).
+TIMEOUTS_BEFORE_REST, REST_SECONDS = 2, 60.0
 # A reply's body may hold at most this many bytes a token of the answer asked for, plus the envelope, and
 # never more than MAX_REPLY_BYTES: a JSON answer escapes a character in at most 6 bytes, a token is a few.
 REPLY_BYTES_PER_TOKEN, REPLY_ENVELOPE_BYTES, MAX_REPLY_BYTES = 32, 64_000, 1_000_000
@@ -93,6 +96,8 @@ class LLMClient:
         self._cache: OrderedDict[str, tuple[str, Usage]] = OrderedDict()
         self._lock = threading.Lock()
         self._abandoned = False  # a serial endpoint may still be working on a call that timed out
+        self._timeouts = 0  # calls in a row a remote endpoint let time out (``resting``)
+        self._rest_until = 0.0  # time.monotonic() until which it gets no calls
 
     def close(self) -> None:
         """Close the endpoint's connections (``Retriever.close``)."""
@@ -107,6 +112,25 @@ class LLMClient:
         """Whether a call this client gave up on may still keep a serial endpoint busy (``ready`` probes it)."""
         with self._lock:
             return self._abandoned
+
+    def resting(self) -> str:
+        """Why a remote endpoint gets no calls now, or "": after ``TIMEOUTS_BEFORE_REST`` calls in a row timed out,
+        none for ``REST_SECONDS``, then one, which ends the rest if answered and starts another if not.  A hung
+        endpoint had cost every retrieval three full timeouts (a minute with the defaults)."""
+        with self._lock:
+            left = self._rest_until - time.monotonic()
+            if left <= 0:
+                return ""
+            return f"the endpoint let {self._timeouts} calls in a row time out; none for another {math.ceil(left)} s"
+
+    def _timed(self, timed_out: bool) -> None:
+        """Count a remote call's outcome toward ``resting`` (a serial endpoint is probed instead: ``ready``)."""
+        if self.pace.serial:
+            return
+        with self._lock:
+            self._timeouts = self._timeouts + 1 if timed_out else 0
+            if self._timeouts >= TIMEOUTS_BEFORE_REST:
+                self._rest_until = time.monotonic() + REST_SECONDS
 
     def ready(self) -> bool:
         """False while a serial endpoint is still busy with a call this client abandoned (probed)."""
@@ -189,14 +213,18 @@ class LLMClient:
     def _attempt(
         self, schema: type[BaseModel], system: str, user: str, limits: _Limits, max_tokens: int, mode: str
     ) -> tuple[str, Usage]:
-        """One call; a timeout on a serial endpoint leaves it marked busy until a probe answers."""
+        """One call; a timeout on a serial endpoint leaves it marked busy until a probe answers, on a remote one
+        counts toward a rest (``resting``)."""
         try:
-            return self._call(schema, system, user, limits, max_tokens, mode)
+            answer = self._call(schema, system, user, limits, max_tokens, mode)
         except LLMFailure as failure:
+            self._timed(failure.timed_out)
             if failure.timed_out and self.pace.serial:
                 with self._lock:
                     self._abandoned = True
             raise
+        self._timed(False)
+        return answer
 
     def _call(
         self, schema: type[BaseModel], system: str, user: str, limits: _Limits, max_tokens: int, mode: str

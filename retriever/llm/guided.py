@@ -85,9 +85,11 @@ class LLMRun:
         """This run's record of calls and tokens, for the retrieval started again because ``why`` (the memory
         changed during a call): no further calls (another might meet another change), so each stage says it kept
         its offline result and why, after what the first run's stages said (a call that failed, say why)."""
-        again = dataclasses.replace(self, guided=[], fallbacks=list(self.fallbacks), ungrounded=0)
-        again.stopped = f"{why}; the answer was worked out again, offline, on the memory as it is now"
-        return again
+        stopped = f"{why}; the answer was worked out again, offline, on the memory as it is now"
+        return dataclasses.replace(self, guided=[], fallbacks=list(self.fallbacks), ungrounded=0, stopped=stopped)
+
+    def __post_init__(self) -> None:
+        self.stopped = self.stopped or self.client.resting()  # an endpoint that keeps timing out rests a while
 
     def enabled(self, stage: str) -> bool:
         return stage in self.settings.llm_stages
@@ -186,6 +188,7 @@ class LLMRun:
         # later stage's smaller prompt may well be answered in time.
         if failure.timed_out and self.client.pace.serial:
             self.stopped = f"the endpoint is still busy with the {stage} call that timed out"
+        self.stopped = self.stopped or self.client.resting()
         if failure.unreachable:
             self.stopped = f"the endpoint could not be reached by the {stage} call"
         if failure.refused:

@@ -205,6 +205,23 @@ def test_a_slow_model_times_out_and_retrieval_still_answers(root: Path, llm: Scr
     assert "projects/billing_migration.md" in {f.rel_path for f in result.facts}
 
 
+def test_a_remote_endpoint_that_keeps_timing_out_rests_and_the_next_retrieval_makes_no_call(
+    root: Path, llm: ScriptedLLM
+) -> None:
+    # A hung endpoint had cost every retrieval three full timeouts (a minute with the defaults).
+    llm.script = lambda request: Reply(content='{"sections": []}', delay=3.0)
+    retriever = guided_retriever(root, llm_timeout_seconds=0.5, llm_endpoint="remote")
+    first = llm_diagnostics(retriever.retrieve(QUESTION))["fallbacks"]
+    assert [f["reason"] for f in first[:2]] == ["timed out after 0.5 s"] * 2
+    assert first[2]["stage"] == "summary" and first[2]["reason"].startswith(
+        "skipped: the endpoint let 2 calls in a row time out; none for another"
+    )
+    calls = len(llm.requests)
+    second = retriever.retrieve(QUESTION)
+    assert len(llm.requests) == calls and second.facts  # answered offline at once, and says why
+    assert all("in a row time out" in f["reason"] for f in llm_diagnostics(second)["fallbacks"])
+
+
 def test_a_small_token_budget_trims_the_outline_and_skips_what_does_not_fit(root: Path, llm: ScriptedLLM) -> None:
     result = guided_retriever(root, llm_token_budget=500).retrieve(QUESTION)
     sent = llm.requests[0]

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import free_port
+from conftest import free_port, wait_until
 from llm_server import Reply, ScriptedLLM, answer, serve_for, stage_of
 
 from retriever import Settings
@@ -209,6 +209,25 @@ def test_a_remote_endpoint_is_not_probed_after_a_timeout(llm: ScriptedLLM) -> No
     with pytest.raises(LLMFailure, match="timed out"):
         client.complete(SummaryAnswer, "s", "u", timeout=0.2)
     assert client.ready() and llm.probes == 0
+
+
+def test_a_remote_endpoint_rests_after_two_timeouts_in_a_row_and_an_answer_after_the_rest_ends_it(
+    llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retriever.llm import client as client_module
+
+    monkeypatch.setattr(client_module, "REST_SECONDS", 0.3)
+    llm.script = lambda request: Reply(content=json.dumps({"summary": "late"}), delay=1.0)
+    client = _client(llm_endpoint="remote")
+    for _ in range(2):
+        assert not client.resting()
+        with pytest.raises(LLMFailure, match="timed out"):
+            client.complete(SummaryAnswer, "s", "u", timeout=0.2)
+    assert client.resting().startswith("the endpoint let 2 calls in a row time out; none for another")
+    assert wait_until(lambda: not client.resting(), timeout=10)
+    llm.script = lambda request: answer({"summary": "back"})
+    assert client.complete(SummaryAnswer, "s", "u2", timeout=5)[0].summary == "back"
+    assert not client.resting() and client._timeouts == 0
 
 
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
