@@ -233,24 +233,34 @@ class Retriever:
         waited = ready - state.started
         built = loaded and memory is not None and memory.stats.rebuilt and waited >= _NOTE_WAITS_FROM
         notes = (_built_note(memory, waited),) if built and memory is not None else ()
+        readiness = memory.readiness() if memory else (False, "error" if self.load_error else "missing")
+        if readiness[1] == "empty" and not self.root.is_dir():  # removed while open: the last index is of nothing
+            readiness = (False, "missing")
         with memory.reading() if memory else contextlib.nullcontext():
             ctx = Context(
                 memory=memory,
                 settings=self.settings,
                 history=history,
                 deadline=deadline,
-                readiness=memory.readiness() if memory else (False, "error" if self.load_error else "missing"),
+                readiness=readiness,
                 session_id=session_id,
-                warnings=(*notes, *_load_warning(memory, self.load_error), *warnings),
+                warnings=(*notes, *_not_ready(readiness[1], self.root, memory, self.load_error), *warnings),
                 llm=_llm_run(self.llm, self.settings, deadline, memory),
             )
             state = _execute(state, ctx)
         return RetrievalResult(state.text, state.structured, state)
 
 
-def _load_warning(memory: Memory | None, load_error: str | None) -> tuple[str, ...]:
-    """Why a memory that failed to load answers nothing (a watcher retries it): the result had said only "error"."""
-    return (f"the memory could not be loaded ({load_error}); it is retried",) if memory is None and load_error else ()
+def _not_ready(state: str, root: Path, memory: Memory | None, load_error: str | None) -> tuple[str, ...]:
+    """Why a memory answers nothing, with the next step (the result had said only "not ready (missing)"): a root
+    that is no folder (a typo), one with no markdown, one that failed to load (a watcher retries it).  A server
+    answers the first two with an error instead (``service.roots``)."""
+    if state == "missing":
+        return (f"the memory root {str(root)!r} is not a folder: pass the memory's folder (Retriever(root))",)
+    if state == "empty":
+        skipped = len(memory.skipped) if memory else 0
+        return (f"the memory root {str(root)!r} holds no markdown file ({skipped} skipped: diagnostics.skipped_files)",)
+    return (f"the memory could not be loaded ({load_error}); it is retried",) if state == "error" and load_error else ()
 
 
 def _client(settings: Settings) -> LLMClient | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -153,12 +154,27 @@ def test_missing_root_is_not_ready_rather_than_an_error(tmp_path: Path) -> None:
     content = Retriever(tmp_path / "nowhere").retrieve("Who owns billing?").structured
     assert (content["status"], content["memory_ready"], content["readiness_state"]) == ("ok", False, "missing")
     assert content["retrieval"]["facts"] == []
+    # It had named neither the path nor a next step: a typo in a root answered silently.
+    assert content["diagnostics"]["warnings"] == [
+        f"the memory root {str(tmp_path / 'nowhere')!r} is not a folder: pass the memory's folder (Retriever(root))"
+    ]
+
+
+def test_a_root_removed_while_open_is_missing_not_empty(make_tree: TreeFactory) -> None:
+    root = make_tree(ACME)
+    retriever = Retriever(root)
+    assert retriever.retrieve("Who owns billing?").structured["memory_ready"] is True
+    shutil.rmtree(root)
+    retriever.refresh()
+    assert retriever.retrieve("Who owns billing?").structured["readiness_state"] == "missing"  # it had said "empty"
 
 
 def test_empty_tree_is_not_ready(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     content = Retriever(tmp_path / "empty").retrieve("Who owns billing?").structured
     assert (content["memory_ready"], content["readiness_state"]) == (False, "empty")
+    [why] = content["diagnostics"]["warnings"]
+    assert why.endswith("holds no markdown file (0 skipped: diagnostics.skipped_files)")
 
 
 def test_small_tree_is_ready_sparse(make_tree: TreeFactory) -> None:
