@@ -2,10 +2,12 @@
 
 Contract: ``retrieve`` returns a ``RetrievalResult`` whose ``structured`` dict is seed 000's
 ``structuredContent`` and whose ``text`` is the markdown report; it raises ``RetrieverError``
-subclasses (``InvalidArguments``, ``RetrievalTimeout``) that adapters map to their protocols.
-A missing or empty tree is not an error: the result says ``memory_ready: false``.  Nor is a
-tree that failed to load while a watcher retries it (``refresh_interval`` infinite, as in a
-server): the result says ``readiness_state: "error"`` and ``load_error`` says why.
+subclasses (``InvalidArguments``, ``RetrievalTimeout``) that adapters map to their protocols, and what a failed
+load raised (``GitError``, ``ConfigError``) on every call until a retry, each ``refresh_interval``, loads.
+A missing or empty tree is not an error: the result says ``memory_ready: false`` and, in its warnings, the path
+and the next step.  Nor is a tree that failed to load while a watcher retries it (``refresh_interval`` infinite,
+as in a server): the result says ``readiness_state: "error"`` and its warnings (and ``load_error``) say why.
+``close()`` (or a ``with`` block) frees the index cache's database and lock and the LLM client's connections.
 Loading the memory (building its index the first time) and refreshing it never count against a
 retrieval's deadline, which starts once the memory is ready.  A call that waited a second or more
 for the index to be built says so in ``diagnostics.warnings``; ``diagnostics.timings_ms["load"]``
