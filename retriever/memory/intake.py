@@ -84,19 +84,28 @@ def reread(root: Path, rel_path: str, known_sha1: str, max_bytes: int) -> Docume
     return record.parsed.document() if record.sha1 == known_sha1 and record.parsed is not None else None
 
 
-def read_snapshot(item: tuple[str, bytes, bool]) -> Record:
-    """Decode, parse and analyse one file read from git objects (``--at``): its path, its bytes and whether they
-    are a cache record of the same bytes parsed before (``cache.encode_document``), whose parse is kept."""
-    rel_path, data, parsed = item
+def read_snapshot(item: tuple[str, bytes, bytes | None]) -> Record:
+    """Decode, parse and analyse one file read from git objects (``--at``): its path, its bytes and a cache record
+    of the same bytes parsed before (``cache.encode_document``), if any, whose parse is kept; a record that does not
+    decode is let go, and the bytes parsed."""
+    rel_path, data, record = item
     entry = reader.Entry(rel_path, len(data), 0)
     try:
-        if parsed:  # the statements' vectors and terms are in the record; the sections' are taken again
-            return Record(entry, "", Parsed(data, indexable(decode_document(data))), None)
+        if record is not None and (cached := _decoded(record)) is not None:  # its sections' meaning taken again
+            return Record(entry, "", Parsed(record, indexable(cached)), None)
         return Record(entry, "", prepare(parse_document(rel_path, reader.decode(data)[0])), None)
     except (reader.Unreadable, ParseError) as exc:
         return Record(entry, "", None, str(exc))
     except Exception as exc:  # noqa: BLE001 - the top-level handler of one file, as in ``read``
         return _failed(entry, exc)
+
+
+def _decoded(record: bytes) -> Document | None:
+    try:
+        return decode_document(record)
+    except Exception:  # damaged bytes can make unpickling raise anything: the file is parsed instead
+        log.debug("a cached record did not decode; its file is parsed", exc_info=True)
+        return None
 
 
 def _failed(entry: reader.Entry, exc: Exception) -> Record:

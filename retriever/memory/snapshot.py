@@ -47,7 +47,7 @@ def snapshot_changes(
     kept = {rel: parsed for rel in wanted if (parsed := known.parsed.get((rel, blobs[rel]))) is not None}
     read = snapshot.read([rel for rel in wanted if rel not in kept])
     records = known.records({rel: hashlib.sha1(data, usedforsecurity=False).hexdigest() for rel, data in read.items()})
-    items = sorted((rel, records.get(rel, data), rel in records) for rel, data in read.items())
+    items = sorted((rel, data, records.get(rel)) for rel, data in read.items())
     changed: dict[str, Parsed | None] = {}
     found = []
     reading = workers.ordered(intake.read_snapshot, items, workers.jobs(settings.index_workers))
@@ -98,7 +98,7 @@ def cached_changes(
     key = _key(snapshot, settings)
     saved = cachefiles.read_kept(folder, "at", snapshot.commit, "revision") if folder is not None else None
     kept = saved.get("changes") if isinstance(saved, dict) and saved.get("key") == key else None
-    if isinstance(kept, Changes):
+    if isinstance(kept, Changes) and hasattr(kept, "blobs"):  # kept by an older version: worked out again
         return dataclasses.replace(kept, parsed=0)
     known = _known(folder, key) if folder is not None else Known()
     changes = snapshot_changes(snapshot, settings, progress, known)

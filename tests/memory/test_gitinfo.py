@@ -460,3 +460,17 @@ def test_only_the_last_two_revisions_are_kept_and_a_corrupt_one_is_parsed_again(
         path.write_bytes(b"\x80\x05\x95")
     Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD")
     assert len(parsed) == 3 and "the saved revision in" in caplog.text
+
+
+def test_a_damaged_record_of_the_working_trees_cache_is_let_go_and_the_revisions_file_parsed(repo: Path) -> None:
+    # It had been decoded with no fallback: the file was skipped at the revision, and the skip kept for the commit.
+    import sqlite3
+
+    from retriever.config import index_cache_dir
+
+    Memory.open(repo / "memory", Settings.from_env())
+    database = index_cache_dir(Settings.from_env(), repo / "memory") / "records.sqlite"
+    with sqlite3.connect(database) as db:
+        db.execute("UPDATE files SET record = ? WHERE rel_path = 'policies/leave.md'", (b"\x80\x05\x95",))
+    at_head = Memory.at_revision(repo / "memory", Settings.from_env(), "HEAD")
+    assert at_head.skipped == [] and "12 sick days" in at_head.document("policies/leave.md").sections[-1].text
