@@ -18,6 +18,7 @@ is the time it waited for the memory (a load or a refresh; near zero otherwise).
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import math
 import os
@@ -125,6 +126,7 @@ class Retriever:
         # The LLM, when a model is configured: guidance for the stages, offline fallback always.
         self.llm = llm if llm is not None else _client(self.settings)
         self._owns_llm = llm is None  # a client passed in is its caller's to close
+        self._reopen_llm = False  # closed by ``close``: made again by the next call
 
     @property
     def loaded(self) -> bool:
@@ -165,12 +167,23 @@ class Retriever:
         with self._lock:
             memory, self._memory = self._memory, None
             llm = self.llm if self._owns_llm else None
-            if llm is not None:
-                self.llm = _client(self.settings)
+            self._reopen_llm = llm is not None
         if memory is not None:
-            memory.close()
+            memory.close()  # once the retrievals reading it have ended
         if llm is not None:
             llm.close()
+
+    def _readiness(self, memory: Memory | None) -> tuple[bool, str]:
+        readiness = memory.readiness() if memory else (False, "error" if self.load_error else "missing")
+        if readiness[1] == "empty" and not self.root.is_dir():  # removed while open: the last index is of nothing
+            return False, "missing"
+        return readiness
+
+    def _reopened_llm(self) -> None:
+        """The LLM client made again after ``close`` closed it (lazily: a closed retriever holds no client)."""
+        with self._lock:
+            if self._reopen_llm:
+                self.llm, self._reopen_llm = _client(self.settings), False
 
     def __enter__(self) -> Retriever:
         return self
@@ -194,7 +207,9 @@ class Retriever:
             with self._lock:  # checked under the lock: a query waiting for a watcher's load sees how it ended
                 failure = self._load_failure
                 if self._memory is None and not retry and failure is not None and math.isfinite(self.refresh_interval):
-                    raise failure
+                    # A copy without the last raise's traceback: raised again and again, one object had kept every
+                    # caller's frames (47 MB after 5,000 calls).
+                    raise copy.copy(failure).with_traceback(None) from None
                 if self._memory is None and (retry or self.load_error is None):
                     self._memory, loaded = self._load(), True
                 memory = self._memory
@@ -228,6 +243,7 @@ class Retriever:
         """
         state = new_run(arguments, request=request)
         history = validate_history(history)
+        self._reopened_llm()
         memory, loaded = self._current_memory()
         ready = time.monotonic()  # the deadline starts here: waiting for the index is not the question's time
         state = dataclasses.replace(state, timings_ms={"load": (ready - state.started) * 1000})
@@ -235,9 +251,7 @@ class Retriever:
         waited = ready - state.started
         built = loaded and memory is not None and memory.stats.rebuilt and waited >= _NOTE_WAITS_FROM
         notes = (_built_note(memory, waited),) if built and memory is not None else ()
-        readiness = memory.readiness() if memory else (False, "error" if self.load_error else "missing")
-        if readiness[1] == "empty" and not self.root.is_dir():  # removed while open: the last index is of nothing
-            readiness = (False, "missing")
+        readiness = self._readiness(memory)
         with memory.reading() if memory else contextlib.nullcontext():
             ctx = Context(
                 memory=memory,

@@ -8,7 +8,9 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -213,9 +215,41 @@ def test_a_history_that_is_not_a_list_of_strings_is_invalid_arguments(
 def test_a_memory_that_cannot_load_raises_on_every_call_until_it_loads(repo_memory: Path) -> None:
     # It had raised, then answered "not ready (error)" without a reason for 2 s, then raised again.
     retriever = Retriever(repo_memory, at="no-such-revision")
+    raised = []
     for _ in range(3):
-        with pytest.raises(GitError):
+        with pytest.raises(GitError) as caught:
             retriever.retrieve("How many sick days do employees earn?")
+        raised.append(caught.value)
+    # Each a copy, with only its own call's frames: one object raised again had kept every caller's (47 MB).
+    assert raised[1] is not raised[2] and raised[1].message == raised[2].message
+    assert len(traceback.extract_tb(raised[2].__traceback__)) == len(traceback.extract_tb(raised[1].__traceback__))
+
+
+def test_close_waits_for_a_retrieval_in_flight(acme: Retriever, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A retrieval in flight had met a closed database (sqlite3.ProgrammingError).
+    from retriever.pipeline import score
+
+    acme.retrieve("warm up")
+    entered, release, results = threading.Event(), threading.Event(), []
+    real = score.rank
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        assert release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(score, "rank", held)
+    asking = threading.Thread(target=lambda: results.append(acme.retrieve("How many sick days do employees earn?")))
+    asking.start()
+    assert entered.wait(30)
+    closing = threading.Thread(target=acme.close)
+    closing.start()
+    closing.join(0.2)  # a bounded look: close must still be waiting for the retrieval (not a sleep to pass)
+    assert closing.is_alive()
+    release.set()
+    asking.join(30)
+    closing.join(30)
+    assert results and results[0].facts and not closing.is_alive()
 
 
 def test_a_retriever_closes_its_cache_and_lock_and_opens_them_again_when_asked(

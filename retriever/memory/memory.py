@@ -113,9 +113,11 @@ class Memory:
         return self._tree.refresh(self._provenance.update, progress)
 
     def close(self) -> None:
-        """Close the index cache's database and release its ``in-use`` lock; the memory answers no more after."""
-        if self.cache is not None:
-            self.cache.close()
+        """Close the index cache's database and release its ``in-use`` lock, once the retrievals reading it have
+        ended (a retrieval in flight had met a closed database); the memory answers no more after."""
+        with self._tree.rw.writing():
+            if self.cache is not None:
+                self.cache.close()
 
     # -- what the last refresh published ------------------------------------------------------------
 
