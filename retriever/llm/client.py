@@ -96,6 +96,7 @@ class LLMClient:
         self._cache: OrderedDict[str, tuple[str, Usage]] = OrderedDict()
         self._lock = threading.Lock()
         self._abandoned = False  # a serial endpoint may still be working on a call that timed out
+        self._timeout = settings.llm_timeout_seconds  # a call's whole time, unless a deadline cuts it short
         self._timeouts = 0  # calls in a row a remote endpoint let time out (``resting``)
         self._rest_until = 0.0  # time.monotonic() until which it gets no calls
 
@@ -114,23 +115,28 @@ class LLMClient:
             return self._abandoned
 
     def resting(self) -> str:
-        """Why a remote endpoint gets no calls now, or "": after ``TIMEOUTS_BEFORE_REST`` calls in a row timed out,
-        none for ``REST_SECONDS``, then one, which ends the rest if answered and starts another if not.  A hung
-        endpoint had cost every retrieval three full timeouts (a minute with the defaults)."""
+        """Why a remote endpoint gets no calls now, or "": after ``TIMEOUTS_BEFORE_REST`` calls in a row timed out
+        (each with its whole timeout: one the caller's deadline cut short says nothing of the endpoint), none for
+        ``REST_SECONDS``; then the one caller asking first gets "" and tries it, while the others wait another rest;
+        an answer ends the rest.  A hung endpoint had cost every retrieval three full timeouts (a minute by
+        default)."""
         with self._lock:
-            left = self._rest_until - time.monotonic()
-            if left <= 0:
+            now = time.monotonic()
+            if self._timeouts < TIMEOUTS_BEFORE_REST:
                 return ""
-            return f"the endpoint let {self._timeouts} calls in a row time out; none for another {math.ceil(left)} s"
+            if now >= self._rest_until:  # this caller tries it; the others rest on
+                self._rest_until = now + REST_SECONDS
+                return ""
+            left = math.ceil(self._rest_until - now)
+            return f"the endpoint let {self._timeouts} calls in a row time out; none for another {left} s"
 
-    def _timed(self, timed_out: bool) -> None:
+    def _timed(self, timed_out: bool, seconds: float) -> None:
         """Count a remote call's outcome toward ``resting`` (a serial endpoint is probed instead: ``ready``)."""
-        if self.pace.serial:
+        if self.pace.serial or (timed_out and seconds < self._timeout - 0.05):
             return
         with self._lock:
             self._timeouts = self._timeouts + 1 if timed_out else 0
-            if self._timeouts >= TIMEOUTS_BEFORE_REST:
-                self._rest_until = time.monotonic() + REST_SECONDS
+            self._rest_until = time.monotonic() + REST_SECONDS if self._timeouts >= TIMEOUTS_BEFORE_REST else 0.0
 
     def ready(self) -> bool:
         """False while a serial endpoint is still busy with a call this client abandoned (probed)."""
@@ -218,12 +224,12 @@ class LLMClient:
         try:
             answer = self._call(schema, system, user, limits, max_tokens, mode)
         except LLMFailure as failure:
-            self._timed(failure.timed_out)
+            self._timed(failure.timed_out, limits.seconds)
             if failure.timed_out and self.pace.serial:
                 with self._lock:
                     self._abandoned = True
             raise
-        self._timed(False)
+        self._timed(False, limits.seconds)
         return answer
 
     def _call(
