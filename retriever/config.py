@@ -278,6 +278,8 @@ def _field_problem(error: ErrorDetails, from_code: Iterable[str] | None = None) 
     """One problem as "NAME=value: why": NAME is the environment variable a value came from, else the field (every
     field when ``from_code`` is None: ``Settings(...)``; else those it lists, passed in code to ``from_env``)."""
     key = str(error["loc"][0]) if error["loc"] else "?"
+    if error["type"] == "extra_forbidden":  # a misspelt name ("llm_api_kye"): its value may be the secret
+        return f"{key[:60]}: no such setting (its value is not shown)"
     variable = from_code is not None and key not in from_code
     return f"{_ENV.get(key, key) if variable else key}={shown_value(key, error.get('input'))}: {error['msg']}"
 

@@ -55,8 +55,9 @@ class JsonCommand(click.Command):
             if asked_json:
                 from retriever.errors import InvalidArguments
                 from retriever.pipeline.report import error_content
+                from retriever.text.safe import cut
 
-                error = error_content(InvalidArguments(exc.format_message()))
+                error = error_content(InvalidArguments(cut(exc.format_message(), 500)))  # a value may be 100 KB
                 click.echo(json.dumps(error, ensure_ascii=False, indent=2))
             raise
 

@@ -23,6 +23,11 @@ from retriever.text import analyzer
 _ASIDE = re.compile(r"\([^)]*\)?")
 # A version: dotted numbers ("4.3", "v2.10.1"), not an amount ("12.5%", "€2.5"), nor part of a longer one.
 _VERSION = re.compile(r"(?<![\w.€$£])v?(\d{1,6}(?:\.\d{1,6}){1,3})(?![\w%€$£]|\.\d)", re.I)
+# A question names a version by a name before it ("Pulse 4.3", "Mobile SDK 3.0"), a "v" ("v2.1") or the word
+# ("version 4", "release 4.3", "релізу 4.4.0"); not "0.5 FTE", "at 8.30" or "12.03.2025" (no part of 4 digits).
+_ASKED_VERSION = re.compile(
+    r"(?:\b[A-ZА-ЯІЇЄҐ][\w-]*\s+|\bv|\b(?:version|release|версі\w*|реліз\w*)\s+)(\d{1,3}(?:\.\d{1,3}){1,3})(?![\w%]|\.\d)"
+)
 Words = frozenset[str]
 
 
@@ -46,6 +51,11 @@ def bonus(cand: Candidate, asks: Asks, whole: dict[str, float], p: Weights, rela
     typed = p.typed_bonus if asks.kinds and expected.holds(cand.statement, asks.kinds, asks.said) else 0.0
     other = p.other_version if asks.versions and _of_another_version(cand.target.tree_path, asks.versions) else 1.0
     return (1 + typed) * other * (1 + p.key_bonus * key_share(cand, whole, relating))
+
+
+def asked_versions(question: str) -> tuple[str, ...]:
+    """The versions a question asks of (``_ASKED_VERSION``), at most the first eight."""
+    return tuple(dict.fromkeys(m.group(1) for m in _ASKED_VERSION.finditer(question[:2000])))[:8]
 
 
 def versions(text: str) -> tuple[str, ...]:
@@ -91,7 +101,7 @@ class Asks:
     @classmethod
     def of(cls, question: str) -> Asks:
         kinds = expected.asked(question)
-        return cls(kinds, expected.words_of(question) if kinds else frozenset(), versions(question))
+        return cls(kinds, expected.words_of(question) if kinds else frozenset(), asked_versions(question))
 
 
 def key_share(cand: Candidate, whole: dict[str, float], relating: bool = True) -> float:

@@ -191,13 +191,10 @@ def relation_lines(
         if rel.type not in _GENERIC and rel.target != rel.source:
             edges.setdefault(rel.source, []).append(rel)
     order = [*dict.fromkeys(f.source_title for f in facts), *edges]
-    lines = []
-    for source in dict.fromkeys(order):
-        if edges.get(source):
-            kind = f" ({kinds[source]})" if source in kinds else ""
-            lines.append(f"**{source}**{kind}: {_grouped(edges[source], '; ')}")
-    lines = lines[:MAX_RELATION_LINES]
-    shown = " ".join(lines)
+    sources = [source for source in dict.fromkeys(order) if edges.get(source)][:MAX_RELATION_LINES]
+    lines = [f"**{s}**{f' ({kinds[s]})' if s in kinds else ''}: {_grouped(edges[s], '; ')}" for s in sources]
+    # The names the lines show, exactly: "Ana" is not shown by "Ana Lima".
+    shown = {*sources, *(rel.target for source in sources for rel in edges[source])}
     unnamed = [f"**{e.label}** ({e.type})" for e in entities if e.label not in shown]
     return lines + ([f"Also named: {', '.join(unnamed)}"] if unnamed else [])
 

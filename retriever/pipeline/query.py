@@ -131,8 +131,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     bridged: dict[str, float] = {}
     translated: frozenset[str] = frozenset()
     if index is not None:
-        names = {analyzer.normalize(m.group()) for m in _CYRILLIC_NAME.finditer(text)}
-        translated = _expand_in(index, terms, words, extra, alternates, bridged, names)
+        translated = _expand_in(index, terms, words, extra, alternates, bridged, cyrillic_names(text))
     asked = set(terms)  # a set: a prompt's thousands of terms and their paraphrases made this quadratic
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in asked))
     parts = question_parts(text)
@@ -164,13 +163,31 @@ def _expand_in(
     for term, variants in expansion.variants(terms, index).items():
         extra.extend(variants)
         alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
-    spelt = expansion.transliterations(terms, words, names, index)
-    translations = expansion.merged(expansion.bridges(terms, words, index), spelt)
+    lexical = expansion.bridges(terms, words, index)
+    # A word the lexicon translates is a word, not a name ("Дата" is "date", not "data").
+    spelt = expansion.transliterations(tuple(t for t in terms if t not in lexical), words, names, index)
+    translations = expansion.merged(lexical, spelt)
     for term, bridges in expansion.merged(translations, expansion.paraphrases(terms, index)).items():
         extra.extend(t for bridge in bridges for t in sorted(bridge))
         alternates[term] = alternates.get(term, ()) + bridges
-        bridged.update(expansion.bridge_boosts(term, bridges, index, bridged, same=term in spelt))
+        same = spelt.get(term, ())  # a name in Latin letters weighs what the name does; its translations, less
+        bridged.update(expansion.bridge_boosts(term, tuple(b for b in bridges if b not in same), index, bridged))
+        bridged.update(expansion.bridge_boosts(term, same, index, bridged, same=True))
     return frozenset(translations)
+
+
+def cyrillic_names(text: str) -> set[str]:
+    """The capitalised Cyrillic words of ``text`` that may be names, normalised: not a sentence's first word unless
+    a capitalised one follows it ("Олена Марченко"), since every sentence starts so ("Дата…", "Яка…")."""
+    found = list(_CYRILLIC_NAME.finditer(text))
+    names = set()
+    for i, match in enumerate(found):
+        before = text[: match.start()].rstrip()
+        opens = not before or before[-1] in ".!?:;\n"
+        paired = i + 1 < len(found) and text[match.end() : found[i + 1].start()].strip() == ""
+        if not opens or paired:
+            names.add(analyzer.normalize(match.group()))
+    return names
 
 
 def _defining(text: str) -> set[str]:

@@ -33,7 +33,7 @@ def latin(word: str) -> tuple[str, ...]:
     if not word or any(ch not in _INSIDE for ch in word):
         return ()
     official = "".join(_official(word, i) for i in range(len(word)))
-    common = "".join(_COMMON.get(ch, _INSIDE[ch]) for ch in word)
+    common = "".join(_COMMON.get(ch, _INSIDE[ch]) if ch in _COMMON else _official(word, i) for i, ch in enumerate(word))
     return tuple(dict.fromkeys(s for s in (official, common) if s))
 
 

@@ -113,6 +113,12 @@ def test_a_usage_mistake_with_json_prints_the_error_object_on_stdout_too(
     assert runner.invoke(cli, args).stdout == ""  # without --json, stdout stays empty
 
 
+def test_a_usage_mistakes_json_error_object_is_bounded(runner: CliRunner, root: Path) -> None:
+    result = runner.invoke(cli, ["query", "billing", "--top-k", "9" * 100_000, "--json"])  # echoed whole, 100 KB
+    assert result.exit_code == 2 and len(result.stdout) < 1_000
+    assert json.loads(result.stdout)["error_message"].startswith("Invalid value for '--top-k': '999")
+
+
 def test_missing_root_is_a_clear_usage_error(
     runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,6 +29,21 @@ def test_versions_are_the_dotted_numbers_a_text_names_not_its_amounts(text: str,
     assert bonuses.versions(text) == found
 
 
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("What changed in Pulse 4.3?", ("4.3",)),
+        ("What is in release 4.3, and v2.1?", ("4.3", "2.1")),
+        ("Коли запланований реліз 4.4.0?", ("4.4.0",)),
+        ("Who works 0.5 FTE?", ()),  # an amount, an hour, a date: no version asked (their sections had been halved)
+        ("Is the office open at 8.30?", ()),
+        ("What happened on 12.03.2025?", ()),
+    ],
+)
+def test_a_question_asks_of_a_version_it_names_by_a_name_a_v_or_the_word(question: str, asked: tuple[str, ...]) -> None:
+    assert bonuses.asked_versions(question) == asked
+
+
 @given(st.text(alphabet="0123456789.v%€ ", max_size=300))
 def test_versions_are_few_and_each_a_dotted_number(text: str) -> None:
     found = bonuses.versions(text)

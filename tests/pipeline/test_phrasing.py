@@ -47,6 +47,8 @@ def test_relation_lines_end_with_the_entities_no_line_names() -> None:
         "Also named: **Helix Health Systems** (organization)"
     )
     assert relation_lines([_fact("x")], entities[1:], ()) == ["Also named: **Helix Health Systems** (organization)"]
+    team = (Relationship("Team", "Ana Lima", "lead"),)
+    assert relation_lines([_fact("x")], (Entity("Ana", "person", {}),), team)[-1] == "Also named: **Ana** (person)"
 
 
 def test_a_who_question_is_answered_with_the_relation_it_names_first() -> None:

@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 from retriever import Retriever, Settings
 from retriever.memory.build import add_sections
 from retriever.memory.index import Params, SectionIndex
+from retriever.memory.memory import Memory
 from retriever.pipeline.expansion import EXPANSION_WEIGHT, FRAMING_WEIGHT, RARE_SHARE
 from retriever.pipeline.query import (
     PART_CONTEXT,
     analyze,
     best_coverage,
     coverage,
+    cyrillic_names,
     defined_thing,
     no_topic,
     weights,
@@ -451,6 +453,29 @@ def test_only_a_long_prompts_opening_is_read_for_decision_words() -> None:
     # "did" and word runs repeated: every repeat of the pattern is bounded, and only 400 characters are read
     assert not analyze("did " + "word " * 5000 + "What did we decide?").deciding
     assert analyze("What did we decide? " + "did we " * 3000).deciding
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Хто така Олена Марченко?", {"олена", "марченко"}),
+        ("Олена Марченко — хто це?", {"олена", "марченко"}),  # a sentence's first word, but a name follows it
+        ("Дата релізу?", set()),  # every sentence starts with a capital
+        ("Чим займається Олена?", {"олена"}),
+    ],
+)
+def test_a_capitalised_cyrillic_word_is_a_name_unless_it_only_opens_a_sentence(text: str, names: set[str]) -> None:
+    assert cyrillic_names(text) == names
+
+
+def test_a_word_the_lexicon_translates_is_not_spelt_as_a_name_and_keeps_its_translations_weight(
+    make_tree: TreeFactory,
+) -> None:
+    # "Дата" had been read as a name, "data" (boost 6.0), and the cap on "date" lifted (0.6 → 3.6).
+    tree = {"a.md": "# Data\n\nThe data team.\n", "b.md": "# Releases\n\nThe release date is set.\n"}
+    memory = Memory.open(make_tree(tree), Settings.from_env())
+    query = analyze("Дата релізу? Дата важлива.", memory.state.acronyms, memory.index)
+    assert "data" not in query.bridged and query.bridged["date"] <= EXPANSION_WEIGHT
 
 
 def test_a_ukrainian_question_naming_a_person_finds_the_english_profile(make_tree: TreeFactory) -> None:
