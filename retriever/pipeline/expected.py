@@ -46,6 +46,7 @@ _DATE_WORDS = (
     "липень серпень вересень жовтень грудень середа середу середи сьогодні завтра вчора"
 )
 _NUMBER_STEMS = ("тисяч", "мільйон", "половин")
+_UNITS = frozenset(f"{_DURATION_WORDS} {_DATE_WORDS}".split())  # what a number counts, not a number
 _DURATION_STEMS = ("хвилин", "годин", "тижн", "місяц")
 _DATE_STEMS = (
     "січ",
@@ -202,10 +203,14 @@ def holds(statement: str, kinds: frozenset[str], asked_words: frozenset[str] = f
 
 
 def held(statement: str, besides: frozenset[str] = frozenset()) -> frozenset[str]:
-    """The kinds of answer ``statement`` holds, its words in ``besides`` left out."""
+    """The kinds of answer ``statement`` holds, its words in ``besides`` left out; where ``besides`` (the question)
+    names a unit itself ("What are our core hours?"), a unit word answers nothing ("organise your day" had led over
+    "10:00–14:00"): a figure or a number word does."""
     figured, by_kind = _kind_words(statement)
     if figured:
         return frozenset(kind.name for kind in KINDS)
+    if not besides.isdisjoint(_UNITS):
+        besides = besides | _UNITS
     return frozenset(name for name, words in by_kind if not words <= besides)
 
 

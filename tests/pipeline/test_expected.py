@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from retriever import Retriever
 from retriever.pipeline import expected
-from retriever.pipeline.expected import KINDS, asked, definers, defines, held, holds
+from retriever.pipeline.expected import KINDS, asked, definers, defines, held, holds, words_of
 from retriever.text import analyzer
 
 
@@ -68,6 +68,15 @@ def test_a_statement_holds_no_answer_by_the_questions_own_words() -> None:
 def test_every_kind_asked_has_words_that_answer_it() -> None:
     assert {kind.name for kind in KINDS} == {"amount", "time"}
     assert all(kind.words and kind.stems for kind in KINDS)
+
+
+def test_where_the_question_names_a_unit_a_unit_word_answers_nothing_and_a_figure_or_a_number_does() -> None:
+    # "Outside core hours, organise your day as you like." had led "What are our core hours?" over 10:00–14:00.
+    said = words_of("What are our core hours?")
+    assert not holds("Outside core hours, organise your day as you like.", frozenset({"amount"}), said)
+    assert holds("10:00–14:00 Lisbon time.", frozenset({"amount"}), said)
+    assert holds("Forty hours a week.", frozenset({"amount"}), said)  # a number word, not a unit
+    assert holds("Organise your day as you like.", frozenset({"amount"}), words_of("How long is the notice?"))
 
 
 def test_a_figure_holds_every_kind_and_a_word_only_its_own() -> None:
