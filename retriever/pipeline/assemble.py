@@ -17,7 +17,7 @@ from typing import Any
 from retriever.memory.memory import Memory
 from retriever.pipeline import confidence
 from retriever.pipeline.context import Context, Run
-from retriever.pipeline.phrasing import fact_sentence, relation_answer
+from retriever.pipeline.phrasing import fact_sentence, relation_answer, unnamed_names
 from retriever.pipeline.query import Query, analyze, no_topic
 from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
 from retriever.text import analyzer, lexicon
@@ -37,6 +37,7 @@ Resolve = Callable[[str], str | None]  # a name → the document it refers to (`
 MAX_ENTITIES, MAX_RELATIONSHIPS = 12, 24
 MAX_ALIASES, MAX_PROPERTY_CHARS = 6, 300  # of an entity's properties
 SUMMARY_FACTS = 8  # facts a model summary is built from
+LEADING_FACTS = 3  # facts a question's names are looked for in: the summary leads with them
 # A summary leads with a fact in the question's language over a better one in the other, among the first facts
 # (``LANGUAGE_REACH``) and while it keeps ``LANGUAGE_SHARE`` of that fact's relevance: a reader reads their own.
 LANGUAGE_REACH, LANGUAGE_SHARE = 3, 0.85
@@ -167,6 +168,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "no_topic": "The question names no topic ({named}): say what it is about. The closest matches",
         "sources": "sources",
         "more": " and {n} more",
+        "unnamed": "The leading facts do not name {names}.",
     },
     "uk": {
         "comprehensive": "Пам'ять добре це охоплює",
@@ -177,6 +179,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "no_topic": "Питання не називає теми ({named}): уточніть, про що воно. Найближчі збіги",
         "sources": "джерела",
         "more": " і ще {n}",
+        "unnamed": "Провідні факти не згадують {names}.",
     },
 }
 
@@ -204,7 +207,9 @@ def summarize(
     more = words["more"].format(n=len(sources) - 3) if len(sources) > 3 else ""
     where = f"{words['sources']}: " + ", ".join(sources[:3]) + more
     answer = relation_answer(query.text, facts, relations, aliases)
-    said = [answer] if answer else []
+    unnamed = unnamed_names(query, facts[:LEADING_FACTS])
+    said = [words["unnamed"].format(names=", ".join(unnamed))] if unnamed else []  # "Berlin": Warsaw's answers
+    said += [answer] if answer else []
     said += list(dict.fromkeys(fact_sentence(f) for f in _telling(facts, query)[:2]))
     vague = no_topic(query)
     if vague:

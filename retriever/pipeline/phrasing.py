@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from retriever.pipeline.query import Query
 from retriever.pipeline.results import Entity, Fact, Relationship
 from retriever.text import analyzer
 from retriever.text.markup import INDEX_NAMES, truncate
@@ -232,3 +233,26 @@ def relation_answer(
     # The relation the question names first: "who owns…" puts owner and follow-up owner before lead.
     edges.sort(key=lambda r: (not _names_asked(r.type, asked), r.type.count("_")))
     return f"{source}: {_grouped(edges)}."
+
+
+# A name in a question: a capitalised word that does not open a sentence ("Berlin", "Kraków", "Helix").
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)(?<!\w)[A-Z][\w'’-]*")
+
+
+def unnamed_names(query: Query, facts: Sequence[Fact]) -> list[str]:
+    """The names ``query`` asks about (``_NAME``; at most the first eight) that none of the ``facts`` holds in its
+    statement, its document's title, its section's headings or its speaker, by their terms or what stands for them
+    (``Query.alternates``): "What did we decide about opening a Berlin office?" was answered with the Warsaw decision,
+    and the summary did not say that they do not speak of Berlin."""
+    names = list(dict.fromkeys(m.group() for m in _NAME.finditer(query.text[:2000])))[:8]
+    if not names or not facts:
+        return []
+    texts = (f"{f.statement} {f.source_title} {f.tree_path} {f.speaker or ''}" for f in facts)
+    held = set().union(*(analyzer.term_set(text) for text in texts))
+    out = []
+    for name in names:
+        terms = analyzer.term_set(name)
+        options = [terms, *(alt for t in terms for alt in query.alternates.get(t, ()))]
+        if terms and not any(option <= held for option in options if option):
+            out.append(name)
+    return out

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from retriever.pipeline.phrasing import fact_sentence, relation_answer, relation_lines
+from retriever.pipeline.assemble import summarize
+from retriever.pipeline.phrasing import fact_sentence, relation_answer, relation_lines, unnamed_names
+from retriever.pipeline.query import analyze
 from retriever.pipeline.results import Entity, Fact, Relationship
 
 
@@ -214,3 +216,20 @@ def test_a_relation_with_several_names_says_its_label_once() -> None:
     assert relation_lines(facts, (), (*met, Relationship("Weekly sync", "Olena", "owner"))) == [
         "**Weekly sync**: attendees Olena, Hannah and Taras; owner Olena"
     ]
+
+
+def test_the_names_a_question_asks_about_that_the_leading_facts_do_not_hold_are_named() -> None:
+    warsaw = [_fact("Rejected. We stay remote-first with two offices.", title="DEC-0050 — Open a Warsaw Office")]
+    asked = analyze("What did we decide about opening a Berlin office?")
+    assert unnamed_names(asked, warsaw) == ["Berlin"]  # "What" opens the sentence: no name
+    assert unnamed_names(analyze("What did we decide about the Warsaw office?"), warsaw) == []
+    assert unnamed_names(asked, []) == []
+
+
+def test_a_summary_says_first_that_its_leading_facts_do_not_name_what_was_asked() -> None:
+    warsaw = (_fact("Rejected. We stay remote-first with two offices.", title="DEC-0050 — Open a Warsaw Office"),)
+    summary = summarize(warsaw, "partial", "What did we decide about opening a Berlin office?")
+    assert summary.startswith("The leading facts do not name Berlin. Rejected.")
+    assert summarize(warsaw, "partial", "Що вирішили щодо офісу в Берліні? А Berlin?").startswith(
+        "Провідні факти не згадують Berlin."
+    )
