@@ -125,8 +125,7 @@ class Retriever:
         self.at = at  # a git revision (commit, tag, branch or date): answer from the tree as it was then
         # The LLM, when a model is configured: guidance for the stages, offline fallback always.
         self.llm = llm if llm is not None else _client(self.settings)
-        self._owns_llm = llm is None  # a client passed in is its caller's to close
-        self._reopen_llm = False  # closed by ``close``: made again by the next call
+        self._owns_llm = llm is None  # a client passed in is its caller's to close; one it made, ``close`` drops
 
     @property
     def loaded(self) -> bool:
@@ -167,7 +166,8 @@ class Retriever:
         with self._lock:
             memory, self._memory = self._memory, None
             llm = self.llm if self._owns_llm else None
-            self._reopen_llm = llm is not None
+            if llm is not None:
+                self.llm = None
         if memory is not None:
             memory.close()  # once the retrievals reading it have ended
         if llm is not None:
@@ -180,10 +180,10 @@ class Retriever:
         return readiness
 
     def _reopened_llm(self) -> None:
-        """The LLM client made again after ``close`` closed it (lazily: a closed retriever holds no client)."""
+        """The LLM client made again after ``close`` dropped it (lazily: a closed retriever holds no client)."""
         with self._lock:
-            if self._reopen_llm:
-                self.llm, self._reopen_llm = _client(self.settings), False
+            if self.llm is None and self._owns_llm:  # without a model configured, ``_client`` is None again
+                self.llm = _client(self.settings)
 
     def __enter__(self) -> Retriever:
         return self

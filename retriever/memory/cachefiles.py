@@ -61,15 +61,17 @@ def write_kept(folder: Path, kind: str, commit: str, value: Any, kept: int) -> N
     """``value`` kept in ``folder`` for ``commit``, with at most ``kept`` - 1 others of its ``kind``, the most
     recently written (written first, then the others pruned: a failed write leaves the last ones)."""
     atomic_write(folder / f"{kind}-{commit}.pkl", pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-    saved = sorted(folder.glob(f"{kind}-*.pkl"), key=_written, reverse=True)
-    for old in saved[kept:]:
+    for old in _kept_files(folder, kind)[kept:]:
         old.unlink(missing_ok=True)
 
 
 def kept_commits(folder: Path, kind: str) -> list[str]:
     """The commits ``write_kept`` keeps in ``folder`` for ``kind``, the most recently written first."""
-    saved = sorted(folder.glob(f"{kind}-*.pkl"), key=_written, reverse=True)
-    return [path.name[len(kind) + 1 : -len(".pkl")] for path in saved]
+    return [path.name[len(kind) + 1 : -len(".pkl")] for path in _kept_files(folder, kind)]
+
+
+def _kept_files(folder: Path, kind: str) -> list[Path]:
+    return sorted(folder.glob(f"{kind}-*.pkl"), key=_written, reverse=True)
 
 
 def parsed_records(folder: Path, format_: int, wanted: dict[str, str]) -> dict[str, bytes]:

@@ -4,9 +4,10 @@ Contract: ``Asks.of(question)`` reads once what a question asks for; ``bonus(can
 relating)`` is the factor a statement's rank value is multiplied by before meaning: ``1 + typed_bonus`` when it
 holds the kind of answer asked (``expected``) by words the question does not say itself, ``1 + key_bonus ·
 key_share`` for a table row keyed by the question's words, and ``other_version`` (below 1) under headings naming
-only other versions than the question asks of (``versions``).  ``in_range`` multiplies, after meaning, by
-``1 + range_bonus`` the statements whose range holds the question's amount (``ranges``).  The weights are
-``score.ScoreParams``'s.  Only the order changes: the answerability evidence stays the words'.
+only other versions than the question asks of (``asked_versions``; a heading's: ``versions``).  ``in_range``
+multiplies, after meaning, by ``1 + range_bonus`` the statements whose range holds the question's amount
+(``ranges``).  The weights are ``score.ScoreParams``'s.  Only the order changes: the answerability evidence stays
+the words'.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class Asks:
 
     kinds: frozenset[str]
     said: Words
-    versions: tuple[str, ...] = ()  # the versions it names (``versions``)
+    versions: tuple[str, ...] = ()  # the versions it asks of (``asked_versions``)
 
     @classmethod
     def of(cls, question: str) -> Asks:

@@ -152,10 +152,10 @@ def _front_matter(memory: Memory, rel_path: str, doc: Document) -> dict[str, Any
     """A front-matter line's answer: the document's front matter, a field a line ("owner: Rui Costa"), where a fact
     citing a field (its reason, its owner) is read; it had answered with the first section, which holds no such line."""
     end = doc.sections[0].lines[0] - 1 if doc.sections else doc.line_count
-    fields = [f"{key}: {_field_text(value)}" for key, value in doc.front_matter.items()]
-    text = "\n".join(fields)[:MAX_SOURCE_CHARS]
+    whole = "\n".join(f"{key}: {_field_text(value)}" for key, value in doc.front_matter.items())
+    text = whole[:MAX_SOURCE_CHARS]
     section = {"tree_path": f"{doc.title} > front matter", "lines": [1, max(1, end)], "text": text}
-    shown = {"sections": [section], "truncated": len(text) < len("\n".join(fields))}
+    shown = {"sections": [section], "truncated": len(text) < len(whole)}
     return {"source_path": memory.source_path(rel_path), "title": doc.title, **shown}
 
 
