@@ -117,18 +117,27 @@ class LLMClient:
     def resting(self) -> str:
         """Why a remote endpoint gets no calls now, or "": after ``TIMEOUTS_BEFORE_REST`` calls in a row timed out
         (each with its whole timeout: one the caller's deadline cut short says nothing of the endpoint), none for
-        ``REST_SECONDS``; then the one caller asking first gets "" and tries it, while the others wait another rest;
-        an answer ends the rest.  A hung endpoint had cost every retrieval three full timeouts (a minute by
-        default)."""
+        ``REST_SECONDS``; then the first call to go out tries it (``_claim``), while the others wait another rest; an
+        answer ends the rest.  A hung endpoint had cost every retrieval three full timeouts (a minute by default)."""
+        with self._lock:
+            return self._rest_reason(time.monotonic())
+
+    def _rest_reason(self, now: float) -> str:
+        if self._timeouts < TIMEOUTS_BEFORE_REST or now >= self._rest_until:
+            return ""
+        left = math.ceil(self._rest_until - now)
+        return f"the endpoint let {self._timeouts} calls in a row time out; none for another {left} s"
+
+    def _claim(self) -> None:
+        """Let a call go out, or refuse it (no call made) while the endpoint rests; the first call after a rest is the
+        one that tries it, and the rest starts again for any other meanwhile.  Claimed as the call goes out, not when
+        a retrieval starts: one that made no call had used the trial up."""
         with self._lock:
             now = time.monotonic()
-            if self._timeouts < TIMEOUTS_BEFORE_REST:
-                return ""
-            if now >= self._rest_until:  # this caller tries it; the others rest on
+            if reason := self._rest_reason(now):
+                raise LLMFailure(f"skipped: {reason}", calls=0)
+            if self._timeouts >= TIMEOUTS_BEFORE_REST:
                 self._rest_until = now + REST_SECONDS
-                return ""
-            left = math.ceil(self._rest_until - now)
-            return f"the endpoint let {self._timeouts} calls in a row time out; none for another {left} s"
 
     def _timed(self, timed_out: bool, seconds: float) -> None:
         """Count a remote call's outcome toward ``resting`` (a serial endpoint is probed instead: ``ready``)."""
@@ -221,6 +230,8 @@ class LLMClient:
     ) -> tuple[str, Usage]:
         """One call; a timeout on a serial endpoint leaves it marked busy until a probe answers, on a remote one
         counts toward a rest (``resting``)."""
+        if not self.pace.serial:
+            self._claim()
         try:
             answer = self._call(schema, system, user, limits, max_tokens, mode)
         except LLMFailure as failure:

@@ -216,7 +216,7 @@ def test_a_remote_endpoint_rests_after_two_timeouts_in_a_row_and_an_answer_after
 ) -> None:
     from retriever.llm import client as client_module
 
-    monkeypatch.setattr(client_module, "REST_SECONDS", 2.0)  # the test's two looks below are microseconds apart
+    monkeypatch.setattr(client_module, "REST_SECONDS", 2.0)  # the looks right after a timeout are microseconds apart
     llm.script = lambda request: Reply(content=json.dumps({"summary": "late"}), delay=1.0)
     client = _client(llm_endpoint="remote", llm_timeout_seconds=0.2)
     with pytest.raises(LLMFailure, match="timed out"):
@@ -226,10 +226,22 @@ def test_a_remote_endpoint_rests_after_two_timeouts_in_a_row_and_an_answer_after
         with pytest.raises(LLMFailure, match="timed out"):
             client.complete(SummaryAnswer, "s", "u", timeout=0.2)
     assert client.resting().startswith("the endpoint let 2 calls in a row time out; none for another")
-    assert wait_until(lambda: not client.resting(), timeout=10)  # the first to ask after the rest tries it…
-    assert client.resting().startswith("the endpoint let 2 calls")  # …and the others rest on meanwhile
-    llm.script = lambda request: answer({"summary": "back"})
-    assert client.complete(SummaryAnswer, "s", "u2", timeout=0.2)[0].summary == "back"
+    sent = len(llm.requests)
+    with pytest.raises(LLMFailure, match=r"^skipped: the endpoint let 2 calls") as resting:
+        client.complete(SummaryAnswer, "s", "u1", timeout=0.2)
+    assert resting.value.calls == 0 and len(llm.requests) == sent  # refused here: nothing went out
+    assert wait_until(lambda: not client.resting(), timeout=10)
+    release, answers = threading.Event(), []
+    llm.script = lambda request: Reply(content=json.dumps({"summary": "back"}), hold=release)
+    trial = threading.Thread(target=lambda: answers.append(client.complete(SummaryAnswer, "s", "u2", timeout=10)))
+    trial.start()  # the first call after the rest tries the endpoint…
+    assert wait_until(lambda: len(llm.requests) > sent, timeout=10)
+    assert client.resting()  # …and the others rest on meanwhile
+    with pytest.raises(LLMFailure, match=r"^skipped: the endpoint let 2 calls"):
+        client.complete(SummaryAnswer, "s", "u3", timeout=0.2)
+    release.set()
+    trial.join(10)
+    assert answers and answers[0][0].summary == "back"
     assert not client.resting()  # the answer ended the rest
 
 
