@@ -14,6 +14,7 @@ use (PEP 562), so ``import retriever`` (and ``retriever --help``) stays cheap: n
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
     from retriever.retriever import RetrievalResult, Retriever
 
 __version__ = "0.1.0"
+
+# A library says nothing unless its host asks: without this, Python's last-resort handler printed the
+# ``retriever.*`` warnings (already in ``diagnostics.warnings``) on the host's stderr.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 # Each public name and the module that defines it.
 _EXPORTS = {

@@ -31,6 +31,7 @@ import importlib
 
 import click
 
+from retriever.adapters import logs
 from retriever.adapters.cli_common import config_option
 
 # Command name → the module defining it.  A command's module is imported only when that command runs
@@ -81,6 +82,7 @@ class LazyGroup(click.Group):
 @config_option
 def cli() -> None:
     """Company memory retriever: ranked, cited facts from a markdown memory tree."""
+    logs.to_stderr()  # the library only holds a NullHandler: the command says where its warnings go
 
 
 def main() -> None:

@@ -39,6 +39,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from retriever import __version__
+from retriever.adapters import logs
 from retriever.adapters.jsonrpc_lines import MAX_LINE_BYTES, Rejection, classify, overlong_id, too_long
 from retriever.errors import RetrieverError
 from retriever.service.service import MemoryService
@@ -363,6 +364,6 @@ def run_stdio(service: MemoryService) -> None:
     """Serve until stdin closes and every request read has been answered."""
     server = build_server(service)
     drain_seconds = service.retriever.settings.deadline_seconds + DRAIN_GRACE_SECONDS
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logs.to_stderr(logs.NAMED)
     with _claimed_stdio() as (wire_in, wire_out):
         anyio.run(serve_lines, server, wire_in, wire_out, drain_seconds)

@@ -5,14 +5,13 @@ Kept apart from the click command so that each decision is a small function with
 
 from __future__ import annotations
 
-import logging
 import socket
 import sys
 
 import click
 
+from retriever.adapters import logs
 from retriever.endpoints import is_loopback_name
-from retriever.redaction import mask_url
 
 EXIT_USAGE = 2
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
@@ -60,18 +59,6 @@ def mcp_url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/v1/mcp/memory"
 
 
-class MaskCredentials(logging.Filter):
-    """Masks URL passwords in every record a handler writes (a Redis URL in a warning, say)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = mask_url(record.getMessage()), None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = mask_url(logging.Formatter().formatException(record.exc_info))
-        return True
-
-
 def configure_logging() -> None:
-    """Warnings and errors to stderr, uvicorn's included, with credentials masked."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(MaskCredentials())
+    """Warnings and errors to stderr, uvicorn's included, each naming its level and logger, credentials masked."""
+    logs.to_stderr(logs.NAMED)

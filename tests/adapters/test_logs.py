@@ -1,0 +1,76 @@
+"""Where log records go: nowhere from the library unless its host asks; stderr from the ``retriever`` command."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+from conftest import TreeFactory
+from fixtures import ACME
+
+from retriever.adapters import logs
+from retriever.adapters.cli import cli
+
+# An index cache that cannot be made (its state folder is a file) is a warning, logged and in diagnostics.
+_ASK = "from retriever import Retriever; print(Retriever({root!r}).retrieve('how many sick days').coverage)"
+
+
+def _blocked_state(tmp_path: Path) -> dict[str, str]:
+    blocker = tmp_path / "state-is-a-file"
+    blocker.write_text("")
+    return {**os.environ, "RETRIEVER_STATE_DIR": str(blocker), "HOME": str(tmp_path)}
+
+
+def test_the_library_prints_nothing_on_stderr_when_its_host_configured_no_logging(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    root = make_tree(ACME)
+    ran = subprocess.run(
+        [sys.executable, "-c", _ASK.format(root=str(root))],
+        env=_blocked_state(tmp_path), capture_output=True, text=True, timeout=120, check=True,
+    )
+    assert ran.stdout.strip() in {"comprehensive", "partial", "limited"}
+    assert ran.stderr == ""
+
+
+def test_the_command_prints_the_same_warning_on_stderr_as_a_plain_sentence(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    root = make_tree(ACME)
+    ran = subprocess.run(
+        [sys.executable, "-m", "retriever", "query", "how many sick days", "--root", str(root)],
+        env=_blocked_state(tmp_path), capture_output=True, text=True, timeout=120, check=True,
+    )
+    assert ran.stderr.startswith("index cache unavailable at "), ran.stderr
+
+
+def test_a_second_call_reformats_the_one_handler_and_passwords_are_masked() -> None:
+    root = logging.getLogger()
+    before = list(root.handlers)
+    try:
+        logs.to_stderr()
+        logs.to_stderr(logs.NAMED)
+        ours = [h for h in root.handlers if isinstance(h, logs._Stderr)]
+        assert len(ours) == 1
+        runner_stderr = CliRunner()  # the handler writes to whatever sys.stderr is when the record comes
+        with runner_stderr.isolation() as (_, _, err):
+            logging.getLogger("retriever.test").warning("store at %s is down", "redis://u:hunter2@db:6379/0")
+            written = err.getvalue().decode()
+        assert written == "WARNING retriever.test: store at redis://u:***@db:6379/0 is down\n"
+    finally:
+        root.handlers[:] = before
+
+
+def test_every_command_sends_warnings_to_stderr_once(make_tree: TreeFactory) -> None:
+    root = logging.getLogger()
+    before = list(root.handlers)
+    try:
+        for _ in range(2):
+            CliRunner().invoke(cli, ["tree", "--root", str(make_tree(ACME))])
+        assert len([h for h in root.handlers if isinstance(h, logs._Stderr)]) == 1
+    finally:
+        root.handlers[:] = before
