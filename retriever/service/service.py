@@ -263,41 +263,40 @@ class MemoryService:
         return [r.to_dict() for r in self.store.requests(limit, session_id, since, scope=self._scope)]
 
     def health(self) -> dict[str, Any]:
-        """Readiness for ``/healthz``: memory state, counts, skipped files, store kind; ``error`` (and the
-        reason) while a failed first load is retried, ``refresh_error`` while the last good index answers."""
+        """Readiness for ``/healthz``, the same keys in every state (a probe or dashboard reads one shape):
+        memory state, counts, skipped files, store kind, the root; ``error`` while the memory is missing or a
+        failed first load is retried, ``refresh_error`` while the last good index answers (each None otherwise)."""
         if not self.retriever.loaded and is_folder(self.retriever.root):
             error = self.retriever.load_error
-            return {
-                "memory_ready": False,
-                "readiness_state": "error" if error else "loading",
-                "files": 0,
-                "sections": 0,
-                "skipped_files": 0,
-                "store": self.store.kind,
-                **({"error": error} if error else {}),
-            }
+            return self._health(False, "error" if error else "loading", error=error)
         try:
             memory = self.retriever.memory
         except MemoryNotFound as exc:
-            return {
-                "memory_ready": False,
-                "readiness_state": "missing",
-                "files": 0,
-                "sections": 0,
-                "skipped_files": 0,
-                "store": self.store.kind,
-                "error": exc.message,
-            }
+            return self._health(False, "missing", error=exc.message)
         ready, state = memory.readiness()
+        counts = (memory.documents_count, memory.sections_count, len(memory.skipped))
+        return self._health(ready, state, counts, str(memory.root), refresh_error=memory.refresh_error)
+
+    def _health(
+        self,
+        ready: bool,
+        state: str,
+        counts: tuple[int, int, int] = (0, 0, 0),
+        root: str | None = None,
+        error: str | None = None,
+        refresh_error: str | None = None,
+    ) -> dict[str, Any]:
+        files, sections, skipped = counts
         return {
             "memory_ready": ready,
             "readiness_state": state,
-            "files": memory.documents_count,
-            "sections": memory.sections_count,
-            "skipped_files": len(memory.skipped),
+            "files": files,
+            "sections": sections,
+            "skipped_files": skipped,
             "store": self.store.kind,
-            "root": str(memory.root),
-            **({"refresh_error": memory.refresh_error} if memory.refresh_error else {}),
+            "root": root or str(self.retriever.root),
+            "error": error,
+            "refresh_error": refresh_error or None,
         }
 
     def _watch(self) -> None:

@@ -251,6 +251,8 @@ def test_healthz_reports_readiness(base: str) -> None:
         "skipped_files": 0,
         "store": "sqlite",
         "root": None,
+        "error": None,
+        "refresh_error": None,
     }
 
 

@@ -160,6 +160,8 @@ def test_health_reports_readiness_counts_and_store(service: MemoryService) -> No
         "skipped_files": 0,
         "store": service.store.kind,
         "root": None,
+        "error": None,
+        "refresh_error": None,
     }
 
 
@@ -168,6 +170,17 @@ def test_a_missing_root_is_reported_by_health(tmp_path: Path) -> None:
     assert service.health()["readiness_state"] == "missing"
     result = service.call_tool(TOOL_NAME, {"prompt": "billing"})
     assert (result["isError"], result["structuredContent"]["error_code"]) == (True, "memory_not_found")  # issue 12
+
+
+def test_health_has_the_same_keys_missing_and_ready_with_the_root_and_error_in_both(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    missing = MemoryService(Retriever(tmp_path / "none"), SQLiteStore(tmp_path / "m.sqlite"), watch=False).health()
+    _ = service.retriever.memory
+    ready = service.health()
+    assert list(missing) == list(ready)
+    assert missing["root"] == str(tmp_path / "none") and "none" in missing["error"]
+    assert ready["root"] == str(service.retriever.root) and ready["error"] is None
 
 
 @pytest.mark.parametrize("tool", [TOOL_NAME, "get_memory"])
