@@ -46,10 +46,12 @@ _STRIKE = re.compile(r"~~(.+?)~~")  # "." stops at a line end, and any two "~~" 
 _SPACES = re.compile(r"\s+")
 _EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]")
 
-# Abbreviations after which a full stop does not end a sentence (English, then Ukrainian: street, lane, avenue,
+# Abbreviations after which a full stop does not end a sentence (English, titles before a name among them: a
+# transcript's "Hon. Anita Anand: …" had split into "Hon." and the turn; then Ukrainian: street, lane, avenue,
 # boulevard, square, "named after", "for example", "see", thousand, "that is", "and so on").
 _ABBREVIATIONS = frozenset(
-    "e.g i.e etc mr mrs ms dr st vs no approx incl fig dept inc ltd co u.s u.k a.m p.m jan feb mar apr "
+    "e.g i.e etc mr mrs ms mx dr st vs no approx incl fig dept inc ltd co u.s u.k a.m p.m jan feb mar apr "
+    "hon rt rev prof sen gov lt col capt sgt jr sr messrs "
     "jun jul aug sep sept oct nov dec вул пров просп бул пл ім напр див тис т.д т.п т.ч".split()
 )
 _OPENERS = "([{\"'“‘«*_"  # what may stand before an abbreviation: "(e.g. Ana…)", "«вул. …»"

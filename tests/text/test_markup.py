@@ -137,6 +137,22 @@ def test_us_and_titles_like_dr_do_not_end_a_sentence() -> None:
     ]
 
 
+def test_a_title_before_a_speakers_name_does_not_split_the_turn() -> None:
+    # A transcript's label: the turn had split into "Hon." and the rest, and "Hon." stood between question and answer.
+    turn = (
+        "Right Hon. Justin Trudeau: Our priority is clear. Hon. Anita Anand (Minister): We are working. Rev. Ames: Yes."
+    )
+    assert [s for _, s in split_sentences(turn)] == [
+        "Right Hon. Justin Trudeau: Our priority is clear.",
+        "Hon. Anita Anand (Minister): We are working.",
+        "Rev. Ames: Yes.",
+    ]
+    assert [s for _, s in split_sentences("Prof. Lee and Sen. Ward met Lt. Col. Hart. Done.")] == [
+        "Prof. Lee and Sen. Ward met Lt. Col. Hart.",
+        "Done.",
+    ]
+
+
 def test_initials_do_not_end_a_sentence() -> None:
     assert split_sentences("Contact J. Smith about it. He knows.") == [
         (0, "Contact J. Smith about it."),
