@@ -123,6 +123,11 @@ def _score_one(query: dict, answer: Answer, out: dict[str, list[float]]) -> None
     out["file_hit@5"].append(float(any(f in paths for f in files[:5])))
     rank = next((i for i, f in enumerate(files, 1) if f in paths), None)
     out["mrr"].append(1.0 / rank if rank else 0.0)
+    if answer.turns is not None and "relevant_text_span" in query:
+        spans = [(int(a), int(b)) for a, b in query.get("relevant_text_span", ())]
+        inside = [t is not None and any(a <= t <= b for a, b in spans) for t in answer.turns]
+        out["turn_hit@1"].append(float(any(inside[:1])))
+        out["turn_hit@3"].append(float(any(inside[:3])))
     if not answer.sections:
         return
     out["section_hit@5"].append(float(any(_same(h, g) for h in answer.hits[:5] for g in gold)))
@@ -137,6 +142,8 @@ COLUMNS = (
     "section_hit@5",
     "mrr",
     "multi_recall@10",
+    "turn_hit@1",
+    "turn_hit@3",
     "absent_not_comprehensive",
     "lowinfo_skipped",
     "wrongly_skipped",
@@ -155,6 +162,8 @@ SIDE_BY_SIDE = (
     "section_hit@5",
     "mrr",
     "multi_recall@10",
+    "turn_hit@1",
+    "turn_hit@3",
     "absent_not_comprehensive",
     "lowinfo_skipped",
     "wrongly_skipped",

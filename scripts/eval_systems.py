@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -29,6 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 # Multi-session chats between two people, with unanswerable questions among the rest (eval/conversations/):
 # a stand-in, written the same way, for the long-conversation benchmark the project is judged on.
 CONVERSATIONS = REPO / "eval" / "conversations"
+_TURNS = re.compile(r"#{1,6}\s+Turns\s+(\d+)-(\d+)\s*")  # a transcript's block of turns, one turn a line
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Answer:
     fallbacks: tuple[str, ...] = ()
     answerability: float | None = None
     sections: bool = True  # False for a system that returns whole files (no section scores)
+    turns: list[int | None] | None = None  # the turn each fact cites, for questions naming turns (None: cannot say)
 
 
 System = Callable[[dict], Answer]
@@ -89,6 +92,8 @@ def retriever_system(
         retrieval = result.structured["retrieval"]
         llm = result.structured["diagnostics"]["llm"] or {}
         facts = result.facts
+        root, spans = corpus_root(corpus, name), "relevant_text_span" in query
+        turns = [turn_lines(root / f.rel_path).get(f.lines[0]) for f in facts] if spans else None
         return Answer(
             hits=[(f.rel_path, f.section_heading) for f in facts],
             skipped=result.structured["triage"]["decision"] == "skip",
@@ -100,9 +105,28 @@ def retriever_system(
             tokens_out=llm.get("tokens_out", 0),
             fallbacks=tuple(f"{f['stage']}: {f['reason']}" for f in llm.get("fallbacks", [])),
             answerability=result.structured["diagnostics"].get("answerability"),
+            turns=turns,
         )
 
     return answer
+
+
+@lru_cache(maxsize=64)
+def turn_lines(path: Path) -> dict[int, int]:
+    """Line number (1-based) → the turn it holds, in a transcript whose sections are blocks of turns
+    ("## Turns 120-144", then one turn a line): QMSum's ``relevant_text_span`` names turns, finer than sections."""
+    out: dict[int, int] = {}
+    turn: int | None = None
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        heading = _TURNS.fullmatch(line.strip())
+        if heading:
+            turn = int(heading.group(1))
+        elif line.startswith("#"):
+            turn = None
+        elif line.strip() and turn is not None:
+            out[number] = turn
+            turn += 1
+    return out
 
 
 def _bm25_words(text: str) -> list[str]:

@@ -209,3 +209,30 @@ def test_a_chat_question_is_asked_of_its_gold_file_or_the_chat_its_id_names() ->
         rows = [json.loads(line) for line in (REPO / "eval" / questions).open(encoding="utf-8")]
         chats = {path.name for path in (REPO / "eval" / "conversations" / folder).glob("*.md")}
         assert {script.chat_file(row) for row in rows} == chats
+
+
+def test_turn_lines_number_each_turn_of_a_block_from_its_heading(tmp_path: Path) -> None:
+    _script()  # puts scripts/ on the path
+    systems: Any = importlib.import_module("eval_systems")
+    meeting = tmp_path / "m.md"
+    meeting.write_text(
+        "---\ntitle: M\n---\n\nTranscript, 5 turns.\n\n## Turns 0-1\n\nA: Hi.\n\nB: Yes.\n\n## Turns 2-4\n\nA: x\n\n"
+        "B: y\n\nA: z\n\n## Notes\n\nnot a turn\n",
+        encoding="utf-8",
+    )
+    assert systems.turn_lines(meeting) == {9: 0, 11: 1, 15: 2, 17: 3, 19: 4}
+
+
+def test_turn_hits_count_a_fact_whose_turn_lies_in_a_relevant_span_and_skip_systems_that_cannot_say() -> None:
+    script: Any = _script()
+    queries = [
+        {"kind": "lookup", "gold": [{"path": "m.md", "heading": "Turns 0-9"}], "relevant_text_span": [["3", "5"]]},
+    ] * 2
+    answers = [
+        script.Answer([("m.md", "Turns 0-9")] * 3, False, "partial", 0.5, 1.0, turns=[2, None, 4]),
+        script.Answer([("m.md", "Turns 0-9")] * 3, False, "partial", 0.5, 1.0, turns=[5, 9, 1]),
+    ]
+    metrics = script.score(queries, answers)["all"]
+    assert (metrics["turn_hit@1"], metrics["turn_hit@3"]) == (0.5, 1.0)
+    bm25 = [script.Answer([("m.md", "Turns 0-9")], False, "comprehensive", 1.0, 1.0)] * 2
+    assert "turn_hit@1" not in script.score(queries, bm25)["all"]
