@@ -3,8 +3,9 @@
 Contract: ``Asks.of(question)`` reads once what a question asks for; ``bonus(candidate, asks, whole, weights,
 relating)`` is the factor a statement's rank value is multiplied by before meaning: ``1 + typed_bonus`` when it
 holds the kind of answer asked (``expected``) by words the question does not say itself, ``1 + key_bonus ·
-key_share`` for a table row keyed by the question's words, and ``other_version`` (below 1) under headings naming
-only other versions than the question asks of (``asked_versions``; a heading's: ``versions``).  ``in_range``
+key_share`` for a table row keyed by the question's words, ``other_version`` (below 1) under headings naming
+only other versions than the question asks of (``asked_versions``; a heading's: ``versions``), and ``small_talk``
+(below 1) for a statement that says nothing but courtesy or assent (``says_nothing``).  ``in_range``
 multiplies, after meaning, by ``1 + range_bonus`` the statements whose range holds the question's amount
 (``ranges``).  The weights are ``score.ScoreParams``'s.  Only the order changes: the answerability evidence stays
 the words'.
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from retriever.pipeline import expected, ranges
+from retriever.pipeline import expected, ranges, triage
 from retriever.pipeline.results import Candidate, Scored
 from retriever.text import analyzer
 
@@ -30,6 +31,7 @@ _ASKED_VERSION = re.compile(
     r"(?:\b[A-ZА-ЯІЇЄҐ][\w-]*\s+|\bv|\b(?:version|release|версі\w*|реліз\w*)\s+)(\d{1,3}(?:\.\d{1,3}){1,3})(?![\w%]|\.\d)"
 )
 Words = frozenset[str]
+_SMALL_TALK_CHARS = 80  # a longer statement is never only "Okay, yeah, right" (and need not be read for it)
 
 
 class Weights(Protocol):
@@ -44,6 +46,9 @@ class Weights(Protocol):
     @property
     def other_version(self) -> float: ...
 
+    @property
+    def small_talk(self) -> float: ...
+
 
 def bonus(cand: Candidate, asks: Asks, whole: dict[str, float], p: Weights, relating: bool) -> float:
     """What a statement's form adds to its rank before meaning: the kind of answer asked for (``expected``; not by
@@ -51,7 +56,20 @@ def bonus(cand: Candidate, asks: Asks, whole: dict[str, float], p: Weights, rela
     ``relating``, or related to them: ``_relation_share``)."""
     typed = p.typed_bonus if asks.kinds and expected.holds(cand.statement, asks.kinds, asks.said) else 0.0
     other = p.other_version if asks.versions and _of_another_version(cand.target.tree_path, asks.versions) else 1.0
+    other *= p.small_talk if says_nothing(cand) else 1.0
     return (1 + typed) * other * (1 + p.key_bonus * key_share(cand, whole, relating))
+
+
+def says_nothing(cand: Candidate) -> bool:
+    """Whether a statement is only courtesy, assent or filler once its speaker's label is set aside ("Grad B: Okay.",
+    "Yeah, yeah.", "Right."; ``triage.is_low_information``): in a strong block of a transcript it took the block's
+    strength and stood among the facts."""
+    if cand.kind == "field" or len(cand.statement) > _SMALL_TALK_CHARS:
+        return False
+    text = cand.statement
+    if cand.speaker and text.startswith(cand.speaker):  # a turn's first statement carries its label
+        text = text[len(cand.speaker) :].lstrip(" :")
+    return triage.is_low_information(text)
 
 
 def asked_versions(question: str) -> tuple[str, ...]:

@@ -64,6 +64,9 @@ class ScoreParams:
     # A transcript where no speaker the question names took a turn keeps this much of its statements' rank
     # (``speakers.silent``; 0.3 to 0.9 measured the same).
     silent_speaker: float = 0.5
+    # A statement that is only courtesy, assent or filler ("Okay.", "Yeah, yeah.": ``bonuses.says_nothing``) keeps this
+    # much of its rank; every statement of a strong block of turns takes the block's strength.
+    small_talk: float = 0.5
 
 
 DEFAULT = ScoreParams()

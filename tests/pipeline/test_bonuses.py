@@ -92,3 +92,35 @@ def test_a_range_lifts_only_a_statement_that_says_some_of_the_question_itself() 
     amounts = ranges.asked("Can I expense a €50 client dinner?")
     lifted = bonuses.in_range(rows, amounts, 1.0, [True, False, True])
     assert [s.relevance for s in lifted] == [1.0, 0.5, 0.5]  # the coworking cap holds €50 but says no word asked
+
+
+@pytest.mark.parametrize(
+    ("statement", "speaker", "kind", "nothing"),
+    [
+        ("Grad B: Okay.", "Grad B", "sentence", True),
+        ("Grad B: Yeah, yeah.", "Grad B", "sentence", True),
+        ("Right.", "Grad B", "sentence", True),  # a turn's later statement carries no label
+        ("Thanks, that's helpful!", None, "sentence", True),
+        ("Grad B: We use wood for the casing.", "Grad B", "sentence", False),
+        ("Yes, at 10:00 we meet.", "Grad B", "sentence", False),  # a colon inside, no label: read whole
+        ("Okay.", None, "field", False),  # a front-matter field is the author's, never filler
+        ("Okay, " * 20, None, "sentence", False),  # past 80 characters: not read for it
+    ],
+)
+def test_a_statement_of_only_courtesy_or_assent_says_nothing(
+    statement: str, speaker: str | None, kind: str, nothing: bool
+) -> None:
+    target = Target(0, "m.md", 0, "M > Turns 0-9", "m/m.md", (1, 9), 1.0, 1.0, "r")
+    cand = Candidate(statement, target, (1, 1), kind, speaker=speaker)  # type: ignore[arg-type]
+    assert bonuses.says_nothing(cand) is nothing
+
+
+def test_a_statement_that_says_nothing_keeps_the_small_talk_share_of_its_rank() -> None:
+    from retriever.pipeline.signals import DEFAULT
+
+    target = Target(0, "m.md", 0, "M > Turns 0-9", "m/m.md", (1, 9), 1.0, 1.0, "r")
+    asks = bonuses.Asks.of("What did they decide about the casing?")
+    okay = Candidate("Grad B: Okay.", target, (1, 1), "sentence", speaker="Grad B")
+    wood = Candidate("Grad B: We use wood for the casing.", target, (2, 2), "sentence", speaker="Grad B")
+    assert bonuses.bonus(okay, asks, {"casing": 1.0}, DEFAULT, True) == DEFAULT.small_talk == 0.5
+    assert bonuses.bonus(wood, asks, {"casing": 1.0}, DEFAULT, True) == 1.0
