@@ -52,7 +52,12 @@ def mcp(root: Path | None) -> None:
 
 @click.command()
 @root_option
-@click.option("--host", default=None, help="Interface to bind [default: $RETRIEVER_HOST, else 127.0.0.1].")
+@click.option(
+    "--host",
+    default=None,
+    help="Interface to bind [default: $RETRIEVER_HOST, else 127.0.0.1]; clients must then name it by a loopback "
+    "name or one in $RETRIEVER_ALLOWED_HOSTS (else 421).",
+)
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
@@ -81,6 +86,8 @@ def serve(root: Path | None, host: str | None, port: int | None, insecure: bool)
     if (refusal := support.exposure_refusal(host, policy.keys.required, insecure)) is not None:
         click.echo(refusal, err=True)
         sys.exit(EXIT_USAGE)
+    if notice := support.all_interfaces_notice(host, settings.allowed_hosts):
+        click.echo(notice, err=True)
     sock = support.listening_socket(host, port)
     warn_if_not_ready(loaded.root)  # before the watcher starts: this line comes first
     try:

@@ -35,6 +35,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from retriever.adapters.http_log import Refusals
 from retriever.config import Settings
 from retriever.endpoints import is_loopback_name
 from retriever.service.access import OPEN, ApiKeys, KeyGrant, load_api_keys
@@ -223,6 +224,7 @@ class Guard:
         self.small = min(SMALL_BODY_BYTES, policy.max_body_bytes // BODY_BUDGET_FACTOR)  # outside the budget
         self.buffered = 0  # bytes of bodies being read right now, across requests
         self.origins = frozenset(o.rstrip("/") for o in policy.allowed_origins)
+        self.refusals = Refusals()  # the operator's log of refused requests, rate-limited
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan: the MCP session managers start and stop with the app
@@ -235,6 +237,7 @@ class Guard:
         except ClientGone:
             return
         except RequestRefused as refused:
+            self.refusals.note(refused.status, scope.get("method", ""), scope["path"], refused.message)
             await error_response(scope["path"], refused.status, refused.message, refused.headers)(scope, receive, send)
             return
         await self.app(scope, replay(body, receive), send)

@@ -33,6 +33,19 @@ def exposure_refusal(host: str, has_keys: bool, insecure: bool) -> str | None:
     )
 
 
+def all_interfaces_notice(host: str, allowed_hosts: tuple[str, ...]) -> str | None:
+    """What to say at start when the server listens on every interface while only loopback names may reach it (None:
+    nothing): every other client, a load balancer's health check among them, gets 421 until the operator names the
+    host the clients use (DNS rebinding protection, ``http_guard``)."""
+    if host not in _WILDCARDS or allowed_hosts:
+        return None
+    return (
+        f"Warning: listening on all interfaces ({host or '*'}), but requests are answered only when they name this "
+        "server by a loopback name; any other Host gets 421. Set RETRIEVER_ALLOWED_HOSTS to the names and addresses "
+        "clients use (e.g. memory.example.com,10.0.0.5), or '*' behind a proxy that checks Host."
+    )
+
+
 def bound_host_names(host: str) -> tuple[str, ...]:
     """Host names to allow besides loopback ones: the address bound, unless it is a wildcard."""
     return () if host in _WILDCARDS or is_loopback(host) else (host,)

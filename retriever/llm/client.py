@@ -99,6 +99,7 @@ class LLMClient:
         self._timeout = settings.llm_timeout_seconds  # a call's whole time, unless a deadline cuts it short
         self._timeouts = 0  # calls in a row a remote endpoint let time out (``resting``)
         self._rest_until = 0.0  # time.monotonic() until which it gets no calls
+        self._failed = 0  # calls in a row that failed (``_outcome``): the log says when it starts and ends
 
     def close(self) -> None:
         """Close the endpoint's connections (``Retriever.close``)."""
@@ -239,9 +240,22 @@ class LLMClient:
             if failure.timed_out and self.pace.serial:
                 with self._lock:
                     self._abandoned = True
+            self._outcome(None if failure.format_rejected else failure)
             raise
         self._timed(False, limits.seconds)
+        self._outcome(None)
         return answer
+
+    def _outcome(self, failure: LLMFailure | None) -> None:
+        """Log once when calls start failing and once when one is answered again: an operator's log had shown
+        nothing while the endpoint failed 1,815 calls in a row (each retrieval says so only to its caller)."""
+        with self._lock:
+            failed, self._failed = self._failed, (self._failed + 1 if failure else 0)
+        if failure and not failed:
+            why = failure.reason
+            log.warning("LLM endpoint %s failing (%s): retrievals answer offline until it answers", self.url, why)
+        elif not failure and failed:
+            log.warning("LLM endpoint %s answers again after %d failed call(s)", self.url, failed)
 
     def _call(
         self, schema: type[BaseModel], system: str, user: str, limits: _Limits, max_tokens: int, mode: str

@@ -71,6 +71,19 @@ def test_a_foreign_host_is_refused_on_every_route(base: str, method: str, path: 
     assert "requests" not in response.json()
 
 
+def test_refused_requests_reach_the_operators_log_one_line_a_status_a_minute(
+    base: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    port = base.rsplit(":", 1)[1]
+    with caplog.at_level(logging.WARNING, logger="retriever.adapters.http_log"):
+        for _ in range(3):
+            assert httpx.get(f"{base}/healthz", headers={"Host": f"rebind.evil.example:{port}"}).status_code == 421
+    [line] = [r.getMessage() for r in caplog.records if r.name == "retriever.adapters.http_log"]
+    assert line.startswith(f"refused 421 GET '/healthz': host 'rebind.evil.example:{port}' is not served here")
+
+
 def test_loopback_names_and_listed_hosts_are_served(service: MemoryService) -> None:
     with serving(service, allowed_hosts="memory.internal, Other.Example") as url:
         port = url.rsplit(":", 1)[1]

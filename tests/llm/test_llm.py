@@ -264,3 +264,26 @@ def test_a_proxy_named_by_the_environment_is_used_and_the_calls_timeout_holds_th
     with pytest.raises(LLMFailure, match=r"timed out after 0\.5 s"):
         client.complete(SummaryAnswer, "s", "u2", timeout=0.5)
     assert time.monotonic() - started < 2.5
+
+
+def test_the_log_says_once_when_calls_start_failing_and_once_when_one_is_answered_again(
+    llm: ScriptedLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    client = _client(llm_json_mode="json_object")
+    llm.script = lambda request: Reply(status=503)
+    with caplog.at_level(logging.WARNING, logger="retriever.llm.client"):
+        for user in ("a", "b", "c"):
+            with pytest.raises(LLMFailure):
+                client.complete(SummaryAnswer, "s", user, timeout=5)
+        llm.script = lambda request: Reply(content=json.dumps({"summary": "ok"}))
+        client.complete(SummaryAnswer, "s", "d", timeout=5)
+        client.complete(SummaryAnswer, "s", "e", timeout=5)
+    assert [r.getMessage().split(" (")[0].split(" answers")[0] for r in caplog.records] == [
+        f"LLM endpoint {client.url} failing",
+        f"LLM endpoint {client.url}",
+    ]
+    first = caplog.records[0].getMessage()
+    assert first.endswith("(server error (HTTP 503)): retrievals answer offline until it answers")
+    assert caplog.records[1].getMessage().endswith("answers again after 3 failed call(s)")
