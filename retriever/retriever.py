@@ -141,6 +141,14 @@ class Retriever:
                 self._memory = self._load()
             return self._memory
 
+    def failed_load(self) -> RetrieverError:
+        """What stopped the last attempt to load the memory, to raise: a copy of the error it raised (without that
+        raise's traceback), or, for an error of another kind, one naming ``load_error``."""
+        failure = self._load_failure
+        if isinstance(failure, RetrieverError):
+            return copy.copy(failure).with_traceback(None)
+        return RetrieverError(f"the memory could not be loaded ({self.load_error}); it is retried")
+
     def _load(self) -> Memory:
         try:
             if self.at is not None:

@@ -49,7 +49,7 @@ from retriever.retriever import RetrievalResult, Retriever
 from retriever.service import memories, sources
 from retriever.service.identity import memory_identity
 from retriever.service.memories import USER_HEADER
-from retriever.service.roots import require_memory, usable_memory
+from retriever.service.roots import UNLOADABLE, require_memory, usable_memory
 from retriever.service.stores.base import RequestRecord, Store, StoreUnavailable
 from retriever.service.stores.queue import QueuedStore, StoreSkipped
 from retriever.service.tools import (
@@ -123,7 +123,7 @@ class MemoryService:
         try:
             result = self._retrieve(arguments, request, session, user_id)
             require_memory(result, self.retriever)
-        except (RetrievalTimeout, MemoryNotFound, MemoryEmpty, DocumentUnavailable) as exc:
+        except (RetrievalTimeout, MemoryNotFound, MemoryEmpty, DocumentUnavailable, *UNLOADABLE) as exc:
             return self._refused(started, exc, arguments, session, transport)
         return self._answered(started, result, arguments, session, user_id, transport)
 

@@ -150,3 +150,23 @@ def test_query_names_skipped_files_when_every_markdown_file_was_skipped(tmp_path
     result = CliRunner().invoke(cli, ["query", QUESTION, "--root", str(root)])
     assert result.exit_code == 2
     assert f"1 file(s) were skipped, `retriever tree --root {root}` says why" in result.stderr  # before: "DIR"
+
+
+def test_a_memory_that_failed_to_load_answers_is_error_with_what_stopped_it_on_every_call(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    import math
+
+    from retriever import Settings
+
+    # Infinite refresh: as under a server's watcher, which retries the load (the retrieval does not).
+    retriever = Retriever(make_tree(ACME), Settings.from_env(max_files=2), refresh_interval=math.inf)
+    service = MemoryService(retriever, SQLiteStore(tmp_path / "store.sqlite"), watch=False)
+    for _ in range(2):  # the second had answered status "ok" with no facts: an agent read an empty memory
+        result = service.call_tool(TOOL_NAME, {"prompt": QUESTION})
+        assert result["isError"] is True
+        content = result["structuredContent"]
+        assert (content["status"], content["error_code"]) == ("error", "invalid_config")
+        assert "RETRIEVER_MAX_FILES" in content["error_message"]
+        validate_tool_result(result)
+    service.close()
