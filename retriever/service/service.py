@@ -239,7 +239,7 @@ class MemoryService:
         if status.healthy:
             return []
         return [
-            f"request not logged yet: the {status.kind} store is failing ({status.last_error}); "
+            f"request may not be logged: the {status.kind} store is failing ({status.last_error}); "
             f"{status.pending} writes wait, {status.dropped} dropped"
         ]
 

@@ -210,3 +210,20 @@ def test_a_read_fails_at_once_while_the_worker_is_stuck_past_the_read_timeout(sq
         assert store.flush(10) and store.prompts("s1") == []
     finally:
         store.close()
+
+
+class _WriteFails(SQLiteStore):
+    def log(self, record: RequestRecord, *, scope: str) -> None:
+        raise StoreUnavailable("the sqlite store failed: disk I/O error")
+
+
+def test_a_write_the_store_fails_counts_as_dropped(sqlite_path: Path) -> None:
+    store = QueuedStore(_WriteFails(sqlite_path))
+    try:
+        assert store.log(_record(1), scope=SCOPE) is True  # queued: the store fails it later
+        assert store.log(_record(2), scope=SCOPE) is True
+        assert store.flush(10)
+        status = store.status()
+        assert (status.healthy, status.dropped, status.pending) == (False, 2, 0)
+    finally:
+        store.close()

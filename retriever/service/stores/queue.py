@@ -4,10 +4,10 @@ deadline and a circuit breaker.
 The HTTP adapter runs ``call_tool`` on its event loop, so one store call that hangs (Redis under
 SIGSTOP, an exclusive SQLite lock held by another process) would stall every client.  Contract:
 
-- ``add_prompt`` and ``log`` return at once (True when queued); one worker thread applies queued
-  calls in order.  When ``queue_limit`` calls are already waiting, a write is dropped, counted and
-  False comes back.  A queued record is encoded when the worker stores it: callers must not mutate
-  what they logged.
+- ``add_prompt`` and ``log`` return at once (True when queued); one worker thread applies queued calls in
+  order. When ``queue_limit`` calls are already waiting, a write is dropped, counted and False comes back; a
+  write the store fails is counted as dropped too (it is not retried). A queued record is encoded when the
+  worker stores it: callers must not mutate what they logged.
 - ``prompts`` waits at most ``read_timeout`` seconds.  It runs on the same worker, after every
   write queued before it, so a session reads its own prompts.  A failure or a timeout opens the
   breaker: for ``cooldown`` seconds ``prompts`` raises ``StoreUnavailable`` at once, without
@@ -206,8 +206,8 @@ class QueuedStore:
         if self._failed_at is None:  # the common case, without taking the lock
             return
         with self._state:
-            self._failed_at = None
-        log.warning("the %s store answers again", self.kind)
+            self._failed_at, dropped = None, self._dropped
+        log.warning("the %s store answers again; %d writes dropped so far", self.kind, dropped)
 
     def _work(self) -> None:
         while (task := self._next()) is not None:
@@ -233,6 +233,9 @@ class QueuedStore:
         return self._tasks.get()
 
     def _fail(self, task: _Task, error: StoreUnavailable) -> None:
-        self._trip(error.message)
         if task.future is not None:
             task.future.set_exception(error)
+        elif task.calls_store:  # a write: lost (the warning had said "not logged yet … 0 dropped" while Redis was down)
+            with self._state:
+                self._dropped += 1
+        self._trip(error.message)
