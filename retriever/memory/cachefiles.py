@@ -155,6 +155,9 @@ def prepare(db: sqlite3.Connection, format_: int) -> bool:
     )
     row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
     emptied = row is None or str(row[0]) != str(format_)
+    if row is not None and emptied:  # an upgrade or a rollback: "building the index for the first time" misled
+        message = "the index cache was written by another version (format %s; this one reads %d); it is rebuilt"
+        log.warning(message, str(row[0])[:20], format_)
     if emptied:
         db.execute("DELETE FROM files")
         db.execute("DELETE FROM superseded")

@@ -6,6 +6,7 @@ import copyreg
 import hashlib
 import io
 import json
+import logging
 import os
 import pickle
 import sqlite3
@@ -210,7 +211,9 @@ def test_an_unreadable_record_is_left_out_of_documents(cache: IndexCache) -> Non
     assert cache.documents(["teams/platform.md", "garbled.md"]) == {"teams/platform.md": doc}
 
 
-def test_a_different_stored_format_clears_the_files_and_the_index(tmp_path: Path) -> None:
+def test_a_different_stored_format_clears_the_files_and_the_index(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     folder = tmp_path / "cache"
     first = IndexCache(folder)
     first.put("teams/platform.md", Fingerprint(1, 1, "a"), parse_document("teams/platform.md", "Text."), None)
@@ -221,7 +224,11 @@ def test_a_different_stored_format_clears_the_files_and_the_index(tmp_path: Path
         db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (str(FORMAT - 1),))
     db.close()
 
-    second = IndexCache(folder)
+    with caplog.at_level(logging.WARNING, logger="retriever.memory.cachefiles"):
+        second = IndexCache(folder)
+    assert caplog.messages == [
+        f"the index cache was written by another version (format {FORMAT - 1}; this one reads {FORMAT}); it is rebuilt"
+    ]
     try:
         assert second.file_rows() == {}
         assert second.load_index(Params()) is None
