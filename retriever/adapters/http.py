@@ -79,10 +79,12 @@ class Routes:
         return JSONResponse(response, status_code=status)
 
     async def healthz(self, request: Request) -> Response:
-        """Readiness for probes; the detail (counts, root folder) only for a caller with a valid key."""
+        """Readiness for probes; the detail (counts, root folder, load errors) only for a caller whose key may act
+        for any user: an operator's, not one a user's client holds (server paths are the operator's business)."""
         health = await anyio.to_thread.run_sync(self.service.health)
         status = 200 if health["memory_ready"] else 503
-        if _grant(request) is None:
+        grant = _grant(request)
+        if grant is None or not grant.any_user:
             health = {k: health[k] for k in READINESS_ONLY}
         return JSONResponse(health, status_code=status)
 

@@ -218,6 +218,14 @@ def test_healthz_without_a_valid_key_reports_only_readiness(service: MemoryServi
         assert full["root"] == str(service.retriever.root.resolve()) and full["files"] == 8
 
 
+def test_healthz_shows_the_detail_only_to_a_key_that_may_act_for_any_user(service: MemoryService) -> None:
+    with serving(service, api_keys="tenant-key-42=u-42,admin-key-000=*") as url:
+        bound = httpx.get(f"{url}/healthz", headers={"Authorization": "Bearer tenant-key-42"}).json()
+        assert bound == {"memory_ready": True, "readiness_state": "ready_sparse"}  # before: the server's root path
+        admin = httpx.get(f"{url}/healthz", headers={"Authorization": "Bearer admin-key-000"}).json()
+        assert admin["root"] == str(service.retriever.root.resolve())
+
+
 def test_a_key_bound_to_users_reads_only_their_trees(service: MemoryService) -> None:
     with serving(service, api_keys="tenant-key-42=u-42|u-43,admin-key-000=*") as url:
         tenant, admin = {"Authorization": "Bearer tenant-key-42"}, {"Authorization": "Bearer admin-key-000"}
