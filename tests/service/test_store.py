@@ -14,6 +14,7 @@ import redis
 from conftest import free_port, redis_process, wait_until
 
 from retriever.config import Settings, state_home
+from retriever.errors import ConfigError
 from retriever.service.stores import open_store
 from retriever.service.stores.base import (
     REQUEST_TTL,
@@ -696,3 +697,26 @@ def _rows(store: SQLiteStore, table: str) -> int:
         return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     finally:
         db.close()
+
+
+def test_a_redis_url_that_is_no_redis_url_is_an_invalid_setting_naming_it() -> None:
+    with pytest.raises(ConfigError) as caught:
+        open_store(Settings(redis_url="http://user:hunter2@127.0.0.1:6379"))
+    assert caught.value.code == "invalid_config"
+    assert caught.value.message.startswith("invalid setting: RETRIEVER_REDIS_URL 'http://user:***@127.0.0.1:6379': ")
+    assert "hunter2" not in caught.value.message
+
+
+def test_a_database_number_the_server_lacks_says_to_choose_another(redis_server: str) -> None:
+    with pytest.raises(StoreUnavailable) as caught:
+        open_store(Settings(redis_url=redis_server.rsplit("/", 1)[0] + "/99"))
+    assert caught.value.message.endswith("DB index is out of range; choose a database number the server has in "
+                                         "RETRIEVER_REDIS_URL (/0 to /15 by default)")
+
+
+def test_a_refused_password_says_to_check_it_not_to_start_a_server() -> None:
+    from retriever.service.stores import redis as store
+
+    refused = store.redis.AuthenticationError("invalid username-password pair or user is disabled.")
+    assert store._next_step(refused) == "check the user name and password in RETRIEVER_REDIS_URL"
+    assert store._next_step(store.redis.ConnectionError("Connection refused.")).startswith("start redis-server")

@@ -19,6 +19,7 @@ from typing import Any
 
 import redis
 
+from retriever.errors import ConfigError
 from retriever.redaction import mask_url
 from retriever.service.stores.base import (
     REQUEST_TTL,
@@ -49,6 +50,21 @@ def _session_requests_key(scope: str, session_id: str) -> str:
     return f"{_PREFIX}:log:{scope}:session:{session_id}"
 
 
+# How Redis says a connection lacks or has the wrong credentials where redis-py raises no AuthenticationError.
+_AUTH_REFUSED = ("noauth", "wrongpass", "invalid password", "authentication required")
+
+
+def _next_step(exc: Exception) -> str:
+    """What to do about a Redis server that refused the connection: the hint had been "start redis-server" for a
+    wrong password or database number too."""
+    said = str(exc).lower()
+    if isinstance(exc, redis.AuthenticationError) or any(w in said for w in _AUTH_REFUSED):
+        return "check the user name and password in RETRIEVER_REDIS_URL"
+    if "db index" in said:
+        return "choose a database number the server has in RETRIEVER_REDIS_URL (/0 to /15 by default)"
+    return "start redis-server or unset RETRIEVER_REDIS_URL"
+
+
 class RedisStore:
     """A thin wrapper over a ``redis.Redis`` connection pool (thread-safe)."""
 
@@ -62,10 +78,12 @@ class RedisStore:
                 url, socket_timeout=timeout, socket_connect_timeout=timeout, decode_responses=True
             )
             self._redis.ping()
-        except (redis.RedisError, ValueError) as exc:
+        except ValueError as exc:  # not a Redis URL at all: a setting to fix, not a server to start
+            why = mask_url(str(exc))[:300]
+            raise ConfigError(f"invalid setting: RETRIEVER_REDIS_URL {self.shown_url[:200]!r}: {why}") from exc
+        except redis.RedisError as exc:
             raise StoreUnavailable(
-                f"cannot reach Redis at {self.shown_url}: {mask_url(str(exc))}; "
-                "start redis-server or unset RETRIEVER_REDIS_URL"
+                f"cannot reach Redis at {self.shown_url}: {mask_url(str(exc))}; {_next_step(exc)}"
             ) from exc
 
     def _fail(self, exc: Exception) -> StoreUnavailable:
