@@ -162,16 +162,25 @@ def _exposed(layer: Layer) -> str | None:
 
 
 def _missing_graphs(settings: Settings, sources: Mapping[str, Source]) -> tuple[str, ...]:
-    """A warning per graph whose folder is not a folder (yet): not an error, since a server keeps running
-    and the folder may appear later, but ``/memories/retrieve`` reads nothing from that graph until then."""
+    """A warning per graph whose folder is not a folder (yet), and for a users' folder that is not one: not an
+    error, since a server keeps running and the folder may appear later, but ``/memories/retrieve`` reads nothing
+    from that graph, or any user's own tree, until then."""
     source = sources.get("graphs", DEFAULT)
     where = source.where or source.kind
-    return tuple(
+    warnings = [
         f"{one_line(where)}: graph {one_line(repr(graph))} names {one_line(str(path))}, which is not a folder; "
         "/memories/retrieve reads nothing from that graph until it is: create the folder or fix the path"
         for graph, path in settings.graphs.items()
         if not is_folder(path)
-    )
+    ]
+    users = settings.user_trees
+    if users is not None and not is_folder(users):
+        source = sources.get("user_trees", DEFAULT)
+        warnings.append(
+            f"{one_line(source.where or source.kind)}: the users' trees folder {one_line(str(users))} is not a folder; "
+            "no user's own tree is read until it is: create the folder or fix the path"
+        )
+    return tuple(warnings)
 
 
 def _unknown_variables(environ: Mapping[str, str]) -> tuple[str, ...]:

@@ -222,6 +222,21 @@ def test_status_warns_of_a_graph_whose_folder_does_not_exist_and_still_reports(
     ]
 
 
+def test_status_warns_of_a_users_trees_folder_that_does_not_exist(
+    runner: CliRunner, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "no-users-here"
+    monkeypatch.setenv("RETRIEVER_USER_TREES", str(missing))
+
+    result, _ = _status(runner, "--root", str(root))
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"Warning: RETRIEVER_USER_TREES: the users' trees folder {missing} is not a folder; no user's own tree is "
+        "read until it is: create the folder or fix the path"
+    ]
+
+
 @pytest.mark.parametrize(
     "value",
     [
