@@ -30,11 +30,17 @@ MIN_TURNS = 3  # a label opening fewer candidate statements may be a one-off "No
 # lines open "What:" or "BILLABLE:" reads 10-55% such "turns".
 TRANSCRIPT_SHARE = 0.9
 TURN_SHARE = 0.5  # of a section's paragraphs that must open with a label for a label to carry into the next sentence
-# A speaker label: one to four capitalised words before ": " at the start of a statement; chat exports
-# often put the time of the turn before the name ("[1:56 pm] Caroline: …") or after it ("Caroline
-# (1:56 pm): …"), so a short bracketed stamp on either side belongs to the label's frame.
+# A speaker label: one to four capitalised words before ": " at the start of a statement (a name's particle may
+# stand between them, "Chris d'Entremont", "Ana de la Cruz"); chat exports often put the time of the turn before
+# the name ("[1:56 pm] Caroline: …") or after it ("Caroline (1:56 pm): …"), so a short bracketed stamp on either
+# side belongs to the label's frame, and a transcript's role or seat after it ("Hon. Anita Anand (Minister of
+# Public Services and Procurement): …", "The Chair (Hon. Anthony Rota (Nipissing, Lib.)): …") does too: such turns
+# had no speaker at all.
 _STAMP = r"[\[(][^\])\n]{1,24}[\])]"
-_LABEL = re.compile(rf"^(?:{_STAMP} ?)?([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){{0,3}})(?: ?{_STAMP})?: \S")
+_ROLE = r"\((?:[^()\n]|\([^()\n]{0,80}\)){1,120}\)"
+_PARTICLE = r"(?:(?:de|da|das|di|do|dos|du|del|della|der|den|van|von|la|le|bin|ibn|al) )*"
+_NAME = r"(?:[a-z]{1,2}['’])?[A-Z][\w.'’-]*"
+_LABEL = re.compile(rf"^(?:{_STAMP} ?)?({_NAME}(?: {_PARTICLE}{_NAME}){{0,3}})(?: ?(?:{_STAMP}|{_ROLE}))?: \S")
 _WORD = re.compile(r"\w+")
 
 
