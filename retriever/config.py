@@ -123,7 +123,9 @@ class Settings(BaseModel):
     refresh_seconds: float = Field(
         default=2.0, ge=MIN_REFRESH_SECONDS, le=MAX_SECONDS, description="How often a server looks for edited files."
     )
-    request_log_limit: int = Field(default=10_000, ge=1, le=MAX_COUNT, description="Requests kept in the request log.")
+    request_log_limit: int = Field(
+        default=10_000, ge=0, le=MAX_COUNT, description="Requests kept in the request log (0: none is logged)."
+    )
     allowed_origins: tuple[str, ...] = Field(default=(), description="Browser origins the HTTP server accepts.")
 
     llm_model: str | None = Field(default=None, description="LLM model name; unset means offline.")

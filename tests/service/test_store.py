@@ -336,6 +336,17 @@ def test_the_request_log_keeps_only_the_newest_records_past_its_limit(
     assert [r.request_id for r in store.requests(scope=SCOPE, session_id="a")] == ["req-5", "req-4", "req-3"]
 
 
+def test_a_request_log_limit_of_zero_keeps_no_request_but_still_the_sessions_prompts(
+    make_store: StoreFactory, clock: FakeClock
+) -> None:
+    store = make_store(log_limit=0)
+    store.log(record(1, clock, session_id="a"), scope=SCOPE)
+    store.add_prompt("a", "Who owns billing?")
+
+    assert store.requests(scope=SCOPE) == [] and store.requests(scope=SCOPE, session_id="a") == []
+    assert store.prompts("a") == ["Who owns billing?"]
+
+
 def test_the_store_is_safe_from_several_threads(store: Store, clock: FakeClock) -> None:
     errors: list[BaseException] = []
 

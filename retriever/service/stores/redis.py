@@ -108,7 +108,10 @@ class RedisStore:
         return [str(v) for v in reversed(values)]
 
     def log(self, record: RequestRecord, *, scope: str) -> None:
-        """File ``record`` under ``scope``; past ``log_limit`` records of that scope the oldest go."""
+        """File ``record`` under ``scope``; past ``log_limit`` records of that scope the oldest go (0: none is kept, so
+        none is written: an operator's way to keep no prompts and answers)."""
+        if not self.log_limit:
+            return
         cutoff = f"({self.clock() - REQUEST_TTL}"  # exclusive: older than the TTL
         log_key = _requests_key(scope)
         try:

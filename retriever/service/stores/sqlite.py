@@ -232,7 +232,10 @@ class SQLiteStore:
         return count if isinstance(count, int) else 0
 
     def log(self, record: RequestRecord, *, scope: str) -> None:
-        """File ``record`` under ``scope``; past ``log_limit`` rows of that scope the oldest go."""
+        """File ``record`` under ``scope``; past ``log_limit`` rows of that scope the oldest go (0: none is kept, so
+        none is written: an operator's way to keep no prompts and answers)."""
+        if not self.log_limit:
+            return
         insert = (
             "INSERT OR REPLACE INTO requests (request_id, received_at, session_id, record, scope) "
             "VALUES (?, ?, ?, ?, ?)",
