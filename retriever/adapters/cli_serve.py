@@ -101,7 +101,9 @@ def serve(root: Path | None, host: str | None, port: int | None, insecure: bool)
         click.echo(f"Serving MCP at {url} (memory: {service.retriever.root})", err=True)
 
     support.configure_logging()
-    server = make_server(create_app(service, policy), settings, on_ready=announce)
+    app = create_app(service, policy)
+    support.reload_keys_on_hangup(app)
+    server = make_server(app, settings, on_ready=announce)
     try:
         server.run(sockets=[sock])
     finally:

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,10 +36,11 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from retriever.adapters.http_keys import KeysInForce
 from retriever.adapters.http_log import Refusals
 from retriever.config import Settings
 from retriever.endpoints import is_loopback_name
-from retriever.service.access import OPEN, ApiKeys, KeyGrant, load_api_keys
+from retriever.service.access import OPEN, ApiKeys, KeyGrant, keys_file, load_api_keys
 
 MCP_PATHS = ("/v1/mcp/memory", "/v1/memory/mcp", "/mcp")  # seed path; aliases ending in /mcp for inspectors
 OPEN_PATHS = frozenset({"/healthz"})
@@ -56,6 +58,8 @@ class HttpPolicy:
     """What ``retriever serve`` enforces; defaults suit a loopback server without keys."""
 
     keys: ApiKeys = field(default_factory=ApiKeys)
+    keys_file: Path | None = None  # re-read when it changes (``http_keys``), by ``reload``
+    reload: Callable[[], ApiKeys] | None = field(default=None, compare=False)
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     max_body_bytes: int = 1_000_000
@@ -71,6 +75,8 @@ class HttpPolicy:
         """
         return cls(
             keys=load_api_keys(settings),
+            keys_file=keys_file(settings),
+            reload=lambda: load_api_keys(settings),
             allowed_hosts=(*settings.allowed_hosts, *extra_hosts),
             allowed_origins=settings.allowed_origins,
             max_body_bytes=settings.max_body_bytes,
@@ -225,6 +231,7 @@ class Guard:
         self.buffered = 0  # bytes of bodies being read right now, across requests
         self.origins = frozenset(o.rstrip("/") for o in policy.allowed_origins)
         self.refusals = Refusals()  # the operator's log of refused requests, rate-limited
+        self.keys = KeysInForce(policy.keys, policy.keys_file, policy.reload)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan: the MCP session managers start and stop with the app
@@ -287,10 +294,11 @@ class Guard:
             return False
 
     def _grant(self, headers: Headers) -> KeyGrant | None:
-        if not self.policy.keys.required:
+        keys = self.keys.current()
+        if not keys.required:
             return OPEN
         scheme, _, token = headers.get("authorization", "").partition(" ")
-        return self.policy.keys.check(token.strip()) if scheme.lower() == "bearer" else None
+        return keys.check(token.strip()) if scheme.lower() == "bearer" else None
 
     # -- the body --------------------------------------------------------------------------------
 

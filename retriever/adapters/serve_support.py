@@ -5,8 +5,10 @@ Kept apart from the click command so that each decision is a small function with
 
 from __future__ import annotations
 
+import signal
 import socket
 import sys
+from typing import Any
 
 import click
 
@@ -75,3 +77,11 @@ def mcp_url(host: str, port: int) -> str:
 def configure_logging() -> None:
     """Warnings and errors to stderr, uvicorn's included, each naming its level and logger, credentials masked."""
     logs.to_stderr(logs.NAMED)
+
+
+def reload_keys_on_hangup(app: Any) -> None:
+    """SIGHUP makes the server look at its keys file on the next request (``http_keys``), where it had ended the
+    server (exit 129); the file is also looked at every second."""
+    keys = getattr(app, "keys", None)
+    if keys is not None and hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, lambda *_: keys.request_check())

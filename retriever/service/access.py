@@ -129,6 +129,13 @@ def load_api_keys(settings: Settings) -> ApiKeys:
     return _build(bindings, _canonical_users(bindings))
 
 
+def keys_file(settings: Settings) -> Path | None:
+    """The keys file ``RETRIEVER_API_KEYS`` names (None: inline keys, or none): what a server re-reads when it
+    changes."""
+    value = settings.api_keys.get_secret_value() if settings.api_keys is not None else ""
+    return expanded(Path(value.strip())) if value.strip() and "=" not in value else None
+
+
 def _read_bindings(value: str) -> list[_Binding]:
     if "=" in value:
         return _parse_entries(value.replace("\n", ","), "RETRIEVER_API_KEYS", "entry")
