@@ -66,6 +66,9 @@ def says_nothing(cand: Candidate) -> bool:
     strength and stood among the facts."""
     if cand.kind == "field" or len(cand.statement) > _SMALL_TALK_CHARS:
         return False
+    label = analyzer.cached_terms(cand.speaker) if cand.speaker else ()
+    if not all(t in label or triage.small_talk_term(t) for t in cand.terms or analyzer.cached_terms(cand.statement)):
+        return False  # a word of substance: no need to read it whole (38 µs a statement, ~2 ms a question)
     text = cand.statement
     if cand.speaker and text.startswith(cand.speaker):  # a turn's first statement carries its label
         text = text[len(cand.speaker) :].lstrip(" :")

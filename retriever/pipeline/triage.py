@@ -17,6 +17,7 @@ Offline rules, deterministic:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import re
 import unicodedata
@@ -80,6 +81,19 @@ _LEADS = ("and", "also", "і", "а", "та", "також")
 _SECOND_PERSON = frozenset("you u ya ye yourself ти ви тебе вас тобі вам".split())
 # The pronouns that point back at a topic; "there" does not ("anyone there?" calls for someone).
 _REFERRING = _PRONOUNS - {"there", "там"}
+
+
+@functools.lru_cache(maxsize=65_536)  # terms repeat across statements and questions; the test costs ~2 µs
+def small_talk_term(term: str) -> bool:
+    """True for an index term (``analyzer``) that may be a word of small talk: the stem of a courtesy word, or one
+    ``_small_talk`` takes (laughter, a stretched spelling).  A statement with any other term asks or says something:
+    ``is_low_information`` need not read it (scoring asks of every short statement: ``bonuses.says_nothing``)."""
+    return term in _small_talk_terms() or _small_talk(term)
+
+
+@functools.cache
+def _small_talk_terms() -> frozenset[str]:
+    return analyzer.term_set(" ".join(sorted(_SMALL_TALK)))
 
 
 def _small_talk(word: str) -> bool:
