@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import logging
 import math
 import os
 import threading
@@ -37,6 +38,8 @@ from retriever.pipeline.context import Context, Run
 from retriever.pipeline.pipeline import execute, new_run
 from retriever.pipeline.results import Coverage, Fact, Request, Retrieval
 from retriever.pipeline.validate import validate_history
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the LLM modules (and openai) load only when a model is configured
     from retriever.llm.client import LLMClient
@@ -200,8 +203,20 @@ class Retriever:
         self.close()
 
     def refresh(self) -> None:
-        """Pick up added, changed and deleted files now (safe while other threads retrieve)."""
-        self.memory.refresh(self._progress)
+        """Pick up added, changed and deleted files now (safe while other threads retrieve).  A root that now leads
+        elsewhere (a release that swaps a symlink, ``current -> release-43``) is opened anew and swapped in: the old
+        target had been served on, and once it was deleted, nothing."""
+        memory = self.memory
+        moved = self.at is None and _resolved(self.root) not in (None, memory.root)
+        if not moved:
+            memory.refresh(self._progress)
+        else:
+            fresh = Memory.open(self.root, self.settings, self.params, self._progress)
+            with self._lock:
+                old, self._memory = self._memory, fresh
+            log.warning("memory root %s now leads to %s (was %s); opened it anew", self.root, fresh.root, memory.root)
+            if old is not None:
+                old.close()  # once the retrievals reading it have ended
         self._refreshed = time.monotonic()
 
     def _current_memory(self) -> tuple[Memory | None, bool]:
@@ -273,6 +288,14 @@ class Retriever:
             )
             state = _execute(state, ctx)
         return RetrievalResult(state.text, state.structured, state)
+
+
+def _resolved(root: Path) -> Path | None:
+    """Where ``root`` leads now (None: nowhere to be read)."""
+    try:
+        return root.resolve(strict=True)
+    except (OSError, RuntimeError):  # missing, a loop
+        return None
 
 
 def _not_ready(state: str, root: Path, memory: Memory | None, load_error: str | None) -> tuple[str, ...]:

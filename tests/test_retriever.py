@@ -171,6 +171,29 @@ def test_a_root_removed_while_open_is_missing_not_empty(make_tree: TreeFactory) 
     assert retriever.retrieve("Who owns billing?").structured["readiness_state"] == "missing"  # it had said "empty"
 
 
+def _release(folder: Path, text: str) -> Path:
+    (folder / "policies").mkdir(parents=True)
+    (folder / "policies" / "leave.md").write_text(f"# Leave\n\n## Sick leave\n\n{text}\n", encoding="utf-8")
+    return folder
+
+
+def test_a_root_symlink_swapped_to_another_release_is_followed_and_the_old_one_may_go(tmp_path: Path) -> None:
+    first = _release(tmp_path / "release-1", "Employees earn 10 sick days per year.")
+    second = _release(tmp_path / "release-2", "Employees earn 12 sick days per year.")
+    current = tmp_path / "current"
+    current.symlink_to(first)
+    retriever = Retriever(current, Settings.from_env(state_dir=tmp_path / "state"), refresh_interval=1e9)
+    assert "10 sick days" in retriever.retrieve("How many sick days?").facts[0].statement
+    swapped = tmp_path / "current.tmp"
+    swapped.symlink_to(second)
+    os.replace(swapped, current)  # how a release is switched: one rename
+    shutil.rmtree(first)
+    retriever.refresh()
+    result = retriever.retrieve("How many sick days?")
+    assert "12 sick days" in result.facts[0].statement  # it had served release-1 on, then nothing once it was gone
+    assert result.facts[0].source_path == "release-2/policies/leave.md"
+
+
 def test_empty_tree_is_not_ready(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     content = Retriever(tmp_path / "empty").retrieve("Who owns billing?").structured
