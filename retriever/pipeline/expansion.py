@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 
 from retriever.memory.index import SectionIndex
 from retriever.pipeline.signals import EXPANSION_WEIGHT, FRAMING_SHARE, FRAMING_WEIGHT
-from retriever.text import analyzer, lexicon, thesaurus, transliteration
+from retriever.text import analyzer, lexicon, regions, thesaurus, transliteration
 from retriever.text.stopwords import FRAMING
 
 PREFIX_MIN = 6  # letters a spelling variant must share with an unknown query word
@@ -115,6 +115,17 @@ def paraphrases(terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple[
     for term, options in found.items():
         own = index.term_df(term)
         held = tuple(o for o in options if all(index.term_df(t) > own for t in o))
+        if held:
+            out[term] = held
+    return out
+
+
+def containing(terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple[frozenset[str], ...]]:
+    """For each term naming a country, the regions it belongs to that the memory writes (``regions``): "Spain"
+    stands for "EU/EEA", where a policy says what holds in "another EU/EEA country"."""
+    out = {}
+    for term in terms:
+        held = tuple(r for r in regions.regions(term) if all(index.term_df(t) > 0 for t in r))
         if held:
             out[term] = held
     return out

@@ -43,6 +43,8 @@ _COLLECTIVE = re.compile(
 # "What changed in Pulse 4.3?", "What's new since March?", "що змінилося в…": the verb asks for the changes and
 # names no topic.  A release note lists its changes without the word ("New: Insights Copilot"), so counted in
 # full "changed" ranked 4.2.1's "a query-planner change" above every item of 4.3.0.
+# A question about the asker's own situation ("Can I work from Spain?", "my trip to Germany"), not about others.
+_ASKER = re.compile(r"\b(?:i|i'm|i’m|i'd|i’d|i'll|i’ll|me|my|mine)\b", re.I)
 _CHANGE_ASKED = re.compile(
     r"^\W*(?:what|which\s+things?)(?:'s|’s|\s+is|\s+are|\s+has|\s+have|\s+had|\s+was|\s+were)?\s+"
     r"(changed|new|different)\s+(?:in|since|about|with|for|between|after)\b"
@@ -131,7 +133,8 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     bridged: dict[str, float] = {}
     translated: frozenset[str] = frozenset()
     if index is not None:
-        translated = _expand_in(index, terms, words, extra, alternates, bridged, cyrillic_names(text))
+        asker = _ASKER.search(text[:2000]) is not None
+        translated = _expand_in(index, terms, words, extra, alternates, bridged, cyrillic_names(text), asker)
     asked = set(terms)  # a set: a prompt's thousands of terms and their paraphrases made this quadratic
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in asked))
     parts = question_parts(text)
@@ -156,10 +159,12 @@ def _expand_in(
     alternates: dict[str, tuple[frozenset[str], ...]],
     bridged: dict[str, float],
     names: AbstractSet[str] = frozenset(),
+    asker: bool = False,
 ) -> frozenset[str]:
     """Add to ``extra``, ``alternates`` and ``bridged`` what the terms stand for in this memory: its words of the
-    same beginning, translations, the Latin spellings of the Cyrillic ``names`` the question capitalises, and
-    paraphrases; return the terms whose translation or spelling the memory holds."""
+    same beginning, translations, the Latin spellings of the Cyrillic ``names`` the question capitalises,
+    paraphrases, and, where the question is about the ``asker`` ("Can I work from Spain?"), the regions a country
+    it names belongs to; return the terms whose translation or spelling the memory holds."""
     for term, variants in expansion.variants(terms, index).items():
         extra.extend(variants)
         alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
@@ -167,7 +172,10 @@ def _expand_in(
     # A word the lexicon translates is a word, not a name ("Дата" is "date", not "data").
     spelt = expansion.transliterations(tuple(t for t in terms if t not in lexical), words, names, index)
     translations = expansion.merged(lexical, spelt)
-    for term, bridges in expansion.merged(translations, expansion.paraphrases(terms, index)).items():
+    # A country's region only for the asker's own place: "Which clients are in Spain?" had led with an "EU" line.
+    regions = expansion.containing(terms, index) if asker else {}
+    found = expansion.merged(translations, expansion.paraphrases(terms, index), regions)
+    for term, bridges in found.items():
         extra.extend(t for bridge in bridges for t in sorted(bridge))
         alternates[term] = alternates.get(term, ()) + bridges
         same = spelt.get(term, ())  # a name in Latin letters weighs what the name does; its translations, less

@@ -14,6 +14,7 @@ from retriever.pipeline.expansion import (
     FRAMING_SHARE,
     FRAMING_WEIGHT,
     bridge_boosts,
+    containing,
     framing_cuts,
     framing_factor,
     transliterations,
@@ -87,3 +88,9 @@ def test_a_names_latin_spelling_weighs_what_the_name_does_where_a_translation_we
     same = bridge_boosts("олен", bridges, index, {}, same=True)["olena"]
     assert math.isclose(same * index.term_idf("olena"), index.term_idf("олен"), rel_tol=1e-6)
     assert bridge_boosts("олен", bridges, index, {})["olena"] == EXPANSION_WEIGHT
+
+
+def test_a_country_stands_for_the_regions_of_it_the_memory_writes() -> None:
+    index = _memory_of({"eu": 1, "eea": 1, "work": 1}, {"spain": 1, "client": 1})
+    assert containing(("work", "spain"), index) == {"spain": (frozenset({"eu"}), frozenset({"eea"}))}
+    assert containing(("spain",), _memory_of({"spain": 1})) == {}  # no region the memory writes: nothing to add

@@ -485,3 +485,25 @@ def test_a_ukrainian_question_naming_a_person_finds_the_english_profile(make_tre
     }
     retriever = Retriever(make_tree(tree), Settings.from_env())
     assert retriever.retrieve("Хто така Олена Марченко?").facts[0].rel_path == "people/olena.md"
+
+
+_WHERE = {
+    **{f"notes/n{i}.md": f"# Note {i}\n\nThe team met and will work on item {i}.\n" for i in range(8)},
+    "policies/remote.md": (
+        "# Remote Work\n\n## Where you can work from\n\n| Situation | Rule |\n|---|---|\n"
+        "| Your country of residence | Always fine |\n"
+        "| Another EU/EEA country, up to 60 days per year | Tell your manager |\n"
+    ),
+    "clients/directory.md": (
+        "# Client Directory\n\n| Client | Country |\n|---|---|\n| Meridian Press | Spain |\n"
+        "| Nordlys Media | Norway |\n\nEU clients get an EU-hosted cluster on request.\n"
+    ),
+}
+
+
+def test_an_askers_country_finds_what_the_memory_says_of_its_region_and_only_then(make_tree: TreeFactory) -> None:
+    retriever = Retriever(make_tree(_WHERE), Settings.from_env())
+    spain = [f.statement for f in retriever.retrieve("Can I work from Spain?").facts[:2]]
+    assert any(s.startswith("Situation: Another EU/EEA country") for s in spain)  # it had not been among the first 3
+    clients = retriever.retrieve("Which clients are in Spain?")  # not the asker's place: "Spain" is only Spain
+    assert "Meridian Press" in clients.facts[0].statement
