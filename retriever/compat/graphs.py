@@ -45,7 +45,7 @@ from retriever.pipeline.results import Fact, Relationship
 from retriever.pipeline.triage import triage
 from retriever.retriever import RetrievalResult, Retriever
 from retriever.text import reader
-from retriever.text.safe import cut, preview
+from retriever.text.safe import cut, one_line, preview
 
 DEFAULT_GRAPH = "default"
 CACHE_ENTRIES = 256
@@ -357,14 +357,25 @@ def _entities(answers: list[tuple[Tree, RetrievalResult]]) -> list[dict[str, Any
 
 
 def render_prompt(request: MemoriesRetrieveRequest, facts: Sequence[str], entities: Sequence[Mapping[str, Any]]) -> str:
-    """The context block an agent would inject into its system prompt (chat parity)."""
+    """The context block an agent would inject into its system prompt (chat parity).  Every value in it is one
+    line with its angle brackets made harmless (``_inert``): a page's summary written over several lines had closed
+    the block and opened a ``<system>`` one of its own."""
     lines = ["<memory>"]
     if request.display_name or request.email:
-        who = request.display_name or ""
-        lines.append(f"User: {who} <{request.email}>".strip() if request.email else f"User: {who}")
+        who = _inert(request.display_name or "")
+        lines.append(f"User: {who} <{_inert(request.email)}>".strip() if request.email else f"User: {who}")
     if facts:
-        lines += ["Relevant facts:", *[f"- {f}" for f in facts]]
+        lines += ["Relevant facts:", *[f"- {_inert(f)}" for f in facts]]
     if entities:
-        lines += ["Entities:", *[f"- {e['name']}" + (f": {e['summary']}" if e["summary"] else "") for e in entities]]
+        lines += [
+            "Entities:",
+            *[f"- {_inert(e['name'])}" + (f": {_inert(e['summary'])}" if e["summary"] else "") for e in entities],
+        ]
     lines.append("</memory>")
     return "\n".join(lines)
+
+
+def _inert(value: str) -> str:
+    """``value`` on one line, control characters escaped, and ``<``/``>`` as the look-alike ``‹``/``›``: nothing a
+    memory or a caller writes can end the ``<memory>`` block, start a line, or open a tag of its own."""
+    return one_line(" ".join(value.split())).replace("<", "‹").replace(">", "›")

@@ -21,8 +21,10 @@ from retriever.pipeline.phrasing import fact_sentence, relation_answer, unnamed_
 from retriever.pipeline.query import Query, analyze, no_topic
 from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
 from retriever.text import analyzer, lexicon
-from retriever.text.markup import truncate
+from retriever.text.instructions import addressed_to_ai
+from retriever.text.markup import clean_inline, truncate
 from retriever.text.models import Document
+from retriever.text.safe import one_line
 from retriever.text.vocabulary import (
     DOCUMENT_RELATIONS,
     NOT_PROPERTIES,
@@ -57,8 +59,15 @@ def _properties(doc: Document, memory: Memory) -> dict[str, Any]:
     for key, value in doc.front_matter.items():
         if key in NOT_PROPERTIES or not isinstance(value, str | int | float | bool):
             continue
-        props[key] = truncate(value, MAX_PROPERTY_CHARS, marker="…")[0] if isinstance(value, str) else value
+        props[key] = truncate(shown(value), MAX_PROPERTY_CHARS, marker="…")[0] if isinstance(value, str) else value
     return props
+
+
+def shown(value: str) -> str:
+    """A front-matter value as an answer shows it: its markdown's text (a link or an image becomes its words, as in a
+    page's body: an ``owner`` written as an image had been a live tracking pixel in every client that renders
+    markdown), on one line, control characters escaped."""
+    return one_line(clean_inline(value))
 
 
 def entities(docs: list[Document], memory: Memory, resolve: Resolve) -> tuple[Entity, ...]:
@@ -89,7 +98,7 @@ def _relations(doc: Document, resolve: Resolve) -> Iterator[Relationship]:
     for key, value in doc.front_matter.items():
         if key in NOT_RELATIONS:
             continue
-        for name in names(value):
+        for name in map(shown, names(value)):
             path = resolve(name)
             if (path and path != doc.rel_path) or (key in RELATION_FIELDS and not path):
                 yield Relationship(doc.title, name, key)
@@ -221,8 +230,9 @@ def summarize(
 
 
 def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
-    """The facts a summary may lead with, best first: not from a superseded document (a replaced decision is
-    cited, never the answer) and saying something the question does not ("Decided at Q1 2027 Planning." only
+    """The facts a summary may lead with, best first: none addressed to an AI (``text.instructions``: a page's
+    "Ignore previous instructions…" had been quoted in the summary), not from a superseded document (a replaced
+    decision is cited, never the answer) and saying something the question does not ("Decided at Q1 2027 Planning." only
     echoes "What was decided at the Q1 2027 planning meeting?"), and no front-matter summary but the first fact (a
     summary lists its document's topics); all of them when none is left.  Those in the question's language go first
     where they are nearly as good (``LANGUAGE_REACH``, ``LANGUAGE_SHARE``)."""
@@ -231,7 +241,8 @@ def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
         f
         for i, f in enumerate(facts)
         if not f.when.superseded and not analyzer.term_set(f.statement) <= asked and (i == 0 or not f.field)
-    ] or list(facts)
+        and not addressed_to_ai(f.statement)  # the summary speaks in the retriever's voice: never a page's orders
+    ] or [f for f in facts if not addressed_to_ai(f.statement)] or list(facts)
     near = [f for f in telling[:LANGUAGE_REACH] if f.relevance_score >= LANGUAGE_SHARE * telling[0].relevance_score]
     own = [f for f in near if lexicon.language(f.statement) == query.language]
     return [*own, *(f for f in telling if f not in own)]
