@@ -89,6 +89,11 @@ into relationships between entities, and `retriever check` warns when a name mat
 
 In the text, link with relative links such as `[Maria Lopez](../people/maria_lopez.md)`.
 
+A newer decision says which one it replaces with `supersedes: DEC-0008` (`replaces` reads the same); the older
+one may say `superseded_by: DEC-0009` (or `replaced_by`) or `status: superseded` (`replaced`, `obsolete`). A
+superseded record is still cited, ranked below its successor and marked superseded; other `status` values
+(`accepted`, `proposed`, `deprecated`) change nothing.
+
 ## Sections
 
 Headings split a document into sections, and the retriever cites facts by section and line. Give

@@ -45,8 +45,8 @@ def written(front_matter: Mapping[str, Any]) -> Written:
     number in a list read as a name (``vocabulary.names``; the linter also reports it as a ``field-type``)."""
     return tuple(
         (key, name)
-        for key in (vocabulary.SUPERSEDED_BY, vocabulary.SUPERSEDES)
-        for name in vocabulary.names(front_matter.get(key))[:MAX_NAMES]
+        for written_as, key in vocabulary.SUPERSESSION_KEYS.items()  # "replaces" is read as "supersedes"
+        for name in vocabulary.names(front_matter.get(written_as))[:MAX_NAMES]
     )
 
 

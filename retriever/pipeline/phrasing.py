@@ -19,12 +19,12 @@ from collections.abc import Mapping, Sequence
 
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Entity, Fact, Relationship
-from retriever.text import analyzer
+from retriever.text import analyzer, vocabulary
 from retriever.text.markup import INDEX_NAMES, truncate
 from retriever.text.stopwords import WORDS as STOP_WORDS
 
 # Edges every document has or that say nothing about who or what it belongs to.
-_GENERIC = frozenset({"related", "links_to", "tags", "aliases", "supersedes", "superseded_by", "parent"})
+_GENERIC = frozenset({"related", "links_to", "tags", "aliases", "parent", *vocabulary.SUPERSESSION_KEYS})
 _WHO = re.compile(r"^\W*(?:who|whom|whose|хто|кого|кому|чий|чия|чиє|чиї)\b", re.I)
 # Words that ask for a relation even without "who": "the owner of…", "which team runs…".
 _RELATION_WORDS = re.compile(

@@ -14,6 +14,17 @@ from typing import Any
 TITLE, TYPE, ALIASES, SUMMARY, TAGS, OWNER = "title", "type", "aliases", "summary", "tags", "owner"
 CREATED, UPDATED, DATE = "created", "updated", "date"
 STATUS, SUPERSEDED_BY, SUPERSEDES = "status", "superseded_by", "supersedes"
+# The words teams write for the two supersession keys, read as them ("replaces: DEC-0008" is "supersedes: DEC-0008"):
+# written so, a replaced decision had kept leading, unmarked, and the linter had said nothing.
+SUPERSESSION_KEYS = {
+    SUPERSEDED_BY: SUPERSEDED_BY,
+    "replaced_by": SUPERSEDED_BY,
+    "obsoleted_by": SUPERSEDED_BY,
+    SUPERSEDES: SUPERSEDES,
+    "replaces": SUPERSEDES,
+    "obsoletes": SUPERSEDES,
+}
+SUPERSEDED_STATUSES = frozenset({"superseded", "replaced", "obsolete"})  # a ``status`` saying the record is replaced
 
 # Fields that hold one text value.
 STRING_FIELDS = frozenset({TITLE, SUMMARY, TYPE, OWNER})
@@ -26,7 +37,8 @@ REASON_FIELDS = ("reason", "rationale")  # of those, the ones that answer "whyâ€
 # Fields that name other documents (by title, alias or path) even when the name does not resolve.
 RELATION_FIELDS = frozenset(
     "owner owners team teams reports_to members member lead leads projects project client clients "
-    "account_owner decided_by attendees related supersedes superseded_by parent depends_on partner "
+    "account_owner decided_by attendees related supersedes superseded_by replaces replaced_by obsoletes obsoleted_by "
+    "parent depends_on partner "
     "partners vendor customer customers manager sponsor stakeholders".split()
 )
 
@@ -38,7 +50,10 @@ NOT_RELATIONS = frozenset({TITLE, TYPE, ALIASES, SUMMARY, TAGS, STATUS, CREATED,
 
 # Relation fields that name documents rather than people or organizations: a name there that no document holds
 # is not a party to anything.
-DOCUMENT_RELATIONS = frozenset("related supersedes superseded_by parent depends_on project projects".split())
+DOCUMENT_RELATIONS = frozenset(
+    "related supersedes superseded_by replaces replaced_by obsoletes obsoleted_by parent depends_on project "
+    "projects".split()
+)
 
 # Document types of people and organizations: seed 000's ``entities`` are "people and organizations tied to the
 # query" (a tree may type its clients or vendors by what they are to the company).
@@ -60,7 +75,7 @@ READ_KEYS = (
     | DATE_FIELDS
     | frozenset(PROSE_FIELDS)
     | NOT_RELATIONS
-    | frozenset({STATUS, SUPERSEDED_BY, SUPERSEDES, "agent", "agent_id", "business", "confirmed"})
+    | frozenset({STATUS, *SUPERSESSION_KEYS, "agent", "agent_id", "business", "confirmed"})
 )
 
 # Document types the linter knows; a tree adds its own under ``types`` in its check settings.
@@ -93,13 +108,15 @@ def names(value: Any, *, numbers: bool = True) -> list[str]:
 
 
 def superseded(front_matter: Any) -> bool:
-    """The document says it was superseded: a ``superseded_by`` name, or ``status: superseded``."""
-    return bool(front_matter.get(SUPERSEDED_BY)) or status_superseded(front_matter)
+    """The document says it was superseded: a ``superseded_by`` name (or a word for it: ``SUPERSESSION_KEYS``), or
+    a ``status`` of ``SUPERSEDED_STATUSES``."""
+    named = any(front_matter.get(k) for k, key in SUPERSESSION_KEYS.items() if key == SUPERSEDED_BY)
+    return named or status_superseded(front_matter)
 
 
 def status_superseded(front_matter: Any) -> bool:
-    """The document's ``status`` says it was superseded, whatever its links say."""
-    return str(front_matter.get(STATUS, "")).casefold() == "superseded"
+    """The document's ``status`` says it was superseded (or replaced, or is obsolete), whatever its links say."""
+    return str(front_matter.get(STATUS, "")).strip().casefold() in SUPERSEDED_STATUSES
 
 
 def first_date(front_matter: Any, keys: tuple[str, ...]) -> str | None:

@@ -208,3 +208,16 @@ def test_a_record_superseded_by_its_status_or_by_no_name_needs_no_cycles_worked_
     monkeypatch.setattr(supersession, "cycles", lambda *args: worked.append(1) or real(*args))
     assert _superseded(memory) == {"a.md": True, "b.md": True, "c.md": False}
     assert worked == []
+
+
+def test_the_words_teams_write_for_supersession_are_read_as_its_keys(make_tree: TreeFactory) -> None:
+    # The author review: "replaces:", "replaced_by:" and "status: replaced" had been read by nothing.
+    files = {
+        "a.md": _record(2023, "status: replaced\n"),
+        "b.md": _record(2024, "replaced_by: Engine decision 2025\n"),
+        "c.md": _record(2025, "replaces: Engine decision 2024\n"),
+        "d.md": _record(2026, "status: deprecated\n"),  # no longer advised, not replaced: nothing changes
+    }
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    assert _superseded(memory) == {"a.md": True, "b.md": True, "c.md": False, "d.md": False}
+    assert supersession.written({"replaces": "A", "obsoleted_by": "B"}) == (("superseded_by", "B"), ("supersedes", "A"))
