@@ -84,11 +84,13 @@ def test_the_hooks_run_retriever_check_on_the_tree(tmp_path: Path) -> None:
     pre_commit = yaml.safe_load((tmp_path / "memory" / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
     [hook] = pre_commit["repos"][0]["hooks"]
     assert pre_commit["repos"][0]["repo"] == "local"
-    assert (hook["id"], hook["entry"], hook["pass_filenames"]) == ("retriever-check", "retriever check --root .", False)
+    # Errors block a commit, warnings (an outside attendee with no page) are listed: the hook had blocked on them.
+    entry = "retriever check --root . --fail-on error"
+    assert (hook["id"], hook["entry"], hook["pass_filenames"]) == ("retriever-check", entry, False)
     assert hook["always_run"] is True  # a commit that only deletes a document passes pre-commit no file
     workflow = yaml.safe_load((tmp_path / "memory" / ".github/workflows/memory-check.yml").read_text(encoding="utf-8"))
     steps = workflow["jobs"]["check"]["steps"]
-    assert steps[-1] == {"run": "retriever check --root . --format github"}
+    assert steps[-1] == {"run": "retriever check --root . --format github --fail-on error"}
 
 
 def test_scaffold_fills_an_existing_empty_folder(tmp_path: Path) -> None:
