@@ -27,6 +27,7 @@ from retriever.text.vocabulary import (
     RELATION_FIELDS,
     STATUS,
     STRING_FIELDS,
+    listed,
     names,
 )
 
@@ -37,6 +38,7 @@ WARNING: Severity = "warning"
 _ALL_TEXT = object()
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _AT_LINE = re.compile(r"\bat line (\d+)")
+NEAREST_BUDGET = 200  # dangling relation names given a "did you mean" in one check (each is compared with every name)
 _LINES_NAMED = 5  # of a repeated key's lines, the first five are named, then how many more, then the last
 
 
@@ -253,17 +255,44 @@ def _long_sections(tree: Tree) -> Iterator[Problem]:
 
 
 def _unknown_relations(tree: Tree) -> Iterator[Problem]:
+    nearest = _nearest_name(tree)
     for file in tree.files:
         for key, value in file.doc.front_matter.items():
             if key not in RELATION_FIELDS:
                 continue
             for name in names(value, numbers=False):
                 if tree.resolve(name) is None:
-                    message = (
-                        f"`{key}` names {name!r}, which matches no document title, alias or path; fix the name, "
-                        "add it to the aliases of the document it means, or write that document"
-                    )
-                    yield Problem(file.rel_path, file.value_line(key, name), message)
+                    yield Problem(file.rel_path, file.value_line(key, name), _unknown_relation(key, name, nearest))
+
+
+def _unknown_relation(key: str, name: str, nearest: Callable[[str], str | None]) -> str:
+    """What to say of a relation name that matches no document: a list written as one text, a near miss, or none."""
+    parts = listed(name)
+    if len(parts) > 1:  # "attendees: A, B, C" is one name to YAML: it had become one made-up entity
+        shown = ", ".join(parts[:4]) + (", …" if len(parts) > 4 else "")
+        return f"`{key}` is one text holding commas, {name!r}; write it as a list, [{shown}], so each is a name"
+    near = nearest(name)
+    hint = f"did you mean {near!r}? " if near else ""
+    return (
+        f"`{key}` names {name!r}, which matches no document title, alias or path; {hint}fix the name, "
+        "add it to the aliases of the document it means, or write that document"
+    )
+
+
+def _nearest_name(tree: Tree, budget: int = NEAREST_BUDGET) -> Callable[[str], str | None]:
+    """The closest document title or alias to a name (``difflib``, as ``unknown-type`` does), for the first
+    ``budget`` names asked of: a tree with thousands of dangling names is not compared name by name."""
+    known = {n.casefold(): n for info in tree.memory.state.catalog.values() for n in (info.title, *info.aliases)}
+    keys, asked = sorted(known), [0]
+
+    def nearest(name: str) -> str | None:
+        asked[0] += 1
+        if asked[0] > budget:
+            return None
+        close = difflib.get_close_matches(name.strip().casefold(), keys, n=1, cutoff=0.75)
+        return known[close[0]] if close else None
+
+    return nearest
 
 
 def _supersession_cycles(tree: Tree) -> Iterator[Problem]:

@@ -11,7 +11,7 @@ know" can be said even when every query word occurs somewhere.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from retriever.memory.memory import Memory
@@ -31,6 +31,7 @@ from retriever.text.vocabulary import (
     NOT_RELATIONS,
     PARTY_TYPES,
     RELATION_FIELDS,
+    listed,
     names,
 )
 
@@ -98,10 +99,17 @@ def _relations(doc: Document, resolve: Resolve) -> Iterator[Relationship]:
     for key, value in doc.front_matter.items():
         if key in NOT_RELATIONS:
             continue
-        for name in map(shown, names(value)):
+        for name in _each_name(map(shown, names(value)), resolve):
             path = resolve(name)
             if (path and path != doc.rel_path) or (key in RELATION_FIELDS and not path):
                 yield Relationship(doc.title, name, key)
+
+
+def _each_name(written: Iterable[str], resolve: Resolve) -> Iterator[str]:
+    """Each name, a text of several written with commas ("attendees: A, B, C", which YAML reads as one) split into
+    them where it names no document itself: it had been one made-up entity, its people linked to nothing."""
+    for name in written:
+        yield from (listed(name) if resolve(name) is None else (name,))
 
 
 def relationships(

@@ -107,6 +107,14 @@ def names(value: Any, *, numbers: bool = True) -> list[str]:
     return []
 
 
+def listed(name: str) -> list[str]:
+    """The names of a relation value written as one text with commas or semicolons ("Priya Shah, Tom Becker"):
+    each part, stripped; one name gives itself.  Read only where the whole text names no document, since a title may
+    hold a comma ("Smith, Jones & Co")."""
+    parts = [p.strip() for p in name.replace(";", ",").split(",")]
+    return [p for p in parts if p] if len(parts) > 1 else [name]
+
+
 def superseded(front_matter: Any) -> bool:
     """The document says it was superseded: a ``superseded_by`` name (or a word for it: ``SUPERSESSION_KEYS``), or
     a ``status`` of ``SUPERSEDED_STATUSES``."""

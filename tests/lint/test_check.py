@@ -744,6 +744,21 @@ def test_a_relation_value_naming_no_document_is_a_warning_at_its_line(make_tree:
     )
 
 
+def test_a_near_miss_name_gets_a_did_you_mean_and_a_list_written_as_one_text_is_told_to_be_a_list(
+    make_tree: TreeFactory,
+) -> None:
+    # The author review: neither message had said what was wrong, and the comma list became one made-up entity.
+    front_matter = "title: X\nowner: Olena Marchenk\nattendees: Olena Marchenko, Petro Nobody\n"
+    root = make_tree({**CLEAN, "x.md": _doc(front_matter)})
+    messages = [f.message for f in check(Memory.open(root, Settings.from_env())) if f.rule == "unknown-relation"]
+    assert messages == [
+        "`owner` names 'Olena Marchenk', which matches no document title, alias or path; did you mean "
+        "'Olena Marchenko'? fix the name, add it to the aliases of the document it means, or write that document",
+        "`attendees` is one text holding commas, 'Olena Marchenko, Petro Nobody'; write it as a list, "
+        "[Olena Marchenko, Petro Nobody], so each is a name",
+    ]
+
+
 def test_other_rules_point_at_the_last_of_a_repeated_key_which_the_retriever_reads(make_tree: TreeFactory) -> None:
     front_matter = (
         "title: 5\nowner: Olena Marchenko\nattendees:\n  - Ghost One\n"
@@ -967,9 +982,8 @@ def test_check_github_prints_annotations_relative_to_the_working_folder(
     assert result.stdout.splitlines() == [
         "::error file=memory/x.md,line=3,title=field-type::`created` must be a date, found 'soon'; "
         "write it as YYYY-MM-DD, e.g. created: 2026-03-01",
-        "::warning file=memory/x.md,line=4,title=unknown-relation::`team` names 'Ghost, Team', which matches no "
-        "document title, alias or path; fix the name, add it to the aliases of the document it means, "
-        "or write that document",
+        "::warning file=memory/x.md,line=4,title=unknown-relation::`team` is one text holding commas, 'Ghost, Team'; "
+        "write it as a list, [Ghost, Team], so each is a name",
         "2 findings (1 error, 1 warning) in 1 of 3 files.",
     ]
     monkeypatch.chdir(root / "teams")

@@ -241,3 +241,19 @@ def test_a_ukrainian_question_is_told_how_well_the_memory_covers_it_in_ukrainian
         "Lunch is at noon. (Пам'ять охоплює це частково; джерела: Office.)"
     )
     assert summarize((), "none", "Коли обід?") == "У пам'яті немає нічого, що відповідає цьому запиту."
+
+
+def test_a_people_field_written_as_one_text_with_commas_names_each_person(make_tree: TreeFactory) -> None:
+    # The author review: "attendees: A, B" (one text to YAML) had been one made-up entity, its people linked to none.
+    files = {
+        "people/priya.md": "---\ntitle: Priya Shah\ntype: person\n---\n# Priya Shah\n\nData engineer.\n",
+        "people/tom.md": "---\ntitle: Tom Becker\ntype: person\n---\n# Tom Becker\n\nAnalyst.\n",
+        "meetings/weekly.md": (
+            "---\ntitle: Data Weekly 2026-02-17\ntype: meeting\nattendees: Priya Shah, Tom Becker\n---\n"
+            "# Data Weekly 2026-02-17\n\n## Notes\n\nWe agreed to move the warehouse load to 06:00.\n"
+        ),
+    }
+    retriever = Retriever(make_tree(files), Settings.from_env())
+    result = retriever.retrieve("Who attended the Data Weekly on 2026-02-17?")
+    attendees = {r.target for r in result.retrieval.relationships if r.type == "attendees"}
+    assert attendees == {"Priya Shah", "Tom Becker"}
