@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from retriever.lint import hostile
 from retriever.lint.links import absolute_links, broken_links
 from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
 from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
@@ -358,6 +359,13 @@ RULES: Mapping[str, Rule] = {
             WARNING,
             _supersession_cycles,
             "supersedes/superseded_by links that lead back to where they start, or name their own record",
+        ),
+        Rule("addressed-to-ai", WARNING, hostile.addressed_to_ai, "text that speaks to an AI or of its instructions"),
+        Rule(
+            "control-characters",
+            ERROR,
+            hostile.control_characters,
+            "control characters or direction overrides in a name, title, heading or field; a name holding a line break",
         ),
     )
 }

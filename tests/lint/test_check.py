@@ -1022,8 +1022,9 @@ def test_check_github_escapes_control_characters_in_file_names(
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(cli, ["check", "--root", "memory", "--format", "github"])
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
-    first = result.stdout.splitlines()[0]  # GitHub's escapes for % and LF, ours for ESC and BEL
-    assert first.startswith("::error file=memory/a\\x1b]0;pwned\\x07%25%0Ab.md,line=3,title=field-type::")
+    lines = result.stdout.splitlines()  # GitHub's escapes for % and LF, ours for ESC and BEL
+    assert lines[0].startswith("::error file=memory/a\\x1b]0;pwned\\x07%25%0Ab.md,line=1,title=control-characters::")
+    assert lines[1].startswith("::error file=memory/a\\x1b]0;pwned\\x07%25%0Ab.md,line=3,title=field-type::")
 
 
 _DRIVERS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
