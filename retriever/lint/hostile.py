@@ -5,11 +5,14 @@ that speaks to an AI (``text.instructions``): answers quote such a line marked a
 should know it is there.  ``control_characters(tree)`` yields one for each file or folder name, title, alias,
 heading or front-matter text holding a control character or a bidirectional override (which can retitle a
 terminal or reorder what is shown), and for each name (title, alias, a relation field) holding a line break (a
-forged line in every answer that shows it).  Messages show the text escaped and cut, never raw.
+forged line in every answer that shows it).  ``future_dates(tree, today)`` yields one for each ``created`` or
+``updated`` later than tomorrow: answers rank the newest first, so a date in 2099 (or a typo) wins every tie (a
+``date`` may be a planned meeting's: not checked).  Messages show the text escaped and cut, never raw.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -17,7 +20,7 @@ from retriever.lint.prose import prose_lines
 from retriever.lint.tree import File, Problem, Tree
 from retriever.text.instructions import addressed_to_ai as _speaks_to_ai
 from retriever.text.safe import cut, one_line
-from retriever.text.vocabulary import ALIASES, NAME_FIELDS, RELATION_FIELDS, TITLE, names
+from retriever.text.vocabulary import ALIASES, CREATED, NAME_FIELDS, RELATION_FIELDS, TITLE, UPDATED, names
 
 SHOWN_CHARS = 80  # of an offending text in a message
 
@@ -80,3 +83,28 @@ def _ai_message(where: str, text: str) -> str:
         f"{where} speaks to an AI ({_shown(text)}): answers quote it marked as addressed to an AI; if it is no "
         "attack, word it for people"
     )
+
+
+def future_dates(tree: Tree, today: dt.date | None = None) -> Iterator[Problem]:
+    latest = (today or dt.date.today()) + dt.timedelta(days=1)  # a day of slack for time zones
+    for file in tree.files:
+        for key in (CREATED, UPDATED):
+            written = _date_of(file.doc.front_matter.get(key))
+            if written is not None and written > latest:
+                message = (
+                    f"`{key}` is {written.isoformat()}, after today: answers rank the newest first, so it wins every "
+                    "tie; write the date it happened"
+                )
+                yield Problem(file.rel_path, file.key_line(key), message)
+
+
+def _date_of(value: Any) -> dt.date | None:
+    """The day a date field names (YAML gives a date, or text ``field-type`` checks), None when it names none."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None

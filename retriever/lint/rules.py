@@ -361,6 +361,7 @@ RULES: Mapping[str, Rule] = {
             "supersedes/superseded_by links that lead back to where they start, or name their own record",
         ),
         Rule("addressed-to-ai", WARNING, hostile.addressed_to_ai, "text that speaks to an AI or of its instructions"),
+        Rule("future-date", WARNING, hostile.future_dates, "a created or updated date later than tomorrow"),
         Rule(
             "control-characters",
             ERROR,

@@ -43,3 +43,19 @@ def test_control_characters_in_a_heading_or_field_and_a_line_break_in_a_name_are
 
 def test_the_bundled_memory_and_ordinary_pages_raise_neither(make_tree: TreeFactory) -> None:
     assert _found(make_tree, {}, "addressed-to-ai") == _found(make_tree, {}, "control-characters") == []
+
+
+def test_a_created_or_updated_date_after_tomorrow_is_a_warning_a_planned_meetings_date_is_not(
+    make_tree: TreeFactory,
+) -> None:
+    import datetime as dt
+
+    from retriever.lint import hostile
+    from retriever.lint.tree import load
+
+    page = "---\ntitle: Helix Notes\ncreated: 2026-01-05\nupdated: 2099-01-01\ndate: 2099-02-02\n---\n# Helix\n\nx.\n"
+    memory = Memory.open(make_tree({**CLEAN, "notes/helix.md": page}), Settings.from_env())
+    found = list(hostile.future_dates(load(memory, frozenset()), dt.date(2026, 12, 5)))
+    assert [(p.rel_path, p.line, p.message.split(":")[0]) for p in found] == [
+        ("notes/helix.md", 4, "`updated` is 2099-01-01, after today")
+    ]
