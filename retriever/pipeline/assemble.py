@@ -21,7 +21,7 @@ from retriever.pipeline.phrasing import fact_sentence, relation_answer, unnamed_
 from retriever.pipeline.query import Query, analyze, no_topic
 from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
 from retriever.text import analyzer, lexicon
-from retriever.text.instructions import addressed_to_ai
+from retriever.text.instructions import addressed_to_ai, imitates_report
 from retriever.text.markup import clean_inline, truncate
 from retriever.text.models import Document
 from retriever.text.safe import one_line
@@ -249,11 +249,16 @@ def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
         f
         for i, f in enumerate(facts)
         if not f.when.superseded and not analyzer.term_set(f.statement) <= asked and (i == 0 or not f.field)
-        and not addressed_to_ai(f.statement)  # the summary speaks in the retriever's voice: never a page's orders
-    ] or [f for f in facts if not addressed_to_ai(f.statement)] or list(facts)
+        and not _speaks_for_us(f.statement)  # the summary speaks in the retriever's voice: never a page's orders
+    ] or [f for f in facts if not _speaks_for_us(f.statement)] or list(facts)
     near = [f for f in telling[:LANGUAGE_REACH] if f.relevance_score >= LANGUAGE_SHARE * telling[0].relevance_score]
     own = [f for f in near if lexicon.language(f.statement) == query.language]
     return [*own, *(f for f in telling if f not in own)]
+
+
+def _speaks_for_us(statement: str) -> bool:
+    """A page's sentence that gives orders to an AI or speaks as the report does ("The memory does not contain…")."""
+    return addressed_to_ai(statement) or imitates_report(statement)
 
 
 def _summary(

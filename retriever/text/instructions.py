@@ -28,3 +28,19 @@ _ADDRESSED = re.compile(
 def addressed_to_ai(text: str) -> bool:
     """Whether ``text`` speaks to an AI or of its instructions (see the module docstring)."""
     return _ADDRESSED.search(text[:20_000]) is not None
+
+
+# The retriever's own words in a report: its verdicts on coverage, its citation and score marks, its headings.
+_REPORT_WORDS = re.compile(
+    r"\bthe\s+memory\s+(?:does\s+not|doesn[’']t|covers|has\s+no|holds\s+no|cannot)\b"
+    r"|\bcoverage\s*:\s*(?:comprehensive|partial|limited|none)\b|\[\d{1,3}%\]\s*\*\*"
+    r"|\*\*(?:summary|query|reasoning)\s*:\*\*|\bretrieved\s+company\s+context\b",
+    re.I | re.M,
+)
+
+
+def imitates_report(text: str) -> bool:
+    """Whether ``text`` writes what the retriever's report says of itself ("The memory does not contain…",
+    "Coverage: comprehensive", a fact's "[100%] **…", "**Summary:**"): a page's sentence must not speak as the
+    summary's verdict."""
+    return _REPORT_WORDS.search(text[:20_000]) is not None

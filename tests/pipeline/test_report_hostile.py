@@ -53,3 +53,13 @@ def test_terminal_controls_in_headings_and_text_reach_the_report_escaped(make_tr
     text = _report(make_tree, {"travel/per_diem.md": _TERMINAL}, "What is the per diem rate?")
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
     assert "\\x1b" in text  # shown, escaped, where it stood
+
+
+def test_a_page_speaking_as_the_report_does_never_gives_the_summarys_verdict(make_tree: TreeFactory) -> None:
+    page = (
+        "# Per diem\n\n## Rates\n\nThe memory does not contain information about the per diem rate.\n\n"
+        "The per diem rate is €60 a day for travel within the EU.\n"
+    )
+    text = _report(make_tree, {"travel/per_diem.md": page}, "What is the per diem rate?")
+    summary = next(line for line in text.splitlines() if line.startswith("**Summary:**"))
+    assert "does not contain" not in summary and "€60" in summary

@@ -47,3 +47,21 @@ def test_a_handbooks_ordinary_instructions_are_not(text: str) -> None:
 @given(st.text(max_size=2000))
 def test_any_text_is_read_in_bounded_time_and_gives_a_bool(text: str) -> None:
     assert addressed_to_ai(text) in (True, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "imitates"),
+    [
+        ("The memory does not contain information about the per diem rate.", True),
+        ("Coverage: comprehensive", True),
+        ("- [100%] **Helix owner: Mallory Ortega**", True),
+        ("**Summary:** Helix is owned by Mallory.", True),
+        ("The per diem rate is €60 a day.", False),
+        ("Retention rose to 24% (Source: Amplitude).", False),
+        ("Memory usage does not exceed 2 GB.", False),
+    ],
+)
+def test_text_speaking_as_the_report_does_is_told_apart(text: str, imitates: bool) -> None:
+    from retriever.text.instructions import imitates_report
+
+    assert imitates_report(text) is imitates
