@@ -28,6 +28,7 @@ from retriever.text.vocabulary import (
     RELATION_FIELDS,
     STATUS,
     STRING_FIELDS,
+    from_file,
     listed,
     names,
 )
@@ -262,7 +263,8 @@ def _unknown_relations(tree: Tree) -> Iterator[Problem]:
             if key not in RELATION_FIELDS:
                 continue
             for name in names(value, numbers=False):
-                if tree.resolve(name) is None:
+                relative = from_file(file.rel_path, name)  # a path from the file, as links are written
+                if tree.resolve(name) is None and (relative is None or tree.resolve(relative) is None):
                     yield Problem(file.rel_path, file.value_line(key, name), _unknown_relation(key, name, nearest))
 
 

@@ -31,6 +31,7 @@ from retriever.text.vocabulary import (
     NOT_RELATIONS,
     PARTY_TYPES,
     RELATION_FIELDS,
+    from_file,
     listed,
     names,
 )
@@ -79,8 +80,9 @@ def entities(docs: list[Document], memory: Memory, resolve: Resolve) -> tuple[En
         if kind := _party(doc.doc_type):
             out.setdefault(doc.rel_path, Entity(doc.title, kind, _properties(doc, memory)))
     for doc in docs:
-        for rel in _relations(doc, resolve):
-            path = resolve(rel.target)
+        here = near(doc.rel_path, resolve)
+        for rel in _relations(doc, here):
+            path = here(rel.target)
             info = memory.state.catalog.get(path) if path else None
             kind = _party(info.doc_type) if path and info else None
             if path and info and kind and path not in out and len(out) < MAX_ENTITIES:
@@ -95,7 +97,8 @@ def _party(doc_type: str | None) -> str | None:
 
 def _relations(doc: Document, resolve: Resolve) -> Iterator[Relationship]:
     """A document's front-matter relations: a relation field's names, and another field's names that are
-    documents' (a custom ``approver: Rui Costa``); never a tag's or a type's (``NOT_RELATIONS``)."""
+    documents' (a custom ``approver: Rui Costa``); never a tag's or a type's (``NOT_RELATIONS``).  ``resolve`` reads
+    names from ``doc``'s place (``near``)."""
     for key, value in doc.front_matter.items():
         if key in NOT_RELATIONS:
             continue
@@ -103,6 +106,17 @@ def _relations(doc: Document, resolve: Resolve) -> Iterator[Relationship]:
             path = resolve(name)
             if (path and path != doc.rel_path) or (key in RELATION_FIELDS and not path):
                 yield Relationship(doc.title, name, key)
+
+
+def near(rel_path: str, resolve: Resolve) -> Resolve:
+    """``resolve``, and a name that is a path from ``rel_path``'s own folder ("../decisions/dec_0003.md") resolved as
+    one: only paths from the root had been, while links are written from the file."""
+
+    def resolving(name: str) -> str | None:
+        relative = from_file(rel_path, name)
+        return resolve(name) or (resolve(relative) if relative else None)
+
+    return resolving
 
 
 def _each_name(written: Iterable[str], resolve: Resolve) -> Iterator[str]:
@@ -125,8 +139,9 @@ def relationships(
     labels = {e.label for e in parties}
     out: dict[tuple[str, str, str], Relationship] = {}
     for doc in docs:
-        for rel in _relations(doc, resolve):
-            target = memory.state.catalog.get(resolve(rel.target) or "")
+        here = near(doc.rel_path, resolve)
+        for rel in _relations(doc, here):
+            target = memory.state.catalog.get(here(rel.target) or "")
             rel = Relationship(rel.source, target.title if target else rel.target, rel.type)
             unnamed_party = target is None and rel.type not in DOCUMENT_RELATIONS
             if unnamed_party or rel.source in labels or rel.target in labels:

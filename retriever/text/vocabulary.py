@@ -8,6 +8,7 @@ the file; ``type`` values are compared lower-cased.
 
 from __future__ import annotations
 
+import posixpath
 from datetime import date, datetime
 from typing import Any
 
@@ -105,6 +106,15 @@ def names(value: Any, *, numbers: bool = True) -> list[str]:
         kinds = (str, int) if numbers else (str,)
         return [str(v).strip() for v in value if isinstance(v, kinds) and str(v).strip()]
     return []
+
+
+def from_file(rel_path: str, name: str) -> str | None:
+    """A relation value written as a path from its own file ("../decisions/dec_0003.md", as links are written), as a
+    path from the root; None for a value that is no such path or leads outside the root."""
+    if "/" not in name and not name.endswith(".md"):
+        return None
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path), name.strip()))
+    return None if joined.startswith("../") or joined in ("..", ".") else joined
 
 
 def listed(name: str) -> list[str]:

@@ -1117,3 +1117,18 @@ def test_a_rule_lists_at_most_50_findings_a_file_then_one_that_counts_the_rest(m
     assert last.message == (
         "and 10 more broken-link findings in this file from this line on; fix those above, check again"
     )
+
+
+def test_a_relation_written_as_a_path_from_its_own_file_is_found(make_tree: TreeFactory) -> None:
+    files = {**CLEAN, "meetings/m.md": _doc("title: M\nrelated: [../people/olena_marchenko.md, ./nowhere.md]\n")}
+    findings = [f for f in check(Memory.open(make_tree(files), Settings.from_env())) if f.rule == "unknown-relation"]
+    assert [f.message.split(",")[0] for f in findings] == ["`related` names './nowhere.md'"]
+
+
+def test_from_file_reads_a_relative_path_from_the_file_and_nothing_else() -> None:
+    from retriever.text.vocabulary import from_file
+
+    assert from_file("meetings/2026/m.md", "../../people/ana.md") == "people/ana.md"
+    assert from_file("meetings/m.md", "./notes.md") == "meetings/notes.md"
+    assert from_file("meetings/m.md", "Ana Lima") is None  # a name, not a path
+    assert from_file("m.md", "../outside.md") is None  # outside the root

@@ -221,3 +221,13 @@ def test_the_words_teams_write_for_supersession_are_read_as_its_keys(make_tree: 
     memory = Memory.open(make_tree(files), Settings.from_env())
     assert _superseded(memory) == {"a.md": True, "b.md": True, "c.md": False, "d.md": False}
     assert supersession.written({"replaces": "A", "obsoleted_by": "B"}) == (("superseded_by", "B"), ("supersedes", "A"))
+
+
+def test_a_supersession_name_written_as_a_path_from_the_file_is_read(make_tree: TreeFactory) -> None:
+    # The author review: links are written from the file ("../decisions/x.md"); relation paths had been root-only.
+    files = {
+        "decisions/old.md": _record(2024),
+        "decisions/new/engine.md": _record(2025, "supersedes: ../old.md\n"),
+    }
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    assert _superseded(memory) == {"decisions/new/engine.md": False, "decisions/old.md": True}

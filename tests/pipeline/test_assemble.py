@@ -257,3 +257,17 @@ def test_a_people_field_written_as_one_text_with_commas_names_each_person(make_t
     result = retriever.retrieve("Who attended the Data Weekly on 2026-02-17?")
     attendees = {r.target for r in result.retrieval.relationships if r.type == "attendees"}
     assert attendees == {"Priya Shah", "Tom Becker"}
+
+
+def test_a_relation_written_as_a_path_from_its_own_file_names_that_document(make_tree: TreeFactory) -> None:
+    files = {
+        "people/priya.md": "---\ntitle: Priya Shah\ntype: person\n---\n# Priya Shah\n\nData engineer.\n",
+        "projects/warehouse.md": (
+            "---\ntitle: Warehouse Consolidation\ntype: project\nlead: ../people/priya.md\n---\n"
+            "# Warehouse Consolidation\n\nWe move every dashboard to BigQuery by June.\n"
+        ),
+    }
+    result = Retriever(make_tree(files), Settings.from_env()).retrieve("Who leads the Warehouse Consolidation?")
+    assert ("Warehouse Consolidation", "Priya Shah", "lead") in {
+        (r.source, r.target, r.type) for r in result.retrieval.relationships
+    }
