@@ -27,7 +27,12 @@ LINK_TARGET = re.compile(r"""\]\(\s*(?:<([^<>\n]*)>|<?([^()\s<>]+)>?)(?:\s+(?:"[
 # A link reference definition, ``[label]: target`` or ``[label]: <target>`` (not a footnote, ``[^1]: …``).
 LINK_DEFINITION = re.compile(r"(?m)^[ ]{0,3}\[(?!\^)[^\]\n]+\]:[ \t]*(?:<([^<>\n]*)>|<?([^\s<>]+))")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^<>\s]+)>")
-_HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
+# A line break or a block's edge: a space, where dropping the tag had glued two cells' words ("outagePriya").
+_HTML_BREAK = re.compile(
+    r"</?(?:br|p|div|td|th|tr|li|ul|ol|dl|dt|dd|table|thead|tbody|tfoot|caption|summary|details|section|article|"
+    r"blockquote|h[1-6])\b[^<>]*>",
+    re.I,
+)
 _HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)  # with _before_last
 _TEMPLATE_TAG = re.compile(r"\{%-?\s*[\w.]+\s*(.*?)-?%\}", re.S)  # with _before_last

@@ -405,3 +405,10 @@ def test_acronyms_are_looked_for_in_a_texts_first_2000_brackets_only() -> None:
     filler = "(AB) " * 1_999
     assert find_acronyms(filler + "Monthly Recurring Revenue (MRR)") == [("MRR", "Monthly Recurring Revenue")]
     assert find_acronyms(filler + "(AB) Monthly Recurring Revenue (MRR)") == []
+
+
+def test_an_html_blocks_edges_and_cells_part_words_and_inline_tags_do_not() -> None:
+    # The author review: "</td><td>" dropped without a space had made "outagePriya", so "outage" was no word.
+    assert clean_inline("<tr><td>Warehouse outage</td><td>Priya Shah</td></tr>") == "Warehouse outage Priya Shah"
+    assert clean_inline("<summary>Escalation</summary><p>Call Sam</p>one<br/>two") == "Escalation Call Sam one two"
+    assert clean_inline("un<em>believ</em>able <b>Note</b>:") == "unbelievable Note:"
