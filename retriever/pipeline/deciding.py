@@ -99,6 +99,13 @@ def asks_why(text: str) -> bool:
     return _WHY.search(text[:DECIDING_CHARS]) is not None
 
 
+def chosen_words(text: str) -> frozenset[str]:
+    """The terms of ``text``'s decision words whatever the clause asks ("choose" of "Why did we choose Flink?"): the
+    words a record's reason answers by being the reason, as ``decision_words`` are those a decision answers."""
+    opening = text[:DECIDING_CHARS]
+    return frozenset(t for m in _DECIDING.finditer(opening) for t in analyzer.terms(m.group(m.lastindex or 0)))
+
+
 def decision_words(text: str) -> frozenset[str]:
     """The terms of ``text``'s decision words (see the module docstring); empty when it asks no decision."""
     opening = text[:DECIDING_CHARS]

@@ -20,9 +20,10 @@ decision are not lifted.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from retriever.memory.memory import Memory
+from retriever.pipeline.deciding import chosen_words
 from retriever.pipeline.expected import definers
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate, Scored
@@ -46,6 +47,33 @@ def favoured(
     if query.why:
         return [c.kind == "field" and key_of(c.statement) in REASON_FIELDS for c in candidates], "reason"
     return [False] * len(candidates), ""
+
+
+def asking_words(query: Query, form: str) -> frozenset[str]:
+    """The question's words that ask for its form rather than name its topic ("mean" of "What does MRR mean?",
+    "decide" of "What did we decide about…?", "choose" of "Why did we choose ClickHouse?"): a statement of that form
+    answers them by being one (``answered``)."""
+    if form == "definition":
+        return frozenset(query.terms) & query.framing
+    if form == "decision":
+        return query.deciding
+    return chosen_words(query.text) if form == "reason" else frozenset()
+
+
+def answered(
+    scored: list[Scored], favoured: list[bool], asking: frozenset[str], weights: Mapping[str, float]
+) -> list[Scored]:
+    """The statements of the question's form (``favoured``) with the share of the question's weight its ``asking``
+    words hold added to their answerability evidence: the exact definition of MRR had been read as half an answer
+    to "What does MRR mean?" (it holds no "mean"), the coverage ``none``.  Rank values are left as they are."""
+    total = sum(weights.values())
+    share = sum(weights.get(t, 0.0) for t in asking) / total if total else 0.0
+    if not share or not any(favoured):
+        return scored
+    return [
+        dataclasses.replace(s, evidence=min(1.0, s.evidence + share)) if first else s
+        for s, first in zip(scored, favoured, strict=True)
+    ]
 
 
 def favour(scored: list[Scored], favoured: list[bool], form: str, definition_bonus: float) -> list[Scored]:

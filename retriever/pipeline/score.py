@@ -338,6 +338,9 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     decided = state.phase1.decided if state.phase1 else ()
     favoured, form = forms.favoured(state.query, state.candidates, ctx.memory, decided)
     scored = forms.favour(scored, favoured, form, params.definition_bonus)
+    asking = forms.asking_words(state.query, form)
+    if asking:
+        scored = forms.answered(scored, favoured, asking, weights(state.query, ctx.memory.index))
     scored = below_successors(scored, ctx.memory, state.query.earlier)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay

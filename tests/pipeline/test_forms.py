@@ -99,3 +99,34 @@ def test_another_records_decision_does_not_answer_a_question_it_only_shares_word
     first = Retriever(COMPANY_CONTEXT, Settings(state_dir=tmp_path)).retrieve(question).run.facts[0]
 
     assert not first.tree_path.endswith(("> Decision", "> Decisions", "> Рішення"))
+
+
+@pytest.mark.parametrize(
+    ("question", "form", "asking"),
+    [
+        ("What does MRR mean?", "definition", {"mean"}),
+        ("What did we decide about the free tier?", "decision", {"decid"}),
+        ("Why did we choose ClickHouse?", "reason", {"choos"}),
+        ("Who owns billing?", "", set()),
+    ],
+)
+def test_the_words_asking_for_a_form_are_its_verbs_not_its_topic(question: str, form: str, asking: set[str]) -> None:
+    from retriever.pipeline.forms import asking_words
+
+    assert asking_words(analyze(question), form) == asking
+
+
+def test_a_statement_of_the_asked_form_counts_the_asking_words_as_answered() -> None:
+    from retriever.pipeline.forms import answered
+
+    scored = [_scored("glossary.md", 1, 0.4, 0.57), _scored("page.md", 2, 0.9, 0.6)]
+    out = answered(scored, [True, False], frozenset({"mean"}), {"mrr": 1.42, "mean": 1.07})
+    # "MRR (monthly recurring revenue): contracted monthly value…" holds no "mean": it had been half an answer.
+    assert [round(s.evidence, 3) for s in out] == [1.0, 0.6] and [s.relevance for s in out] == [0.4, 0.9]
+
+
+def test_the_definition_of_mrr_is_a_whole_answer_to_what_mrr_means() -> None:
+    retriever = Retriever(COMPANY_CONTEXT, Settings.from_env())
+    first = retriever.retrieve("What does MRR mean?").facts[0]
+    assert first.statement.startswith("Term: MRR (monthly recurring revenue); Definition:")
+    assert first.relevance_score == 1.0  # it had been 0.57: "mean" counted as a topic word it lacked
