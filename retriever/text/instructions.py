@@ -12,22 +12,29 @@ from __future__ import annotations
 
 import re
 
+_DETERMINERS = r"(?:(?:all|any|the|your|my|of|these|those)\s+){0,3}"
 _ADDRESSED = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\w*\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|"
-    r"preceding|other|system)\s+(?:instructions?|prompts?|rules|messages?|context)\b"
+    rf"\b(?:ignore|disregard|forget|override)\w*\s+{_DETERMINERS}(?:previous|prior|above|earlier|preceding|system)\s+"
+    r"(?:instructions?|prompts?|rules)\b"
     r"|\b(?:new|hidden|updated)\s+(?:system\s+)?instructions?\s*:"
-    r"|^\s*(?:system|developer)\s*(?:prompt|message|notice)?\s*:"
     r"|\b(?:system|developer)\s+(?:prompt|message|notice|override)\s*:"
-    r"|\byou\s+are\s+now\s+(?:in\s+(?:\w+\s+)?mode\b|(?:an?\s+)?(?:ai|assistant|chatbot|language\s+model|dan)\b)"
-    r"|\b(?:assistant|ai|chatbot|llm|model|agent)\s*[,:]\s*(?:you\s+)?(?:must|should|tell|say|ignore|always|never|reply)\b"
-    r"|<\|[a-z_]+\|>|</?\s*(?:system|assistant|instructions?)\s*>",
-    re.I | re.M,
+    r"|\bsystem\s*:\s*(?:you|ignore|disregard|new\s+instructions)\b"
+    r"|\byou\s+are\s+now\s+(?:in\s+[\w-]{1,20}\s+mode\b|(?:an?\s+)?(?:ai|chatbot|language\s+model)\b|dan\b)"
+    r"|\b(?:assistant|ai|chatbot|llm)\s*[,:]\s*(?:you\s+)?(?:must|tell|ignore|reply)\b"
+    r"|<\|[a-z_]{1,20}\|>|</?\s*(?:system|assistant|instructions?)\s*>",
+    re.I,
 )
+# Words one of which every match holds: a text without any is not searched (most statements; ~1 µs, where the
+# search cost ~19 µs a statement).
+_KEYS = ("ignor", "disregard", "forget", "overrid", "instruction", "system", "developer", "you are now", "assistant",
+         "ai,", "ai:", "ai ,", "ai :", "chatbot", "llm", "<")
 
 
 def addressed_to_ai(text: str) -> bool:
     """Whether ``text`` speaks to an AI or of its instructions (see the module docstring)."""
-    return _ADDRESSED.search(text[:20_000]) is not None
+    text = text[:20_000]
+    low = text.lower()
+    return any(key in low for key in _KEYS) and _ADDRESSED.search(text) is not None
 
 
 # The retriever's own words in a report: its verdicts on coverage, its citation and score marks, its headings.
