@@ -240,6 +240,7 @@ class Retriever:
             return None, False
         if memory is not None and time.monotonic() - self._refreshed > self.refresh_interval:
             self.refresh()
+            memory = self._memory or memory  # a root that now leads elsewhere was opened anew: answer from it
         return memory, loaded
 
     def retrieve(self, prompt: str, session_id: str | None = None, *, history: Sequence[str] = ()) -> RetrievalResult:

@@ -194,6 +194,20 @@ def test_a_root_symlink_swapped_to_another_release_is_followed_and_the_old_one_m
     assert result.facts[0].source_path == "release-2/policies/leave.md"
 
 
+def test_a_retrieval_whose_own_refresh_finds_the_root_swapped_answers_from_the_new_release(tmp_path: Path) -> None:
+    first = _release(tmp_path / "release-1", "Employees earn 10 sick days per year.")
+    second = _release(tmp_path / "release-2", "Employees earn 12 sick days per year.")
+    current = tmp_path / "current"
+    current.symlink_to(first)
+    retriever = Retriever(current, Settings.from_env(state_dir=tmp_path / "state"), refresh_interval=0)
+    assert "10 sick days" in retriever.retrieve("How many sick days?").facts[0].statement
+    swapped = tmp_path / "current.tmp"
+    swapped.symlink_to(second)
+    os.replace(swapped, current)
+    # The refresh runs inside this call: it had answered from the memory it had already taken, closed and replaced.
+    assert "12 sick days" in retriever.retrieve("How many sick days?").facts[0].statement
+
+
 def test_empty_tree_is_not_ready(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     content = Retriever(tmp_path / "empty").retrieve("Who owns billing?").structured
