@@ -240,7 +240,10 @@ class LLMClient:
             if failure.timed_out and self.pace.serial:
                 with self._lock:
                     self._abandoned = True
-            self._outcome(None if failure.format_rejected else failure)
+            # A rejected format is no failure of the endpoint, nor a timeout the caller's deadline cut short.
+            cut = failure.timed_out and limits.seconds < self._timeout - 0.05
+            if not (failure.format_rejected or cut):
+                self._outcome(failure)
             raise
         self._timed(False, limits.seconds)
         self._outcome(None)

@@ -287,3 +287,20 @@ def test_the_log_says_once_when_calls_start_failing_and_once_when_one_is_answere
     first = caplog.records[0].getMessage()
     assert first.endswith("(server error (HTTP 503)): retrievals answer offline until it answers")
     assert caplog.records[1].getMessage().endswith("answers again after 3 failed call(s)")
+
+
+def test_a_rejected_format_or_a_call_the_callers_deadline_cut_short_logs_no_failure(
+    llm: ScriptedLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    client = _client(llm_json_mode="auto")
+    llm.script = lambda request: Reply(status=400) if "json_schema" in json.dumps(request) else Reply(
+        content=json.dumps({"summary": "ok"})
+    )
+    with caplog.at_level(logging.WARNING, logger="retriever.llm.client"):
+        client.complete(SummaryAnswer, "s", "u", timeout=5)  # json_schema refused, json_object answered
+        llm.script = lambda request: Reply(content=json.dumps({"summary": "late"}), delay=2.0)
+        with pytest.raises(LLMFailure):
+            client.complete(SummaryAnswer, "s", "v", timeout=0.3)  # the caller's deadline, not the endpoint's 20 s
+    assert caplog.records == []  # each had logged "failing", then "answers again": two lines a question
