@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         DocumentUnavailable,
         InvalidArguments,
         MemoryNotFound,
+        MemoryUnavailable,
         RetrievalTimeout,
         RetrieverError,
     )
@@ -55,6 +56,7 @@ _EXPORTS = {
     "InvalidArguments": "retriever.errors",
     "RetrievalTimeout": "retriever.errors",
     "MemoryNotFound": "retriever.errors",
+    "MemoryUnavailable": "retriever.errors",
     "ConfigError": "retriever.errors",
     "DocumentUnavailable": "retriever.errors",
     "GitError": "retriever.memory.gitinfo",
@@ -69,6 +71,7 @@ __all__ = [
     "GitError",
     "InvalidArguments",
     "MemoryNotFound",
+    "MemoryUnavailable",
     "Relationship",
     "Retrieval",
     "RetrievalResult",

@@ -67,6 +67,13 @@ class DocumentUnavailable(RetrieverError, KeyError):
         return self.message
 
 
+class MemoryUnavailable(RetrieverError):
+    """The memory could not be loaded for a reason no other error names (a cache or a file system failing); a server
+    retries the load, and answers this until it succeeds."""
+
+    code = "memory_unavailable"
+
+
 class MemoryEmpty(RetrieverError):
     """The memory root is a folder but holds no markdown the retriever could read (no sections)."""
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retriever.config import Settings
-from retriever.errors import MemoryNotFound, RetrieverError
+from retriever.errors import MemoryNotFound, MemoryUnavailable, RetrieverError
 from retriever.memory.index import Params
 from retriever.memory.memory import Memory, MemoryChanged, Progress
 from retriever.pipeline.context import Context, Run
@@ -150,7 +150,7 @@ class Retriever:
         failure = self._load_failure
         if isinstance(failure, RetrieverError):
             return copy.copy(failure).with_traceback(None)
-        return RetrieverError(f"the memory could not be loaded ({self.load_error}); it is retried")
+        return MemoryUnavailable(f"the memory could not be loaded ({self.load_error}); it is retried")
 
     def _load(self) -> Memory:
         try:

@@ -19,6 +19,7 @@ EXPORTED = [
     "GitError",
     "InvalidArguments",
     "MemoryNotFound",
+    "MemoryUnavailable",
     "Relationship",
     "Retrieval",
     "RetrievalResult",

@@ -8,14 +8,14 @@ whose memory failed to load (what stopped it: ``Retriever.failed_load``);
 
 from __future__ import annotations
 
-from retriever.errors import ConfigError, MemoryEmpty, MemoryNotFound
+from retriever.errors import ConfigError, MemoryEmpty, MemoryNotFound, MemoryUnavailable
 from retriever.memory.gitinfo import GitError
 from retriever.memory.memory import Memory
 from retriever.retriever import RetrievalResult, Retriever
 
 # What loading a memory raises (a tree over max_files, a revision git cannot read): a tool answers it as an error,
 # as it answers a missing root.
-UNLOADABLE = (ConfigError, GitError)
+UNLOADABLE = (ConfigError, GitError, MemoryUnavailable)
 
 
 def require_memory(result: RetrievalResult, retriever: Retriever) -> None:

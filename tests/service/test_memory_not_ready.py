@@ -170,3 +170,26 @@ def test_a_memory_that_failed_to_load_answers_is_error_with_what_stopped_it_on_e
         assert "RETRIEVER_MAX_FILES" in content["error_message"]
         validate_tool_result(result)
     service.close()
+
+
+def test_a_load_that_fails_for_another_reason_answers_is_error_memory_unavailable_never_an_internal_error(
+    make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import math
+    import sqlite3
+
+    from retriever.memory.memory import Memory
+
+    def failing(*_: Any, **__: Any) -> Memory:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    retriever = Retriever(make_tree(ACME), refresh_interval=math.inf)  # as under a server's watcher
+    monkeypatch.setattr(Memory, "open", failing)
+    with pytest.raises(sqlite3.OperationalError):
+        _ = retriever.memory  # the watcher's first load: it records why
+    service = MemoryService(retriever, SQLiteStore(tmp_path / "store.sqlite"), watch=False)
+    result = service.call_tool(TOOL_NAME, {"prompt": QUESTION})  # it had raised: JSON-RPC -32603 over HTTP
+    content = result["structuredContent"]
+    assert (result["isError"], content["error_code"]) == (True, "memory_unavailable")
+    assert "OperationalError: disk I/O error" in content["error_message"]
+    service.close()
