@@ -93,7 +93,10 @@ def small_talk_term(term: str) -> bool:
 
 @functools.cache
 def _small_talk_terms() -> frozenset[str]:
-    return analyzer.term_set(" ".join(sorted(_SMALL_TALK)))
+    # The words of small-talk phrases too ("good point", "of course", "fair enough"): a statement of them is small
+    # talk, and its terms must let ``is_low_information`` read it.
+    phrases = " ".join(word for phrase in courtesy.PHRASES for word in phrase.split())
+    return analyzer.term_set(" ".join(sorted(_SMALL_TALK)) + " " + phrases)
 
 
 def _small_talk(word: str) -> bool:

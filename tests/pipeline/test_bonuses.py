@@ -124,3 +124,12 @@ def test_a_statement_that_says_nothing_keeps_the_small_talk_share_of_its_rank() 
     wood = Candidate("Grad B: We use wood for the casing.", target, (2, 2), "sentence", speaker="Grad B")
     assert bonuses.bonus(okay, asks, {"casing": 1.0}, DEFAULT, True) == DEFAULT.small_talk == 0.5
     assert bonuses.bonus(wood, asks, {"casing": 1.0}, DEFAULT, True) == 1.0
+
+
+@pytest.mark.parametrize("text", ["Good point.", "Of course.", "Fair enough.", "Sounds good!", "Got it, thanks."])
+def test_small_talk_phrases_say_nothing_as_the_full_test_says(text: str) -> None:
+    from retriever.pipeline import triage
+
+    target = Target(0, "m.md", 0, "M > Turns 0-9", "m/m.md", (1, 1), 1.0, 1.0, "r")
+    # The prefilter had read the phrases' words as substance: "Good point." kept its rank (diff review F8).
+    assert bonuses.says_nothing(Candidate(text, target, (1, 1), "sentence")) is triage.is_low_information(text) is True
