@@ -43,8 +43,9 @@ _COLLECTIVE = re.compile(
 # "What changed in Pulse 4.3?", "What's new since March?", "що змінилося в…": the verb asks for the changes and
 # names no topic.  A release note lists its changes without the word ("New: Insights Copilot"), so counted in
 # full "changed" ranked 4.2.1's "a query-planner change" above every item of 4.3.0.
-# A question about the asker's own situation ("Can I work from Spain?", "my trip to Germany"), not about others.
-_ASKER = re.compile(r"\b(?:i|i'm|i’m|i'd|i’d|i'll|i’ll|me|my|mine)\b", re.I)
+# A question about the asker's own situation ("Can I work from Spain?", "my trip to Germany"), not about others;
+# "me" is not enough: "tell me / show me the clients in Spain" asks about others.
+_ASKER = re.compile(r"\b(?:i|i'm|i’m|i'd|i’d|i'll|i’ll|my)\b", re.I)
 _CHANGE_ASKED = re.compile(
     r"^\W*(?:what|which\s+things?)(?:'s|’s|\s+is|\s+are|\s+has|\s+have|\s+had|\s+was|\s+were)?\s+"
     r"(changed|new|different)\s+(?:in|since|about|with|for|between|after)\b"

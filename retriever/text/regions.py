@@ -3,7 +3,8 @@
 "Can I work remotely from Spain for a month?" is answered by a policy row for "another EU/EEA country", which holds
 none of the question's words but "work".  Contract: ``regions(term)`` gives, for an index term that names a country
 (``analyzer``'s terms of its English name), the term sets of the regions it belongs to; nothing for any other term.
-General knowledge (EU and EEA membership as of 2026, the UK's nations), not any memory's.
+Only countries named by one word: "Wales" is also New South Wales's, "Ireland" Northern Ireland's, and "Czech
+Republic" two words (Czechia is listed).  General knowledge (EU and EEA membership as of 2026), not any memory's.
 """
 
 from __future__ import annotations
@@ -23,15 +24,13 @@ COUNTRIES: dict[tuple[str, ...], tuple[str, ...]] = {
             "sweden"
         ).split()
     },
-    ("czechia", "czech republic"): _EU,
+    ("czechia",): _EU,
     ("iceland",): _EEA_ONLY,
     ("liechtenstein",): _EEA_ONLY,
     ("norway",): _EEA_ONLY,
     ("switzerland",): ("efta", "europe"),
     ("england",): _UK,
     ("scotland",): _UK,
-    ("wales",): _UK,
-    ("northern ireland",): _UK,
 }
 
 
@@ -49,6 +48,6 @@ def _by_term() -> dict[str, tuple[frozenset[str], ...]]:
         sets = tuple(frozenset(analyzer.terms(place)) for place in places)
         for name in names:
             terms = analyzer.terms(name)
-            if len(terms) == 1:  # a country of one term ("spain"); "czech republic" is read as "czechia" is
+            if len(terms) == 1:  # a country of one term ("spain")
                 out[terms[0]] = sets
     return out

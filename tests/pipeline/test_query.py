@@ -507,3 +507,12 @@ def test_an_askers_country_finds_what_the_memory_says_of_its_region_and_only_the
     assert any(s.startswith("Situation: Another EU/EEA country") for s in spain)  # it had not been among the first 3
     clients = retriever.retrieve("Which clients are in Spain?")  # not the asker's place: "Spain" is only Spain
     assert "Meridian Press" in clients.facts[0].statement
+
+
+def test_me_alone_does_not_make_a_question_the_askers_own_place() -> None:
+    index = SectionIndex(params=Params())
+    empty: Counter[str] = Counter()
+    sections = [Counter({"eu": 1, "client": 1}), Counter({"spain": 1})]
+    add_sections(index, [(empty, body, empty, empty, empty) for body in sections])
+    assert "spain" not in analyze("Show me the clients in Spain", index=index).alternates  # "me" had sufficed
+    assert analyze("Can I work from Spain?", index=index).alternates["spain"] == (frozenset({"eu"}),)
