@@ -117,12 +117,21 @@ def from_file(rel_path: str, name: str) -> str | None:
     return None if joined.startswith("../") or joined in ("..", ".") else joined
 
 
+# What follows a company's name after a comma ("Acme, Inc."): such a text is one name, not a list.
+_LEGAL_FORMS = frozenset(
+    "inc incorporated ltd limited llc llp plc corp corporation co company gmbh ag sa s.a sas sarl bv nv oy ab as "
+    "spa s.p.a srl sl kg lp pte pty".split()
+)
+
+
 def listed(name: str) -> list[str]:
     """The names of a relation value written as one text with commas or semicolons ("Priya Shah, Tom Becker"):
     each part, stripped; one name gives itself.  Read only where the whole text names no document, since a title may
     hold a comma ("Smith, Jones & Co")."""
-    parts = [p.strip() for p in name.replace(";", ",").split(",")]
-    return [p for p in parts if p] if len(parts) > 1 else [name]
+    parts = [p for p in (p.strip() for p in name.replace(";", ",").split(",")) if p]
+    if len(parts) < 2 or any(p.casefold().rstrip(".") in _LEGAL_FORMS for p in parts):
+        return [name]  # "Acme, Inc." is one company
+    return parts
 
 
 def superseded(front_matter: Any) -> bool:

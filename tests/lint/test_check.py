@@ -1132,3 +1132,11 @@ def test_from_file_reads_a_relative_path_from_the_file_and_nothing_else() -> Non
     assert from_file("meetings/m.md", "./notes.md") == "meetings/notes.md"
     assert from_file("meetings/m.md", "Ana Lima") is None  # a name, not a path
     assert from_file("m.md", "../outside.md") is None  # outside the root
+
+
+def test_a_company_name_with_its_legal_form_after_a_comma_is_one_name() -> None:
+    from retriever.text.vocabulary import listed
+
+    assert listed("Acme, Inc.") == ["Acme, Inc."]  # it had become two parties, "Acme" and "Inc."
+    assert listed("Globex, Ltd") == ["Globex, Ltd"]
+    assert listed("Priya Shah, Tom Becker; Ana") == ["Priya Shah", "Tom Becker", "Ana"]
