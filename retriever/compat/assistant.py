@@ -34,6 +34,7 @@ from retriever.memory.index import Params, SectionIndex
 from retriever.memory.memory import Memory
 from retriever.text import analyzer
 from retriever.text.models import Document
+from retriever.text.safe import one_line
 
 RECENT = 10  # recaps and decisions returned without a query
 MATCHED = 20  # entries returned for a query at most
@@ -309,21 +310,28 @@ def render(assistant: AssistantMemory, found: list[Entry]) -> str:
         groups.setdefault((entry.kind, entry.business if entry.kind == "fact" else entry.agent), []).append(entry)
     blocks = []
     for (kind, agent), entries in groups.items():
+        name = _line(agent) if agent else ""
         if kind == "fact":
             profile = assistant.profile_of(agent)
-            head = f"BUSINESS PROFILE: {agent or 'unnamed business'}"
-            head += f" (confirmed {profile.date})" if profile and profile.date else ""
-            lines = [f"- {e.heading}: {e.text}" for e in entries]
+            head = f"BUSINESS PROFILE: {name or 'unnamed business'}"
+            head += f" (confirmed {_line(str(profile.date))})" if profile and profile.date else ""
+            lines = [f"- {_line(e.heading)}: {_line(e.text)}" for e in entries]
         elif kind == "episode":
-            head = f"RECAPS: {agent or 'unknown agent'}"
-            lines = [f"- {e.date or 'undated'} · {e.heading}: {_short(e.text)}" for e in entries]
+            head = f"RECAPS: {name or 'unknown agent'}"
+            lines = [f"- {_line(e.date or 'undated')} · {_line(e.heading)}: {_short(e.text)}" for e in entries]
         else:
-            head = f"DECISIONS: {agent or 'unknown agent'}"
-            lines = [f"- {e.date or 'undated'} · {e.text}" for e in entries]
+            head = f"DECISIONS: {name or 'unknown agent'}"
+            lines = [f"- {_line(e.date or 'undated')} · {_line(e.text)}" for e in entries]
         blocks.append("\n".join([head, *lines]))
     return "\n\n".join(blocks)
 
 
+def _line(text: str) -> str:
+    """A value from the memory on one line, controls escaped: a ``business`` holding line breaks had forged a
+    ``DECISIONS:`` block of its own (as ``pipeline.report`` keeps the retrieve report's lines)."""
+    return one_line(" ".join(text.split()))
+
+
 def _short(text: str, limit: int = 600) -> str:
-    text = " ".join(text.split())
+    text = _line(text)
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
