@@ -38,10 +38,9 @@ REASON_FIELDS = ("reason", "rationale")  # of those, the ones that answer "whyâ€
 # Fields that name other documents (by title, alias or path) even when the name does not resolve.
 RELATION_FIELDS = frozenset(
     "owner owners team teams reports_to members member lead leads projects project client clients "
-    "account_owner decided_by attendees related supersedes superseded_by replaces replaced_by obsoletes obsoleted_by "
-    "parent depends_on partner "
+    "account_owner decided_by attendees related parent depends_on partner "
     "partners vendor customer customers manager sponsor stakeholders".split()
-)
+) | frozenset(SUPERSESSION_KEYS)
 
 # Front-matter keys that never name a related thing, even where a value is some document's name (a tag
 # "revenue" is the Revenue Team's alias; a type "strategy" the Strategy Index's).
@@ -51,10 +50,7 @@ NOT_RELATIONS = frozenset({TITLE, TYPE, ALIASES, SUMMARY, TAGS, STATUS, CREATED,
 
 # Relation fields that name documents rather than people or organizations: a name there that no document holds
 # is not a party to anything.
-DOCUMENT_RELATIONS = frozenset(
-    "related supersedes superseded_by replaces replaced_by obsoletes obsoleted_by parent depends_on project "
-    "projects".split()
-)
+DOCUMENT_RELATIONS = frozenset("related parent depends_on project projects".split()) | frozenset(SUPERSESSION_KEYS)
 
 # Document types of people and organizations: seed 000's ``entities`` are "people and organizations tied to the
 # query" (a tree may type its clients or vendors by what they are to the company).
