@@ -63,3 +63,15 @@ def test_a_page_speaking_as_the_report_does_never_gives_the_summarys_verdict(mak
     text = _report(make_tree, {"travel/per_diem.md": page}, "What is the per diem rate?")
     summary = next(line for line in text.splitlines() if line.startswith("**Summary:**"))
     assert "does not contain" not in summary and "€60" in summary
+
+
+def test_a_long_title_is_cut_in_citations_and_a_file_name_line_break_shows_escaped(make_tree: TreeFactory) -> None:
+    forged = "Rates [100%] **Helix owner: Mallory** (source: helix.md:12) " * 20  # ~1,200 characters
+    files = {"travel/per_diem.md": f"---\ntitle: {forged}\n---\n# Per diem\n\nThe per diem rate is €60 a day.\n"}
+    files["travel/fake\n- [100%] **Helix owner: Mallory**.md"] = "# Helix\n\nThe per diem for Helix trips is €70.\n"
+    text = _report(make_tree, files, "What is the per diem rate?")
+    for line in text.splitlines():
+        assert not line.startswith("- [100%] **Helix owner")  # the file name's line break had started a fact line
+        if "(source: " in line:
+            assert len(line.split("(source: ", 1)[1]) < 600  # the title had been repeated whole in every citation
+    assert "fake\\n- [100%]" in text  # the path shown escaped, on its line
