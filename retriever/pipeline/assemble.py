@@ -11,6 +11,7 @@ know" can be said even when every query word occurs somewhere.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -260,12 +261,13 @@ def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
     summary lists its document's topics); all of them when none is left.  Those in the question's language go first
     where they are nearly as good (``LANGUAGE_REACH``, ``LANGUAGE_SHARE``)."""
     asked = set(query.terms)
-    telling = [
+    wanted = LANGUAGE_REACH + 2  # a summary leads with two: the rest are never read (each costs a regex or two)
+    telling = list(itertools.islice((
         f
         for i, f in enumerate(facts)
         if not f.when.superseded and not analyzer.term_set(f.statement) <= asked and (i == 0 or not f.field)
         and not _speaks_for_us(f.statement)  # the summary speaks in the retriever's voice: never a page's orders
-    ] or [f for f in facts if not _speaks_for_us(f.statement)] or list(facts)
+    ), wanted)) or list(itertools.islice((f for f in facts if not _speaks_for_us(f.statement)), wanted)) or list(facts)
     near = [f for f in telling[:LANGUAGE_REACH] if f.relevance_score >= LANGUAGE_SHARE * telling[0].relevance_score]
     own = [f for f in near if lexicon.language(f.statement) == query.language]
     return [*own, *(f for f in telling if f not in own)]

@@ -46,8 +46,13 @@ _REPORT_WORDS = re.compile(
 )
 
 
+_REPORT_KEYS = ("memory", "coverage", "%]", "**")  # one of which every match holds (as ``_KEYS``)
+
+
 def imitates_report(text: str) -> bool:
     """Whether ``text`` writes what the retriever's report says of itself ("The memory does not contain…",
     "Coverage: comprehensive", a fact's "[100%] **…", "**Summary:**"): a page's sentence must not speak as the
     summary's verdict."""
-    return _REPORT_WORDS.search(text[:20_000]) is not None
+    text = text[:20_000]
+    low = text.lower()
+    return any(key in low for key in _REPORT_KEYS) and _REPORT_WORDS.search(text) is not None
