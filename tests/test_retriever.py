@@ -177,16 +177,24 @@ def _release(folder: Path, text: str) -> Path:
     return folder
 
 
-def test_a_root_symlink_swapped_to_another_release_is_followed_and_the_old_one_may_go(tmp_path: Path) -> None:
+def _swapped(tmp_path: Path, refresh_interval: float) -> tuple[Retriever, Path]:
+    """A retriever of ``current -> release-1`` that has answered once, then the link swapped to release-2 (one
+    rename, as a release switches); returns release-1's folder."""
     first = _release(tmp_path / "release-1", "Employees earn 10 sick days per year.")
     second = _release(tmp_path / "release-2", "Employees earn 12 sick days per year.")
     current = tmp_path / "current"
     current.symlink_to(first)
-    retriever = Retriever(current, Settings.from_env(state_dir=tmp_path / "state"), refresh_interval=1e9)
+    settings = Settings.from_env(state_dir=tmp_path / "state")
+    retriever = Retriever(current, settings, refresh_interval=refresh_interval)
     assert "10 sick days" in retriever.retrieve("How many sick days?").facts[0].statement
     swapped = tmp_path / "current.tmp"
     swapped.symlink_to(second)
-    os.replace(swapped, current)  # how a release is switched: one rename
+    os.replace(swapped, current)
+    return retriever, first
+
+
+def test_a_root_symlink_swapped_to_another_release_is_followed_and_the_old_one_may_go(tmp_path: Path) -> None:
+    retriever, first = _swapped(tmp_path, refresh_interval=1e9)
     shutil.rmtree(first)
     retriever.refresh()
     result = retriever.retrieve("How many sick days?")
@@ -195,15 +203,7 @@ def test_a_root_symlink_swapped_to_another_release_is_followed_and_the_old_one_m
 
 
 def test_a_retrieval_whose_own_refresh_finds_the_root_swapped_answers_from_the_new_release(tmp_path: Path) -> None:
-    first = _release(tmp_path / "release-1", "Employees earn 10 sick days per year.")
-    second = _release(tmp_path / "release-2", "Employees earn 12 sick days per year.")
-    current = tmp_path / "current"
-    current.symlink_to(first)
-    retriever = Retriever(current, Settings.from_env(state_dir=tmp_path / "state"), refresh_interval=0)
-    assert "10 sick days" in retriever.retrieve("How many sick days?").facts[0].statement
-    swapped = tmp_path / "current.tmp"
-    swapped.symlink_to(second)
-    os.replace(swapped, current)
+    retriever, _ = _swapped(tmp_path, refresh_interval=0)
     # The refresh runs inside this call: it had answered from the memory it had already taken, closed and replaced.
     assert "12 sick days" in retriever.retrieve("How many sick days?").facts[0].statement
 

@@ -19,6 +19,12 @@ def _write(path: Path, text: str, tick: int) -> None:
     os.utime(path, ns=(tick * 10**9, tick * 10**9))  # a new modification time, however fast the test runs
 
 
+def _alice(tmp_path: Path, now: list[float]) -> tuple[Path, KeysInForce]:
+    path = tmp_path / "keys"
+    _write(path, "alice-key-0001=alice\n", 1)
+    return path, _in_force(path, now)
+
+
 def _in_force(path: Path, now: list[float]) -> KeysInForce:
     settings = Settings(api_keys=str(path))
     assert keys_file(settings) == path
@@ -28,9 +34,8 @@ def _in_force(path: Path, now: list[float]) -> KeysInForce:
 def test_a_changed_keys_file_is_re_read_once_the_interval_has_passed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    path, now = tmp_path / "keys", [0.0]
-    _write(path, "alice-key-0001=alice\n", 1)
-    keys = _in_force(path, now)
+    now = [0.0]
+    path, keys = _alice(tmp_path, now)
     _write(path, "bob-key-00002=bob\n", 2)
     assert keys.current().check("alice-key-0001") is not None  # within the interval: not looked at yet
     now[0] = 1.0
@@ -43,9 +48,8 @@ def test_a_changed_keys_file_is_re_read_once_the_interval_has_passed(
 def test_a_file_that_cannot_be_used_or_holds_no_key_leaves_the_previous_keys_in_force(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    path, now = tmp_path / "keys", [0.0]
-    _write(path, "alice-key-0001=alice\n", 1)
-    keys = _in_force(path, now)
+    now = [0.0]
+    path, keys = _alice(tmp_path, now)
     with caplog.at_level(logging.WARNING, logger="retriever.adapters.http_keys"):
         for tick, text in ((2, "alice-key-0001=../etc\n"), (3, "# every key removed\n")):
             _write(path, text, tick)
