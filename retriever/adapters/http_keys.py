@@ -5,7 +5,8 @@ file is looked at at most every ``every`` seconds (at once after ``request_check
 modification time, size or inode re-reads every key setting; keys that read cleanly replace the old ones and the
 log says how many there are now, while a file that cannot be used (a bad line, removed, unreadable, or holding no
 key, which ``load_api_keys`` refuses: it would open the server to anyone) leaves the previous keys in force and the
-log says why, once per change.
+log says why, once per change.  A file written less than ``SETTLE_SECONDS`` ago is read on a later look: one read
+while an editor wrote it in place could hold a cut line.
 A removed key had worked until a restart.
 """
 
@@ -22,6 +23,7 @@ from retriever.service.access import ApiKeys
 
 log = logging.getLogger(__name__)
 EVERY_SECONDS = 1.0
+SETTLE_SECONDS = 1.0  # a changed keys file is read once it has not been written for this long
 Signature = tuple[int, int, int] | None
 
 
@@ -52,7 +54,7 @@ class KeysInForce:
 
     def _look(self, path: Path, reload: Callable[[], ApiKeys]) -> None:
         seen = _signature(path)
-        if seen == self._seen:
+        if seen == self._seen or _settling(path):
             return
         self._seen = seen
         try:
@@ -62,6 +64,15 @@ class KeysInForce:
             return
         self._keys = keys
         log.warning("keys file %s re-read: %d key(s) in force", path, len(keys.entries))
+
+
+def _settling(path: Path, quiet: float = SETTLE_SECONDS) -> bool:
+    """Whether the file was written less than ``quiet`` seconds ago: a file read while an editor writes it in place
+    may hold a cut line ("bob" as "b"); it is read once it has been still that long (a rename is at once still)."""
+    try:
+        return time.time() - os.stat(path).st_mtime < quiet
+    except OSError:
+        return False
 
 
 def _signature(path: Path) -> Signature:

@@ -91,3 +91,19 @@ def test_a_server_takes_a_rotated_key_without_a_restart_and_sighup_does_not_end_
         assert wait_until(lambda: status("new-key-000002") == 200, timeout=10)
         assert status("old-key-000001") == 401  # the removed key no longer works
         assert served.process.poll() is None
+
+
+def test_a_keys_file_written_this_instant_is_read_only_once_it_has_been_still(tmp_path: Path) -> None:
+    import time
+
+    now = [0.0]
+    path, keys = _alice(tmp_path, now)
+    path.write_text("bob-key-00002=b", encoding="utf-8")  # an editor's half-written "bob-key-00002=bob"
+    keys.request_check()
+    assert keys.current().check("bob-key-00002") is None  # read mid-write, it had granted user "b"
+    path.write_text("bob-key-00002=bob\n", encoding="utf-8")
+    still = time.time() - 5
+    os.utime(path, (still, still))
+    keys.request_check()
+    grant = keys.current().check("bob-key-00002")
+    assert grant is not None and grant.users == frozenset({"bob"})
