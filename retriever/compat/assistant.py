@@ -32,6 +32,7 @@ from retriever.errors import InvalidArguments
 from retriever.memory.build import SegmentBuilder
 from retriever.memory.index import Params, SectionIndex
 from retriever.memory.memory import Memory
+from retriever.memory.provenance import credible
 from retriever.text import analyzer
 from retriever.text.models import Document
 from retriever.text.safe import one_line
@@ -233,7 +234,7 @@ def _for_agent(assistant: AssistantMemory, agent: Agent | None) -> list[Entry]:
 
 def _recent(entries: list[Entry]) -> list[Entry]:
     facts = [e for e in entries if e.kind == "fact"]
-    dated = sorted((e for e in entries if e.kind != "fact"), key=lambda e: e.date, reverse=True)
+    dated = sorted((e for e in entries if e.kind != "fact"), key=lambda e: credible(e.date), reverse=True)
     return (
         facts + [e for e in dated if e.kind == "episode"][:RECENT] + [e for e in dated if e.kind == "decision"][:RECENT]
     )
@@ -248,7 +249,7 @@ def _matching(entries: list[Entry], query: str) -> list[Entry]:
     scores = _bm25(corpus, terms)
     wanted = set(terms)
     hits = [(float(s), e) for s, e, doc in zip(scores, entries, corpus, strict=True) if wanted & doc.keys()]
-    hits.sort(key=lambda pair: pair[1].date, reverse=True)  # among equals, the newest first
+    hits.sort(key=lambda pair: credible(pair[1].date), reverse=True)  # among equals, the newest first
     hits.sort(key=lambda pair: -pair[0])
     return [e for _, e in hits[:MATCHED]]
 

@@ -12,6 +12,7 @@ though HEAD did not move.  A tree read at a revision has a fixed history and is 
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +104,16 @@ class Provenance:
         """The document's dates and author: git's first and last commit, else its front-matter dates."""
         found = self.of(doc.rel_path)
         return when(doc.front_matter, found)
+
+
+def credible(date_text: str | None, today: dt.date | None = None) -> str:
+    """``date_text`` (an ISO date or time) for ordering by recency, or "" when it is after tomorrow: a page dated
+    2099, or a commit claiming to be, had come first of every tie (``retriever check`` warns of such dates).  A
+    day of slack for time zones."""
+    if not date_text:
+        return ""
+    latest = ((today or dt.date.today()) + dt.timedelta(days=1)).isoformat()
+    return "" if date_text[:10] > latest else date_text
 
 
 def shallow_warning(repo: Path) -> str:

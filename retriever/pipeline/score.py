@@ -55,7 +55,7 @@ import numpy.typing as npt
 
 from retriever.memory.fields import title_text
 from retriever.memory.memory import Memory
-from retriever.memory.provenance import When
+from retriever.memory.provenance import When, credible
 from retriever.pipeline import bonuses, forms, own_words, ranges, succession
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap, reachable
@@ -161,7 +161,7 @@ def relevance(
             evidence = (1 - LLM_BLEND) * evidence + LLM_BLEND * cand.llm_relevance
         if when[sid].superseded:  # a superseded document ranks, and scores, below its successor
             value, evidence = value * SUPERSEDED_FACTOR, evidence * SUPERSEDED_FACTOR
-        out.append(Scored(cand, max(0.0, value), when[sid].valid_at or "", evidence, own))
+        out.append(Scored(cand, max(0.0, value), credible(when[sid].valid_at), evidence, own))
     return out
 
 

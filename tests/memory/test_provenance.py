@@ -34,3 +34,14 @@ def test_front_matter_dates_are_used_only_when_they_are_dates(
 def test_a_date_is_read_from_the_first_key_that_holds_one() -> None:
     assert first_date({"updated": "soon", "date": " 2026-01-02 "}, ("updated", "date")) == "2026-01-02"
     assert first_date({}, ("updated", "date")) is None
+
+
+def test_a_date_after_tomorrow_is_no_date_for_recency() -> None:
+    import datetime as dt
+
+    from retriever.memory.provenance import credible
+
+    today = dt.date(2026, 12, 5)
+    assert credible("2099-01-01", today) == ""  # it had come first of every tie
+    assert credible("2026-12-06T23:00:00", today) == "2026-12-06T23:00:00"  # a day of slack for time zones
+    assert credible("2026-11-30", today) == "2026-11-30" and credible(None, today) == credible("", today) == ""
