@@ -68,7 +68,8 @@ class KeysInForce:
 
 def _settling(path: Path, quiet: float = SETTLE_SECONDS) -> bool:
     """Whether the file was written less than ``quiet`` seconds ago: a file read while an editor writes it in place
-    may hold a cut line ("bob" as "b"); it is read once it has been still that long (a rename is at once still)."""
+    may hold a cut line ("bob" as "b"); it is read once it has been still that long (a file renamed into place keeps
+    the time it was written, so it too is read a second after)."""
     try:
         return time.time() - os.stat(path).st_mtime < quiet
     except OSError:
