@@ -28,9 +28,9 @@ from retriever.text.vocabulary import (
     RELATION_FIELDS,
     STATUS,
     STRING_FIELDS,
-    from_file,
     listed,
     names,
+    resolved_from,
 )
 
 Severity = Literal["error", "warning"]
@@ -262,9 +262,8 @@ def _unknown_relations(tree: Tree) -> Iterator[Problem]:
         for key, value in file.doc.front_matter.items():
             if key not in RELATION_FIELDS:
                 continue
-            for name in names(value, numbers=False):
-                relative = from_file(file.rel_path, name)  # a path from the file, as links are written
-                if tree.resolve(name) is None and (relative is None or tree.resolve(relative) is None):
+            for name in names(value, numbers=False):  # a path from the file, as links are written, names one too
+                if resolved_from(file.rel_path, name, tree.resolve) is None:
                     yield Problem(file.rel_path, file.value_line(key, name), _unknown_relation(key, name, nearest))
 
 

@@ -56,8 +56,7 @@ def resolved(path: str, names: Iterable[tuple[str, str]], resolve: Resolve) -> I
     (often a title two documents share: the record still says it was superseded, and ``retriever check`` reports
     the name)."""
     for key, name in names:
-        relative = vocabulary.from_file(path, name)  # "../decisions/dec_0008.md", as links are written
-        other = resolve(name) or (resolve(relative) if relative else None)
+        other = vocabulary.resolved_from(path, name, resolve)  # "../decisions/dec_0008.md", as links are written
         if other is not None and other != path:
             yield ((path, other) if key == vocabulary.SUPERSEDED_BY else (other, path)), key, name
 

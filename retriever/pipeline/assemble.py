@@ -32,9 +32,9 @@ from retriever.text.vocabulary import (
     NOT_RELATIONS,
     PARTY_TYPES,
     RELATION_FIELDS,
-    from_file,
     listed,
     names,
+    resolved_from,
 )
 
 Resolve = Callable[[str], str | None]  # a name → the document it refers to (``Memory.resolve``)
@@ -113,11 +113,7 @@ def near(rel_path: str, resolve: Resolve) -> Resolve:
     """``resolve``, and a name that is a path from ``rel_path``'s own folder ("../decisions/dec_0003.md") resolved as
     one: only paths from the root had been, while links are written from the file."""
 
-    def resolving(name: str) -> str | None:
-        relative = from_file(rel_path, name)
-        return resolve(name) or (resolve(relative) if relative else None)
-
-    return resolving
+    return lambda name: resolved_from(rel_path, name, resolve)
 
 
 def _each_name(written: Iterable[str], resolve: Resolve) -> Iterator[str]:

@@ -9,6 +9,7 @@ the file; ``type`` values are compared lower-cased.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
@@ -111,6 +112,13 @@ def from_file(rel_path: str, name: str) -> str | None:
         return None
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path), name.strip()))
     return None if joined.startswith("../") or joined in ("..", ".") else joined
+
+
+def resolved_from(rel_path: str, name: str, resolve: Callable[[str], str | None]) -> str | None:
+    """The document ``name`` refers to, read from ``rel_path``'s place: ``resolve(name)``, else the document at the
+    path from the file that ``name`` is (``from_file``)."""
+    relative = from_file(rel_path, name)
+    return resolve(name) or (resolve(relative) if relative else None)
 
 
 # What follows a company's name after a comma ("Acme, Inc."): such a text is one name, not a list.
