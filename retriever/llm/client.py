@@ -140,9 +140,14 @@ class LLMClient:
             if self._timeouts >= TIMEOUTS_BEFORE_REST:
                 self._rest_until = now + REST_SECONDS
 
+    def _cut_short(self, timed_out: bool, seconds: float) -> bool:
+        """Whether a call timed out only because the caller's deadline gave it less than its whole timeout: that
+        says nothing of the endpoint (neither toward a rest nor in the log)."""
+        return timed_out and seconds < self._timeout - 0.05
+
     def _timed(self, timed_out: bool, seconds: float) -> None:
         """Count a remote call's outcome toward ``resting`` (a serial endpoint is probed instead: ``ready``)."""
-        if self.pace.serial or (timed_out and seconds < self._timeout - 0.05):
+        if self.pace.serial or self._cut_short(timed_out, seconds):
             return
         with self._lock:
             self._timeouts = self._timeouts + 1 if timed_out else 0
@@ -240,10 +245,8 @@ class LLMClient:
             if failure.timed_out and self.pace.serial:
                 with self._lock:
                     self._abandoned = True
-            # A rejected format is no failure of the endpoint, nor a timeout the caller's deadline cut short.
-            cut = failure.timed_out and limits.seconds < self._timeout - 0.05
-            if not (failure.format_rejected or cut):
-                self._outcome(failure)
+            if not (failure.format_rejected or self._cut_short(failure.timed_out, limits.seconds)):
+                self._outcome(failure)  # a rejected format is no failure of the endpoint either
             raise
         self._timed(False, limits.seconds)
         self._outcome(None)
