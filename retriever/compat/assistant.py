@@ -35,7 +35,7 @@ from retriever.memory.memory import Memory
 from retriever.memory.provenance import credible
 from retriever.text import analyzer
 from retriever.text.models import Document
-from retriever.text.safe import one_line
+from retriever.text.safe import single_line
 
 RECENT = 10  # recaps and decisions returned without a query
 MATCHED = 20  # entries returned for a query at most
@@ -311,28 +311,25 @@ def render(assistant: AssistantMemory, found: list[Entry]) -> str:
         groups.setdefault((entry.kind, entry.business if entry.kind == "fact" else entry.agent), []).append(entry)
     blocks = []
     for (kind, agent), entries in groups.items():
-        name = _line(agent) if agent else ""
+        name = single_line(agent) if agent else ""
         if kind == "fact":
             profile = assistant.profile_of(agent)
             head = f"BUSINESS PROFILE: {name or 'unnamed business'}"
-            head += f" (confirmed {_line(str(profile.date))})" if profile and profile.date else ""
-            lines = [f"- {_line(e.heading)}: {_line(e.text)}" for e in entries]
+            head += f" (confirmed {single_line(str(profile.date))})" if profile and profile.date else ""
+            lines = [f"- {single_line(e.heading)}: {single_line(e.text)}" for e in entries]
         elif kind == "episode":
             head = f"RECAPS: {name or 'unknown agent'}"
-            lines = [f"- {_line(e.date or 'undated')} · {_line(e.heading)}: {_short(e.text)}" for e in entries]
+            lines = [
+                f"- {single_line(e.date or 'undated')} · {single_line(e.heading)}: {_short(e.text)}" for e in entries
+            ]
         else:
             head = f"DECISIONS: {name or 'unknown agent'}"
-            lines = [f"- {_line(e.date or 'undated')} · {_line(e.text)}" for e in entries]
+            lines = [f"- {single_line(e.date or 'undated')} · {single_line(e.text)}" for e in entries]
+        # Each value on one line: a ``business`` holding line breaks had forged a ``DECISIONS:`` block of its own.
         blocks.append("\n".join([head, *lines]))
     return "\n\n".join(blocks)
 
 
-def _line(text: str) -> str:
-    """A value from the memory on one line, controls escaped: a ``business`` holding line breaks had forged a
-    ``DECISIONS:`` block of its own (as ``pipeline.report`` keeps the retrieve report's lines)."""
-    return one_line(" ".join(text.split()))
-
-
 def _short(text: str, limit: int = 600) -> str:
-    text = _line(text)
+    text = single_line(text)
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"

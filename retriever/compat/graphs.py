@@ -45,7 +45,7 @@ from retriever.pipeline.results import Fact, Relationship
 from retriever.pipeline.triage import triage
 from retriever.retriever import RetrievalResult, Retriever
 from retriever.text import reader
-from retriever.text.safe import cut, one_line, preview
+from retriever.text.safe import cut, preview, single_line
 
 DEFAULT_GRAPH = "default"
 CACHE_ENTRIES = 256
@@ -378,4 +378,4 @@ def render_prompt(request: MemoriesRetrieveRequest, facts: Sequence[str], entiti
 def _inert(value: str) -> str:
     """``value`` on one line, control characters escaped, and ``<``/``>`` as the look-alike ``‹``/``›``: nothing a
     memory or a caller writes can end the ``<memory>`` block, start a line, or open a tag of its own."""
-    return one_line(" ".join(value.split())).replace("<", "‹").replace(">", "›")
+    return single_line(value).replace("<", "‹").replace(">", "›")

@@ -49,7 +49,7 @@ from retriever.pipeline.phrasing import relation_lines
 from retriever.pipeline.results import Diagnostics, Excerpt, Fact, LLMUse, Phase1, Retrieval, Triage
 from retriever.pipeline.target import estimate_tokens
 from retriever.text.instructions import addressed_to_ai
-from retriever.text.safe import cut, one_line, terminal_text
+from retriever.text.safe import cut, one_line, single_line, terminal_text
 
 MODEL_WORDING = "model's wording"  # marks a fact the model wrote, so a reader checks it against the lines cited
 # Marks a fact that speaks to an AI ("Ignore previous instructions…"): quoted as the page has it, not to be obeyed.
@@ -90,9 +90,7 @@ def _one_line(text: str) -> str:
     U+202E had reordered the rest of the report's line wherever it was shown.  Everything the memory writes that the
     report shows goes through it (or ``terminal_text``, in quoted excerpts): a front-matter value or a file name
     holding line breaks had put a forged "## Summary" or fact line of its own into the report."""
-    if text.isprintable() and "  " not in text and text == text.strip():  # most texts: nothing to do (~0.2 µs)
-        return text
-    return one_line(" ".join(text.split()))
+    return single_line(text)
 
 
 def _label(text: str) -> str:

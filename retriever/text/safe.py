@@ -57,6 +57,14 @@ def one_line(text: str) -> str:
     return "".join(_escaped(ch) for ch in text)
 
 
+def single_line(text: str) -> str:
+    """``text``'s words on one line (white space, line breaks among it, collapsed to one space), then ``one_line``:
+    a value from the memory put in a line of an answer can neither start a line of its own nor drive a terminal."""
+    if text.isprintable() and "  " not in text and text == text.strip():  # most texts: nothing to do (~0.2 µs)
+        return text
+    return one_line(" ".join(text.split()))
+
+
 def _escaped(ch: str) -> str:
     if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
         return ch.encode("unicode_escape").decode("ascii")
