@@ -18,11 +18,13 @@ from typing import Any
 
 from retriever.lint.prose import prose_lines
 from retriever.lint.tree import File, Problem, Tree
+from retriever.memory.provenance import credible
 from retriever.text.instructions import addressed_to_ai as _speaks_to_ai
 from retriever.text.safe import cut, one_line
-from retriever.text.vocabulary import ALIASES, CREATED, NAME_FIELDS, RELATION_FIELDS, TITLE, UPDATED, names
+from retriever.text.vocabulary import CREATED, NAME_FIELDS, RELATION_FIELDS, TITLE, UPDATED, names
 
 SHOWN_CHARS = 80  # of an offending text in a message
+_NAMES = NAME_FIELDS | RELATION_FIELDS | {TITLE}  # fields that name something (aliases among NAME_FIELDS)
 
 
 def addressed_to_ai(tree: Tree) -> Iterator[Problem]:
@@ -51,9 +53,10 @@ _HOLDS = "holds control characters or bidirectional overrides, which can retitle
 
 def _in_front_matter(file: File) -> Iterator[Problem]:
     for key, value in _texts(file.doc.front_matter):
-        name_field = key in NAME_FIELDS or key in RELATION_FIELDS or key in (TITLE, ALIASES)
-        if _hostile(value) or (name_field and any(ch in value for ch in "\n\r\u2028\u2029")):
-            what = "a line break" if name_field and not _hostile(value) else "control characters"
+        hostile = _hostile(value)
+        broken = key in _NAMES and any(ch in value for ch in "\n\r\u2028\u2029")
+        if hostile or broken:
+            what = "control characters" if hostile else "a line break"
             yield Problem(
                 file.rel_path, file.key_line(key), f"`{key}` {_shown(value)} holds {what}: answers show it; remove it"
             )
@@ -86,11 +89,10 @@ def _ai_message(where: str, text: str) -> str:
 
 
 def future_dates(tree: Tree, today: dt.date | None = None) -> Iterator[Problem]:
-    latest = (today or dt.date.today()) + dt.timedelta(days=1)  # a day of slack for time zones
     for file in tree.files:
         for key in (CREATED, UPDATED):
-            written = _date_of(file.doc.front_matter.get(key))
-            if written is not None and written > latest:
+            written = _date_of(file.doc.front_matter.get(key))  # after tomorrow as answers read it: ``credible``
+            if written is not None and not credible(written.isoformat(), today):
                 message = (
                     f"`{key}` is {written.isoformat()}, after today: answers rank the newest first, so it wins every "
                     "tie; write the date it happened"
