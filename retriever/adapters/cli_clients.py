@@ -14,7 +14,6 @@ holding secrets is made readable by its owner only.  The file formats and locati
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -25,6 +24,7 @@ import click
 from retriever.adapters import client_config as clients
 from retriever.adapters.cli_common import config_option, fail, load_settings, root_option
 from retriever.errors import RetrieverError
+from retriever.text.safe import json_text
 
 
 @click.command("mcp-config")
@@ -69,7 +69,7 @@ def mcp_config(client_name: str, root: Path | None, name: str, scope: str | None
         click.echo(shlex.join(clients.claude_code_command(name, entry, scope)))
         click.echo("Run this command to add the server (or pass --write for the project's .mcp.json).", err=True)
     else:
-        click.echo(json.dumps(clients.snippet(client, name, entry, references), ensure_ascii=False, indent=2))
+        click.echo(json_text(clients.snippet(client, name, entry, references)))
         click.echo(f"Merge this into {path} (or run again with --write to merge it there).", err=True)
 
 

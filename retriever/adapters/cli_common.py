@@ -6,12 +6,13 @@ group.  Nothing here imports a command module, so the imports run one way.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+
+from retriever.text.safe import json_text
 
 if TYPE_CHECKING:
     from retriever.config_files import Loaded
@@ -37,7 +38,7 @@ def fail(error: RetrieverError, as_json: bool) -> NoReturn:
 
     # Messages may name a store's URL: its password never reaches the terminal or a script's log.
     if as_json:
-        click.echo(mask_url(json.dumps(error_content(error), ensure_ascii=False, indent=2)))
+        click.echo(mask_url(json_text(error_content(error))))
     click.echo(f"Error ({error.code}): {mask_url(error.message)}", err=True)
     sys.exit(exit_code(error))
 
@@ -58,7 +59,7 @@ class JsonCommand(click.Command):
                 from retriever.text.safe import cut
 
                 error = error_content(InvalidArguments(cut(exc.format_message(), 500)))  # a value may be 100 KB
-                click.echo(json.dumps(error, ensure_ascii=False, indent=2))
+                click.echo(json_text(error))
             raise
 
 

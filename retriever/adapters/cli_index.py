@@ -15,7 +15,6 @@ markdown (``memory_not_found``, ``memory_empty``) or an invalid setting.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retriever.adapters.cli_common import JsonCommand, config_option, fail, load_settings, open_memory, root_option
-from retriever.text.safe import one_line
+from retriever.text.safe import json_text, one_line
 
 if TYPE_CHECKING:
     from retriever.memory.memory import Memory
@@ -57,7 +56,7 @@ def index(root: Path | None, as_json: bool) -> None:
     for warning in memory.warnings:
         click.echo(one_line(f"Warning: {warning}"), err=True)
     if as_json:  # exact values: JSON escapes control characters itself
-        click.echo(json.dumps(summary, ensure_ascii=False, indent=2))
+        click.echo(json_text(summary))
         return
     for line in _lines(summary):
         click.echo(one_line(line))  # the root's name (and the cache folder named after it) may hold ESC or a newline

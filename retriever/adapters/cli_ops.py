@@ -32,7 +32,7 @@ from retriever.adapters.cli_common import (
     load_settings,
     root_option,
 )
-from retriever.text.safe import one_line
+from retriever.text.safe import json_text, one_line
 
 
 @click.command(cls=JsonCommand)
@@ -49,7 +49,7 @@ def status(root: Path | None, as_json: bool) -> None:
 
     report = gather(load_settings(root, as_json))
     if as_json:
-        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        click.echo(json_text(report))
     else:
         for line in _status_lines(report):
             click.echo(one_line(line))
@@ -157,7 +157,7 @@ def list_command(as_json: bool) -> None:
     settings = load_settings(as_json=as_json).settings
     entries = list_caches(settings)
     if as_json:
-        click.echo(json.dumps([e.to_dict() for e in entries], ensure_ascii=False, indent=2))
+        click.echo(json_text([e.to_dict() for e in entries]))
         return
     if not entries:
         click.echo(f"No index caches in {index_home(settings)}.", err=True)

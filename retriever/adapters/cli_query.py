@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retriever.adapters.cli_common import JsonCommand, config_option, fail, load_settings, open_memory, root_option
-from retriever.text.safe import one_line, terminal_text
+from retriever.text.safe import json_text, one_line, terminal_text
 
 if TYPE_CHECKING:
     from retriever.memory.memory import Memory
@@ -70,7 +69,7 @@ def query(
         fail(exc, as_json)
         return
     if as_json:  # exact values: JSON escapes control characters itself
-        click.echo(json.dumps(result.structured, ensure_ascii=False, indent=2))
+        click.echo(json_text(result.structured))
     elif sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
         from rich.console import Console
         from rich.markdown import Markdown
@@ -116,7 +115,7 @@ def tree(root: Path | None, as_json: bool) -> None:
         fail(exc, as_json)
         return
     if as_json:
-        click.echo(json.dumps(_outline(memory), ensure_ascii=False, indent=2))
+        click.echo(json_text(_outline(memory)))
         return
     for line in _outline_lines(memory):
         click.echo(one_line(line))  # a file name may hold a newline: it must not start a line of its own

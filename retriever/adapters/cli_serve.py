@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from retriever.adapters.cli_common import (
     root_option,
     warn_if_not_ready,
 )
-from retriever.text.safe import clean_text, cut, one_line, preview
+from retriever.text.safe import clean_text, cut, json_text, one_line, preview
 
 
 @click.command()
@@ -143,7 +142,7 @@ def requests(limit: int, session_id: str | None, since: str | None, as_json: boo
         fail(exc, as_json)
         return
     if as_json:
-        click.echo(json.dumps(records, ensure_ascii=False, indent=2))
+        click.echo(json_text(records))
     elif not records:
         shown = (store.kind, getattr(store, "shown_url", None) or getattr(store, "path", None) or "?")
         click.echo(_nothing_logged(shown, session_id, since, loaded.root), err=True)

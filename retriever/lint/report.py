@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from retriever.lint.rules import ERROR
 from retriever.lint.tree import Finding
-from retriever.text.safe import one_line
+from retriever.text.safe import json_text, one_line
 
 
 def _plural(count: int, word: str) -> str:
@@ -38,7 +37,7 @@ def format_json(findings: list[Finding], files: int) -> str:
         "errors": errors,
         "warnings": len(findings) - errors,
     }
-    return json.dumps(document, ensure_ascii=False, indent=2)
+    return json_text(document)
 
 
 def located(findings: list[Finding], root: Path, cwd: Path) -> list[Finding]:

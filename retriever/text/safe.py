@@ -9,11 +9,13 @@ Contract:
   construction, so that a rare bad value cannot stop a record from being stored.
 - ``lone_surrogate(text)`` finds what UTF-8 cannot encode; ``preview(text)`` quotes a bounded prefix
   for error messages; ``one_line(text)`` escapes what would break a line of terminal or log output;
-  ``terminal_text(text)`` escapes the same in many lines of text, keeping its line breaks and tabs.
+  ``terminal_text(text)`` escapes the same in many lines of text, keeping its line breaks and tabs;
+  ``json_text(value)`` is indented JSON with the same characters as JSON escapes.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
@@ -81,6 +83,15 @@ def terminal_text(text: str) -> str:
     line breaks (``\\n``) and tabs kept, since they are the text's own layout.  A name that must stay on one
     line (a file's path) is ``one_line``'d before it is put in the text."""
     return _DRIVES_A_TERMINAL.sub(lambda match: _escaped(match.group()), text)
+
+
+def json_text(value: Any) -> str:
+    """``value`` as indented JSON for a terminal or a pipe: UTF-8 kept readable (``ensure_ascii=False``), but what
+    ``terminal_text`` escapes and JSON does not (DEL, C1 controls, line and paragraph separators, bidirectional
+    overrides) written as ``\\uXXXX``, which every JSON reader decodes back to the same character. Such characters
+    stand only inside strings (keys and values), so the escape keeps the document valid."""
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    return _DRIVES_A_TERMINAL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def cut(text: str, limit: int) -> str:

@@ -152,6 +152,19 @@ def test_query_json_keeps_names_with_control_characters_exact(tmp_path: Path) ->
     assert f"memory/{HOSTILE_FOLDER}/{HOSTILE_FILE}" in _strings(json.loads(result.stdout))
 
 
+def test_query_json_escapes_c1_controls_and_bidi_overrides_from_a_title(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    root.mkdir()
+    title = "Launch \u202eenil\u009b31m plan"
+    (root / "launch.md").write_text(LAUNCH.replace("# Launch", f"# {title}"), encoding="utf-8")
+
+    result = CliRunner().invoke(cli, ["query", "who owns the launch", "--root", str(root), "--json"])
+
+    assert result.exit_code == 0, result.stderr
+    assert "\u202e" not in result.stdout and "\u009b" not in result.stdout
+    assert title in _strings(json.loads(result.stdout))  # a script reads the title exact
+
+
 def _strings(value: object) -> str:
     """Every string in a JSON value, joined: what a script reading the answer sees, unescaped."""
     if isinstance(value, dict):

@@ -17,6 +17,7 @@ from retriever.text.safe import (
     bounded,
     clean_text,
     json_safe,
+    json_text,
     lone_surrogate,
     one_line,
     preview,
@@ -131,3 +132,20 @@ def test_terminal_text_leaves_printable_text_and_its_layout_alone(text: str) -> 
 
 def test_terminal_text_escapes_a_terminal_title_sequence_and_a_carriage_return() -> None:
     assert terminal_text("a\x1b]0;pwned\x07b\r\nc\td") == "a\\x1b]0;pwned\\x07b\\r\nc\td"
+
+
+# json_text: JSON a terminal can show, the same document to a reader
+
+
+@given(JSONISH)
+def test_json_text_reads_back_as_the_same_value_and_drives_no_terminal(value: Any) -> None:
+    value = json_safe(value)  # a JSON document: what the commands print
+    shown = json_text(value)
+    assert json.loads(shown) == value
+    assert not any(_drives_a_terminal(ch) for ch in shown if ch != "\n")
+
+
+def test_json_text_escapes_c1_controls_and_bidi_overrides_that_json_leaves_raw() -> None:
+    shown = json_text({"title": "Plan\u0085\u009b31m \u202eevil\u2028x\x7f", "ok": "Київ"})
+    assert '"Plan\\u0085\\u009b31m \\u202eevil\\u2028x\\u007f"' in shown
+    assert '"Київ"' in shown  # readable UTF-8 kept
