@@ -77,8 +77,20 @@ class LazyGroup(click.Group):
             ) from None
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from retriever.adapters import build_info  # only when asked: it may run git
+
+    click.echo(f"retriever, version {build_info.describe()}")
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="company-memory-retriever", prog_name="retriever")
+@click.option(
+    "--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+    help="Show the version (and the commit, where known) and exit.",
+)
 @config_option
 def cli() -> None:
     """Company memory retriever: ranked, cited facts from a markdown memory tree."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,9 +92,12 @@ def test_no_prompt_at_all_is_a_usage_error(root: Path) -> None:
     assert "Missing argument 'PROMPT...'" in result.stderr
 
 
-def test_version_prints_the_package_version() -> None:
+def test_version_prints_the_package_version_and_the_commit_where_known() -> None:
     result = CliRunner().invoke(cli, ["--version"])
-    assert result.stdout == f"retriever, version {__version__}\n"
+    assert re.fullmatch(
+        rf"retriever, version {re.escape(__version__)}( \(commit [0-9a-f]{{12}}( with uncommitted changes)?\))?\n",
+        result.stdout,
+    )
 
 
 def test_python_m_retriever_goes_by_the_name_retriever() -> None:
