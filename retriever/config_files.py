@@ -116,12 +116,16 @@ def load(
     config_file: Path | None = None,
     environ: Mapping[str, str] | None = None,
     flag_names: Mapping[str, str] | None = None,
+    lenient_tree: bool = False,
 ) -> Loaded:
     """The settings from every source (see the module's contract); ``flags`` set to None are not given.
 
     Raises ``ConfigError`` for a named config file that is missing, a file that is not TOML, an
     unknown key, a key the tree may not set, a ``root`` that is no string, or invalid values (each naming
-    its source; the first ``MAX_PROBLEMS``, then how many more).
+    its source; the first ``MAX_PROBLEMS``, then how many more).  With ``lenient_tree`` (the servers), a memory
+    tree's ``.retriever.toml`` that would raise is left out with a warning instead: whoever commits to the tree
+    could otherwise stop the server's next start (a reboot, an upgrade) with a ``git pull``, and the tree may set
+    only how answers are shaped.
     """
     environ = os.environ if environ is None else environ
     named = config_file or (Path(environ[CONFIG_VARIABLE]) if environ.get(CONFIG_VARIABLE) else None)
@@ -131,13 +135,48 @@ def load(
     above = [layer for layer in (_env_layer(environ), _flag_layer(flags or {}, flag_names or {})) if layer]
     early = [layer for layer in (user, chosen, *above) if layer]
     root = _root(*_merge(early))
-    tree = _file_layer("tree config", root / TREE_CONFIG if is_folder(root) else None, files, required=False)
-    values, sources = _merge([layer for layer in (user, tree, chosen, *above) if layer])
-    values.pop("root", None)
-    settings = _settings(values, sources)
+    left_out: list[str] = []  # a lenient load's tree file that could not be used, said as a warning
+    tree = _tree_layer(root, files, left_out if lenient_tree else None)
+    layers = [layer for layer in (user, tree, chosen, *above) if layer]
+    settings, sources = _settled(layers, tree if lenient_tree else None, root, left_out)
     exposed = tuple(w for layer in (user, chosen) if layer and (w := _exposed(layer)))
-    warnings = exposed + _missing_graphs(settings, sources) + _unknown_variables(environ)
+    warnings = tuple(left_out) + exposed + _missing_graphs(settings, sources) + _unknown_variables(environ)
     return Loaded(settings, root, sources, files, warnings)
+
+
+def _tree_layer(root: Path, files: dict[Kind, Path | None], left_out: list[str] | None) -> Layer | None:
+    """The memory tree's settings; where ``left_out`` is given, a file that cannot be used is said there instead."""
+    try:
+        return _file_layer("tree config", root / TREE_CONFIG if is_folder(root) else None, files, required=False)
+    except ConfigError as exc:
+        if left_out is None:
+            raise
+        left_out.append(_tree_left_out(exc, root))
+        return None
+
+
+def _settled(
+    layers: list[Layer], droppable: Layer | None, root: Path, left_out: list[str]
+) -> tuple[Settings, dict[str, Source]]:
+    """The settings of ``layers``; when they are invalid and ``droppable`` (a lenient load's tree layer) is among
+    them, the settings without it, its problem said in ``left_out`` (a fault elsewhere still raises)."""
+    values, sources = _merge(layers)
+    values.pop("root", None)
+    try:
+        return _settings(values, sources), sources
+    except ConfigError as exc:
+        if droppable is None:
+            raise
+        settled = _settled([layer for layer in layers if layer is not droppable], None, root, left_out)
+        left_out.append(_tree_left_out(exc, root))
+        return settled
+
+
+def _tree_left_out(error: ConfigError, root: Path) -> str:
+    return (
+        f"{error.message}; the memory tree's {TREE_CONFIG} is left out until it is fixed (answers use the other "
+        f"settings): `retriever check --root {one_line(str(root))}` names the problem"
+    )
 
 
 def _root(values: Mapping[str, Any], sources: Mapping[str, Source]) -> Path:

@@ -154,6 +154,45 @@ def test_the_trees_file_may_set_how_the_memory_is_answered_beside_its_check_tabl
     assert set(TREE_KEYS) < set(VARIABLES)
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("top_k = 0\nmax_documents = 2\n", "top_k = 0 in"),
+        ('allowed_hosts = "*"\n', "allowed_hosts cannot be set in a memory tree's"),
+        ("top_k = [\n", "cannot read settings from"),
+    ],
+)
+def test_a_server_leaves_out_a_trees_file_it_cannot_use_and_says_why(
+    tmp_path: Path, homes: dict[str, str], text: str, said: str
+) -> None:
+    root = _tree(tmp_path, text)
+    _write(user_config_path(homes), "max_sections = 5\n")
+
+    loaded = load({"root": root}, environ=homes, lenient_tree=True)
+
+    assert (loaded.settings.top_k, loaded.settings.max_documents, loaded.settings.max_sections) == (12, 4, 5)
+    assert loaded.source("top_k").kind == "default" and loaded.source("max_sections").kind == "user config"
+    [warning] = loaded.warnings
+    assert said in warning and str(root / TREE_CONFIG) in warning
+    assert "is left out until it is fixed" in warning and f"retriever check --root {root}" in warning
+    with pytest.raises(ConfigError):  # a command that is no server still stops on it
+        load({"root": root}, environ=homes)
+
+
+def test_a_server_still_stops_on_a_bad_value_from_elsewhere_beside_a_bad_trees_file(
+    tmp_path: Path, homes: dict[str, str]
+) -> None:
+    root = _tree(tmp_path, "top_k = 0\n")
+    with pytest.raises(ConfigError, match="RETRIEVER_MAX_SECTIONS='0'"):
+        load({"root": root}, environ={**homes, "RETRIEVER_MAX_SECTIONS": "0"}, lenient_tree=True)
+
+
+def test_a_server_reads_a_good_trees_file_as_any_command_does(tmp_path: Path, homes: dict[str, str]) -> None:
+    root = _tree(tmp_path, "top_k = 4\n")
+    loaded = load({"root": root}, environ=homes, lenient_tree=True)
+    assert loaded.settings.top_k == 4 and loaded.warnings == ()
+
+
 def test_a_tree_cannot_claim_another_memorys_sessions_by_setting_memory_id(
     tmp_path: Path, homes: dict[str, str]
 ) -> None:

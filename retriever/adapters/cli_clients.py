@@ -47,7 +47,7 @@ def mcp_config(client_name: str, root: Path | None, name: str, scope: str | None
     the absolute --root and an env block with the RETRIEVER_* and OPENAI_* settings set here:
     clients pass a server almost none of your shell's variables.
     """
-    loaded = load_settings(root)  # a setting the server would refuse stops here, not in the client's log
+    loaded = load_settings(root, server=True)  # a setting the server would refuse stops here, not in the client's log
     client = clients.CLIENTS[client_name]
     try:
         name, scope = clients.check_name(name), clients.check_scope(client, scope, write)

@@ -110,14 +110,15 @@ config_option = click.option(
 )
 
 
-def load_settings(root: Path | None = None, as_json: bool = False, **flags: Any) -> Loaded:
-    """Settings and root from flags, environment and config files (``config_files``); invalid ones exit 2."""
+def load_settings(root: Path | None = None, as_json: bool = False, *, server: bool = False, **flags: Any) -> Loaded:
+    """Settings and root from flags, environment and config files (``config_files``); invalid ones exit 2. For a
+    ``server``, a memory tree's ``.retriever.toml`` that cannot be used is left out with a warning instead."""
     from retriever.config_files import load
     from retriever.errors import RetrieverError
 
     config = click.get_current_context().meta.get(_CONFIG)
     try:
-        loaded = load({"root": root, **flags}, config_file=config)
+        loaded = load({"root": root, **flags}, config_file=config, lenient_tree=server)
     except RetrieverError as exc:
         fail(exc, as_json)
     for warning in loaded.warnings:

@@ -34,7 +34,7 @@ def mcp(root: Path | None) -> None:
     """Serve the retrieve_memory tool over stdio (for Claude Desktop, Claude Code, Cursor)."""
     from retriever.adapters.mcp_stdio import run_stdio
 
-    loaded = load_settings(root)
+    loaded = load_settings(root, server=True)
     warn_if_not_ready(loaded.root)  # before the watcher starts: this line comes first
     if sys.stdin.isatty():  # run by hand: a blank terminal would look hung
         click.echo(
@@ -75,7 +75,7 @@ def serve(root: Path | None, host: str | None, port: int | None, insecure: bool)
     from retriever.adapters.http_server import make_server
     from retriever.errors import RetrieverError
 
-    loaded = load_settings(root, host=host, port=port)
+    loaded = load_settings(root, server=True, host=host, port=port)
     settings = loaded.settings
     host, port = settings.host.strip("[]"), settings.port  # "[::1]", as a URL writes it: the address is "::1"
     try:

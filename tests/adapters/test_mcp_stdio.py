@@ -235,6 +235,27 @@ def test_an_unusable_cache_folder_indexes_in_memory_with_the_warning_on_stderr_o
     assert any(w.startswith(warning) for w in result.structured_content["diagnostics"]["warnings"])
 
 
+def test_a_committed_trees_file_with_a_bad_value_is_left_out_and_the_server_still_starts(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    root = make_tree(ACME)
+    (root / ".retriever.toml").write_text("top_k = 0\n", encoding="utf-8")  # pulled by a git pull before a restart
+    params = StdioServerParameters(command=sys.executable, args=_command(root)[1:], env=child_env())
+
+    async def session(errlog: Any) -> Any:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            return await client.call_tool("retrieve_memory", {"prompt": "How many sick days do employees earn?"})
+
+    with (tmp_path / "stderr.txt").open("w+") as errlog:
+        result = anyio.run(session, errlog)
+        errlog.seek(0)
+        stderr = errlog.read()
+
+    assert result.is_error is False
+    assert result.structured_content["retrieval"]["facts"][0]["statement"] == "Employees earn 10 sick days per year."
+    assert f"top_k = 0 in {root / '.retriever.toml'}" in stderr and "is left out until it is fixed" in stderr
+
+
 def test_a_store_that_cannot_open_stops_start_up_with_a_clear_error(make_tree: TreeFactory) -> None:
     env = {**child_env(), "RETRIEVER_REDIS_URL": "redis://127.0.0.1:1/0"}
     done = subprocess.run(_command(make_tree(ACME)), input="", capture_output=True, text=True, env=env, timeout=60)
