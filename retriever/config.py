@@ -81,6 +81,7 @@ _ENV = {
     "memory_id": "RETRIEVER_MEMORY_ID",
     "host": "RETRIEVER_HOST",
     "port": "RETRIEVER_PORT",
+    "log_level": "RETRIEVER_LOG_LEVEL",
     # The openai package's own variables: read here too, so a config file can hold them as well.
     "llm_base_url": "OPENAI_BASE_URL",
     "llm_api_key": "OPENAI_API_KEY",
@@ -220,6 +221,11 @@ class Settings(BaseModel):
     def _split_commas(cls, value: Any) -> Any:
         return tuple(v.strip() for v in value.split(",") if v.strip()) if isinstance(value, str) else value
 
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:  # INFO, as logging spells it, too
+        return value.strip().lower() if isinstance(value, str) else value
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from ``RETRIEVER_*`` variables, then explicit ``overrides`` (None ignored)."""
@@ -259,6 +265,9 @@ class Settings(BaseModel):
     )
     host: str = Field(default="127.0.0.1", min_length=1, description="Interface `retriever serve` binds.")
     port: int = Field(default=8765, ge=0, le=65535, description="Port `retriever serve` listens on (0: any free one).")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="warning", description="What `serve` and `mcp` log to stderr; 'info' adds a line per HTTP request."
+    )
 
 
 # How a ``Settings`` being built names a bad value's source (``describing``); by its field otherwise.

@@ -99,7 +99,7 @@ def serve(root: Path | None, host: str | None, port: int | None, insecure: bool)
     def announce() -> None:  # once the socket accepts connections: a client may connect at once
         click.echo(f"Serving MCP at {url} (memory: {service.retriever.root})", err=True)
 
-    support.configure_logging()
+    support.configure_logging(settings.log_level)
     app = create_app(service, policy)
     support.reload_keys_on_hangup(app)
     server = make_server(app, settings, on_ready=announce)

@@ -36,6 +36,7 @@ from retriever.adapters.http_guard import (
     named_user,
     parse_json,
 )
+from retriever.adapters.http_log import AccessLog
 from retriever.adapters.http_mcp import McpEndpoint
 from retriever.service.access import KeyGrant
 from retriever.service.service import MemoryService
@@ -133,7 +134,7 @@ def create_app(service: MemoryService, policy: HttpPolicy | None = None) -> ASGI
         ],
         lifespan=lambda _: mcp.run(),
     )
-    return Guard(app, policy)
+    return AccessLog(Guard(app, policy))
 
 
 def _catch(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:

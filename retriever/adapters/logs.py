@@ -1,4 +1,5 @@
-"""Where the command line's and the servers' log records go: stderr, warnings and up, credentials masked.
+"""Where the command line's and the servers' log records go: stderr, warnings and up (or the level asked), credentials
+masked.
 
 The library attaches only a ``NullHandler`` (``retriever/__init__``): a host application decides where the
 ``retriever.*`` records go.  The ``retriever`` command is such a host; it calls ``to_stderr`` once it starts,
@@ -41,10 +42,12 @@ class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
         return sys.stderr
 
 
-def to_stderr(fmt: str = PLAIN) -> None:
-    """Send warnings and errors to stderr in ``fmt``, URL passwords masked.
+def to_stderr(fmt: str = PLAIN, level: str = "warning") -> None:
+    """Send records to stderr in ``fmt``, URL passwords masked: the ``retriever.*`` ones from ``level`` up
+    (``RETRIEVER_LOG_LEVEL``: "info" adds the access log); every other library's from warnings up at most (the
+    root logger's level: at "info", the MCP SDK and httpx would write a line of their own per call).
 
-    One handler per process: a later call only changes its format.  The root logger gets it, so the
+    One handler per process: a later call only changes its format and level.  The root logger gets it, so the
     servers' own loggers (uvicorn's) are written the same way.
     """
     root = logging.getLogger()
@@ -54,3 +57,8 @@ def to_stderr(fmt: str = PLAIN) -> None:
         root.addHandler(handler)
         root.setLevel(min(root.level or logging.WARNING, logging.WARNING))
     handler.setFormatter(logging.Formatter(fmt))
+    handler.setLevel(_LEVELS[level])
+    logging.getLogger("retriever").setLevel(_LEVELS[level])
+
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}

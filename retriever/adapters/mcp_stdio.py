@@ -364,6 +364,6 @@ def run_stdio(service: MemoryService) -> None:
     """Serve until stdin closes and every request read has been answered."""
     server = build_server(service)
     drain_seconds = service.retriever.settings.deadline_seconds + DRAIN_GRACE_SECONDS
-    logs.to_stderr(logs.NAMED)
+    logs.to_stderr(logs.NAMED, service.retriever.settings.log_level)
     with _claimed_stdio() as (wire_in, wire_out):
         anyio.run(serve_lines, server, wire_in, wire_out, drain_seconds)

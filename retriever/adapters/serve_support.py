@@ -74,9 +74,10 @@ def mcp_url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/v1/mcp/memory"
 
 
-def configure_logging() -> None:
-    """Warnings and errors to stderr, uvicorn's included, each naming its level and logger, credentials masked."""
-    logs.to_stderr(logs.NAMED)
+def configure_logging(level: str = "warning") -> None:
+    """Records from ``level`` up to stderr (``logs.to_stderr``), uvicorn's included, each naming its level and logger,
+    credentials masked."""
+    logs.to_stderr(logs.NAMED, level)
 
 
 def reload_keys_on_hangup(app: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 from pathlib import Path
 
@@ -289,6 +290,16 @@ def test_serve_announces_only_once_it_accepts_connections(root: Path) -> None:
         # Right after the line, with no retry: before, this was refused (the socket was bound, not listening).
         socket.create_connection(("127.0.0.1", port), timeout=10).close()
         assert wait_until(lambda: answers(served.route("/healthz")), timeout=30)
+
+
+def test_serve_at_log_level_info_writes_a_line_a_request_to_stderr(root: Path) -> None:
+    with serve_process(root, env={"RETRIEVER_LOG_LEVEL": "INFO"}) as served:
+        assert wait_until(lambda: answers(served.route("/healthz")), timeout=30)
+        assert served.process.stderr is not None
+        line = served.process.stderr.readline()  # bounded: the watchdog ends the child
+        while line and "retriever.access" not in line:
+            line = served.process.stderr.readline()
+    assert re.fullmatch(r"INFO retriever\.access: GET /healthz (200|503) \d+ ms key=open\n", line)  # no key is asked
 
 
 def test_on_a_terminal_excerpt_lines_and_the_searched_sections_keep_their_own_lines() -> None:

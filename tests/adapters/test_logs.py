@@ -74,3 +74,44 @@ def test_every_command_sends_warnings_to_stderr_once(make_tree: TreeFactory) -> 
         assert len([h for h in root.handlers if isinstance(h, logs._Stderr)]) == 1
     finally:
         root.handlers[:] = before
+
+
+_LEVELS = """
+import logging
+from retriever.adapters import logs
+logs.to_stderr(logs.NAMED, {level!r})
+logging.getLogger("retriever.access").info("GET /healthz 200 1 ms key=-")
+logging.getLogger("retriever.memory").debug("refresh detail")
+logging.getLogger("retriever.service").warning("store failing")
+logging.getLogger("mcp.server.lowlevel").info("Processing request of type CallToolRequest")
+logging.getLogger("uvicorn.error").warning("uvicorn warns")
+logging.getLogger("uvicorn.error").error("uvicorn fails")
+"""
+
+
+def _written_at(level: str) -> str:
+    ran = subprocess.run(
+        [sys.executable, "-c", _LEVELS.format(level=level)], capture_output=True, text=True, timeout=60, check=True
+    )
+    return ran.stderr
+
+
+def test_at_info_the_retrievers_records_from_info_up_reach_stderr_other_libraries_stay_at_warnings() -> None:
+    assert _written_at("info").splitlines() == [
+        "INFO retriever.access: GET /healthz 200 1 ms key=-",
+        "WARNING retriever.service: store failing",
+        "WARNING uvicorn.error: uvicorn warns",
+        "ERROR uvicorn.error: uvicorn fails",
+    ]
+
+
+def test_at_error_only_errors_reach_stderr() -> None:
+    assert _written_at("error").splitlines() == ["ERROR uvicorn.error: uvicorn fails"]
+
+
+def test_the_default_level_writes_warnings_and_errors() -> None:
+    assert _written_at("warning").splitlines() == [
+        "WARNING retriever.service: store failing",
+        "WARNING uvicorn.error: uvicorn warns",
+        "ERROR uvicorn.error: uvicorn fails",
+    ]
