@@ -33,7 +33,7 @@ _HTML_BREAK = re.compile(
     r"blockquote|h[1-6])\b[^<>]*>",
     re.I,
 )
-_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_HTML_TAG = re.compile("</?[A-Za-z][^<>\U000f0000-\U000ffffd]*>")  # never over a code span's stand-in (below)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)  # with _before_last
 _TEMPLATE_TAG = re.compile(r"\{%-?\s*[\w.]+\s*(.*?)-?%\}", re.S)  # with _before_last
 _TEMPLATE_EXPR = re.compile(r"\{\{[<%{]?.*?[>%}]?\}\}", re.S)  # with _before_last
@@ -72,11 +72,8 @@ def _template_args(match: re.Match[str]) -> str:
 _MARKUP_CHARS = re.compile(r"[\[\]<>{}*_`~&]")
 
 
-def clean_inline(text: str) -> str:
-    """Plain text of inline markdown: link texts kept, URLs, tags and emphasis marks dropped.
-
-    Linear in the length of ``text`` whatever it holds.
-    """
+def _clean_prose(text: str) -> str:
+    """``clean_inline`` of text whose code spans are already out of it."""
     # Spaces collapse as ``_SPACES`` would (``str.split`` and regex ``\s`` agree on every code point)
     # at a quarter of its cost.
     if not _MARKUP_CHARS.search(text):  # plain prose: nothing to strip
@@ -93,13 +90,73 @@ def clean_inline(text: str) -> str:
         text = _tags_to_text(text)
     if "{#" in text:
         text = _ANCHOR.sub("", text)
-    if "`" in text:
-        text = _CODE_SPAN.sub(r"\1", text)
     if "*" in text or "_" in text:
         text = _emphasis_to_text(text)
     if "~~" in text:
         text = _STRIKE.sub(r"\1", text)
     return " ".join(html.unescape(text).split())
+
+
+def clean_inline(text: str) -> str:
+    """Plain text of inline markdown: link texts kept, URLs, tags and emphasis marks dropped; a code span's
+    content kept as written (``acmectl rollback <service>``, ``__init__``, ``{{ .Values.image }}``, ``a &amp; b``),
+    as CommonMark reads it: nothing inside a code span is markup.
+
+    Linear in the length of ``text`` whatever it holds.
+    """
+    if "`" not in text:
+        return _clean_prose(text)
+    spans = _code_spans(text)
+    if not spans or _PRIVATE.search(text):  # no span, or the text holds the stand-ins' characters itself
+        return _clean_prose(_CODE_SPAN.sub(r"\1", text) if spans else text)
+    # Each span stands in as one private-use character while the rest is cleaned, so a link's text holding code
+    # ("[`retriever check`](cli.md)") is still a link, then the span's content comes back unchanged.
+    pieces, codes, at = [], {}, 0
+    for number, (start, end, inner_start, inner_end) in enumerate(spans):
+        stand_in = chr(_PRIVATE_FIRST + number)
+        pieces += [text[at:start], stand_in]
+        codes[ord(stand_in)] = _code_content(text[inner_start:inner_end])
+        at = end
+    pieces.append(text[at:])
+    return " ".join(_clean_prose("".join(pieces)).translate(codes).split())
+
+
+_PRIVATE_FIRST, _PRIVATE_LAST = 0xF0000, 0xFFFFD  # Supplementary Private Use Area-A: stand-ins for code spans
+_PRIVATE = re.compile(f"[{chr(_PRIVATE_FIRST)}-{chr(_PRIVATE_LAST)}]")
+_BACKTICKS = re.compile(r"`+")
+
+
+def _code_spans(text: str) -> list[tuple[int, int, int, int]]:
+    """The code spans of ``text`` as (start, end, content start, content end), CommonMark's way: a run of N
+    backticks opens one and the next run of exactly N closes it; an opener with no closer is literal text. At most
+    as many as there are stand-ins. Linear: each run is visited once, and each length's runs are walked in order."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for index, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(index)
+    cursor = dict.fromkeys(by_length, 0)  # per length: the first of its runs not yet passed
+    spans: list[tuple[int, int, int, int]] = []
+    index = 0
+    while index < len(runs) and len(spans) <= _PRIVATE_LAST - _PRIVATE_FIRST:
+        start, end = runs[index]
+        same = by_length[end - start]
+        while cursor[end - start] < len(same) and same[cursor[end - start]] <= index:
+            cursor[end - start] += 1
+        if cursor[end - start] == len(same):  # no closer: these backticks are text
+            index += 1
+            continue
+        closer = same[cursor[end - start]]
+        spans.append((start, runs[closer][1], end, runs[closer][0]))
+        index = closer + 1
+    return spans
+
+
+def _code_content(code: str) -> str:
+    """A code span's content: line breaks as spaces; one space each side dropped when both are there (CommonMark)."""
+    code = code.replace("\r\n", " ").replace("\n", " ")
+    if len(code) > 2 and code[0] == " " and code[-1] == " " and code.strip():
+        code = code[1:-1]
+    return code
 
 
 def _links_to_text(text: str) -> str:
