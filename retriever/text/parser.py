@@ -23,7 +23,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock, reference
 from markdown_it.token import Token
 
-from retriever.text import conflicts, field_statements, quotes
+from retriever.text import conflicts, field_statements, html_blocks, quotes
 from retriever.text.front_matter import ParseError, split_front_matter
 from retriever.text.markup import (
     INDEX_NAMES,
@@ -372,20 +372,29 @@ def _table(tokens: list[Token], i: int, builder: _Builder) -> int:
     return i + 1
 
 
-def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _Builder) -> None:
+def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _Builder, add_text: bool = True) -> None:
     # A "#" column only numbers the rows; it says nothing about them.
     cells = zip(header or [""] * len(row), row, strict=False)
     kept = tuple((h, v) for h, v in cells if v and h not in _ROW_NUMBER_HEADERS)
     text = "; ".join(f"{h}: {v}" if h else v for h, v in kept)
     line = row_map[0] + builder.offset + 1
     builder.add(Unit("row", text, (line, line), cells=kept, lists=tuple(builder.lists)))
-    builder.texts.append(text)
+    if add_text:
+        builder.texts.append(text)
 
 
 def _html_units(token: Token, builder: _Builder) -> None:
+    """An HTML block's rows and sentences (``html_blocks``), each at its line; under three words, nothing."""
     text = clean_inline(token.content)
-    if len(text.split()) >= 3:
-        first_line = token.map[0] + builder.offset + 1 if token.map else builder.start
-        builder.texts.append(text)
-        last_line = token.map[1] + builder.offset if token.map else first_line
-        builder.add(Unit("sentence", text, (first_line, last_line), lists=tuple(builder.lists)))
+    if len(text.split()) < 3:
+        return
+    builder.texts.append(text)
+    block = token.map[0] if token.map else builder.start - 1 - builder.offset  # the line before the block's first
+    for piece in html_blocks.read(token.content):
+        if isinstance(piece, html_blocks.Row):
+            _row_unit(list(piece.header), list(piece.cells), [block + piece.line - 1], builder, add_text=False)
+            continue
+        kind: UnitKind = "item" if piece.item else "sentence"
+        first_line, place = block + builder.offset + piece.line, (tuple(builder.lists), False)
+        for unit in _sentences(piece.text, clean_inline(piece.text), first_line, kind, place):
+            builder.add(unit)

@@ -164,12 +164,56 @@ def test_hash_lines_in_fenced_indented_and_html_blocks_never_make_headings() -> 
     assert doc.sections[0].text == "Text.\n# not a heading\n# indented not heading\n# html not heading"
 
 
-def test_html_block_statement_spans_only_the_block_lines() -> None:
-    # Suspected bug: the end line counts token.content's trailing newline, giving (1, 4)
-    # for a three-line block in a three-line file.
+def test_html_block_text_cites_its_own_line() -> None:
     doc = parse_document("h.md", "<div>\nSome words here\n</div>\n")
     assert doc.line_count == 3
-    assert doc.sections[0].units == (Unit("sentence", "Some words here", (1, 3)),)
+    assert doc.sections[0].units == (Unit("sentence", "Some words here", (2, 2)),)
+
+
+HTML_PAGE = """---
+title: Continuity
+---
+# Continuity
+
+<table>
+  <tr><th>Role</th><th>Responsibility</th></tr>
+  <tr><td>Security team</td><td>Coordinates the <b>response</b>.</td></tr>
+  <tr>
+    <td>VP of Engineering</td>
+    <td>Restores service &amp; data within four hours.</td>
+  </tr>
+</table>
+
+<p>Badges cost 20 EUR. Lost badges are
+replaced in a day.</p><ul><li>Bring ID</li><li>Sign the <i>form</i></li></ul>
+"""
+
+
+def test_an_html_tables_rows_are_statements_under_its_header_each_citing_its_line() -> None:
+    units = parse_document("c.md", HTML_PAGE).sections[0].units
+    rows = [(u.text, u.lines, u.cells) for u in units if u.kind == "row"]
+    assert rows == [
+        (
+            "Role: Security team; Responsibility: Coordinates the response.",
+            (8, 8),
+            (("Role", "Security team"), ("Responsibility", "Coordinates the response.")),
+        ),
+        (
+            "Role: VP of Engineering; Responsibility: Restores service & data within four hours.",
+            (9, 9),
+            (("Role", "VP of Engineering"), ("Responsibility", "Restores service & data within four hours.")),
+        ),
+    ]
+
+
+def test_html_paragraphs_split_into_sentences_and_list_items_into_items() -> None:
+    units = parse_document("c.md", HTML_PAGE).sections[0].units
+    assert [(u.kind, u.text, u.lines) for u in units if u.kind != "row"] == [
+        ("sentence", "Badges cost 20 EUR.", (15, 15)),
+        ("sentence", "Lost badges are replaced in a day.", (15, 16)),
+        ("item", "Bring ID", (16, 16)),
+        ("item", "Sign the form", (16, 16)),
+    ]
 
 
 def test_setext_headings_make_sections() -> None:

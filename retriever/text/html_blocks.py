@@ -1,0 +1,183 @@
+"""An HTML block's statements: a table's rows under their header, and the text of its paragraphs and list items.
+
+Exported pages (Confluence, Notion, hand-edited wikis) hold HTML tables and paragraphs that markdown leaves as one raw
+block. Read whole, a 44-row table had been one statement of every cell ("Role Responsibility Security team The …"),
+the row asked about lost in it, and a run of ``<p>`` one statement of four sentences.
+
+Contract: ``read(block)`` gives the block's pieces in order, each with the line it starts on (1-based, in the block):
+``Row(cells, header, line)`` for a table row (``header``: the cells of its table's heading row, () when it has none:
+a first row of ``<th>`` cells, or of wholly bold ones, heads its table)
+and ``Text(text, line, item)`` for a paragraph's, a list item's (``item``) or any other run of text (line breaks
+kept, so its sentences find their lines). Text in ``<script>`` and ``<style>`` is no text. Linear in the block's
+length (a tag scan that never looks past the next "<"; entities decoded); nothing is fetched or run.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+
+# Tags that end a run of text: what stands on either side of them is not one sentence.
+_BREAKS = frozenset(
+    "p div br li ul ol dl dt dd h1 h2 h3 h4 h5 h6 blockquote details summary section article header footer "
+    "aside nav figure figcaption pre hr table caption".split()
+)
+_CELLS = frozenset({"td", "th"})
+_SILENT = frozenset({"script", "style", "template"})
+_BOLD = frozenset({"strong", "b"})
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    cells: tuple[str, ...]
+    header: tuple[str, ...]
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    text: str
+    line: int
+    item: bool = False
+
+
+# A tag is "<", a name, then anything but "<" and ">" (a ">" inside a quoted attribute ends it early: rare, and the
+# rest reads as text). Each match stops at the next "<", so the scan is linear; html.parser rescans an unclosed
+# comment or quote to the end for every one (a megabyte of "<!--" took minutes).
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)[^<>]*>")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)  # up to the last "-->" only: linear
+
+
+def read(block: str) -> list[Row | Text]:
+    """The pieces of ``block`` (see the module's contract)."""
+    end = block.rfind("-->")
+    if end >= 0 and "<!--" in block:  # comments as their line breaks: lines keep their numbers
+        end += 3
+        block = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), block[:end]) + block[end:]
+    reader, at, line = _Reader(), 0, 1
+    for match in _TAG.finditer(block):
+        data = block[at : match.start()]
+        reader.data(data, line)
+        line += data.count("\n")
+        if match.group(1):
+            reader.end(match.group(2).lower())
+        else:
+            reader.start(match.group(2).lower(), line)
+        line += match.group().count("\n")
+        at = match.end()
+    reader.data(block[at:], line)
+    reader.flush()
+    return reader.pieces
+
+
+@dataclass
+class _Table:
+    header: tuple[str, ...] = ()
+    rows: int = 0  # rows read so far
+    in_head: bool = False
+    row: list[str] = field(default_factory=list)
+    row_line: int = 0
+    all_heads: bool = True  # every cell of the row so far is a <th>
+    plain: bool = False  # some text of the row so far stands outside <strong> and <b>
+    bold: int = 0  # <strong> and <b> open in the cell
+    cell: list[str] | None = None  # the open cell's text
+
+
+class _Reader:
+    """What the tags and the text between them make (``read``)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[Row | Text] = []
+        self.tables: list[_Table] = []
+        self.run: list[str] = []
+        self.run_line = 0
+        self.item = False  # the open run is a list item's
+        self.silent = 0
+        self.line = 1  # of the tag being read
+
+    def start(self, tag: str, line: int) -> None:
+        self.line = line
+        if tag in _SILENT:
+            self.silent += 1
+        elif tag == "table":
+            self.flush()
+            self.tables.append(_Table())
+        elif self.tables and tag in ("tr", "thead", "td", "th"):
+            self._table_tag(self.tables[-1], tag)
+        elif tag in _BOLD and self._in_cell():
+            self.tables[-1].bold += 1
+        elif tag in _BREAKS and not self._in_cell():
+            self.flush()
+            self.item = tag == "li"
+
+    def end(self, tag: str) -> None:
+        if tag in _SILENT:
+            self.silent = max(0, self.silent - 1)
+        elif tag == "table" and self.tables:
+            self._end_row(self.tables.pop())
+        elif self.tables and tag in ("tr", "thead", "td", "th"):
+            self._table_end(self.tables[-1], tag)
+        elif tag in _BOLD and self._in_cell():
+            self.tables[-1].bold = max(0, self.tables[-1].bold - 1)
+        elif tag in _BREAKS and not self._in_cell():
+            self.flush()
+
+    def data(self, data: str, line: int) -> None:
+        if self.silent or not data:
+            return
+        table = self.tables[-1] if self.tables else None
+        if table is not None and table.cell is not None:
+            table.cell.append(data)
+            table.plain = table.plain or (not table.bold and not data.isspace())
+        elif table is None and (self.run or data.strip()):
+            if not self.run:
+                self.run_line = line + data[: len(data) - len(data.lstrip())].count("\n")
+            self.run.append(data)
+
+    def flush(self) -> None:
+        text = html.unescape("".join(self.run)).strip()
+        if text:
+            self.pieces.append(Text(text, self.run_line, self.item))
+        self.run, self.item = [], False
+
+    def _in_cell(self) -> bool:
+        return bool(self.tables) and self.tables[-1].cell is not None
+
+    def _table_tag(self, table: _Table, tag: str) -> None:
+        if tag == "thead":
+            table.in_head = True
+        elif tag == "tr":
+            self._end_row(table)
+            table.row_line = self.line
+        else:
+            self._end_cell(table)
+            table.cell = []
+            table.all_heads = table.all_heads and tag == "th"
+            table.row_line = table.row_line or self.line
+
+    def _table_end(self, table: _Table, tag: str) -> None:
+        if tag == "thead":
+            self._end_row(table)
+            table.in_head = False
+        elif tag == "tr":
+            self._end_row(table)
+        else:
+            self._end_cell(table)
+
+    def _end_cell(self, table: _Table) -> None:
+        if table.cell is not None:
+            table.row.append(" ".join(html.unescape("".join(table.cell)).split()))
+            table.cell = None
+
+    def _end_row(self, table: _Table) -> None:
+        self._end_cell(table)
+        if any(table.row):
+            # A first row of <th> cells, or of cells wholly bold (as Google Docs and Confluence export them), heads it.
+            heading = table.in_head or (table.rows == 0 and (table.all_heads or not table.plain))
+            if heading:
+                table.header = tuple(table.row)
+            else:
+                self.pieces.append(Row(tuple(table.row), table.header, table.row_line))
+            table.rows += 1
+        table.row, table.row_line, table.all_heads, table.plain, table.bold = [], 0, True, False, 0

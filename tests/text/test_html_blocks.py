@@ -1,0 +1,81 @@
+"""An HTML block's pieces: rows under their header, paragraphs and items apart, each at its line; any input, quickly."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retriever.text.html_blocks import Row, Text, read
+
+
+def test_a_tables_first_row_of_th_cells_heads_the_rows_below_it() -> None:
+    html = "<table>\n<tr><th>Host</th><th>Rack</th></tr>\n<tr><td>HOST-1</td><td>rack 2</td></tr>\n</table>"
+    assert read(html) == [Row(("HOST-1", "rack 2"), ("Host", "Rack"), 3)]
+
+
+def test_a_thead_heads_the_rows_and_a_table_without_one_has_no_header() -> None:
+    headed = "<table><thead><tr><td>A</td><td>B</td></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table>"
+    assert read(headed) == [Row(("1", "2"), ("A", "B"), 1)]
+    assert read("<table><tr><td>1</td><td>2</td></tr></table>") == [Row(("1", "2"), (), 1)]
+
+
+def test_a_first_row_of_wholly_bold_cells_heads_the_table_and_a_partly_bold_one_does_not() -> None:
+    exported = (
+        "<table>\n<tr>\n<td><strong>Role</strong>\n</td>\n<td><b>Duty</b></td></tr>\n<tr><td>VP</td><td>Leads</td></tr></table>"
+    )
+    assert read(exported) == [Row(("VP", "Leads"), ("Role", "Duty"), 6)]
+    partly = "<table><tr><td><b>A</b> note</td><td><b>B</b></td></tr><tr><td>1</td><td>2</td></tr></table>"
+    assert [row.header for row in read(partly)] == [(), ()]
+
+
+def test_a_row_label_in_th_after_the_first_row_is_a_cell() -> None:
+    html = "<table><tr><th>Plan</th><th>Price</th></tr><tr><th>Team</th><td>$29</td></tr></table>"
+    assert read(html) == [Row(("Team", "$29"), ("Plan", "Price"), 1)]
+
+
+def test_block_tags_part_runs_of_text_and_entities_are_decoded() -> None:
+    html = "<p>One &amp; two.</p><p>Three</p>\n<div>Four<br>Five</div><li>Six</li>"
+    assert read(html) == [
+        Text("One & two.", 1),
+        Text("Three", 1),
+        Text("Four", 2),
+        Text("Five", 2),
+        Text("Six", 2, item=True),
+    ]
+
+
+def test_inline_tags_keep_a_sentence_whole_and_script_and_style_are_no_text() -> None:
+    html = "<p>Call <b>Ana</b> at <a href='x'>ext 12</a>.</p><script>alert('x')</script><style>p {}</style>"
+    assert read(html) == [Text("Call Ana at ext 12.", 1)]
+
+
+def test_a_runs_line_is_where_its_first_word_stands() -> None:
+    assert read("<div>\n\n   Words here\n</div>") == [Text("Words here", 3)]
+
+
+def test_a_table_inside_a_cell_gives_its_own_rows() -> None:
+    html = "<table><tr><td>outer</td><td><table><tr><td>in</td><td>ner</td></tr></table></td></tr></table>"
+    assert read(html) == [Row(("in", "ner"), (), 1), Row(("outer", ""), (), 1)]
+
+
+_PIECES = ["<table>", "</table>", "<tr>", "</tr>", "<td>", "</td>", "<th>", "<thead>", "</thead>", "<p>", "</p>",
+           "<li>", "<br>", "<script>", "</script>", "<!--", "-->", "&amp;", "&", "<", ">", "\n", "a", " word "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=3), max_size=80).map("".join))
+def test_any_block_reads_without_raising_into_pieces_with_lines_in_the_block(html: str) -> None:
+    lines = html.count("\n") + 1
+    for piece in read(html):
+        assert 1 <= piece.line <= lines
+        assert (piece.text.strip() if isinstance(piece, Text) else any(piece.cells))
+
+
+@pytest.mark.parametrize("piece", ["<td>", "<tr><td>x", "<table>", "<p>a", "<", "&", "<!--", "<li>", "<a b='"])
+def test_a_megabyte_of_one_piece_reads_in_linear_time(piece: str) -> None:
+    started = time.perf_counter()
+    read(piece * (1_000_000 // len(piece)))
+    assert time.perf_counter() - started < 10
