@@ -279,9 +279,10 @@ class Memory:
 
 
 def _resolved(names: dict[str, str], name: str) -> str | None:
-    """The document ``name`` refers to in a table of ``_name_index``."""
+    """The document ``name`` refers to in a table of ``_name_index``: a path may leave out its ``.md``
+    ("People/Ana Costa", as a wiki link writes it)."""
     key = name.strip().casefold().removeprefix("./")
-    return names.get(key) or names.get(key.removesuffix(".md"))
+    return names.get(key) or names.get(key.removesuffix(".md")) or names.get(f"{key}.md")
 
 
 def _name_index(catalog: dict[str, DocInfo]) -> dict[str, str]:

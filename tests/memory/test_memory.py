@@ -451,6 +451,14 @@ def test_a_folder_readme_titles_the_folder_itself(make_tree: TreeFactory, settin
     assert memory.tree_path("people/ghost_writer.md") == "Memory > People > Ghost Writer"
 
 
+def test_a_name_resolves_by_title_path_stem_or_path_without_its_md(make_tree: TreeFactory, settings: Settings) -> None:
+    root = make_tree({"People/Ana Costa.md": "---\ntitle: Ana C.\n---\nAna leads payments.\n"})
+    memory = Memory.open(root, settings)
+    # "People/Ana Costa" is how a wiki link ([[People/Ana Costa]]) names the file: it had named nothing.
+    found = [memory.resolve(n) for n in ("Ana C.", "people/ana costa.md", "Ana Costa", "People/Ana Costa", "People")]
+    assert found == ["People/Ana Costa.md"] * 4 + [None]
+
+
 # where the cache lives
 
 
