@@ -28,14 +28,14 @@ from urllib.parse import unquote
 
 from retriever.lint.prose import prose_lines
 from retriever.lint.tree import Problem, Tree
-from retriever.text.markup import LINK_DEFINITION, LINK_TARGET
+from retriever.text.markup import LINK_DEFINITION, LINK_TARGET, MARKDOWN_SUFFIXES
 from retriever.text.reader import ENTRIES_PER_FILE
 
 # A wiki link's target, then what follows its "|" (each part stops at the character that ends it: linear).
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PATH_AND_REST = re.compile(r"([^#?]*)(.*)", re.S)  # a link target's path, then its "?query" and "#anchor"
-_MARKDOWN = (".md", ".markdown")
+_MARKDOWN = MARKDOWN_SUFFIXES
 
 
 def broken_links(tree: Tree) -> Iterator[Problem]:

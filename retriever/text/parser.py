@@ -23,7 +23,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock, reference
 from markdown_it.token import Token
 
-from retriever.text import conflicts, field_statements, quotes
+from retriever.text import conflicts, field_statements, mdx, quotes
 from retriever.text.front_matter import ParseError, split_front_matter
 from retriever.text.markup import (
     INDEX_NAMES,
@@ -199,6 +199,8 @@ def parse_document(rel_path: str, text: str) -> Document:
     if conflicted is not None:
         raise ParseError(conflicts.refusal(conflicted))
     meta, body, offset = split_front_matter(text)
+    if mdx.is_mdx(rel_path):  # an MDX page: its imports, exports and {/* comments */} blanked, lines kept
+        body = mdx.blank(body)
     total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
     if total_lines > MAX_LINES:
         raise ParseError(f"more than {MAX_LINES:,} lines ({total_lines:,}); split it into smaller files")

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
+from retriever.text.markup import MARKDOWN_SUFFIXES
+
 TITLE, TYPE, ALIASES, SUMMARY, TAGS, OWNER = "title", "type", "aliases", "summary", "tags", "owner"
 CREATED, UPDATED, DATE = "created", "updated", "date"
 STATUS, SUPERSEDED_BY, SUPERSEDES = "status", "superseded_by", "supersedes"
@@ -126,7 +128,7 @@ def names(value: Any, *, numbers: bool = True, as_written: bool = False) -> list
 def from_file(rel_path: str, name: str) -> str | None:
     """A relation value written as a path from its own file ("../decisions/dec_0003.md", as links are written), as a
     path from the root; None for a value that is no such path or leads outside the root."""
-    if "/" not in name and not name.endswith(".md"):
+    if "/" not in name and not name.endswith(MARKDOWN_SUFFIXES):
         return None
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path), name.strip()))
     return None if joined.startswith("../") or joined in ("..", ".") else joined

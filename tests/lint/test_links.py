@@ -58,6 +58,18 @@ def test_a_github_wiki_link_written_text_then_page_passes_when_either_side_names
     ]
 
 
+def test_an_mdx_page_is_checked_without_its_comments_and_links_to_it_are_checked_as_markdown(
+    make_tree: TreeFactory,
+) -> None:
+    page = "import Tabs from '@theme/Tabs';\n\n# Install\n\n{/* [old](gone.md) */}\n[FAQ](faq.mdx) [back](index.md)\n"
+    files = {"docs/index.md": "# Docs\n\nRead [install](installation.mdx) and [faq](faq.mdx).\n"}
+    root = make_tree({**files, "docs/installation.mdx": page, "docs/faq.mdx.bak": "x"})
+    assert [(file, line, message.split(",")[0]) for file, line, message in _broken(root)] == [
+        ("memory/docs/index.md", 3, "link `faq.mdx` points to docs/faq.mdx"),
+        ("memory/docs/installation.mdx", 6, "link `faq.mdx` points to docs/faq.mdx"),
+    ]
+
+
 def test_hostile_wiki_links_are_checked_in_linear_time(make_tree: TreeFactory) -> None:
     body = "# Doc\n\n" + "![[" * 10_000 + "\n\n" + "![[a.png]] " * 60_000 + "\n\n" + "[[x|" + "y" * 1_000_000 + "]]\n"
     root = make_tree({"doc.md": body, "a.png": PNG})
