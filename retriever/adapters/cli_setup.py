@@ -18,11 +18,12 @@ from importlib import metadata
 from pathlib import Path
 
 from retriever.errors import MemoryEmpty, MemoryNotFound, RetrieverError
+from retriever.text.markup import MARKDOWN_SUFFIXES
 from retriever.text.reader import not_a_folder
 from retriever.text.safe import preview
 
 DISTRIBUTION = "company-memory-retriever"
-_MARKDOWN = (".md", ".markdown")
+_MARKDOWN = MARKDOWN_SUFFIXES
 _LOOK_AT = 20_000  # entries looked at before a tree is taken to hold markdown (a huge tree is not empty)
 
 

@@ -65,7 +65,7 @@ def _in_front_matter(file: File) -> Iterator[Problem]:
 def _texts(front_matter: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """Each front-matter text, a list's items one by one."""
     for key, value in front_matter.items():
-        for text in names(value, numbers=False) if isinstance(value, list) else [value]:
+        for text in names(value, numbers=False, as_written=True) if isinstance(value, list) else [value]:
             if isinstance(text, str):
                 yield key, text
 

@@ -6,6 +6,12 @@ Contract:
   ``[label]: <target>``.  A destination in angle brackets may hold spaces (CommonMark): ``<../a b.md>`` is
   ``../a b.md``.  A footnote definition (``[^1]: text``) is not a link.  The patterns are the ones the
   retriever follows links with (``text.markup.LINK_TARGET``, ``LINK_DEFINITION``).
+- A wiki link (``[[Target]]``, ``[[Target#Heading|shown]]``, ``![[embed]]``) is broken when its target names no
+  document (title, alias, file stem or path, with or without ``.md``), no side of its ``|`` does (a GitHub wiki
+  writes ``[[shown|Page-Name]]``), and it is no file other than markdown in the tree (Obsidian finds an attachment,
+  ``![[chart.png]]``, by its name anywhere in the vault; a target with a ``/`` is a path from the root or the
+  file).  The tree's other files are listed once, on the first such link, and at most ``max_files`` ×
+  ``ENTRIES_PER_FILE`` entries are looked at (hidden folders are not).
 - A target is percent-decoded before it is normalised, so ``%2e%2e`` is ``..``.  A relative target that
   leaves the root is reported as such and never looked up.  A site-absolute target is read as a browser
   reads it against the root (``..`` never climbs above it); a segment that decodes to a ``/`` or a NUL names
@@ -14,26 +20,31 @@ Contract:
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from urllib.parse import unquote
 
 from retriever.lint.prose import prose_lines
 from retriever.lint.tree import Problem, Tree
-from retriever.text.markup import LINK_DEFINITION, LINK_TARGET
+from retriever.text.markup import LINK_DEFINITION, LINK_TARGET, MARKDOWN_SUFFIXES
+from retriever.text.reader import ENTRIES_PER_FILE
 
-_WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+# A wiki link's target, then what follows its "|" (each part stops at the character that ends it: linear).
+_WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PATH_AND_REST = re.compile(r"([^#?]*)(.*)", re.S)  # a link target's path, then its "?query" and "#anchor"
-_MARKDOWN = (".md", ".markdown")
+_MARKDOWN = MARKDOWN_SUFFIXES
 
 
 def broken_links(tree: Tree) -> Iterator[Problem]:
-    """Relative links to nothing in the tree (or out of it), and wiki links that name no document."""
+    """Relative links to nothing in the tree (or out of it), and wiki links that name no document or file."""
+    attached = _attachments(tree)
     for rel_path, line, text in _prose(tree):
         yield from _problems(rel_path, line, (_link_problem(tree, rel_path, t) for t in link_targets(text)))
-        yield from _problems(rel_path, line, (_wiki_problem(tree, name) for name in _WIKI_LINK.findall(text)))
+        wiki = (_wiki_problem(tree, rel_path, name, shown, attached) for name, shown in _WIKI_LINK.findall(text))
+        yield from _problems(rel_path, line, wiki)
 
 
 def absolute_links(tree: Tree) -> Iterator[Problem]:
@@ -46,13 +57,62 @@ def _problems(rel_path: str, line: int, messages: Iterable[str | None]) -> Itera
     return (Problem(rel_path, line, message) for message in messages if message)
 
 
-def _wiki_problem(tree: Tree, name: str) -> str | None:
-    if not name.strip() or tree.resolve(name) is not None:
+def _wiki_problem(tree: Tree, rel_path: str, name: str, shown: str, attached: _Attached) -> str | None:
+    """What is wrong with ``[[name|shown]]`` written in ``rel_path``: nothing when ``name`` is a document or an
+    attachment (``_attachments``), or ``shown`` a document (a GitHub wiki's ``[[shown|Page-Name]]``)."""
+    name, shown = name.strip(), shown.strip()
+    if not name or tree.resolve(name) is not None or attached(rel_path, name):
         return None
+    if shown and tree.resolve(shown) is not None:
+        return None
+    written = f"[[{name}|{shown}]]: no side of its | matches a" if shown else f"[[{name}]] matches no"
     return (
-        f"[[{name.strip()}]] matches no document title, alias or file name; "
-        "fix the name, or add it to the aliases of the document it means"
+        f"{written} document title, alias or file name; fix the name, or add it to the aliases of the document it means"
     )
+
+
+_Attached = Callable[[str, str], bool]  # (file, wiki link target) -> the target is a file of the tree, not markdown
+
+
+def _attachments(tree: Tree) -> _Attached:
+    """Whether a wiki link's target, written in a file, is a file of the tree other than markdown: by its name
+    anywhere in the tree (as Obsidian finds attachments), or, written with a ``/``, by its path from the root or
+    the file.  The tree is listed on the first target asked of (``_other_files``), never again."""
+    listed: list[tuple[frozenset[str], frozenset[str]]] = []
+
+    def attached(rel_path: str, target: str) -> bool:
+        name = unquote(target).casefold()
+        if not name or name.endswith(_MARKDOWN) or "\x00" in name:
+            return False
+        if not listed:
+            listed.append(_other_files(tree))
+        names, paths = listed[0]
+        if "/" not in name:
+            return name in names
+        from_file = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path.casefold()), name))
+        return posixpath.normpath(name.lstrip("/")) in paths or from_file in paths
+
+    return attached
+
+
+def _other_files(tree: Tree) -> tuple[frozenset[str], frozenset[str]]:
+    """The names and the paths from the root (case-folded) of the tree's files that are not markdown, hidden
+    folders and files left out, symlinked folders not entered; at most ``max_files`` × ``ENTRIES_PER_FILE``
+    entries are looked at, as the scan looks at no more."""
+    budget = tree.memory.settings.max_files * ENTRIES_PER_FILE
+    names: set[str] = set()
+    paths: set[str] = set()
+    for folder, folders, files in os.walk(tree.memory.root):
+        budget -= len(folders) + len(files)
+        if budget < 0:
+            break
+        folders[:] = [f for f in folders if not f.startswith(".")]
+        here = os.path.relpath(folder, tree.memory.root).replace(os.sep, "/")
+        for name in files:
+            if not name.startswith(".") and not name.lower().endswith(_MARKDOWN):
+                names.add(name.casefold())
+                paths.add(posixpath.normpath(f"{here}/{name}").casefold())
+    return frozenset(names), frozenset(paths)
 
 
 def _prose(tree: Tree) -> Iterator[tuple[str, int, str]]:

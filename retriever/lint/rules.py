@@ -28,6 +28,7 @@ from retriever.text.vocabulary import (
     RELATION_FIELDS,
     STATUS,
     STRING_FIELDS,
+    link_target,
     listed,
     names,
     resolved_from,
@@ -262,8 +263,9 @@ def _unknown_relations(tree: Tree) -> Iterator[Problem]:
         for key, value in file.doc.front_matter.items():
             if key not in RELATION_FIELDS:
                 continue
-            for name in names(value, numbers=False):  # a path from the file, as links are written, names one too
-                if resolved_from(file.rel_path, name, tree.resolve) is None:
+            # A path from the file, as links are written, names one too; a wiki link ("[[Ana Costa]]") its target.
+            for name in names(value, numbers=False, as_written=True):
+                if resolved_from(file.rel_path, link_target(name), tree.resolve) is None:
                     yield Problem(file.rel_path, file.value_line(key, name), _unknown_relation(key, name, nearest))
 
 
@@ -273,7 +275,7 @@ def _unknown_relation(key: str, name: str, nearest: Callable[[str], str | None])
     if len(parts) > 1:  # "attendees: A, B, C" is one name to YAML: it had become one made-up entity
         shown = ", ".join(parts[:4]) + (", …" if len(parts) > 4 else "")
         return f"`{key}` is one text holding commas, {name!r}; write it as a list, [{shown}], so each is a name"
-    near = nearest(name)
+    near = nearest(link_target(name))
     hint = f"did you mean {near!r}? " if near else ""
     return (
         f"`{key}` names {name!r}, which matches no document title, alias or path; {hint}fix the name, "

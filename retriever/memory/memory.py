@@ -28,6 +28,7 @@ from retriever.memory.provenance import Provenance, When
 from retriever.memory.refresh import Progress, Refresher, RefreshStats
 from retriever.memory.snapshot import cached_changes
 from retriever.text import reader
+from retriever.text.markup import MARKDOWN_SUFFIXES, markdown_stem
 from retriever.text.models import Document, Section, Skipped
 from retriever.text.safe import preview
 
@@ -279,9 +280,11 @@ class Memory:
 
 
 def _resolved(names: dict[str, str], name: str) -> str | None:
-    """The document ``name`` refers to in a table of ``_name_index``."""
+    """The document ``name`` refers to in a table of ``_name_index``: a path may leave out its ``.md`` (or
+    ``.markdown``, ``.mdx``: "People/Ana Costa", as a wiki link writes it)."""
     key = name.strip().casefold().removeprefix("./")
-    return names.get(key) or names.get(key.removesuffix(".md"))
+    found = names.get(key) or names.get(markdown_stem(key))
+    return found or next((path for suffix in MARKDOWN_SUFFIXES if (path := names.get(key + suffix))), None)
 
 
 def _name_index(catalog: dict[str, DocInfo]) -> dict[str, str]:
@@ -293,6 +296,6 @@ def _name_index(catalog: dict[str, DocInfo]) -> dict[str, str]:
         for name in (info.title, *info.aliases):
             names.setdefault(name.casefold(), path)
         names.setdefault(path.casefold(), path)
-        names.setdefault(path.rsplit("/", 1)[-1].removesuffix(".md").casefold(), path)
+        names.setdefault(markdown_stem(path.rsplit("/", 1)[-1]).casefold(), path)
     return names
 

@@ -230,7 +230,17 @@ def iter_sentences(text: str) -> Iterator[tuple[int, str]]:
         yield start, piece
 
 
-INDEX_NAMES = frozenset({"readme.md", "_index.md", "index.md"})  # files that stand for their folder
+# The names a markdown file ends with (``.mdx``, MDX pages, read without their MDX-only syntax: ``text.mdx``).
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+# Files that stand for their folder.
+INDEX_NAMES = frozenset(f"{stem}{suffix}" for stem in ("readme", "_index", "index") for suffix in (".md", ".mdx"))
+
+
+def markdown_stem(name: str) -> str:
+    """A file name without its markdown suffix (``MARKDOWN_SUFFIXES``, in any case); another name as it is."""
+    lowered = name.lower()
+    suffix = next((s for s in MARKDOWN_SUFFIXES if lowered.endswith(s)), "")
+    return name[: len(name) - len(suffix)]
 
 
 @lru_cache(maxsize=4096)  # called for every path a report shows; the same few folders recur
@@ -239,7 +249,7 @@ def humanize(name: str) -> str:
 
     Words already capitalised or upper-case (``MRR``, ``iOS``) keep their case.
     """
-    stem = name[:-3] if name.lower().endswith(".md") else name
+    stem = markdown_stem(name)
     words = [w for w in re.split(r"[_\-\s]+", stem) if w]
     return " ".join(w if any(c.isupper() for c in w) else w[:1].upper() + w[1:] for w in words)
 
@@ -328,6 +338,6 @@ def markdown_links(rel_path: str, body: str) -> tuple[str, ...]:
         if not target or "://" in target or target.startswith(("mailto:", "/")):
             continue
         resolved = posixpath.normpath(posixpath.join(here, target))
-        if resolved.lower().endswith(".md") and not resolved.startswith(".."):
+        if resolved.lower().endswith(MARKDOWN_SUFFIXES) and not resolved.startswith(".."):
             found.setdefault(resolved)
     return tuple(found)

@@ -23,7 +23,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock, reference
 from markdown_it.token import Token
 
-from retriever.text import conflicts, field_statements, html_blocks, quotes
+from retriever.text import conflicts, field_statements, html_blocks, mdx, quotes
 from retriever.text.front_matter import ParseError, split_front_matter
 from retriever.text.markup import (
     INDEX_NAMES,
@@ -60,7 +60,6 @@ _CONTAINERS = frozenset({"blockquote_open", "list_item_open"})  # opened at MAX_
 # Work markdown-it does without making tokens, which MAX_TOKENS cannot bound: quotes' re-readings (``quotes``),
 # and link reference definitions, 17-35 µs each (2 MB: 3.4-7 s).
 MAX_REFERENCES = 10_000  # real files hold at most 10
-
 
 _FEED = "retriever.feed"  # the env key under which ``_hand_over`` finds the builder's feed
 _REFERENCES = "retriever.references"  # the env key of the definitions counted
@@ -199,6 +198,7 @@ def parse_document(rel_path: str, text: str) -> Document:
     if conflicted is not None:
         raise ParseError(conflicts.refusal(conflicted))
     meta, body, offset = split_front_matter(text)
+    body = mdx.blank(body) if mdx.is_mdx(rel_path) else body  # MDX: imports, exports, {/* */} blanked, lines kept
     total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
     if total_lines > MAX_LINES:
         raise ParseError(f"more than {MAX_LINES:,} lines ({total_lines:,}); split it into smaller files")

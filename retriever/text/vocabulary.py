@@ -9,9 +9,12 @@ the file; ``type`` values are compared lower-cased.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
+
+from retriever.text.markup import MARKDOWN_SUFFIXES
 
 TITLE, TYPE, ALIASES, SUMMARY, TAGS, OWNER = "title", "type", "aliases", "summary", "tags", "owner"
 CREATED, UPDATED, DATE = "created", "updated", "date"
@@ -92,23 +95,40 @@ SITE_FIELDS = frozenset(
 NOT_PROPERTIES = frozenset({TITLE, TYPE, ALIASES, "redirect_from", "layout", "permalink", "weight"})
 
 
-def names(value: Any, *, numbers: bool = True) -> list[str]:
-    """A relation field's names: the string, or each string (and, with ``numbers``, integer) in a list.
+# A whole value written as a wiki link, as Obsidian writes a link in a property: "[[Target]]", "[[Target|shown]]",
+# "[[Folder/Target#Heading]]".  Each part stops at the character that ends it, so a match is linear in the text.
+_WIKI_VALUE = re.compile(r"\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
+
+
+def link_target(name: str) -> str:
+    """The name a relation value gives: the target of a value that is one wiki link ("[[Ana Costa|Ana]]" is
+    "Ana Costa", "[[People/Ana Costa#Contact]]" is "People/Ana Costa"), else the value, stripped.  A link with no
+    target ("[[#Contact]]") stays as written: it names no document."""
+    name = name.strip()
+    match = _WIKI_VALUE.fullmatch(name) if name.startswith("[[") else None
+    return (match.group(1).strip() or name) if match else name
+
+
+def names(value: Any, *, numbers: bool = True, as_written: bool = False) -> list[str]:
+    """A relation field's names: the string, or each string (and, with ``numbers``, integer) in a list; a name
+    written as a wiki link is its target (``link_target``), unless ``as_written``.
 
     The linter passes ``numbers=False``: a number in a list is already a ``field-type`` finding.
     """
     if isinstance(value, str):
-        return [value.strip()] if value.strip() else []
-    if isinstance(value, list):
+        found = [value.strip()] if value.strip() else []
+    elif isinstance(value, list):
         kinds = (str, int) if numbers else (str,)
-        return [str(v).strip() for v in value if isinstance(v, kinds) and str(v).strip()]
-    return []
+        found = [str(v).strip() for v in value if isinstance(v, kinds) and str(v).strip()]
+    else:
+        return []
+    return found if as_written else [link_target(name) for name in found]
 
 
 def from_file(rel_path: str, name: str) -> str | None:
     """A relation value written as a path from its own file ("../decisions/dec_0003.md", as links are written), as a
     path from the root; None for a value that is no such path or leads outside the root."""
-    if "/" not in name and not name.endswith(".md"):
+    if "/" not in name and not name.endswith(MARKDOWN_SUFFIXES):
         return None
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path), name.strip()))
     return None if joined.startswith("../") or joined in ("..", ".") else joined
@@ -130,12 +150,13 @@ _LEGAL_FORMS = frozenset(
 
 def listed(name: str) -> list[str]:
     """The names of a relation value written as one text with commas or semicolons ("Priya Shah, Tom Becker"):
-    each part, stripped; one name gives itself.  Read only where the whole text names no document, since a title may
-    hold a comma ("Smith, Jones & Co")."""
+    each part, stripped, a wiki link read as its target (``link_target``); one name gives itself (or its target).
+    Read only where the whole text names no document, since a title may hold a comma ("Smith, Jones & Co")."""
+    name = link_target(name)  # "[[Acme, Inc.]]" is one link
     parts = [p for p in (p.strip() for p in name.replace(";", ",").split(",")) if p]
     if len(parts) < 2 or any(p.casefold().rstrip(".") in _LEGAL_FORMS for p in parts):
         return [name]  # "Acme, Inc." is one company
-    return parts
+    return [link_target(p) for p in parts]  # "[[Ana Costa]], [[Laura Chen]]" names Ana Costa and Laura Chen
 
 
 def superseded(front_matter: Any) -> bool:

@@ -25,13 +25,14 @@ from stat import S_ISFIFO, S_ISREG, S_ISSOCK
 from retriever.errors import ConfigError
 from retriever.text import repo_ignores
 from retriever.text.gitignore import MAX_GITIGNORE_BYTES, MAX_GITIGNORE_LINES, Matcher, compiled
+from retriever.text.markup import MARKDOWN_SUFFIXES
 from retriever.text.models import Skipped
 from retriever.text.regular import NotRegular, open_folder, read_regular
 
 _NOISE_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".orig")
 # Said, not passed over: a team that links a shared folder in expects its files to be answered from.
 _LINKED_FOLDER = "symlink to a folder: not followed (its files may lie outside the root); move or copy the folder in"
-_MARKDOWN = (".md", ".markdown")
+_MARKDOWN = MARKDOWN_SUFFIXES
 MAX_DEPTH = 64  # folder levels below the root that are read; deeper ones are skipped with a reason
 DEFAULT_MAX_FILES = 100_000
 ENTRIES_PER_FILE = 20  # a scan also stops after max_files × this many entries of any kind

@@ -53,6 +53,12 @@ def test_index_of_a_missing_or_empty_root_is_a_usage_error(tmp_path: Path) -> No
     assert json.loads(empty.stdout)["error_code"] == "memory_empty"
 
 
+def test_a_root_of_mdx_pages_alone_is_indexed(make_tree: TreeFactory) -> None:
+    root = make_tree({"docs/faq.mdx": "# FAQ\n\nThe staging cluster is wiped every Sunday.\n"})
+    result = CliRunner().invoke(cli, ["index", "--root", str(root), "--json"])
+    assert (result.exit_code, json.loads(result.stdout)["documents"]) == (0, 1)
+
+
 def test_the_first_query_of_a_process_says_built_and_the_next_process_says_hit(make_tree: TreeFactory) -> None:
     root = make_tree(ACME)
     # The child lifts progress's threshold: on a busy machine even a small tree's first build can pass

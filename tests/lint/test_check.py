@@ -1125,6 +1125,19 @@ def test_a_relation_written_as_a_path_from_its_own_file_is_found(make_tree: Tree
     assert [f.message.split(",")[0] for f in findings] == ["`related` names './nowhere.md'"]
 
 
+def test_a_relation_or_link_written_as_an_obsidian_wiki_link_names_its_target(make_tree: TreeFactory) -> None:
+    # An Obsidian vault's properties and path links: each had been a false unknown-relation or broken-link.
+    front = (
+        'owner: "[[Olena Marchenko]]"\n'
+        'attendees: ["[[Olena|OM]]", "[[people/olena_marchenko#Role]]", "[[Nobody Here|Nobody]]"]\n'
+    )
+    body = "# Doc\n\nSee [[teams/platform#Runs]] and [[people/olena_marchenko|Olena]].\n"
+    memory = Memory.open(make_tree({**CLEAN, "m.md": _doc(front, body)}), Settings.from_env())
+    assert [(f.line, f.rule, f.message.split(",")[0]) for f in check(memory)] == [
+        (3, "unknown-relation", "`attendees` names '[[Nobody Here|Nobody]]'")
+    ]
+
+
 def test_from_file_reads_a_relative_path_from_the_file_and_nothing_else() -> None:
     from retriever.text.vocabulary import from_file
 

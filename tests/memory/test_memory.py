@@ -451,7 +451,26 @@ def test_a_folder_readme_titles_the_folder_itself(make_tree: TreeFactory, settin
     assert memory.tree_path("people/ghost_writer.md") == "Memory > People > Ghost Writer"
 
 
-# where the cache lives
+def test_a_name_resolves_by_title_path_stem_or_path_without_its_md(make_tree: TreeFactory, settings: Settings) -> None:
+    root = make_tree({"People/Ana Costa.md": "---\ntitle: Ana C.\n---\nAna leads payments.\n"})
+    memory = Memory.open(root, settings)
+    # "People/Ana Costa" is how a wiki link ([[People/Ana Costa]]) names the file: it had named nothing.
+    found = [memory.resolve(n) for n in ("Ana C.", "people/ana costa.md", "Ana Costa", "People/Ana Costa", "People")]
+    assert found == ["People/Ana Costa.md"] * 4 + [None]
+
+
+def test_an_mdx_page_is_a_document_with_title_tree_path_and_names(make_tree: TreeFactory, settings: Settings) -> None:
+    # A Docusaurus site's .mdx pages had not been read at all, and nothing said so.
+    body = "import Tabs from '@theme/Tabs';\n\n<Tabs>\n\nInstall with Homebrew.\n\n</Tabs>\n"
+    root = make_tree({"getting-started/installation.mdx": body, "getting-started/index.mdx": "Start here.\n"})
+    memory = Memory.open(root, settings)
+    assert sorted(memory.state.catalog) == ["getting-started/index.mdx", "getting-started/installation.mdx"]
+    assert memory.tree_path("getting-started/installation.mdx") == "Memory > Getting Started > Installation"
+    assert memory.tree_path("getting-started/index.mdx") == "Memory > Getting Started"
+    found = [memory.resolve(n) for n in ("Installation", "installation", "getting-started/installation")]
+    assert found == ["getting-started/installation.mdx"] * 3
+    units = [u for s in memory.document("getting-started/installation.mdx").sections for u in s.units]
+    assert [(u.text, u.lines) for u in units] == [("Install with Homebrew.", (5, 5))]
 
 
 def test_a_state_folder_inside_the_tree_disables_the_cache_and_writes_nothing_there(

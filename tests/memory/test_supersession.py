@@ -223,6 +223,15 @@ def test_the_words_teams_write_for_supersession_are_read_as_its_keys(make_tree: 
     assert supersession.written({"replaces": "A", "obsoleted_by": "B"}) == (("superseded_by", "B"), ("supersedes", "A"))
 
 
+def test_a_supersession_name_written_as_a_wiki_link_is_read(make_tree: TreeFactory) -> None:
+    files = {
+        "decisions/old.md": _record(2024),
+        "decisions/new.md": _record(2025, 'supersedes: "[[decisions/old#Context|the 2024 decision]]"\n'),
+    }
+    memory = Memory.open(make_tree(files), Settings.from_env())
+    assert _superseded(memory) == {"decisions/new.md": False, "decisions/old.md": True}
+
+
 def test_a_supersession_name_written_as_a_path_from_the_file_is_read(make_tree: TreeFactory) -> None:
     # The author review: links are written from the file ("../decisions/x.md"); relation paths had been root-only.
     files = {

@@ -271,3 +271,19 @@ def test_a_relation_written_as_a_path_from_its_own_file_names_that_document(make
     assert ("Warehouse Consolidation", "Priya Shah", "lead") in {
         (r.source, r.target, r.type) for r in result.retrieval.relationships
     }
+
+
+def test_a_relation_written_as_a_wiki_link_names_the_document_it_links(make_tree: TreeFactory) -> None:
+    # Obsidian writes a link in a property as "[[Name]]": with an alias or a heading it had named no document.
+    files = {
+        "People/Ana Costa.md": "---\ntype: person\n---\n# Ana Costa\n\nPayments lead.\n",
+        "People/Laura Chen.md": "---\ntype: person\n---\n# Laura Chen\n\nSales lead.\n",
+        "Projects/Project Atlas.md": (
+            '---\ntype: project\nowner: "[[People/Ana Costa#Contact|Ana]]"\nsponsor: ["[[Laura Chen|Laura]]"]\n---\n'
+            "# Project Atlas\n\nProject Atlas moves invoicing to the billing API.\n"
+        ),
+    }
+    result = Retriever(make_tree(files), Settings.from_env()).retrieve("Who owns Project Atlas?")
+    edges = {(r.source, r.target, r.type) for r in result.retrieval.relationships}
+    assert {("Project Atlas", "Ana Costa", "owner"), ("Project Atlas", "Laura Chen", "sponsor")} <= edges
+    assert {e.label for e in result.retrieval.entities} >= {"Ana Costa", "Laura Chen"}

@@ -15,6 +15,7 @@ from retriever.text import markup
 from retriever.text.markup import (
     LINK_TARGET,
     clean_inline,
+    default_title,
     find_acronyms,
     humanize,
     normalize_heading,
@@ -242,6 +243,16 @@ def test_humanize_turns_file_names_into_titles() -> None:
     assert humanize("active_accounts_mrr.md") == "Active Accounts Mrr"
     assert humanize("q3-okrs.MD") == "Q3 Okrs"
     assert humanize("ui--kit__x") == "Ui Kit X"
+
+
+def test_an_mdx_or_markdown_page_is_titled_without_its_suffix_and_an_mdx_index_titles_its_folder() -> None:
+    assert [humanize(n) for n in ("installation.mdx", "FAQ.MDX", "release-notes.markdown")] == [
+        "Installation",
+        "FAQ",
+        "Release Notes",
+    ]
+    assert default_title("getting-started/index.mdx") == "Getting Started"
+    assert default_title("guides/README.mdx") == "Guides"
 
 
 def test_humanize_keeps_words_that_already_have_capitals() -> None:

@@ -392,6 +392,47 @@ def test_links_with_single_quoted_or_parenthesised_titles_are_followed_as_check_
     assert parse_document("docs/setup.md", text).links == ("docs/a.md", "docs/b.md")
 
 
+def test_links_to_mdx_and_markdown_pages_are_followed() -> None:
+    text = "# Setup\n\nSee [install](./installation.mdx), [faq](../reference/FAQ.MDX) and [old](old.markdown).\n"
+    assert parse_document("docs/guide/setup.md", text).links == (
+        "docs/guide/installation.mdx",
+        "docs/reference/FAQ.MDX",
+        "docs/guide/old.markdown",
+    )
+
+
+MDX_PAGE = """\
+---
+title: FAQ
+---
+
+import Details from '@theme/Details';
+
+{/* TODO: link [the runbook](gone.md) */}
+The staging cluster is <Highlight>wiped every Sunday</Highlight>.
+
+export const Highlight = ({children}) =>
+  <span>{children}</span>;
+
+Ask #platform.
+"""
+
+
+def test_an_mdx_page_is_read_without_its_imports_exports_and_comments_at_its_own_lines() -> None:
+    doc = parse_document("docs/faq.mdx", MDX_PAGE)
+    assert (doc.title, doc.links) == ("FAQ", ())
+    assert [(u.text, u.lines) for s in doc.sections for u in s.units] == [
+        ("The staging cluster is wiped every Sunday.", (8, 8)),
+        ("Ask #platform.", (13, 13)),
+    ]
+
+
+def test_a_markdown_page_keeps_what_would_be_mdx_syntax_as_its_text() -> None:
+    doc = parse_document("docs/faq.md", MDX_PAGE)
+    assert doc.links == ("docs/gone.md",)
+    assert next(u.text for s in doc.sections for u in s.units) == "import Details from '@theme/Details';"
+
+
 def test_web_anchor_absolute_escaping_and_non_markdown_links_are_ignored() -> None:
     text = (
         "[anchor](#top) [web](https://example.com/x.md) [escape](../../../outside.md) "

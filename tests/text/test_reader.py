@@ -71,6 +71,12 @@ def test_scan_ignores_non_markdown_files(make_tree: TreeFactory) -> None:
     assert _paths(root) == ["doc.md"]
 
 
+def test_scan_reads_mdx_pages_as_markdown(make_tree: TreeFactory) -> None:
+    root = make_tree({"docs/faq.mdx": "x", "docs/FAQ2.MDX": "x", "notes.markdown": "x", "site.mdxx": "x"})
+    assert _paths(root) == ["docs/FAQ2.MDX", "docs/faq.mdx", "notes.markdown"]
+    assert walk.is_memory_file("docs/faq.mdx") and not walk.is_memory_file(".docusaurus/faq.mdx")
+
+
 def test_scan_honours_a_gitignore_in_the_root(make_tree: TreeFactory) -> None:
     root = make_tree(
         {
