@@ -20,7 +20,7 @@ from urllib.parse import unquote
 _IMAGE = re.compile(r"!\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)")
 _LINK = re.compile(r"\[([^\[\]]+)\]\((?:[^()]|\([^()]*\))*\)")
 _REF_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")
-_WIKI_LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
+_WIKI_LINK = re.compile(r"!?\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")  # "!": an embed (Obsidian)
 # The target of an inline link or image: ``](target)``, ``](<target>)``, ``](target "title")``; in angle
 # brackets it may hold spaces (CommonMark): ``](<../a b.md>)``.  Group 1 or 2 holds it.
 LINK_TARGET = re.compile(r"""\]\(\s*(?:<([^<>\n]*)>|<?([^()\s<>]+)>?)(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?\s*\)""")
@@ -61,7 +61,8 @@ _ABBREVIATIONS = frozenset(
 )
 _OPENERS = "([{\"'“‘«*_"  # what may stand before an abbreviation: "(e.g. Ana…)", "«вул. …»"
 _LAST_WORD_WINDOW = 64  # characters; longer than any abbreviation
-_BOUNDARY = re.compile(r"(?<=[.!?…])([\"”’)]?)\s+(?=[\"“‘(\[*_]*[A-ZА-ЯІЇЄҐ0-9])")
+# The gap after a sentence's stop: white space, or what an export writes for it ("CET.&nbsp;A release…<br/>").
+_BOUNDARY = re.compile(r"(?<=[.!?…])([\"”’)]?)(?:\s|&nbsp;|&#160;|<[bB][rR]\s*/?>)+(?=[\"“‘(\[*_]*[A-ZА-ЯІЇЄҐ0-9])")
 
 
 def _template_args(match: re.Match[str]) -> str:
@@ -76,7 +77,7 @@ def _clean_prose(text: str) -> str:
     """``clean_inline`` of text whose code spans are already out of it."""
     # Spaces collapse as ``_SPACES`` would (``str.split`` and regex ``\s`` agree on every code point)
     # at a quarter of its cost.
-    if not _MARKUP_CHARS.search(text):  # plain prose: nothing to strip
+    if not _MARKUP_CHARS.search(text) and not _LEFTOVER_CHARS.search(text):  # plain prose: nothing to strip
         return " ".join(text.split())
     # Each pattern runs only when the text holds the characters every match of it contains: a
     # substring test is far cheaper than a scan that finds nothing (a paragraph with one "_" in a
@@ -90,6 +91,8 @@ def _clean_prose(text: str) -> str:
         text = _tags_to_text(text)
     if "{#" in text:
         text = _ANCHOR.sub("", text)
+    if _LEFTOVER_CHARS.search(text):
+        text = _without_leftovers(text)
     if "*" in text or "_" in text:
         text = _emphasis_to_text(text)
     if "~~" in text:
@@ -119,6 +122,47 @@ def clean_inline(text: str) -> str:
         at = end
     pieces.append(text[at:])
     return " ".join(_clean_prose("".join(pieces)).translate(codes).split())
+
+
+# What wikis' and site generators' exports leave in a paragraph that is markup, not prose (wiki-migration review):
+# Obsidian's and GitHub's callout marker ("[!warning] Title"), a task box ("[ ] ", "[x] "), a block id (" ^dec1"
+# ending a line), a comment ("%% … %%"), an embed of an attachment ("![[chart.png]]"), a footnote's mark ("[^2]")
+# and its definition's ("[^2]: "), Docusaurus's and MkDocs's admonition fences (":::tip Title", ":::", '!!! note
+# "Title"', '??? info'), whose title is kept, and Confluence's CDATA, whose content is.
+_CALLOUT = re.compile(r"^\s*\[![A-Za-z][\w-]{0,30}\][+-]?[ \t]*")
+_TASK_BOX = re.compile(r"^\s*\[[ xX]\][ \t]+")
+_BLOCK_ID = re.compile(r"[ \t]\^[A-Za-z0-9][A-Za-z0-9-]{0,40}[ \t]*(?=\n|$)")
+_OBSIDIAN_COMMENT = re.compile(r"%%.*?%%", re.S)  # with _before_last
+_EMBEDDED_FILE = re.compile(
+    r"!\[\[[^\[\]|]*\.(?:png|jpe?g|gif|svg|webp|bmp|pdf|mp4|mov|webm|mp3|wav|excalidraw)(?:\|[^\[\]]*)?\]\]", re.I
+)
+_FOOTNOTE = re.compile(r"(?m)^[ \t]*\[\^[^\[\]\s]{1,40}\]:[ \t]*|\[\^[^\[\]\s]{1,40}\]")
+_ADMONITION = re.compile(
+    r"""(?m)^[ \t]*(?::{3,}[ \t]*(?:[A-Za-z][\w-]{0,30})?[ \t]*([^\n]*)"""
+    r"""|(?:!!!|\?\?\?\+?)[ \t]*(?:[A-Za-z][\w-]{0,30})?(?:[ \t]+"([^"\n]*)")?)"""
+)
+_CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)  # with _before_last
+_LEFTOVER_CHARS = re.compile(r"\[[!^ xX]|[ \t]\^|%%|:::|!!!|\?\?\?|<!\[CDATA\[")  # each holds one of these
+
+
+def _without_leftovers(text: str) -> str:
+    """``text`` without the exporters' markup above; each pattern stops at its line's end or its closer: linear."""
+    if "[!" in text:
+        text = _CALLOUT.sub("", text, count=1)
+    text = _TASK_BOX.sub("", text, count=1)
+    if "^" in text:
+        text = _FOOTNOTE.sub("", _BLOCK_ID.sub("", text))
+    if "%%" in text:
+        text = _before_last(_OBSIDIAN_COMMENT, "%%", " ", text)
+    if ":::" in text or "!!!" in text or "???" in text:
+        text = _ADMONITION.sub(_admonition_title, text)
+    return _before_last(_CDATA, "]]>", r"\1", text) if "<![CDATA[" in text else text
+
+
+def _admonition_title(match: re.Match[str]) -> str:
+    # The title labels what follows it, as a bold lead-in does: "Staging quota: Each team gets 8 CPUs."
+    title = (match.group(1) or match.group(2) or "").strip()
+    return f"{title.rstrip(':')}: " if title else " "
 
 
 _PRIVATE_FIRST, _PRIVATE_LAST = 0xF0000, 0xFFFFD  # Supplementary Private Use Area-A: stand-ins for code spans
@@ -166,6 +210,8 @@ def _links_to_text(text: str) -> str:
         text = _LINK.sub(r"\1", text)
     if "][" in text:
         text = _REF_LINK.sub(r"\1", text)
+    if "![[" in text:  # an embedded image or file says nothing; an embedded note is named, as a link is
+        text = _EMBEDDED_FILE.sub(" ", text)
     if "[[" in text:
         text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)
     return text
@@ -243,13 +289,16 @@ def markdown_stem(name: str) -> str:
     return name[: len(name) - len(suffix)]
 
 
+_NOTION_ID = re.compile(r"(?<=\S)[ _-][0-9a-f]{32}$")  # Notion's export names "Runbooks 3f2a…c9": the id says nothing
+
+
 @lru_cache(maxsize=4096)  # called for every path a report shows; the same few folders recur
 def humanize(name: str) -> str:
     """A file or folder name as a title: ``active_accounts_mrr`` → ``Active Accounts Mrr``.
 
     Words already capitalised or upper-case (``MRR``, ``iOS``) keep their case.
     """
-    stem = markdown_stem(name)
+    stem = _NOTION_ID.sub("", markdown_stem(name))
     words = [w for w in re.split(r"[_\-\s]+", stem) if w]
     return " ".join(w if any(c.isupper() for c in w) else w[:1].upper() + w[1:] for w in words)
 

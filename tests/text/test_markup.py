@@ -86,6 +86,44 @@ def test_a_code_span_between_any_markup_comes_back_with_its_words(before: str, c
     assert " ".join(code.split()) in clean_inline(f"{before} `{code}` {after}")
 
 
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("[!warning] VAT rounding\nThe monolith rounds VAT.", "VAT rounding The monolith rounds VAT."),
+        ("[!NOTE]+ Contact\nAna is in Lisbon.", "Contact Ana is in Lisbon."),
+        ("[ ] Cut over EU customers", "Cut over EU customers"),
+        ("[x] Migrated the billing API", "Migrated the billing API"),
+        ("EU cutover moves to May 15. ^dec1", "EU cutover moves to May 15."),
+        ("%% TODO: move this %% Keys live in Vault.", "Keys live in Vault."),
+        ("Risks: ![[atlas-architecture.png]] see ![[Risk register]]", "Risks: see Risk register"),
+        ("Disputes are settled monthly.[^2] Then paid.", "Disputes are settled monthly. Then paid."),
+        ("[^1]: Set by the board in 2024.", "Set by the board in 2024."),
+        (":::caution Staging quota\nEach team gets 8 CPUs.\n:::", "Staging quota: Each team gets 8 CPUs."),
+        (":::tip\nUse the CLI.\n:::", "Use the CLI."),
+        ('!!! note "Automatic abort"\nIf 5xx passes 1%, it aborts.', "Automatic abort: If 5xx passes 1%, it aborts."),
+        ("run <![CDATA[./deploy.sh --canary 10]]> first", "run ./deploy.sh --canary 10 first"),
+        ("2 ^ 3 is 8, [x](y) is a link, and what ??? means", "2 ^ 3 is 8, x is a link, and what ??? means"),
+    ],
+)
+def test_what_wiki_exports_leave_in_a_paragraph_is_dropped_and_the_words_kept(text: str, plain: str) -> None:
+    assert clean_inline(text) == plain
+
+
+def test_an_export_gap_after_a_stop_parts_sentences() -> None:
+    text = "Releases go out at 14:00&nbsp;CET.&nbsp;A release needs two approvals.<br/><BR>Hotfixes skip it."
+    assert [s for _, s in split_sentences(text)] == [
+        "Releases go out at 14:00&nbsp;CET.",
+        "A release needs two approvals.",
+        "Hotfixes skip it.",
+    ]
+
+
+def test_a_notion_exports_id_is_no_part_of_a_folders_title() -> None:
+    assert humanize("Engineering Wiki 3f2a9b1c8d7e4f6a9b0c1d2e3f4a5bc9") == "Engineering Wiki"
+    assert humanize("Runbooks a1b2c3d4e5f60718293a4b5c6d7e8f90.md") == "Runbooks"
+    assert humanize("3f2a9b1c8d7e4f6a9b0c1d2e3f4a5bc9") == "3f2a9b1c8d7e4f6a9b0c1d2e3f4a5bc9"  # nothing else to call it
+
+
 def test_underscores_inside_snake_case_names_are_kept() -> None:
     assert clean_inline("use follow_up_date and snake_case here") == "use follow_up_date and snake_case here"
     assert clean_inline("don't _touch_ this_one") == "don't touch this_one"
@@ -308,6 +346,15 @@ _HOSTILE_PIECES = [
     "`a",
     "``a`",
     "`a``b```c",
+    "%%",
+    ":::",
+    "!!! a ",
+    " ^a",
+    "[^a]",
+    "![[a.png]]",
+    "<![CDATA[",
+    "&nbsp;",
+    "a.<br>",
     "e.g. A ",
 ]
 
@@ -381,6 +428,7 @@ _REFERENCE = [
     (markup._IMAGE, r"\1"),
     (markup._LINK, r"\1"),
     (markup._REF_LINK, r"\1"),
+    (markup._EMBEDDED_FILE, " "),
     (markup._WIKI_LINK, lambda m: m.group(2) or m.group(1)),
     (markup._AUTOLINK, r"\1"),
     (markup._HTML_BREAK, " "),
@@ -388,6 +436,11 @@ _REFERENCE = [
 _REFERENCE_AFTER_COMMENT = [
     (markup._HTML_TAG, ""),
     (markup._ANCHOR, ""),
+    (markup._CALLOUT, ""),  # at the text's start only: count 1 (below)
+    (markup._TASK_BOX, ""),
+    (markup._BLOCK_ID, ""),
+    (markup._FOOTNOTE, ""),
+    (markup._ADMONITION, markup._admonition_title),
     (markup._STRONG, r"\2"),
     (markup._EMPHASIS, lambda m: m.group(1) or m.group(2)),
     (markup._STRIKE, r"\1"),
@@ -402,12 +455,17 @@ def _reference_clean_inline(text: str) -> str:
         text = pattern.sub(repl, text)
     text = markup._before_last(markup._HTML_COMMENT, "-->", "", text)
     for pattern, repl in _REFERENCE_AFTER_COMMENT:
-        text = pattern.sub(repl, text)
+        text = pattern.sub(repl, text, count=1 if pattern in (markup._CALLOUT, markup._TASK_BOX) else 0)
+        if pattern is markup._FOOTNOTE:  # comments and CDATA: their lazy patterns up to their last closer only
+            text = markup._before_last(markup._OBSIDIAN_COMMENT, "%%", " ", text)
+        if pattern is markup._ADMONITION:
+            text = markup._before_last(markup._CDATA, "]]>", r"\1", text)
     return re.sub(r"\s+", " ", html.unescape(text)).strip()
 
 
 _MARKUP_PIECES = [
     *_PIECES,
+    *["%%", ":::", "!!! n", "??? ", " ^ab", "[^1]", "[^1]: ", "![[a.png]]", "<![CDATA[", "]]>", "[!note] ", "[ ] "],
     *"\u00a0\u2003\x1c\r\f",
     "![a](b)",
     "[t](u)",
