@@ -117,8 +117,14 @@ _UK_ENDINGS = tuple(
 _UK_STEM_CAP = 5
 
 
+# A thousands separator between digits: "1,500" and "€3,900" are one number, as the question may write it ("1500"),
+# where they had been "1" and "500", matching any 500 ("Which vendor costs 58,800?" found Zendesk's 6,800).
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
 def normalize(text: str) -> str:
-    """Unicode NFKC, case-folded, invisible marks dropped (``_INVISIBLE``), typographic apostrophes made plain."""
+    """Unicode NFKC, case-folded, invisible marks dropped (``_INVISIBLE``), typographic apostrophes made plain,
+    thousands separators between digits dropped (``_THOUSANDS``)."""
     text = unicodedata.normalize("NFKC", text).casefold()
     if not text.isascii():  # most texts hold no invisible mark: one check, not a search
         text = _INVISIBLE.sub("", text).replace("\u200b", " ")
@@ -127,7 +133,7 @@ def normalize(text: str) -> str:
     for mark in _APOSTROPHE_MARKS:
         if mark in text:
             text = text.replace(mark, "'")
-    return text
+    return _THOUSANDS.sub("", text) if "," in text else text
 
 
 @lru_cache(maxsize=200_000)
@@ -172,6 +178,7 @@ def _expand(token: str) -> Iterator[str]:
         return
     yield token
     yield from _version_prefixes(token)
+    yield from _month_name(token)
     for part in parts:
         if part not in STOP_WORDS and _is_useful(part):
             yield stem(part)
@@ -189,6 +196,19 @@ def _version_prefixes(token: str) -> Iterator[str]:
         parts = token.split(".")
         for end in range(len(parts) - 1, 1, -1):
             yield ".".join(parts[:end])
+
+
+_ISO_DATE = re.compile(r"\d{4}-(0[1-9]|1[0-2])(?:-\d{2})?")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+
+
+def _month_name(token: str) -> Iterator[str]:
+    """An ISO date's month as its name ("2026-06-30" → "june"), so "MRR at the end of June 2026" meets the row dated
+    2026-06-30, and a question dated 2026-06-30 a page that writes "30 June 2026"."""
+    date = _ISO_DATE.fullmatch(token) if len(token) <= 10 else None
+    if date is not None:
+        yield stem(_MONTHS[int(date.group(1)) - 1])
 
 
 def _cjk_bigrams(token: str) -> Iterator[str]:

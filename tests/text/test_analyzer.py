@@ -309,3 +309,17 @@ def test_lower_case_text_never_holds_an_acronym_term(text: str) -> None:
 
 def test_a_texts_acronyms_are_read_up_to_a_bound() -> None:
     assert terms("Ask IT about it. " * 5_000).count("it") == analyzer._ACRONYMS_READ
+
+
+def test_a_number_with_thousands_separators_is_one_term_as_a_question_may_write_it() -> None:
+    assert terms("Discounts start at 1,500 seats; Datadog costs €58,800") == [
+        *("discount", "start", "1500", "seat", "datadog", "cost", "58800")
+    ]
+    assert terms("1,000,000 users") == terms("1000000 users")
+    assert terms("rooms 1,2,3 and 2019,2020") == ["room", "1", "2", "3", "2019", "2020"]  # no thousands: a list
+
+
+def test_an_iso_dates_month_is_also_its_name_so_june_2026_meets_2026_06_30() -> None:
+    assert terms("| 2026-06-30 | 187,050 |") == ["2026-06-30", "june", "2026", "06", "30", "187050"]
+    assert "novemb" in terms("released 2025-11") and set(terms("June 2026")) <= set(terms("2026-06-30"))
+    assert terms("build 2026-13-01") == ["build", "2026-13-01", "2026", "13", "01"]  # no month 13
