@@ -24,8 +24,9 @@ from retriever.pipeline.results import Candidate, Phase1, Target
 from retriever.pipeline.speakers import Turn, named_speakers, turns
 from retriever.text import analyzer
 from retriever.text.framing import framed
-from retriever.text.markup import iter_sentences, truncate
+from retriever.text.markup import truncate
 from retriever.text.models import Lines, Section, Unit
+from retriever.text.sentences import iter_sentences
 
 if TYPE_CHECKING:  # the LLM modules load only when a model is configured: see pipeline.context
     from retriever.llm.guided import LLMRun

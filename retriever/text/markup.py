@@ -1,4 +1,4 @@
-"""Inline markdown to plain text, sentence splitting, human titles, and the relative links of a body.
+"""Inline markdown to plain text, human titles, and the relative links of a body (sentences: ``sentences``).
 
 Pure string functions, shared by the parser (index time) and the report (output time).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import lru_cache
 from itertools import chain, islice
 from urllib.parse import unquote
@@ -51,18 +51,6 @@ _STRIKE = re.compile(r"~~(.+?)~~")  # "." stops at a line end, and any two "~~" 
 _SPACES = re.compile(r"\s+")
 _EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]")
 
-# Abbreviations after which a full stop does not end a sentence (English, titles before a name among them: a
-# transcript's "Hon. Anita Anand: …" had split into "Hon." and the turn; then Ukrainian: street, lane, avenue,
-# boulevard, square, "named after", "for example", "see", thousand, "that is", "and so on").
-_ABBREVIATIONS = frozenset(
-    "e.g i.e etc mr mrs ms mx dr st vs no approx incl fig dept inc ltd co u.s u.k a.m p.m jan feb mar apr "
-    "hon rt rev prof sen gov lt col capt sgt jr sr messrs "
-    "jun jul aug sep sept oct nov dec вул пров просп бул пл ім напр див тис т.д т.п т.ч".split()
-)
-_OPENERS = "([{\"'“‘«*_"  # what may stand before an abbreviation: "(e.g. Ana…)", "«вул. …»"
-_LAST_WORD_WINDOW = 64  # characters; longer than any abbreviation
-# The gap after a sentence's stop: white space, or what an export writes for it ("CET.&nbsp;A release…<br/>").
-_BOUNDARY = re.compile(r"(?<=[.!?…])([\"”’)]?)(?:\s|&nbsp;|&#160;|<[bB][rR]\s*/?>)+(?=[\"“‘(\[*_]*[A-ZА-ЯІЇЄҐ0-9])")
 
 
 def _template_args(match: re.Match[str]) -> str:
@@ -128,7 +116,7 @@ def clean_inline(text: str) -> str:
 # Obsidian's and GitHub's callout marker ("[!warning] Title"), a task box ("[ ] ", "[x] "), a block id (" ^dec1"
 # ending a line), a comment ("%% … %%"), an embed of an attachment ("![[chart.png]]"), a footnote's mark ("[^2]")
 # and its definition's ("[^2]: "), Docusaurus's and MkDocs's admonition fences (":::tip Title", ":::", '!!! note
-# "Title"', '??? info'), whose title is kept, and Confluence's CDATA, whose content is.
+# "Title"', '??? info') and content tabs ('=== "Tab"'), whose title is kept, and Confluence's CDATA, whose content is.
 _CALLOUT = re.compile(r"^\s*\[![A-Za-z][\w-]{0,30}\][+-]?[ \t]*")
 _TASK_BOX = re.compile(r"^\s*\[[ xX]\][ \t]+")
 _BLOCK_ID = re.compile(r"[ \t]\^[A-Za-z0-9][A-Za-z0-9-]{0,40}[ \t]*(?=\n|$)")
@@ -139,10 +127,10 @@ _EMBEDDED_FILE = re.compile(
 _FOOTNOTE = re.compile(r"(?m)^[ \t]*\[\^[^\[\]\s]{1,40}\]:[ \t]*|\[\^[^\[\]\s]{1,40}\]")
 _ADMONITION = re.compile(
     r"""(?m)^[ \t]*(?::{3,}[ \t]*(?:[A-Za-z][\w-]{0,30})?[ \t]*([^\n]*)"""
-    r"""|(?:!!!|\?\?\?\+?)[ \t]*(?:[A-Za-z][\w-]{0,30})?(?:[ \t]+"([^"\n]*)")?)"""
+    r"""|(?:!!!|\?\?\?\+?)[ \t]*(?:[A-Za-z][\w-]{0,30})?(?:[ \t]+"([^"\n]*)")?|===\+?[ \t]+"([^"\n]*)")"""
 )
 _CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)  # with _before_last
-_LEFTOVER_CHARS = re.compile(r"\[[!^ xX]|[ \t]\^|%%|:::|!!!|\?\?\?|<!\[CDATA\[")  # each holds one of these
+_LEFTOVER_CHARS = re.compile(r"\[[!^ xX]|[ \t]\^|%%|:::|!!!|\?\?\?|===|<!\[CDATA\[")  # each holds one of these
 
 
 def _without_leftovers(text: str) -> str:
@@ -154,14 +142,14 @@ def _without_leftovers(text: str) -> str:
         text = _FOOTNOTE.sub("", _BLOCK_ID.sub("", text))
     if "%%" in text:
         text = _before_last(_OBSIDIAN_COMMENT, "%%", " ", text)
-    if ":::" in text or "!!!" in text or "???" in text:
+    if ":::" in text or "!!!" in text or "???" in text or "===" in text:
         text = _ADMONITION.sub(_admonition_title, text)
     return _before_last(_CDATA, "]]>", r"\1", text) if "<![CDATA[" in text else text
 
 
 def _admonition_title(match: re.Match[str]) -> str:
     # The title labels what follows it, as a bold lead-in does: "Staging quota: Each team gets 8 CPUs."
-    title = (match.group(1) or match.group(2) or "").strip()
+    title = (match.group(1) or match.group(2) or match.group(3) or "").strip()
     return f"{title.rstrip(':')}: " if title else " "
 
 
@@ -249,31 +237,6 @@ def normalize_heading(text: str | None) -> str:
     text = _HTML_TAG.sub("", _before_last(_HTML_COMMENT, "-->", "", _ANCHOR.sub("", text)))
     text = _EMOJI.sub("", re.sub(r"[*_`]", "", text))
     return _SPACES.sub(" ", text).strip().rstrip(":").strip().casefold()
-
-
-def split_sentences(text: str) -> list[tuple[int, str]]:
-    """Sentences of ``text`` as (start offset, sentence), abbreviations respected."""
-    return list(iter_sentences(text))
-
-
-def iter_sentences(text: str) -> Iterator[tuple[int, str]]:
-    """``split_sentences`` one at a time (a caller with a budget stops early); linear time."""
-    start = 0
-    for match in _BOUNDARY.finditer(text):
-        # Only the last word matters, so look back a bounded way: after many abbreviations in a row
-        # ``start`` stays put and slicing from it each time would make the split quadratic.
-        before = text[max(start, match.start() - _LAST_WORD_WINDOW) : match.start()].rstrip('"”’)')
-        words = before.rsplit(None, 1)
-        last_word = words[-1].rstrip(".").lstrip(_OPENERS).casefold() if words else ""
-        if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
-            continue
-        piece = text[start : match.start() + len(match.group(1))].strip()
-        if piece:
-            yield start, piece
-        start = match.end()
-    piece = text[start:].strip()
-    if piece:
-        yield start, piece
 
 
 # The names a markdown file ends with (``.mdx``, MDX pages, read without their MDX-only syntax: ``text.mdx``).

@@ -34,7 +34,7 @@ def blank(body: str) -> str:
     if _OPENER not in body and "import" not in body and "export" not in body:
         return body
     lines = body.split("\n")
-    fenced = _fenced(lines)
+    fenced = fenced_lines(lines)
     start = 0
     while start < len(lines):  # each run of lines outside fences, its comments blanked at once
         if fenced[start]:
@@ -51,7 +51,7 @@ def blank(body: str) -> str:
     return "\n".join(lines)
 
 
-def _fenced(lines: list[str]) -> list[bool]:
+def fenced_lines(lines: list[str]) -> list[bool]:
     """Whether each line is part of a fenced code block (its fences included); an unclosed fence runs to the end."""
     fenced = [False] * len(lines)
     fence = ""  # the open fence's marks, "" outside one

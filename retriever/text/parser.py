@@ -23,19 +23,19 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock, reference
 from markdown_it.token import Token
 
-from retriever.text import conflicts, field_statements, html_blocks, mdx, quotes
+from retriever.text import conflicts, dialects, field_statements, html_blocks, quotes
 from retriever.text.front_matter import ParseError, split_front_matter
 from retriever.text.markup import (
     INDEX_NAMES,
     clean_inline,
     default_title,
     find_acronyms,
-    iter_sentences,
     markdown_links,
     title_key,
     truncate,
 )
 from retriever.text.models import Document, Section, Unit, UnitKind
+from retriever.text.sentences import statement_pieces
 
 __all__ = ["INDEX_NAMES", "ParseError", "default_title", "parse_document", "split_front_matter"]
 
@@ -198,7 +198,7 @@ def parse_document(rel_path: str, text: str) -> Document:
     if conflicted is not None:
         raise ParseError(conflicts.refusal(conflicted))
     meta, body, offset = split_front_matter(text)
-    body = mdx.blank(body) if mdx.is_mdx(rel_path) else body  # MDX: imports, exports, {/* */} blanked, lines kept
+    body = dialects.readable(rel_path, body)  # MDX's and MkDocs's own syntax as plain markdown, lines kept
     total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
     if total_lines > MAX_LINES:
         raise ParseError(f"more than {MAX_LINES:,} lines ({total_lines:,}); split it into smaller files")
@@ -339,7 +339,7 @@ def _sentences(
     # text: ``clean_inline`` gives a text and its stripped form the same plain text.
     line, counted, whole = first_line, 0, len(raw.strip())
     lists, opens = place
-    for offset, sentence in iter_sentences(raw):
+    for offset, sentence in statement_pieces(raw):
         line += raw.count("\n", counted, offset)
         counted = offset
         text = cleaned if len(sentence) == whole else clean_inline(sentence)
