@@ -8,7 +8,8 @@ range_bonus`` higher (the order only: the answerability evidence stays the words
 Contract: ``asked(question)`` is the amounts a question names, each as an ``Interval`` in a unit: a figure with a
 percent sign, a currency or a unit of time ("15%", "€500", "3 weeks"), or a bound of one ("above 20%", "under
 €60", "more than 10 days"); none for a bare number ("Q3", "2027", "4.3").  ``within(amounts, statement)`` is True
-when a range or bound the statement gives in the same unit ("10–20%", "up to 10%", "from €1,000", "over 5 days")
+when a range or bound the statement gives in the same unit ("10–20%", "between 31 and 90 days", "up to 10%", "from
+€1,000", "over 5 days")
 overlaps one of them; a bare figure of the statement is no range ("€60" answers "under €60" by its words, not here).
 Every pattern is bounded and only the first ``MAX_CHARS`` of a statement are read.
 """
@@ -19,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 MAX_CHARS = 2000  # of a statement read for ranges
 MAX_AMOUNTS = 4  # a question's amounts compared
@@ -43,6 +45,8 @@ _LOWER = r"above|over|more\s+than|at\s+least|from|min(?:imum)?|beyond|exceeding|
 _UPPER = r"up\s+to|under|below|less\s+than|at\s+most|max(?:imum)?|до|менше"
 _START = r"(?<![\w.,])"  # an amount starts no figure's middle
 _RANGE = re.compile(_START + _AMOUNT + r"\s?(?:–|—|-|to|до)\s?" + _AMOUNT, re.I)
+# "between 31 and 90 days", in _RANGE's groups
+_BETWEEN = re.compile(r"(?<!\w)(?:between|між)\s+" + _AMOUNT + r"\s+(?:and|і|й|та)\s+" + _AMOUNT, re.I)
 _BOUND = re.compile(r"(?<!\w)(" + _LOWER + "|" + _UPPER + r")\s+" + _AMOUNT, re.I)
 _PLAIN = re.compile(_START + _AMOUNT, re.I)
 _LOWER_WORDS = re.compile(r"^(?:" + _LOWER + r")$", re.I)
@@ -106,12 +110,12 @@ def _bound(match: re.Match[str]) -> Interval | None:
 
 @lru_cache(maxsize=16_384)  # a memory's statements are met again and again
 def given(statement: str) -> tuple[Interval, ...]:
-    """The ranges and bounds ``statement`` gives: "10–20%", "up to 10%", "above 20%"; a bound's words inside a
-    range ("from 10% to 20%", "від 10 до 20%") are part of the range, never a bound of their own."""
+    """The ranges and bounds ``statement`` gives: "10–20%", "between 3 and 15 years", "up to 10%", "above 20%"; a
+    bound's words inside a range ("from 10% to 20%", "від 10 до 20%") are part of it, never a bound of their own."""
     text = statement[:MAX_CHARS]
     out = []
     spans: list[tuple[int, int]] = []
-    for match in _RANGE.finditer(text):
+    for match in chain(_RANGE.finditer(text), _BETWEEN.finditer(text) if "etween" in text or "між" in text else ()):
         low_unit, high_unit = _unit(match.group(1), match.group(4)), _unit(match.group(5), match.group(8))
         unit = high_unit or low_unit  # "10–20%": the unit is written once
         if unit and (low_unit in (None, unit)):

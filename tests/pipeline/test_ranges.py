@@ -49,6 +49,9 @@ def test_a_strict_bound_leaves_its_own_figure_out() -> None:
         ("Знижка від 10 до 20%.", (Interval(10, 20, "%"),)),
         ("Meals: 50–100 € a head.", (Interval(50, 100, "eur"),)),  # the currency after the figure
         ("Multi-year (3 years): standard 8% extra", ()),  # figures, but no range or bound
+        ("Between 31 and 90 days, we refund the unused months.", (Interval(31, 90, "day"),)),
+        ("Between 3 and 15 years: 6 hours per pay period", (Interval(3, 15, "year"),)),
+        ("Between Ana and Rui, 3 days were agreed.", ()),  # "between" with no amounts
     ],
 )
 def test_a_statement_gives_ranges_and_bounds_with_their_unit(statement: str, ranges: tuple[Interval, ...]) -> None:
