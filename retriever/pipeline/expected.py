@@ -26,7 +26,18 @@ from retriever.pipeline.query import Query
 from retriever.pipeline.results import Candidate
 from retriever.text import analyzer
 
-_FIGURE = re.compile(r"[\d£$€¥₴%]")  # a figure answers every kind: "£200", "10 minutes", "3 March", "9:30"
+_FIGURE = re.compile(r"[\d£$€¥₴%]")  # a figure: "£200", "10 minutes", "3 March", "9:30"
+_MONTH = (  # a month's name, English or Ukrainian ("may" and "march" too: beside a day's number they are months)
+    r"(?:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+    r"|\b(?:січ|лют|берез|квіт|трав|черв|лип|серп|верес|жовт|листоп|груд)\w*)"
+)
+# A figure written as a time: a date, a clock time, a day of the month, a quarter or a year. "SCIM 2.0", "3 seats"
+# or "12" alone answer no "When…?" ("When does the Stratacore contract renew?" had led with the SCIM requirement).
+_TIME_FIGURE = re.compile(
+    r"\d{4}-\d{2}|\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}/\d{1,2}\b|\b\d{1,2}(?:st|nd|rd|th)\b|\bQ[1-4]\b|\b(?:19|20)\d{2}\b"
+    r"|\b\d{1,2}\s*(?:am|pm|a\.m|p\.m)\b|\b\d{1,2}\s+" + _MONTH + r"|" + _MONTH + r"\.?\s+\d{1,2}\b",
+    re.I,
+)
 _WORD = re.compile(r"\w+(?:'\w+)*")
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'"})
 _NUMBER_WORDS = (
@@ -189,6 +200,10 @@ def definers(query: Query, candidates: Sequence[Candidate], memory: Memory | Non
     return out
 
 
+_ALL_KINDS = frozenset(kind.name for kind in KINDS)
+_FIGURE_KINDS = _ALL_KINDS - {"time"}
+
+
 def asked(question: str) -> frozenset[str]:
     """The kinds of answer ``question`` asks for (names from ``KINDS``)."""
     question = question.translate(_APOSTROPHES)  # "What’s the deadline…", as "What's"
@@ -207,11 +222,16 @@ def held(statement: str, besides: frozenset[str] = frozenset()) -> frozenset[str
     names a unit itself ("What are our core hours?"), a unit word answers nothing ("organise your day" had led over
     "10:00–14:00"): a figure or a number word does."""
     figured, by_kind = _kind_words(statement)
-    if figured:
-        return frozenset(kind.name for kind in KINDS)
+    if figured:  # a figure is an amount; a time only written as one ("2026-06-30", "9:30", "the 15th", "Q3", "2027")
+        return _ALL_KINDS if _TIME_FIGURE.search(statement) else _FIGURE_KINDS | _time_by_words(by_kind, besides)
     if not besides.isdisjoint(_UNITS):
         besides = besides | _UNITS
     return frozenset(name for name, words in by_kind if not words <= besides)
+
+
+def _time_by_words(by_kind: tuple[tuple[str, frozenset[str]], ...], besides: frozenset[str]) -> frozenset[str]:
+    """"time" where a figure's statement holds a time word besides the question's ("after 12 months", "in March")."""
+    return frozenset(name for name, words in by_kind if name == "time" and not words <= besides)
 
 
 @lru_cache(maxsize=16_384)
@@ -219,11 +239,10 @@ def _kind_words(statement: str) -> tuple[bool, tuple[tuple[str, frozenset[str]],
     """Whether ``statement`` holds a figure, and each kind's words it holds.  Cached per statement, whatever the
     question (``held`` leaves its words out): a memory's statements are met again and again, and the analyser's
     caches (``analyzer.cached_terms``) already keep the same texts."""
-    if _FIGURE.search(statement):
-        return True, ()
+    figured = bool(_FIGURE.search(statement))
     words = words_of(statement)
     found = ((kind.name, frozenset(w for w in words if w in kind.words or w.startswith(kind.stems))) for kind in KINDS)
-    return False, tuple((name, kind_words) for name, kind_words in found if kind_words)
+    return figured, tuple((name, kind_words) for name, kind_words in found if kind_words)
 
 
 def words_of(text: str) -> frozenset[str]:

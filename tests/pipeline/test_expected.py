@@ -52,6 +52,10 @@ def test_a_question_asks_for_the_kinds_its_words_ask_for(question: str, kinds: s
         ("Зустріч щоп'ятниці о 10:00.", {"time"}, True),
         ("Відпустка триває двадцять чотири дні.", {"amount"}, True),
         ("Each slot will be 10 minutes.", set(), False),
+        ("Renewal: 2027-01-14", {"time"}, True),
+        ("Standups start at 9:30 or 10am, and reviews are due by the 15th.", {"time"}, True),
+        ("The renewal requires SCIM 2.0 and 3 admin seats.", {"time"}, False),  # figures, but no time
+        ("The renewal requires SCIM 2.0 and 3 admin seats.", {"amount"}, True),
     ],
 )
 def test_a_statement_holds_an_answer_of_the_kind_asked(statement: str, kinds: set[str], expected: bool) -> None:
