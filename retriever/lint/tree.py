@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retriever.memory.memory import Memory
-from retriever.text import mdx, reader
+from retriever.text import dialects, reader
 from retriever.text.models import Document
 from retriever.text.parser import ParseError, split_front_matter
 
@@ -125,8 +125,9 @@ def _read(memory: Memory, rel_path: str) -> File | None:
     except (KeyError, reader.Unreadable, ParseError):
         return None
     lines = text.split("\n")
-    if mdx.is_mdx(rel_path):  # read as the parser reads it: the body's MDX-only syntax blanked, lines kept
-        lines[front_lines:] = mdx.blank("\n".join(lines[front_lines:])).split("\n")
+    # Read as the parser reads it (MDX-only syntax blanked, MkDocs bodies moved left, lines kept): a link in an
+    # admonition's body is checked, one in an MDX comment is not.
+    lines[front_lines:] = dialects.readable(rel_path, "\n".join(lines[front_lines:])).split("\n")
     return File(rel_path, doc, lines, front_lines, _front_matter_keys(lines, front_lines))
 
 

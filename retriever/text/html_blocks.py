@@ -26,6 +26,9 @@ _BREAKS = frozenset(
 _CELLS = frozenset({"td", "th"})
 _SILENT = frozenset({"script", "style", "template"})
 _BOLD = frozenset({"strong", "b"})
+_TABLE_TAGS = frozenset({"tr", "thead", "td", "th"})
+_FEWEST_WORDS = 3  # of a piece of text outside a list: fewer is a label of the text after it (``_kept``)
+_WORDY = re.compile(r"[^\W_]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,7 @@ class Text:
     text: str
     line: int
     item: bool = False
+    label: bool = False  # a table's title row
 
 
 # A tag is "<", a name, then anything but "<" and ">" (a ">" inside a quoted attribute ends it early: rare, and the
@@ -63,12 +67,40 @@ def read(block: str) -> list[Row | Text]:
         if match.group(1):
             reader.end(match.group(2).lower())
         else:
-            reader.start(match.group(2).lower(), line)
+            reader.start(match.group(2).lower(), line, "colspan" in match.group().lower())
         line += match.group().count("\n")
         at = match.end()
     reader.data(block[at:], line)
+    while reader.tables:  # a table the block leaves open (markdown ends an HTML block at a blank line): its last row
+        reader.end("table")
     reader.flush()
-    return reader.pieces
+    return _kept(reader.pieces)
+
+
+def _kept(pieces: list[Row | Text]) -> list[Row | Text]:
+    """``pieces`` with each short text outside a list (under ``_FEWEST_WORDS`` words: a name in its own ``<div>``)
+    as the label of the text after it ("Carly Jones: VP, People & Talent"), and text with no letter or digit
+    ("—-------") left out."""
+    out: list[Row | Text] = []
+    pending: Text | None = None
+    for piece in pieces:
+        if isinstance(piece, Text) and not piece.item and len(piece.text.split()) < _FEWEST_WORDS:
+            if _WORDY.search(piece.text):
+                pending = piece if pending is None else Text(f"{pending.text} {piece.text}", pending.line)
+            continue
+        if pending is not None and isinstance(piece, Text) and not piece.item:
+            piece = Text(f"{pending.text.rstrip(':')}: {piece.text}", pending.line, label=piece.label)
+        elif pending is not None:
+            out.append(pending)  # before a row or an item: a piece of its own
+        pending = None
+        out.append(piece)
+    return [*out, pending] if pending is not None else out
+
+
+def _apart(run: list[str]) -> None:
+    """A space after ``run``'s text, unless it is empty or ends in one: what stands on either side is two words."""
+    if run and not run[-1][-1:].isspace():
+        run.append(" ")
 
 
 @dataclass
@@ -81,6 +113,7 @@ class _Table:
     all_heads: bool = True  # every cell of the row so far is a <th>
     plain: bool = False  # some text of the row so far stands outside <strong> and <b>
     bold: int = 0  # <strong> and <b> open in the cell
+    spans: bool = False  # a cell of the row spans columns (colspan)
     cell: list[str] | None = None  # the open cell's text
 
 
@@ -96,18 +129,23 @@ class _Reader:
         self.silent = 0
         self.line = 1  # of the tag being read
 
-    def start(self, tag: str, line: int) -> None:
+    def start(self, tag: str, line: int, spans: bool = False) -> None:
         self.line = line
         if tag in _SILENT:
             self.silent += 1
         elif tag == "table":
             self.flush()
             self.tables.append(_Table())
-        elif self.tables and tag in ("tr", "thead", "td", "th"):
-            self._table_tag(self.tables[-1], tag)
+        elif self.tables and tag in _TABLE_TAGS:
+            self.flush()  # text between a table's rows is a piece of its own
+            self._table_tag(self.tables[-1], tag, spans)
         elif tag in _BOLD and self._in_cell():
             self.tables[-1].bold += 1
-        elif tag in _BREAKS and not self._in_cell():
+        elif self._in_cell():
+            self._cell_break(tag)
+        elif tag in ("td", "th"):  # a cell of a table this block did not open: one piece, cells apart
+            _apart(self.run)
+        elif tag in _BREAKS or tag in _TABLE_TAGS:
             self.flush()
             self.item = tag == "li"
 
@@ -116,12 +154,22 @@ class _Reader:
             self.silent = max(0, self.silent - 1)
         elif tag == "table" and self.tables:
             self._end_row(self.tables.pop())
-        elif self.tables and tag in ("tr", "thead", "td", "th"):
+        elif self.tables and tag in _TABLE_TAGS:
             self._table_end(self.tables[-1], tag)
         elif tag in _BOLD and self._in_cell():
             self.tables[-1].bold = max(0, self.tables[-1].bold - 1)
-        elif tag in _BREAKS and not self._in_cell():
+        elif self._in_cell():
+            self._cell_break(tag)
+        elif tag in ("td", "th"):
+            _apart(self.run)
+        elif tag in _BREAKS or tag in _TABLE_TAGS:
             self.flush()
+
+    def _cell_break(self, tag: str) -> None:
+        """A block tag in a cell (``<br>``, ``<p>``, ``<li>``) parts its words: "Merge the PR.<br>Wait" is two."""
+        cell = self.tables[-1].cell
+        if tag in _BREAKS and cell is not None:
+            _apart(cell)
 
     def data(self, data: str, line: int) -> None:
         if self.silent or not data:
@@ -130,13 +178,13 @@ class _Reader:
         if table is not None and table.cell is not None:
             table.cell.append(data)
             table.plain = table.plain or (not table.bold and not data.isspace())
-        elif table is None and (self.run or data.strip()):
+        elif self.run or data.strip():  # outside a cell: a caption, text between rows, a paragraph
             if not self.run:
                 self.run_line = line + data[: len(data) - len(data.lstrip())].count("\n")
             self.run.append(data)
 
     def flush(self) -> None:
-        text = html.unescape("".join(self.run)).strip()
+        text = "".join(self.run).strip()  # entities kept: the parser's clean_inline decodes them, once
         if text:
             self.pieces.append(Text(text, self.run_line, self.item))
         self.run, self.item = [], False
@@ -144,7 +192,7 @@ class _Reader:
     def _in_cell(self) -> bool:
         return bool(self.tables) and self.tables[-1].cell is not None
 
-    def _table_tag(self, table: _Table, tag: str) -> None:
+    def _table_tag(self, table: _Table, tag: str, spans: bool) -> None:
         if tag == "thead":
             table.in_head = True
         elif tag == "tr":
@@ -154,6 +202,7 @@ class _Reader:
             self._end_cell(table)
             table.cell = []
             table.all_heads = table.all_heads and tag == "th"
+            table.spans = table.spans or spans
             table.row_line = table.row_line or self.line
 
     def _table_end(self, table: _Table, tag: str) -> None:
@@ -172,7 +221,10 @@ class _Reader:
 
     def _end_row(self, table: _Table) -> None:
         self._end_cell(table)
-        if any(table.row):
+        cells = [cell for cell in table.row if cell]
+        if table.spans and len(cells) == 1:  # a title across the table ("Career Levels V2", colspan): a label
+            self.pieces.append(Text(cells[0], table.row_line, label=True))
+        elif cells:
             # A first row of <th> cells, or of cells wholly bold (as Google Docs and Confluence export them), heads it.
             heading = table.in_head or (table.rows == 0 and (table.all_heads or not table.plain))
             if heading:
@@ -180,4 +232,4 @@ class _Reader:
             else:
                 self.pieces.append(Row(tuple(table.row), table.header, table.row_line))
             table.rows += 1
-        table.row, table.row_line, table.all_heads, table.plain, table.bold = [], 0, True, False, 0
+        table.row, table.row_line, table.all_heads, table.plain, table.bold, table.spans = [], 0, True, False, 0, False

@@ -6,8 +6,9 @@ Contract: ``blank(body)`` returns ``body`` with, outside fenced code blocks,
   after a blank line), with ``import`` or ``export`` and then a space, ``{``, ``*`` or a quote (an import or export
   statement), with the lines after it up to the next blank line,
 replaced by spaces.  Line breaks are kept and every line keeps its length, so line numbers, and columns, stay those
-of the file.  JSX tags are left: the parser strips them as it strips HTML.  Comments go first, so a line after a
-comment alone on its line may start an ESM block, as it may in MDX.
+of the file; but where a block may start, a line whose text a comment at its start would leave four spaces in
+(markdown's indented code) loses those spaces.  JSX tags are left: the parser strips them as it strips HTML.
+Comments go first, so a line after a comment alone on its line may start an ESM block, as it may in MDX.
 Linear time: each line is looked at once for fences and ESM; each comment's close is searched for once, from its
 opener on, and an opener without a close ends the search (no later opener can close either).
 """
@@ -45,7 +46,7 @@ def blank(body: str) -> str:
             end += 1
         run = "\n".join(lines[start:end])
         if _OPENER in run:
-            lines[start:end] = _without_comments(run).split("\n")
+            lines[start:end] = _not_code(lines[start:end], _without_comments(run).split("\n"), start == 0)
         start = end
     _blank_esm(lines, fenced)
     return "\n".join(lines)
@@ -94,6 +95,18 @@ def _blank_esm(lines: list[str], fenced: list[bool]) -> None:
             inside = may_start and _ESM.match(line) is not None
         if inside:
             lines[number] = " " * len(line)
+
+
+def _not_code(before: list[str], after: list[str], first: bool) -> list[str]:
+    """``after`` (``before``'s lines, comments blanked), but where the spaces of a comment at a line's start made its
+    text an indented code block ("{/* TODO */} The staging cluster…" had been code), that text at ``before``'s
+    indent: only where a block may start (the body's first line, or after a blank line)."""
+    out: list[str] = []
+    for number, (old, new) in enumerate(zip(before, after, strict=True)):
+        lead, kept = len(new) - len(new.lstrip(" ")), len(old) - len(old.lstrip(" "))
+        may_start = (first and number == 0) or (number > 0 and not out[-1].strip())
+        out.append(" " * kept + new.lstrip(" ") if may_start and lead >= 4 > kept and new.strip() else new)
+    return out
 
 
 def _spaces(text: str) -> str:

@@ -374,7 +374,7 @@ def _table(tokens: list[Token], i: int, builder: _Builder) -> int:
 
 def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _Builder, add_text: bool = True) -> None:
     # A "#" column only numbers the rows; it says nothing about them.
-    cells = zip(header or [""] * len(row), row, strict=False)
+    cells = zip([*header, *[""] * (len(row) - len(header))], row, strict=False)  # a cell past the header: unnamed
     kept = tuple((h, v) for h, v in cells if v and h not in _ROW_NUMBER_HEADERS)
     text = "; ".join(f"{h}: {v}" if h else v for h, v in kept)
     line = row_map[0] + builder.offset + 1

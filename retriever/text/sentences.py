@@ -31,14 +31,16 @@ _PROPERTY_LINE = re.compile(r"[^\W\d_][\w .'/-]{0,30}:[ \t]+\S[^\n]*")
 def statement_pieces(text: str) -> Iterator[tuple[int, str]]:
     """A paragraph's statements as (start offset, text): a block of "Key: value" lines (every line one, at least two,
     as Notion's and Confluence's exports write a page's properties) a statement a line, where having no stops they
-    had been one ("Owner: Ana Costa Tier: 1 On-call: payments-oncall"); any other text its sentences."""
+    had been one ("Owner: Ana Costa Tier: 1 On-call: payments-oncall"), a line's sentences apart ("A: There is…
+    We recommend…"); any other text its sentences."""
     if "\n" in text and ":" in text and text.count("\n") < 50:
         lines = text.split("\n")
         if all(_PROPERTY_LINE.fullmatch(line.strip()) for line in lines if line.strip()):
             offsets = [0]
             for line in lines[:-1]:
                 offsets.append(offsets[-1] + len(line) + 1)
-            yield from ((at, line.strip()) for at, line in zip(offsets, lines, strict=True) if line.strip())
+            for at, line in zip(offsets, lines, strict=True):  # a line of several sentences is still split
+                yield from ((at + offset, sentence) for offset, sentence in iter_sentences(line))
             return
     yield from iter_sentences(text)
 

@@ -62,3 +62,18 @@ def test_a_megabyte_of_markers_and_bodies_reads_in_linear_time() -> None:
     started = time.perf_counter()
     readable("a.md", "!!! note\n    body\n" * 60_000)
     assert time.perf_counter() - started < 2
+
+
+def test_an_admonition_nested_in_a_tab_moves_left_a_level_more() -> None:
+    body = '=== "Linux"\n\n    !!! warning\n\n        Run the installer as root.\n\n'
+    body += "        ```\n        code\n        ```\nAfter."
+    assert readable("a.md", body).split("\n") == [
+        '=== "Linux"', "", "!!! warning", "", "Run the installer as root.", "", "```", "code", "```", "After."
+    ]
+
+
+def test_blank_lines_inside_an_html_table_are_held_and_an_unclosed_table_is_left_as_it_is() -> None:
+    body = "<table>\n<tr><td>a</td></tr>\n\n<tr><td>b</td></tr>\n</table>\n\ntext"
+    assert readable("a.md", body) == "<table>\n<tr><td>a</td></tr>\n<!---->\n<tr><td>b</td></tr>\n</table>\n\ntext"
+    unclosed = "<table>\n<tr><td>a</td></tr>\n\n# Heading\n\n</table>"
+    assert readable("a.md", unclosed) == unclosed  # a heading comes first: not held

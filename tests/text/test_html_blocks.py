@@ -36,15 +36,48 @@ def test_a_row_label_in_th_after_the_first_row_is_a_cell() -> None:
     assert read(html) == [Row(("Team", "$29"), ("Plan", "Price"), 1)]
 
 
-def test_block_tags_part_runs_of_text_and_entities_are_decoded() -> None:
-    html = "<p>One &amp; two.</p><p>Three</p>\n<div>Four<br>Five</div><li>Six</li>"
+def test_block_tags_part_runs_of_text_and_a_texts_entities_are_left_for_the_parser_to_decode_once() -> None:
+    html = "<p>One &amp; two &lt;svc&gt;.</p><p>Three four five</p>\n"
+    html += "<div>Four words are here<br>Five words are here</div>"
     assert read(html) == [
-        Text("One & two.", 1),
-        Text("Three", 1),
-        Text("Four", 2),
-        Text("Five", 2),
-        Text("Six", 2, item=True),
+        Text("One &amp; two &lt;svc&gt;.", 1),
+        Text("Three four five", 1),
+        Text("Four words are here", 2),
+        Text("Five words are here", 2),
     ]
+    assert read("<table><tr><td>A &amp; B</td></tr></table>") == [Row(("A & B",), (), 1)]  # a cell's are decoded
+
+
+def test_a_short_text_labels_the_text_after_it_and_one_without_letters_is_left_out() -> None:
+    html = "<div>Carly Jones</div>\n<div>VP, People &amp; Talent</div><p>—-------</p><li>Six</li>"
+    assert read(html) == [Text("Carly Jones: VP, People &amp; Talent", 1), Text("Six", 2, item=True)]
+
+
+def test_a_table_left_open_by_its_block_gives_its_last_row() -> None:
+    assert read("<table><tr><td>1</td><td>2</td></tr><tr><td>3</td><td>4</td>") == [
+        Row(("1", "2"), (), 1),
+        Row(("3", "4"), (), 1),
+    ]
+
+
+def test_cells_of_a_table_the_block_did_not_open_are_one_piece_with_their_words_apart() -> None:
+    assert read("<tr><td>CFO</td><td>Approves spend over the limit.</td></tr>") == [
+        Text("CFO Approves spend over the limit.", 1)
+    ]
+
+
+def test_block_tags_inside_a_cell_part_its_words() -> None:
+    html = "<table><tr><th>A</th><th>B</th></tr>"
+    html += "<tr><td>Merge the PR.<br>Wait for CI.</td><td>one<p>two</td></tr></table>"
+    assert read(html) == [Row(("Merge the PR. Wait for CI.", "one two"), ("A", "B"), 1)]
+
+
+def test_a_title_row_across_the_table_is_a_label_and_the_next_bold_row_heads_it() -> None:
+    html = (
+        "<table><tr><td colspan=6><strong>Career Levels V2</strong></td></tr>"
+        "<tr><td><b>Level</b></td><td><b>Scope</b></td></tr><tr><td>IC1</td><td>Own tasks</td></tr></table>"
+    )
+    assert read(html) == [Text("Career Levels V2", 1, label=True), Row(("IC1", "Own tasks"), ("Level", "Scope"), 1)]
 
 
 def test_inline_tags_keep_a_sentence_whole_and_script_and_style_are_no_text() -> None:

@@ -68,10 +68,20 @@ PIECES = ["import ", "export {", "{/*", "*/}", "*/ }", "```", "~~~", "\n", " ", 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(PIECES)).map("".join))
-def test_blank_keeps_every_line_break_and_length_and_only_turns_characters_into_spaces(body: str) -> None:
+def test_blank_keeps_every_line_break_and_only_turns_characters_into_spaces(body: str) -> None:
     out = blank(body)
-    assert len(out) == len(body)
-    assert all(a == b or (a == " " and b != "\n") for a, b in zip(out, body, strict=True))
+    assert out.count("\n") == body.count("\n")
+    for after, before in zip(out.split("\n"), body.split("\n"), strict=True):
+        if len(after) < len(before):  # a comment's spaces before the text dropped: the text is no indented code
+            rest = iter(before)
+            assert after.strip() and all(ch in rest for ch in after.lstrip(" "))  # what is left, in its order
+            continue
+        assert all(a == b or (a == " " and b != "\n") for a, b in zip(after, before, strict=True))
+
+
+def test_text_after_a_comment_at_a_lines_start_is_no_indented_code() -> None:
+    assert blank("{/* TODO: check */} The cluster is wiped.\nNext") == "The cluster is wiped.\nNext"
+    assert blank("  {/* x */}     Text") == "  Text"
 
 
 @pytest.mark.parametrize(

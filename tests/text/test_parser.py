@@ -655,3 +655,22 @@ def test_a_document_of_front_matter_alone_has_its_prose_fields_as_its_preamble()
     assert (section.heading, section.title, section.lines) == (None, "Quinn Park", (4, 4))
     assert section.text == "Leads the data team."
     assert parse_document("people/r.md", "---\ntype: person\ntitle: R\n---\n").sections == ()
+
+
+def test_an_html_table_with_blank_lines_stays_one_table_and_its_cells_paragraphs_are_its_text() -> None:
+    text = (
+        "<table>\n<tr><th>Role</th><th>Duty</th></tr>\n<tr><td>VP Eng</td><td>Leads the response.</td></tr>\n\n"
+        "<tr><td>CFO</td><td>Approves spend.<p>\n\nPlease ask first.\n\n</td></tr>\n</table>\n\nAfter the table.\n"
+    )
+    units = parse_document("t.md", text).sections[0].units
+    assert [(u.kind, u.text, u.lines) for u in units] == [
+        ("row", "Role: VP Eng; Duty: Leads the response.", (3, 3)),
+        ("row", "Role: CFO; Duty: Approves spend. Please ask first.", (5, 5)),
+        ("sentence", "After the table.", (12, 12)),
+    ]
+
+
+def test_an_html_paragraphs_entities_are_decoded_once() -> None:
+    text = "<p>Run <code>rollback &lt;service&gt;</code> first. Write &amp;lt; for a less-than sign.</p>\n"
+    units = parse_document("t.md", text).sections[0].units
+    assert [u.text for u in units] == ["Run rollback <service> first.", "Write &lt; for a less-than sign."]

@@ -110,3 +110,12 @@ def test_a_paragraph_with_one_line_that_is_no_property_is_split_into_sentences()
     text = "Owner: Ana Costa\nShe took it over in May. Ask her first."
     assert [s for _, s in statement_pieces(text)] == ["Owner: Ana Costa\nShe took it over in May.", "Ask her first."]
     assert list(statement_pieces("Owner: Ana Costa")) == [(0, "Owner: Ana Costa")]  # one line: as before
+
+
+def test_a_property_line_of_several_sentences_is_split_into_them() -> None:
+    text = "Q: Is there one answer?\nA: There is not. We recommend a review."
+    assert list(statement_pieces(text)) == [
+        (0, "Q: Is there one answer?"),
+        (24, "A: There is not."),
+        (41, "We recommend a review."),
+    ]
