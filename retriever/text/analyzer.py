@@ -119,7 +119,8 @@ _UK_STEM_CAP = 5
 
 # A thousands separator between digits: "1,500" and "€3,900" are one number, as the question may write it ("1500"),
 # where they had been "1" and "500", matching any 500 ("Which vendor costs 58,800?" found Zendesk's 6,800).
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# A whole number, not after a "0," (a decimal comma, as Ukrainian writes "0,001") or a decimal point.
+_THOUSANDS = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:,\d{3})+(?![\d,])")
 
 
 def normalize(text: str) -> str:
@@ -133,7 +134,7 @@ def normalize(text: str) -> str:
     for mark in _APOSTROPHE_MARKS:
         if mark in text:
             text = text.replace(mark, "'")
-    return _THOUSANDS.sub("", text) if "," in text else text
+    return _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text) if "," in text else text
 
 
 @lru_cache(maxsize=200_000)

@@ -119,15 +119,18 @@ def clean_inline(text: str) -> str:
 # "Title"', '??? info') and content tabs ('=== "Tab"'), whose title is kept, and Confluence's CDATA, whose content is.
 _CALLOUT = re.compile(r"^\s*\[![A-Za-z][\w-]{0,30}\][+-]?[ \t]*")
 _TASK_BOX = re.compile(r"^\s*\[[ xX]\][ \t]+")
-_BLOCK_ID = re.compile(r"[ \t]\^[A-Za-z0-9][A-Za-z0-9-]{0,40}[ \t]*(?=\n|$)")
-_OBSIDIAN_COMMENT = re.compile(r"%%.*?%%", re.S)  # with _before_last
+# A block id holds a letter and two characters at least: "press ^C" and "10 m ^2" end in no id.
+_BLOCK_ID = re.compile(r"[ \t]\^(?=[A-Za-z0-9-]{0,40}[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]{1,40}[ \t]*(?=\n|$)")
+_OBSIDIAN_COMMENT = re.compile(r"(?<![\d%])%%.*?%%", re.S)  # with _before_last; "100%% of it" opens none
 _EMBEDDED_FILE = re.compile(
     r"!\[\[[^\[\]|]*\.(?:png|jpe?g|gif|svg|webp|bmp|pdf|mp4|mov|webm|mp3|wav|excalidraw)(?:\|[^\[\]]*)?\]\]", re.I
 )
 _FOOTNOTE = re.compile(r"(?m)^[ \t]*\[\^[^\[\]\s]{1,40}\]:[ \t]*|\[\^[^\[\]\s]{1,40}\]")
+# Each a whole line, as the generators write them (":::tip Title", ":::note[Title]", ":::", '!!! note "Title"',
+# "???+ tip", '=== "Tab"'): a line of prose opening with "::: ", "!!! Important:" or "??? why" is none.
 _ADMONITION = re.compile(
-    r"""(?m)^[ \t]*(?::{3,}[ \t]*(?:[A-Za-z][\w-]{0,30})?[ \t]*([^\n]*)"""
-    r"""|(?:!!!|\?\?\?\+?)[ \t]*(?:[A-Za-z][\w-]{0,30})?(?:[ \t]+"([^"\n]*)")?|===\+?[ \t]+"([^"\n]*)")"""
+    r"""(?m)^[ \t]*(?::{3,}(?:[a-z][\w-]{0,30}(?:\[([^\]\n]*)\]|[ \t]+([^\n]*))?)?"""
+    r"""|(?:!!!|\?\?\?\+?)[ \t]+[a-z][\w-]{0,30}(?:[ \t]+"([^"\n]*)")?|===\+?[ \t]+"([^"\n]*)")[ \t]*$"""
 )
 _CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)  # with _before_last
 _LEFTOVER_CHARS = re.compile(r"\[[!^ xX]|[ \t]\^|%%|:::|!!!|\?\?\?|===|<!\[CDATA\[")  # each holds one of these
@@ -149,7 +152,7 @@ def _without_leftovers(text: str) -> str:
 
 def _admonition_title(match: re.Match[str]) -> str:
     # The title labels what follows it, as a bold lead-in does: "Staging quota: Each team gets 8 CPUs."
-    title = (match.group(1) or match.group(2) or match.group(3) or "").strip()
+    title = (match.group(1) or match.group(2) or match.group(3) or match.group(4) or "").strip()
     return f"{title.rstrip(':')}: " if title else " "
 
 

@@ -317,6 +317,7 @@ def test_a_number_with_thousands_separators_is_one_term_as_a_question_may_write_
     ]
     assert terms("1,000,000 users") == terms("1000000 users")
     assert terms("rooms 1,2,3 and 2019,2020") == ["room", "1", "2", "3", "2019", "2020"]  # no thousands: a list
+    assert terms("0,001 BTC") == ["0", "001", "btc"]  # a decimal comma
 
 
 def test_an_iso_dates_month_is_also_its_name_so_june_2026_meets_2026_06_30() -> None:

@@ -104,6 +104,14 @@ def test_a_code_span_between_any_markup_comes_back_with_its_words(before: str, c
         ('!!! note "Automatic abort"\nIf 5xx passes 1%, it aborts.', "Automatic abort: If 5xx passes 1%, it aborts."),
         ("run <![CDATA[./deploy.sh --canary 10]]> first", "run ./deploy.sh --canary 10 first"),
         ("2 ^ 3 is 8, [x](y) is a link, and what ??? means", "2 ^ 3 is 8, x is a link, and what ??? means"),
+        (":::note[My title]\nBody.", "My title: Body."),
+        # prose that only looks like them
+        ("Use 100%% of the quota and 50%% of the budget.", "Use 100%% of the quota and 50%% of the budget."),
+        ("To stop it, press ^C", "To stop it, press ^C"),
+        ("The area is 10 m ^2", "The area is 10 m ^2"),
+        ("!!! Important: the deploy is frozen.", "!!! Important: the deploy is frozen."),
+        ("??? why did this fail", "??? why did this fail"),
+        ("::: Chapter one of the book", "::: Chapter one of the book"),
     ],
 )
 def test_what_wiki_exports_leave_in_a_paragraph_is_dropped_and_the_words_kept(text: str, plain: str) -> None:
