@@ -24,7 +24,8 @@ _SHORT = 12  # hex digits of a commit shown: unambiguous in any repository of th
 
 def describe() -> str:
     """``0.1.0``, ``0.1.0 (commit 904451a1b2c3)`` or ``0.1.0 (commit 904451a1b2c3 with uncommitted changes)``."""
-    commit = installed_commit(_record()) or source_commit(Path(__file__).resolve().parents[1])
+    package = Path(__file__).resolve().parents[1]
+    commit = installed_commit(_record(package)) or source_commit(package)
     return f"{_version()} (commit {commit})" if commit else _version()
 
 
@@ -41,10 +42,13 @@ def source_commit(package: Path) -> str | None:
     repo = gitinfo.find_repo(package.parent)
     if repo is None or repo.resolve() != package.parent.resolve():
         return None
-    commit = gitinfo.head(repo)
+    try:
+        commit = gitinfo.head(repo)
+        changed = commit is not None and bool(gitinfo.dirty(repo, gitinfo.prefix_of(repo, package)))
+    except (gitinfo.GitError, OSError):  # a damaged index, git gone meanwhile: the version alone
+        return None
     if commit is None:
         return None
-    changed = gitinfo.dirty(repo, gitinfo.prefix_of(repo, package))
     return f"{commit[:_SHORT]} with uncommitted changes" if changed else commit[:_SHORT]
 
 
@@ -55,9 +59,14 @@ def _version() -> str:
         return __version__
 
 
-def _record() -> dict[str, Any] | None:
+def _record(package: Path) -> dict[str, Any] | None:
+    """The installer's record, when the installed package is the one running (a checkout on ``PYTHONPATH`` beside an
+    install from git is not that commit)."""
     try:
-        text = metadata.distribution(PACKAGE).read_text("direct_url.json")
+        distribution = metadata.distribution(PACKAGE)
+        if Path(str(distribution.locate_file("retriever/__init__.py"))).resolve() != package / "__init__.py":
+            return None
+        text = distribution.read_text("direct_url.json")
         record = json.loads(text) if text else None
     except (metadata.PackageNotFoundError, ValueError, OSError):
         return None  # not installed, or a record no installer wrote: no commit from it

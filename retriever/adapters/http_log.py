@@ -71,6 +71,9 @@ class AccessLog:
 
         try:
             await self.app(scope, receive, sending)
+        except BaseException:
+            status = status or 500  # what the server answers a request whose handler raised
+            raise
         finally:
             _written(scope, status, time.monotonic() - started)
 

@@ -12,18 +12,21 @@ import logging
 import sys
 
 from retriever.redaction import mask_url
+from retriever.text.safe import one_line, terminal_text
 
 PLAIN = "%(message)s"  # a command's warning reads as a sentence, as Python's last-resort handler printed it
 NAMED = "%(levelname)s %(name)s: %(message)s"  # a server's log: which part spoke, and how loudly
 
 
 class MaskCredentials(logging.Filter):
-    """Masks URL passwords in every record a handler writes (a Redis URL in a warning, say)."""
+    """Masks URL passwords in every record a handler writes (a Redis URL in a warning, say), and writes its message on
+    one line with control characters escaped: a file name from the tree holding ESC or a line break (in a debug
+    record) can neither drive the operator's terminal nor forge a line of the log."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = mask_url(record.getMessage()), None
+        record.msg, record.args = one_line(mask_url(record.getMessage())), None
         if record.exc_info and not record.exc_text:
-            record.exc_text = mask_url(logging.Formatter().formatException(record.exc_info))
+            record.exc_text = terminal_text(mask_url(logging.Formatter().formatException(record.exc_info)))
         return True
 
 

@@ -7,11 +7,11 @@ Contract:
   ``../a b.md``.  A footnote definition (``[^1]: text``) is not a link.  The patterns are the ones the
   retriever follows links with (``text.markup.LINK_TARGET``, ``LINK_DEFINITION``).
 - A wiki link (``[[Target]]``, ``[[Target#Heading|shown]]``, ``![[embed]]``) is broken when its target names no
-  document (title, alias, file stem or path, with or without ``.md``), no side of its ``|`` does (a GitHub wiki
-  writes ``[[shown|Page-Name]]``), and it is no file other than markdown in the tree (Obsidian finds an attachment,
-  ``![[chart.png]]``, by its name anywhere in the vault; a target with a ``/`` is a path from the root or the
-  file).  The tree's other files are listed once, on the first such link, and at most ``max_files`` ×
-  ``ENTRIES_PER_FILE`` entries are looked at (hidden folders are not).
+  document (title, alias, file stem or path, with or without ``.md``), nor does what follows its ``|`` when it is
+  a page name without spaces (a GitHub wiki writes ``[[shown|Page-Name]]``), and it is no file other than markdown
+  in the tree (Obsidian finds an attachment, ``![[chart.png]]``, by its name anywhere in the vault; a target with a
+  ``/`` is a path from the root or the file).  The tree's other files are listed once, on the first such link,
+  and at most ``max_files`` × ``ENTRIES_PER_FILE`` entries are looked at (hidden folders are not).
 - A target is percent-decoded before it is normalised, so ``%2e%2e`` is ``..``.  A relative target that
   leaves the root is reported as such and never looked up.  A site-absolute target is read as a browser
   reads it against the root (``..`` never climbs above it); a segment that decodes to a ``/`` or a NUL names
@@ -59,11 +59,12 @@ def _problems(rel_path: str, line: int, messages: Iterable[str | None]) -> Itera
 
 def _wiki_problem(tree: Tree, rel_path: str, name: str, shown: str, attached: _Attached) -> str | None:
     """What is wrong with ``[[name|shown]]`` written in ``rel_path``: nothing when ``name`` is a document or an
-    attachment (``_attachments``), or ``shown`` a document (a GitHub wiki's ``[[shown|Page-Name]]``)."""
+    attachment (``_attachments``), or ``shown`` a document's page name, with no spaces (a GitHub wiki's
+    ``[[shown|Page-Name]]``; Obsidian's shown text is often a page's title, which does not make the link good)."""
     name, shown = name.strip(), shown.strip()
     if not name or tree.resolve(name) is not None or attached(rel_path, name):
         return None
-    if shown and tree.resolve(shown) is not None:
+    if shown and " " not in shown and tree.resolve(shown) is not None:  # a GitHub wiki's page name: no spaces
         return None
     written = f"[[{name}|{shown}]]: no side of its | matches a" if shown else f"[[{name}]] matches no"
     return (

@@ -54,3 +54,10 @@ def test_a_package_installed_in_a_venv_inside_a_repository_names_no_commit(tmp_p
 
     assert source_commit(installed) is None
     assert source_commit(tmp_path / "nowhere" / "retriever") is None
+
+
+def test_a_clone_whose_index_git_cannot_read_names_no_commit_and_raises_nothing(tmp_path: Path) -> None:
+    repo = _clone_with_package(tmp_path)
+    (repo / ".git" / "index").write_bytes(b"garbage")
+
+    assert source_commit(repo / "retriever") is None

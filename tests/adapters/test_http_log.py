@@ -94,3 +94,24 @@ def test_an_access_lines_path_is_clipped_and_escaped(service: MemoryService, cap
         [line] = _access_lines(caplog, 1)
     assert "\n" not in line and "\x1b" not in line
     assert line.startswith("GET /" + "x" * 99 + "… 404 ")
+
+
+def test_a_request_whose_handler_raises_is_logged_as_the_500_the_server_answers(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import anyio
+
+    from retriever.adapters.http_log import AccessLog
+
+    async def broken(scope: object, receive: object, send: object) -> None:
+        raise RuntimeError("handler failed")
+
+    async def call() -> None:
+        scope = {"type": "http", "method": "POST", "path": "/memories/retrieve", "state": {}}
+        with pytest.raises(RuntimeError):
+            await AccessLog(broken)(scope, None, None)  # type: ignore[arg-type]
+
+    with caplog.at_level(logging.INFO, logger="retriever.access"):
+        anyio.run(call)
+    [line] = [r.getMessage() for r in caplog.records if r.name == "retriever.access"]
+    assert re.fullmatch(r"POST /memories/retrieve 500 \d+ ms key=-", line)

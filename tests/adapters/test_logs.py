@@ -115,3 +115,13 @@ def test_the_default_level_writes_warnings_and_errors() -> None:
         "WARNING uvicorn.error: uvicorn warns",
         "ERROR uvicorn.error: uvicorn fails",
     ]
+
+
+def test_a_records_message_is_one_line_with_control_characters_escaped() -> None:
+    script = (
+        "import logging\nfrom retriever.adapters import logs\nlogs.to_stderr(logs.NAMED, 'debug')\n"
+        "name = 'a\\nINFO forged\\x1b]0;x\\x07.md'\n"
+        "logging.getLogger('retriever.memory').debug('unexpected failure indexing %s', name)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert ran.stderr == "DEBUG retriever.memory: unexpected failure indexing a\\nINFO forged\\x1b]0;x\\x07.md\n"

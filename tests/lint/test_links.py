@@ -58,6 +58,11 @@ def test_a_github_wiki_link_written_text_then_page_passes_when_either_side_names
     ]
 
 
+def test_an_obsidian_link_to_nothing_is_broken_though_its_shown_text_is_a_pages_title(make_tree: TreeFactory) -> None:
+    files = {"Home.md": "# Home\n\nAsk [[Ana Costa (old)|Ana Costa]].\n", "Ana Costa.md": "# Ana Costa\n\nSRE.\n"}
+    assert [line for _, line, _ in _broken(make_tree(files))] == [3]
+
+
 def test_an_mdx_page_is_checked_without_its_comments_and_links_to_it_are_checked_as_markdown(
     make_tree: TreeFactory,
 ) -> None:
