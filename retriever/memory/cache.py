@@ -33,7 +33,6 @@ import logging
 import pickle
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -341,12 +340,8 @@ class IndexCache:
         """Write the index: new segments as files of their own, the rest in one atomic state file."""
         base = self.folder / "index"
         base.mkdir(mode=0o700, exist_ok=True)
-        names = list(state.segment_names)
-        for segment in state.index.segments[len(names) :]:
-            name = uuid.uuid4().hex[:12]
-            for part in cachefiles.PARTS:
-                cachefiles.save_array(base / f"{name}.{part}.npy", getattr(segment, part))
-            names.append(name)
+        kept = list(state.segment_names)
+        names = [*kept, *cachefiles.save_segments(base, state.index.segments[len(kept) :])]
         saved = {
             "format": FORMAT,
             "params": _params_json(state.index.params),

@@ -19,6 +19,7 @@ import logging
 import os
 import pickle
 import sqlite3
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,23 @@ def save_array(path: Path, array: npt.NDArray[Any]) -> None:
     """``array`` as a new ``.npy`` file, private (segment files are written once, under a fresh name)."""
     with os.fdopen(_create(path), "wb") as handle:
         np.save(handle, array, allow_pickle=False)
+
+
+def save_segments(base: Path, segments: Sequence[Segment]) -> list[str]:
+    """Each segment as new files under a fresh name (one a part of ``PARTS``); their names, in order. A failure (a full
+    disk) removes the files this call wrote, then raises: a failed save leaves no partial files filling the disk."""
+    names: list[str] = []
+    try:
+        for segment in segments:
+            names.append(uuid.uuid4().hex[:12])
+            for part in PARTS:
+                save_array(base / f"{names[-1]}.{part}.npy", getattr(segment, part))
+    except OSError:
+        for name in names:
+            for part in PARTS:
+                (base / f"{name}.{part}.npy").unlink(missing_ok=True)
+        raise
+    return names
 
 
 # -- the database ------------------------------------------------------------------------------

@@ -358,6 +358,29 @@ def test_a_saved_index_loads_back_identical(cache: IndexCache) -> None:
     assert _segment_files(cache) == {f"{state.segment_names[0]}.{part}.npy" for part in SEGMENT_PARTS}
 
 
+def test_a_save_that_fails_half_way_leaves_no_segment_files_and_the_last_save_loads(
+    cache: IndexCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache.save_index(_state(_docs(ACME)))
+    before = sorted(p.name for p in (cache.folder / "index").iterdir())
+    written = 0
+    real = cachefiles.save_array
+
+    def disk_fills(path: Path, array: Any) -> None:  # a full disk, three files into the save
+        nonlocal written
+        written += 1
+        if written > 3:
+            raise OSError(28, "No space left on device")
+        real(path, array)
+
+    monkeypatch.setattr(cachefiles, "save_array", disk_fills)
+    with pytest.raises(OSError):
+        cache.save_index(_state(_docs({**ACME, "new.md": "# New\n\nA new page.\n"})))
+
+    assert sorted(p.name for p in (cache.folder / "index").iterdir()) == before
+    assert cache.load_index(Params()) is not None
+
+
 def test_nothing_saved_loads_as_none(cache: IndexCache) -> None:
     assert cache.load_index(Params()) is None
 
