@@ -84,5 +84,8 @@ def reload_keys_on_hangup(app: Any) -> None:
     """SIGHUP makes the server look at its keys file on the next request (``http_keys``), where it had ended the
     server (exit 129); the file is also looked at every second."""
     keys = getattr(app, "keys", None)
+    while keys is None and hasattr(app, "app"):  # the guard holds them, under the access log's wrapper
+        app = app.app
+        keys = getattr(app, "keys", None)
     if keys is not None and hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, lambda *_: keys.request_check())
