@@ -211,14 +211,9 @@ def test_only_json_rpc_reaches_stdout_and_the_server_exits_when_stdin_closes(mak
     assert facts[0]["statement"] == "Employees earn 10 sick days per year."
 
 
-def test_an_unusable_cache_folder_indexes_in_memory_with_the_warning_on_stderr_only(
-    make_tree: TreeFactory, tmp_path: Path
-) -> None:
-    state = tmp_path / "state"
-    state.mkdir()
-    (state / "cache").write_text("a file where the cache folder should be")  # the store, under state/, still opens
-    env = {**child_env(), "RETRIEVER_STATE_DIR": str(state)}
-    params = StdioServerParameters(command=sys.executable, args=_command(make_tree(ACME))[1:], env=env)
+def _sick_days_over_stdio(root: Path, env: dict[str, str], tmp_path: Path) -> tuple[Any, str]:
+    """One retrieve_memory call by the SDK's client to ``retriever mcp`` over stdio; its result, the server's stderr."""
+    params = StdioServerParameters(command=sys.executable, args=_command(root)[1:], env=env)
 
     async def session(errlog: Any) -> Any:
         async with Client(stdio_client(params, errlog=errlog)) as client:
@@ -227,7 +222,17 @@ def test_an_unusable_cache_folder_indexes_in_memory_with_the_warning_on_stderr_o
     with (tmp_path / "stderr.txt").open("w+") as errlog:
         result = anyio.run(session, errlog)
         errlog.seek(0)
-        stderr = errlog.read()
+        return result, errlog.read()
+
+
+def test_an_unusable_cache_folder_indexes_in_memory_with_the_warning_on_stderr_only(
+    make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "cache").write_text("a file where the cache folder should be")  # the store, under state/, still opens
+    env = {**child_env(), "RETRIEVER_STATE_DIR": str(state)}
+    result, stderr = _sick_days_over_stdio(make_tree(ACME), env, tmp_path)
 
     assert result.is_error is False  # every reply on stdout parsed as JSON-RPC: nothing else was written there
     warning = f"index cache unavailable at {state / 'cache' / 'index'}"
@@ -240,16 +245,7 @@ def test_a_committed_trees_file_with_a_bad_value_is_left_out_and_the_server_stil
 ) -> None:
     root = make_tree(ACME)
     (root / ".retriever.toml").write_text("top_k = 0\n", encoding="utf-8")  # pulled by a git pull before a restart
-    params = StdioServerParameters(command=sys.executable, args=_command(root)[1:], env=child_env())
-
-    async def session(errlog: Any) -> Any:
-        async with Client(stdio_client(params, errlog=errlog)) as client:
-            return await client.call_tool("retrieve_memory", {"prompt": "How many sick days do employees earn?"})
-
-    with (tmp_path / "stderr.txt").open("w+") as errlog:
-        result = anyio.run(session, errlog)
-        errlog.seek(0)
-        stderr = errlog.read()
+    result, stderr = _sick_days_over_stdio(root, child_env(), tmp_path)
 
     assert result.is_error is False
     assert result.structured_content["retrieval"]["facts"][0]["statement"] == "Employees earn 10 sick days per year."
