@@ -5,11 +5,15 @@ block. Read whole, a 44-row table had been one statement of every cell ("Role Re
 the row asked about lost in it, and a run of ``<p>`` one statement of four sentences.
 
 Contract: ``read(block)`` gives the block's pieces in order, each with the line it starts on (1-based, in the block):
-``Row(cells, header, line)`` for a table row (``header``: the cells of its table's heading row, () when it has none:
-a first row of ``<th>`` cells, or of wholly bold ones, heads its table)
-and ``Text(text, line, item)`` for a paragraph's, a list item's (``item``) or any other run of text (line breaks
-kept, so its sentences find their lines). Text in ``<script>`` and ``<style>`` is no text. Linear in the block's
-length (a tag scan that never looks past the next "<"; entities decoded); nothing is fetched or run.
+``Row(cells, header, line)`` for a table row, its cells' entities decoded (``header``: the cells of its table's
+heading row, a first row of ``<th>`` cells or of wholly bold ones; () when it has none), and ``Text(text, line, item,
+label)`` for a paragraph's, a list item's (``item``) or any other run of text, its entities left for the parser's
+``clean_inline`` to decode once and its line breaks kept, so its sentences find their lines. A title row across a
+table (``colspan``) is a ``label``; a text of under three words outside a list labels the text after it ("Carly Jones:
+VP, People & Talent"), and one without a letter or digit is none. A table left open at the block's end gives its last
+row; the cells of a table the block did not open (markdown parted it at a blank line) are one text, words apart.
+Text in ``<script>`` and ``<style>`` is no text. Linear in the block's length (a tag scan that never looks past the
+next "<"); nothing is fetched or run.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ _BREAKS = frozenset(
     "p div br li ul ol dl dt dd h1 h2 h3 h4 h5 h6 blockquote details summary section article header footer "
     "aside nav figure figcaption pre hr table caption".split()
 )
-_CELLS = frozenset({"td", "th"})
 _SILENT = frozenset({"script", "style", "template"})
 _BOLD = frozenset({"strong", "b"})
 _TABLE_TAGS = frozenset({"tr", "thead", "td", "th"})
