@@ -71,7 +71,7 @@ class AccessLog:
 
         try:
             await self.app(scope, receive, sending)
-        except BaseException:
+        except Exception:  # not a cancellation: a client that left before an answer keeps its 0
             status = status or 500  # what the server answers a request whose handler raised
             raise
         finally:
