@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from retriever.memory.memory import Memory
-from retriever.pipeline import confidence
+from retriever.pipeline import confidence, disagreement
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.phrasing import fact_sentence, relation_answer, unnamed_names
 from retriever.pipeline.query import Query, analyze, no_topic
@@ -239,7 +239,9 @@ def summarize(
     unnamed = unnamed_names(query, facts[:LEADING_FACTS])
     said = [words["unnamed"].format(names=", ".join(unnamed))] if unnamed else []  # "Berlin": Warsaw's answers
     said += [answer] if answer else []
-    said += list(dict.fromkeys(fact_sentence(f) for f in _telling(facts, query)[:2]))
+    told = _telling(facts, query)[:2]
+    said += list(dict.fromkeys(fact_sentence(f) for f in told))
+    said += [differ] if len(told) == 2 and (differ := disagreement.note(told[0], told[1], query.language)) else []
     vague = no_topic(query)
     if vague:
         named = ", ".join(f'"{word}"' for word in vague[:3])

@@ -132,3 +132,13 @@ def given(statement: str) -> tuple[Interval, ...]:
 def within(amounts: tuple[Interval, ...], statement: str) -> bool:
     """Whether a range or bound of ``statement`` overlaps one of ``amounts`` (``asked``) in its unit."""
     return bool(amounts) and any(a.overlaps(r) for r in given(statement) for a in amounts)
+
+
+def amounts(statement: str) -> tuple[tuple[float, str, str], ...]:
+    """The amounts ``statement`` gives with a unit (``asked``'s kinds: currency, percent, time), each as (value,
+    unit, the figure as written), ranges and bounds among them read as their figures."""
+    return tuple(
+        (_value(m.group(2), m.group(3)), unit, m.group().strip())
+        for m in _PLAIN.finditer(statement[:MAX_CHARS])
+        if (unit := _unit(m.group(1), m.group(4)))
+    )

@@ -1,0 +1,50 @@
+"""Two leading facts from different documents that give different figures for one thing: the summary says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import TreeFactory
+
+from retriever import Retriever
+from retriever.config import Settings
+from retriever.memory.provenance import When
+from retriever.pipeline.disagreement import note
+from retriever.pipeline.results import Fact
+
+
+def _fact(statement: str, rel_path: str, title: str, valid_at: str | None = None) -> Fact:
+    when = When(valid_at=valid_at)
+    return Fact(statement, 0.9, f"m/{rel_path}", f"M > {title}", (1, 1), rel_path, None, title, 0, when)
+
+
+OLD = _fact("Each employee has a learning budget of $750 per year.", "archive/b.md", "Benefits 2023", "2023-02-01")
+NEW = _fact("The learning budget is $1,200 per person per year.", "hr/b.md", "Benefits", "2026-05-10T09:00:00+00:00")
+
+
+def test_two_documents_giving_different_amounts_for_one_thing_are_said_to_differ_with_their_dates() -> None:
+    assert note(OLD, NEW) == (
+        "The sources differ: $750 (Benefits 2023, 2023-02-01) against $1,200 (Benefits, 2026-05-10)."
+    )
+    assert note(OLD, NEW, "uk").startswith("Джерела розходяться: $750")
+
+
+def test_the_same_document_the_same_amount_or_another_subject_is_no_disagreement() -> None:
+    same_doc = _fact("The learning budget is $1,200 per person per year.", "archive/b.md", "Benefits 2023")
+    same_amount = _fact("Learning budget: $750 a year for each employee.", "hr/b.md", "Benefits")
+    other_subject = _fact("Desks cost $1,200 to replace.", "hr/desks.md", "Desks")
+    other_unit = _fact("The learning budget covers 3 days per year.", "hr/b.md", "Benefits")
+    assert [note(OLD, f) for f in (same_doc, same_amount, other_subject, other_unit)] == ["", "", "", ""]
+
+
+def test_the_summary_of_a_question_two_pages_answer_differently_says_the_sources_differ(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            "archive/benefits_2023.md": "---\nupdated: 2023-02-01\n---\n# Benefits 2023\n\n## Learning budget\n\n"
+            "Each employee has a learning budget of $750 per year.\n",
+            "hr/benefits.md": "---\nupdated: 2026-05-10\n---\n# Benefits\n\n## Learning budget\n\n"
+            "The learning budget is $1,200 per person per year.\n",
+        }
+    )
+    summary = Retriever(Path(root), Settings.from_env()).retrieve("What is the learning budget?").summary
+    assert "The sources differ: $" in summary and "2023-02-01" in summary and "2026-05-10" in summary
