@@ -136,6 +136,9 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     if index is not None:
         asker = _ASKER.search(text[:2000]) is not None
         translated = _expand_in(index, terms, words, extra, alternates, bridged, cyrillic_names(text), asker)
+        for term, nouns in expansion.roles(text, terms, index).items():  # "Who owns X?": "Owner: …"
+            extra.extend(noun for group in nouns for noun in group)
+            alternates[term] = alternates.get(term, ()) + nouns
     asked = set(terms)  # a set: a prompt's thousands of terms and their paraphrases made this quadratic
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in asked))
     parts = question_parts(text)
