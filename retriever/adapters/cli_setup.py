@@ -23,7 +23,6 @@ from retriever.text.reader import not_a_folder
 from retriever.text.safe import preview
 
 DISTRIBUTION = "company-memory-retriever"
-_MARKDOWN = MARKDOWN_SUFFIXES
 _LOOK_AT = 20_000  # entries looked at before a tree is taken to hold markdown (a huge tree is not empty)
 
 
@@ -68,7 +67,7 @@ def _holds_markdown(root: Path) -> bool:
                         continue  # hidden files and folders are never read (as the scan does)
                     if entry.is_dir():
                         pending.append(Path(entry.path))
-                    elif entry.name.lower().endswith(_MARKDOWN):
+                    elif entry.name.lower().endswith(MARKDOWN_SUFFIXES):
                         return True
         except OSError:
             continue  # an unreadable folder holds nothing we could read

@@ -20,6 +20,7 @@ Contract:
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -35,7 +36,6 @@ from retriever.text.reader import ENTRIES_PER_FILE
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PATH_AND_REST = re.compile(r"([^#?]*)(.*)", re.S)  # a link target's path, then its "?query" and "#anchor"
-_MARKDOWN = MARKDOWN_SUFFIXES
 
 
 def broken_links(tree: Tree) -> Iterator[Problem]:
@@ -79,15 +79,13 @@ def _attachments(tree: Tree) -> _Attached:
     """Whether a wiki link's target, written in a file, is a file of the tree other than markdown: by its name
     anywhere in the tree (as Obsidian finds attachments), or, written with a ``/``, by its path from the root or
     the file.  The tree is listed on the first target asked of (``_other_files``), never again."""
-    listed: list[tuple[frozenset[str], frozenset[str]]] = []
+    listed = functools.cache(lambda: _other_files(tree))
 
     def attached(rel_path: str, target: str) -> bool:
         name = unquote(target).casefold()
-        if not name or name.endswith(_MARKDOWN) or "\x00" in name:
+        if not name or name.endswith(MARKDOWN_SUFFIXES) or "\x00" in name:
             return False
-        if not listed:
-            listed.append(_other_files(tree))
-        names, paths = listed[0]
+        names, paths = listed()
         if "/" not in name:
             return name in names
         from_file = posixpath.normpath(posixpath.join(posixpath.dirname(rel_path.casefold()), name))
@@ -110,7 +108,7 @@ def _other_files(tree: Tree) -> tuple[frozenset[str], frozenset[str]]:
         folders[:] = [f for f in folders if not f.startswith(".")]
         here = os.path.relpath(folder, tree.memory.root).replace(os.sep, "/")
         for name in files:
-            if not name.startswith(".") and not name.lower().endswith(_MARKDOWN):
+            if not name.startswith(".") and not name.lower().endswith(MARKDOWN_SUFFIXES):
                 names.add(name.casefold())
                 paths.add(posixpath.normpath(f"{here}/{name}").casefold())
     return frozenset(names), frozenset(paths)
@@ -144,7 +142,7 @@ def _link_problem(tree: Tree, rel_path: str, target: str) -> str | None:
 
 def _exists(tree: Tree, resolved: str) -> bool:
     """A markdown target must be a file of the tree; anything else (an image, a folder) must exist."""
-    if resolved.lower().endswith(_MARKDOWN):
+    if resolved.lower().endswith(MARKDOWN_SUFFIXES):
         return resolved in tree.paths
     return "\x00" not in resolved and (tree.memory.root / resolved).exists()
 

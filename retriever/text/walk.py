@@ -32,7 +32,6 @@ from retriever.text.regular import NotRegular, open_folder, read_regular
 _NOISE_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".orig")
 # Said, not passed over: a team that links a shared folder in expects its files to be answered from.
 _LINKED_FOLDER = "symlink to a folder: not followed (its files may lie outside the root); move or copy the folder in"
-_MARKDOWN = MARKDOWN_SUFFIXES
 MAX_DEPTH = 64  # folder levels below the root that are read; deeper ones are skipped with a reason
 DEFAULT_MAX_FILES = 100_000
 ENTRIES_PER_FILE = 20  # a scan also stops after max_files × this many entries of any kind
@@ -81,7 +80,7 @@ def changed_ns(stat: os.stat_result) -> int:
 def is_memory_file(rel_path: str) -> bool:
     """A markdown file outside hidden folders and not an editor's temp file (for trees not read from disk)."""
     parts = rel_path.split("/")
-    return parts[-1].lower().endswith(_MARKDOWN) and not any(_is_noise(part) for part in parts)
+    return parts[-1].lower().endswith(MARKDOWN_SUFFIXES) and not any(_is_noise(part) for part in parts)
 
 
 def _is_noise(name: str) -> bool:
@@ -185,7 +184,7 @@ class _Walk:
             if _is_folder(child):
                 if not _ignored(rel, True, specs) and self._enter(rel, child.name, depth + 1):
                     self._subfolder(child, directory, rel, specs, folders)
-            elif child.name.lower().endswith(_MARKDOWN) and not _ignored(rel, False, specs):
+            elif child.name.lower().endswith(MARKDOWN_SUFFIXES) and not _ignored(rel, False, specs):
                 self._file(child, directory, rel)
             elif _links_folder(child) and not _ignored(rel, True, specs):
                 self.skipped.append(Skipped(printable(rel), _LINKED_FOLDER))
