@@ -29,11 +29,9 @@ from urllib.parse import unquote
 
 from retriever.lint.prose import prose_lines
 from retriever.lint.tree import Problem, Tree
-from retriever.text.markup import LINK_DEFINITION, LINK_TARGET, MARKDOWN_SUFFIXES
+from retriever.text.markup import LINK_DEFINITION, LINK_TARGET, MARKDOWN_SUFFIXES, WIKI_LINK_PARTS
 from retriever.text.reader import ENTRIES_PER_FILE
 
-# A wiki link's target, then what follows its "|" (each part stops at the character that ends it: linear).
-_WIKI_LINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PATH_AND_REST = re.compile(r"([^#?]*)(.*)", re.S)  # a link target's path, then its "?query" and "#anchor"
 
@@ -43,7 +41,8 @@ def broken_links(tree: Tree) -> Iterator[Problem]:
     attached = _attachments(tree)
     for rel_path, line, text in _prose(tree):
         yield from _problems(rel_path, line, (_link_problem(tree, rel_path, t) for t in link_targets(text)))
-        wiki = (_wiki_problem(tree, rel_path, name, shown, attached) for name, shown in _WIKI_LINK.findall(text))
+        found = WIKI_LINK_PARTS.findall(text)  # one line of prose: no link runs over a line break
+        wiki = (_wiki_problem(tree, rel_path, name, shown, attached) for name, shown in found)
         yield from _problems(rel_path, line, wiki)
 
 

@@ -21,6 +21,10 @@ _IMAGE = re.compile(r"!\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)")
 _LINK = re.compile(r"\[([^\[\]]+)\]\((?:[^()]|\([^()]*\))*\)")
 _REF_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")
 _WIKI_LINK = re.compile(r"!?\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")  # "!": an embed (Obsidian)
+# A wiki link's parts, as a link names a document: its target (group 1, without "#Heading") and what follows its "|"
+# (group 2), read by check's broken-link and by a relation value written as a link.  Each part stops at the
+# character that ends it, so a match is linear in the text.
+WIKI_LINK_PARTS = re.compile(r"\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|([^\[\]]*))?\]\]")
 # The target of an inline link or image: ``](target)``, ``](<target>)``, ``](target "title")``; in angle
 # brackets it may hold spaces (CommonMark): ``](<../a b.md>)``.  Group 1 or 2 holds it.
 LINK_TARGET = re.compile(r"""\]\(\s*(?:<([^<>\n]*)>|<?([^()\s<>]+)>?)(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?\s*\)""")

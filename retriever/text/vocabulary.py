@@ -9,12 +9,11 @@ the file; ``type`` values are compared lower-cased.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
-from retriever.text.markup import MARKDOWN_SUFFIXES
+from retriever.text.markup import MARKDOWN_SUFFIXES, WIKI_LINK_PARTS
 
 TITLE, TYPE, ALIASES, SUMMARY, TAGS, OWNER = "title", "type", "aliases", "summary", "tags", "owner"
 CREATED, UPDATED, DATE = "created", "updated", "date"
@@ -95,17 +94,12 @@ SITE_FIELDS = frozenset(
 NOT_PROPERTIES = frozenset({TITLE, TYPE, ALIASES, "redirect_from", "layout", "permalink", "weight"})
 
 
-# A whole value written as a wiki link, as Obsidian writes a link in a property: "[[Target]]", "[[Target|shown]]",
-# "[[Folder/Target#Heading]]".  Each part stops at the character that ends it, so a match is linear in the text.
-_WIKI_VALUE = re.compile(r"\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
-
-
 def link_target(name: str) -> str:
     """The name a relation value gives: the target of a value that is one wiki link ("[[Ana Costa|Ana]]" is
     "Ana Costa", "[[People/Ana Costa#Contact]]" is "People/Ana Costa"), else the value, stripped.  A link with no
     target ("[[#Contact]]") stays as written: it names no document."""
     name = name.strip()
-    match = _WIKI_VALUE.fullmatch(name) if name.startswith("[[") else None
+    match = WIKI_LINK_PARTS.fullmatch(name) if name.startswith("[[") else None  # a whole value, as Obsidian writes
     return (match.group(1).strip() or name) if match else name
 
 
