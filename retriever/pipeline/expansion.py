@@ -12,7 +12,6 @@ question; they read the index, never text.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 
@@ -220,13 +219,10 @@ def framing_factor(term: str, index: SectionIndex) -> float | None:
 # A who-question's verb, and the role noun a record names its answer by ("Who owns the billing API?" and a page's
 # "Owner: Ana Costa"): Snowball keeps these nouns apart from their verbs (it joins "approver" and "approve").
 ROLE_NOUNS = {"own": "owner", "lead": "leader", "sign": "signer", "hold": "holder"}
-_WHO = re.compile(r"^\W*(?:who|whom|whose|хто|кому|чий|чия)\b", re.I)
 
 
-def roles(text: str, terms: tuple[str, ...], index: SectionIndex) -> dict[str, tuple[frozenset[str], ...]]:
-    """For a who-question, each verb of ``ROLE_NOUNS`` it holds with its role noun, where the memory uses the noun;
-    only there: "Can I use my own laptop?" asks of no owner."""
-    if not _WHO.match(text[:200]):
-        return {}
+def roles(terms: tuple[str, ...], index: SectionIndex) -> dict[str, list[str]]:
+    """Each verb of ``ROLE_NOUNS`` among a who-question's ``terms`` with its role noun, where the memory uses the
+    noun; asked of who-questions only (``query``): "Can I use my own laptop?" asks of no owner."""
     nouns = ((term, ROLE_NOUNS[term]) for term in terms if term in ROLE_NOUNS)
-    return {term: (frozenset({noun}),) for term, noun in nouns if index.term_df(noun) > 0}
+    return {term: [noun] for term, noun in nouns if index.term_df(noun) > 0}

@@ -46,6 +46,8 @@ _COLLECTIVE = re.compile(
 # A question about the asker's own situation ("Can I work from Spain?", "my trip to Germany"), not about others;
 # "me" is not enough: "tell me / show me the clients in Spain" asks about others.
 _ASKER = re.compile(r"\b(?:i|i'm|i’m|i'd|i’d|i'll|i’ll|my)\b", re.I)
+# A who-question ("Who owns the billing API?"): its verb also stands for the role noun (``expansion.roles``).
+_WHO = re.compile(r"^\W*(?:who|whom|whose|хто|кому|чий|чия)\b", re.I)
 _CHANGE_ASKED = re.compile(
     r"^\W*(?:what|which\s+things?)(?:'s|’s|\s+is|\s+are|\s+has|\s+have|\s+had|\s+was|\s+were)?\s+"
     r"(changed|new|different)\s+(?:in|since|about|with|for|between|after)\b"
@@ -135,10 +137,8 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     translated: frozenset[str] = frozenset()
     if index is not None:
         asker = _ASKER.search(text[:2000]) is not None
-        translated = _expand_in(index, terms, words, extra, alternates, bridged, cyrillic_names(text), asker)
-        for term, nouns in expansion.roles(text, terms, index).items():  # "Who owns X?": "Owner: …"
-            extra.extend(noun for group in nouns for noun in group)
-            alternates[term] = alternates.get(term, ()) + nouns
+        places = (asker, _WHO.match(text[:200]) is not None)
+        translated = _expand_in(index, terms, words, extra, alternates, bridged, cyrillic_names(text), places)
     asked = set(terms)  # a set: a prompt's thousands of terms and their paraphrases made this quadratic
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in asked))
     parts = question_parts(text)
@@ -163,13 +163,16 @@ def _expand_in(
     alternates: dict[str, tuple[frozenset[str], ...]],
     bridged: dict[str, float],
     names: AbstractSet[str] = frozenset(),
-    asker: bool = False,
+    places: tuple[bool, bool] = (False, False),
 ) -> frozenset[str]:
     """Add to ``extra``, ``alternates`` and ``bridged`` what the terms stand for in this memory: its words of the
     same beginning, translations, the Latin spellings of the Cyrillic ``names`` the question capitalises,
-    paraphrases, and, where the question is about the ``asker`` ("Can I work from Spain?"), the regions a country
-    it names belongs to; return the terms whose translation or spelling the memory holds."""
-    for term, variants in expansion.variants(terms, index).items():
+    paraphrases, where the question is about the asker (``places[0]``: "Can I work from Spain?") the regions a
+    country it names belongs to, and in a who-question (``places[1]``) the role nouns its verbs stand for ("Who owns
+    X?": "Owner: …"); return the terms whose translation or spelling the memory holds."""
+    asker, who = places
+    roles = expansion.roles(terms, index) if who else {}
+    for term, variants in [*expansion.variants(terms, index).items(), *roles.items()]:
         extra.extend(variants)
         alternates[term] = alternates.get(term, ()) + tuple(frozenset({v}) for v in variants)
     lexical = expansion.bridges(terms, words, index)

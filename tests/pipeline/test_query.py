@@ -516,3 +516,12 @@ def test_me_alone_does_not_make_a_question_the_askers_own_place() -> None:
     add_sections(index, [(empty, body, empty, empty, empty) for body in sections])
     assert "spain" not in analyze("Show me the clients in Spain", index=index).alternates  # "me" had sufficed
     assert analyze("Can I work from Spain?", index=index).alternates["spain"] == (frozenset({"eu"}),)
+
+
+def test_in_a_who_question_a_verb_stands_for_the_role_noun_and_elsewhere_it_does_not() -> None:
+    index = SectionIndex(params=Params())
+    empty: Counter[str] = Counter()
+    add_sections(index, [(empty, Counter({"owner": 1, "ana": 1, "laptop": 1}), empty, empty, empty)])
+    query = analyze("Who owns the billing API?", index=index)
+    assert query.alternates["own"] == (frozenset({"owner"}),) and "owner" in query.extra
+    assert "own" not in analyze("Can I use my own laptop?", index=index).alternates  # "own" is no owner here
