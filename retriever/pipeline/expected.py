@@ -222,16 +222,17 @@ def held(statement: str, besides: frozenset[str] = frozenset()) -> frozenset[str
     names a unit itself ("What are our core hours?"), a unit word answers nothing ("organise your day" had led over
     "10:00–14:00"): a figure or a number word does."""
     figured, by_kind = _kind_words(statement)
-    if figured:  # a figure is an amount; a time only written as one ("2026-06-30", "9:30", "the 15th", "Q3", "2027")
-        return _ALL_KINDS if _TIME_FIGURE.search(statement) else _FIGURE_KINDS | _time_by_words(by_kind, besides)
+    if figured:  # a figure is an amount; a time only written as one ("2026-06-30", "9:30", "the 15th", "Q3", "2027"),
+        # or beside a time word besides the question's ("after 12 months", "in March")
+        return _ALL_KINDS if _TIME_FIGURE.search(statement) else _FIGURE_KINDS | _by_words(by_kind, besides)
     if not besides.isdisjoint(_UNITS):
         besides = besides | _UNITS
+    return _by_words(by_kind, besides)
+
+
+def _by_words(by_kind: tuple[tuple[str, frozenset[str]], ...], besides: frozenset[str]) -> frozenset[str]:
+    """The kinds whose words a statement holds besides ``besides``."""
     return frozenset(name for name, words in by_kind if not words <= besides)
-
-
-def _time_by_words(by_kind: tuple[tuple[str, frozenset[str]], ...], besides: frozenset[str]) -> frozenset[str]:
-    """"time" where a figure's statement holds a time word besides the question's ("after 12 months", "in March")."""
-    return frozenset(name for name, words in by_kind if name == "time" and not words <= besides)
 
 
 @lru_cache(maxsize=16_384)
