@@ -271,6 +271,15 @@ def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
     return [*own, *(f for f in telling if f not in own)]
 
 
+def _two_ways(coverage: str, facts: tuple[Fact, ...], query: Query) -> str:
+    """``coverage``, "partial" at most where the summary's two leading facts give different figures for one thing
+    (``disagreement.note``): the memory answers, but two ways, and the reader has to choose."""
+    if coverage != "comprehensive":
+        return coverage
+    told = _telling(facts, query)[:2]
+    return "partial" if len(told) == 2 and disagreement.note(told[0], told[1]) else coverage
+
+
 def _speaks_for_us(statement: str) -> bool:
     """A page's sentence that gives orders to an AI or speaks as the report does ("The memory does not contain…")."""
     return addressed_to_ai(statement) or imitates_report(statement)
@@ -334,7 +343,7 @@ def assemble(state: Run, memory: Memory, phase1: Phase1, ctx: Context, query: Qu
     docs = [memory.document(p) for p in dict.fromkeys(f.rel_path for f in facts)]
     resolve = memory.resolve
     answerability = confidence.estimate(memory, query, phase1.targets, facts, state.candidates, state.speakers)
-    cover = confidence.coverage(answerability, bool(facts))
+    cover = _two_ways(confidence.coverage(answerability, bool(facts)), facts, query)
     avg = round(sum(f.relevance_score for f in facts) / len(facts), 4) if facts else 0.0
     parties = entities(docs, memory, resolve)
     relations = relationships(docs, memory, resolve, parties)

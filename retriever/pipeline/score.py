@@ -56,7 +56,7 @@ import numpy.typing as npt
 from retriever.memory.fields import title_text
 from retriever.memory.memory import Memory
 from retriever.memory.provenance import When, credible
-from retriever.pipeline import bonuses, forms, own_words, ranges, succession
+from retriever.pipeline import bonuses, disagreement, forms, own_words, ranges, succession
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.evidence import coverage_gap, reachable
 from retriever.pipeline.query import Framing, Query, weight_sets, weights
@@ -342,6 +342,7 @@ def run(state: Run, ctx: Context, params: ScoreParams | None = None) -> Run:
     if asking:
         scored = forms.answered(scored, favoured, asking, weights(state.query, ctx.memory.index))
     scored = below_successors(scored, ctx.memory, state.query.earlier)
+    scored = disagreement.newer_first(scored, state.query.earlier)
     ctx.check_deadline()
     decay = params.many_part_decay if state.query.many_part else params.same_section_decay
     ranked = rank(scored, ctx.settings.top_k, decay)

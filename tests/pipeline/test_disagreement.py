@@ -48,3 +48,42 @@ def test_the_summary_of_a_question_two_pages_answer_differently_says_the_sources
     )
     summary = Retriever(Path(root), Settings.from_env()).retrieve("What is the learning budget?").summary
     assert "The sources differ: $" in summary and "2023-02-01" in summary and "2026-05-10" in summary
+
+
+def _benefits(make_tree: TreeFactory, old_date: str = "2023-02-01", new_date: str = "2026-05-10") -> Path:
+    dated = {"old": f"---\nupdated: {old_date}\n---\n" if old_date else "", "new": f"---\nupdated: {new_date}\n---\n"}
+    return Path(
+        make_tree(
+            {
+                "archive/benefits_2023.md": dated["old"] + "# Benefits 2023\n\n## Learning budget\n\n"
+                "Each employee has a learning budget of $750 per year.\n",
+                "hr/benefits.md": dated["new"] + "# Benefits\n\n## Learning budget\n\n"
+                "The learning budget is $1,200 per person per year, for courses, books and conferences.\n",
+            }
+        )
+    )
+
+
+def test_of_two_dated_pages_giving_different_figures_the_newer_leads_and_coverage_is_partial(
+    make_tree: TreeFactory,
+) -> None:
+    # The older, shorter sentence had led by 0.04 of rank: length alone decided which figure a reader saw first.
+    result = Retriever(_benefits(make_tree), Settings.from_env()).retrieve("What is the learning budget?")
+    assert [f.rel_path for f in result.facts] == ["hr/benefits.md", "archive/benefits_2023.md"]
+    assert result.facts[0].relevance_score > result.facts[1].relevance_score
+    assert "The sources differ: $1,200 (Benefits, 2026-05-10) against $750" in result.summary
+    assert result.coverage == "partial"
+
+
+def test_a_question_asking_what_held_before_leads_with_the_older_figure(make_tree: TreeFactory) -> None:
+    retriever = Retriever(_benefits(make_tree, old_date="2023-02-01"), Settings.from_env())
+    facts = retriever.retrieve("What was the learning budget originally?").facts
+    assert [f.rel_path for f in facts] == ["archive/benefits_2023.md", "hr/benefits.md"]
+
+
+def test_an_undated_page_or_pages_of_one_date_keep_the_order_their_words_give(make_tree: TreeFactory) -> None:
+    for old_date in ("", "2026-05-10"):
+        facts = Retriever(_benefits(make_tree, old_date=old_date), Settings.from_env()).retrieve(
+            "What is the learning budget?"
+        ).facts
+        assert [f.rel_path for f in facts] == ["archive/benefits_2023.md", "hr/benefits.md"], old_date
