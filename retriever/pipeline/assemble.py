@@ -20,7 +20,7 @@ from retriever.pipeline import confidence, disagreement
 from retriever.pipeline.context import Context, Run
 from retriever.pipeline.phrasing import fact_sentence, relation_answer, unnamed_names
 from retriever.pipeline.query import Query, analyze, no_topic
-from retriever.pipeline.results import Candidate, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
+from retriever.pipeline.results import Candidate, Coverage, Entity, Excerpt, Fact, Phase1, Relationship, Retrieval
 from retriever.text import analyzer, lexicon
 from retriever.text.instructions import addressed_to_ai, imitates_report
 from retriever.text.markup import clean_inline, truncate
@@ -271,7 +271,7 @@ def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
     return [*own, *(f for f in telling if f not in own)]
 
 
-def _two_ways(coverage: str, facts: tuple[Fact, ...], query: Query) -> str:
+def _two_ways(coverage: Coverage, facts: tuple[Fact, ...], query: Query) -> Coverage:
     """``coverage``, "partial" at most where the summary's two leading facts give different figures for one thing
     (``disagreement.note``): the memory answers, but two ways, and the reader has to choose."""
     if coverage != "comprehensive":
