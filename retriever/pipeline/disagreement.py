@@ -17,6 +17,8 @@ keep their order: nothing says which is current.
 
 from __future__ import annotations
 
+import heapq
+
 from retriever.pipeline import ranges
 from retriever.pipeline.results import Fact, Scored
 from retriever.pipeline.signals import SUCCESSOR_MARGIN
@@ -48,7 +50,7 @@ def newer_first(scored: list[Scored], earlier: bool = False) -> list[Scored]:
     """``scored`` with its leading statement below a disagreeing, newer rival's (see the module's contract)."""
     if len(scored) < 2:
         return scored
-    best = sorted(range(len(scored)), key=lambda i: -scored[i].relevance)[:CONTENDERS]
+    best = heapq.nlargest(CONTENDERS, range(len(scored)), key=lambda i: scored[i].relevance)  # linear, stable
     lead = scored[best[0]]
     for i in best[1:]:
         rival = scored[i]

@@ -6,12 +6,15 @@ statement whose range holds the question's amount is that amount's answer; ``sco
 range_bonus`` higher (the order only: the answerability evidence stays the words').
 
 Contract: ``asked(question)`` is the amounts a question names, each as an ``Interval`` in a unit: a figure with a
-percent sign, a currency or a unit of time ("15%", "€500", "3 weeks"), or a bound of one ("above 20%", "under
-€60", "more than 10 days"); none for a bare number ("Q3", "2027", "4.3").  ``within(amounts, statement)`` is True
-when a range or bound the statement gives in the same unit ("10–20%", "between 31 and 90 days", "up to 10%", "from
-€1,000", "over 5 days")
-overlaps one of them; a bare figure of the statement is no range ("€60" answers "under €60" by its words, not here).
-Every pattern is bounded and only the first ``MAX_CHARS`` of a statement are read.
+percent sign, a currency or a unit of time ("15%", "€500", "3 weeks"), a count of the noun after it ("60 seats",
+"300 users": the unit is the noun's stem), or a bound of one ("above 20%", "under €60", "more than 10 days", "15+
+years"); none for a bare number ("Q3", "2027", "4.3", "in 2026 planning": a year is no count).
+``within(amounts, statement)`` is True when a range or bound the statement gives in the same unit ("10–20%",
+"between 31 and 90 days", "up to 10%", "from €1,000", "over 5 days", "1,000+", "fewer than 50 employees") overlaps
+one of them; a range with no unit of its own counts the noun after it or, in a row, what its column is named
+("Seats: 50–199" counts seats, so "60 seats" is within it).  A bare figure of the statement is no range ("€60"
+answers "under €60" by its words, not here).  Every pattern is bounded and only the first ``MAX_CHARS`` of a
+statement are read.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
+
+from retriever.text import analyzer
 
 MAX_CHARS = 2000  # of a statement read for ranges
 MAX_AMOUNTS = 4  # a question's amounts compared
@@ -42,7 +47,7 @@ _UNIT = (
 _AMOUNT = _BEFORE + _NUMBER + _UNIT
 # Bounds, as data: the words before an amount, and which side of it they leave open.
 _LOWER = r"above|over|more\s+than|at\s+least|from|min(?:imum)?|beyond|exceeding|понад|більше|від"
-_UPPER = r"up\s+to|under|below|less\s+than|at\s+most|max(?:imum)?|до|менше"
+_UPPER = r"up\s+to|under|below|less\s+than|fewer\s+than|at\s+most|max(?:imum)?|до|менше"
 _START = r"(?<![\w.,])"  # an amount starts no figure's middle
 _RANGE = re.compile(_START + _AMOUNT + r"\s?(?:–|—|-|to|до)\s?" + _AMOUNT, re.I)
 # "between 31 and 90 days", in _RANGE's groups
@@ -50,7 +55,17 @@ _BETWEEN = re.compile(r"(?<!\w)(?:between|між)\s+" + _AMOUNT + r"\s+(?:and|і
 _BOUND = re.compile(r"(?<!\w)(" + _LOWER + "|" + _UPPER + r")\s+" + _AMOUNT, re.I)
 _PLAIN = re.compile(_START + _AMOUNT, re.I)
 _LOWER_WORDS = re.compile(r"^(?:" + _LOWER + r")$", re.I)
-_STRICT = re.compile(r"^(?:above|over|more\s+than|beyond|exceeding|понад|більше|under|below|less\s+than|менше)$", re.I)
+_STRICT = re.compile(
+    r"^(?:above|over|more\s+than|beyond|exceeding|понад|більше|under|below|less\s+than|fewer\s+than|менше)$", re.I
+)
+_PLUS = re.compile(_START + _BEFORE + _NUMBER + r"\+" + _UNIT, re.I)  # "1,000+", "15+ years": that many or more
+# What a unit-less figure counts: the word after it ("60 seats"), else, for a statement's range, the name of the
+# column or label it is the value of ("Seats: 50–199").  Read within a few characters: a bounded look either side.
+_NOUN_AFTER = re.compile(r"\s{1,3}([^\W\d_]{2,30})")
+_LABEL_BEFORE = re.compile(r"([^\W\d_]{2,30})\s{0,3}:\s{0,3}$")
+_LOOK = 40  # characters before a range read for its label
+_YEAR = re.compile(r"(?:19|20)\d\d")  # a year is no count: "2026 planning"
+_FRACTION = re.compile(r"\d(?:\.\d|,\d{1,2}(?!\d))")  # nor a version or a measure: "4.3 release notes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,24 +96,42 @@ def _unit(before: str | None, after: str | None) -> str | None:
     return _AFTER.get((after or "").lower())
 
 
+def _counted(text: str, match: re.Match[str], label: bool) -> str | None:
+    """The unit of a figure written without one: the stem of the noun after ``match`` ("60 seats" → "n:seat"), else
+    (``label``) of the label it is the value of ("Seats: 50–199"); None for a year, a figure with a fraction or
+    where neither is found."""
+    if _YEAR.fullmatch(match.group().strip()) or _FRACTION.search(match.group()):
+        return None
+    noun = _NOUN_AFTER.match(text, match.end())
+    if noun is None and label:
+        noun = _LABEL_BEFORE.search(text[max(0, match.start() - _LOOK) : match.start()])
+    counted = analyzer.terms(noun.group(1)) if noun else []
+    return f"n:{counted[0]}" if len(counted) == 1 else None
+
+
 def asked(question: str) -> tuple[Interval, ...]:
     """The amounts ``question`` names (see the module's contract), at most ``MAX_AMOUNTS``."""
+    text = question[:MAX_CHARS]
     out: list[Interval] = []
     spans: list[tuple[int, int]] = []
-    for match in _BOUND.finditer(question):
-        if (found := _bound(match)) is not None:
+    for match in chain(_BOUND.finditer(text), _PLUS.finditer(text)):
+        if (found := _bound(text, match)) is not None:
             out.append(found)
             spans.append(match.span())
-    for match in _PLAIN.finditer(question):
-        unit = _unit(match.group(1), match.group(4))
+    for match in _PLAIN.finditer(text):
+        unit = _unit(match.group(1), match.group(4)) or _counted(text, match, label=False)
         if unit and not any(start <= match.start() < end for start, end in spans):
             value = _value(match.group(2), match.group(3))
             out.append(Interval(value, value, unit))
     return tuple(out[:MAX_AMOUNTS])
 
 
-def _bound(match: re.Match[str]) -> Interval | None:
-    unit = _unit(match.group(2), match.group(5))
+def _bound(text: str, match: re.Match[str]) -> Interval | None:
+    """A bound (``_BOUND``: its words, then an amount) or a figure with a plus (``_PLUS``: an amount's groups)."""
+    if match.re is _PLUS:
+        unit = _unit(match.group(1), match.group(4)) or _counted(text, match, label=True)
+        return None if unit is None else Interval(_value(match.group(2), match.group(3)), math.inf, unit)
+    unit = _unit(match.group(2), match.group(5)) or _counted(text, match, label=True)
     if unit is None:
         return None
     value = _value(match.group(3), match.group(4))
@@ -117,14 +150,14 @@ def given(statement: str) -> tuple[Interval, ...]:
     spans: list[tuple[int, int]] = []
     for match in chain(_RANGE.finditer(text), _BETWEEN.finditer(text) if "etween" in text or "між" in text else ()):
         low_unit, high_unit = _unit(match.group(1), match.group(4)), _unit(match.group(5), match.group(8))
-        unit = high_unit or low_unit  # "10–20%": the unit is written once
+        unit = high_unit or low_unit or _counted(text, match, label=True)  # "10–20%": the unit is written once
         if unit and (low_unit in (None, unit)):
             low, high = _value(match.group(2), match.group(3)), _value(match.group(6), match.group(7))
             out.append(Interval(min(low, high), max(low, high), unit))
             spans.append(match.span())
-    for match in _BOUND.finditer(text):
+    for match in chain(_BOUND.finditer(text), _PLUS.finditer(text) if "+" in text else ()):
         start, end = match.span()
-        if not any(start < done and here < end for here, done in spans) and (found := _bound(match)) is not None:
+        if not any(start < done and here < end for here, done in spans) and (found := _bound(text, match)) is not None:
             out.append(found)
     return tuple(out)
 

@@ -22,13 +22,34 @@ from retriever.pipeline.ranges import MAX_CHARS, Interval, asked, given, within
         ("Is a 5k EUR budget enough?", (Interval(5000, 5000, "eur"),)),
         ("Is a 1,5% fee too much?", (Interval(1.5, 1.5, "%"),)),  # a decimal comma, not 5%
         ("Can I spend 50 € on dinner?", (Interval(50, 50, "eur"),)),
+        # a count is in the noun after its figure, by its stem
+        ("What discount do we give for 60 seats?", (Interval(60, 60, "n:seat"),)),
+        ("What discount do we give for 1,500 seats?", (Interval(1500, 1500, "n:seat"),)),
+        ("Who approves leave after 15+ years?", (Interval(15, math.inf, "year"),)),
         # a bare number is no amount: a quarter, a year, a version
         ("What did we plan for Q3 2027?", ()),
         ("What changed in Pulse 4.3?", ()),
+        ("What did we decide in the 2026 planning meeting?", ()),  # a year counts nothing
+        ("What is new in the 4.3 release?", ()),  # nor a version
     ],
 )
 def test_a_question_names_amounts_only_with_a_unit(question: str, amounts: tuple[Interval, ...]) -> None:
     assert asked(question) == amounts
+
+
+def test_fewer_than_is_a_strict_upper_bound_of_the_noun_it_counts() -> None:
+    (fewer,) = given("Fewer than 50 employees: no works council is needed.")
+    assert fewer.low == -math.inf and fewer.high < 50 and fewer.unit == "n:employe"
+    assert within(asked("Do we need a works council with 30 employees?"), "Fewer than 50 employees: none needed.")
+    assert not within(asked("Do we need a works council with 50 employees?"), "Fewer than 50 employees: none.")
+
+
+def test_a_seat_count_is_within_the_row_of_its_band_only() -> None:
+    rows = ["Seats: 1–49; Discount: none", "Seats: 50–199; Discount: 10%", "Seats: 1,000+; Discount: 20%"]
+    for question, band in [("60 seats", 1), ("1,500 seats", 2), ("20 seats", 0)]:
+        amounts = asked(f"What discount do we give for {question}?")
+        assert [within(amounts, row) for row in rows] == [i == band for i in range(3)], question
+    assert not within(asked("What discount do we give for 60 users?"), rows[1])  # another noun, another count
 
 
 def test_a_strict_bound_leaves_its_own_figure_out() -> None:
@@ -52,6 +73,12 @@ def test_a_strict_bound_leaves_its_own_figure_out() -> None:
         ("Between 31 and 90 days, we refund the unused months.", (Interval(31, 90, "day"),)),
         ("Between 3 and 15 years: 6 hours per pay period", (Interval(3, 15, "year"),)),
         ("Between Ana and Rui, 3 days were agreed.", ()),  # "between" with no amounts
+        # a range without a unit counts the noun after it, else what its column or label is named
+        ("Seats: 50–199; Discount: 10%", (Interval(50, 199, "n:seat"),)),
+        ("Teams of 5 to 10 people need a lead.", (Interval(5, 10, "n:peopl"),)),
+        ("Seats: 1,000+; Discount: 20%, negotiated", (Interval(1000, math.inf, "n:seat"),)),
+        ("15+ years: 8 hours per pay period", (Interval(15, math.inf, "year"),)),
+        ("Releases 2.1 to 2.4 notes", ()),  # versions count nothing
     ],
 )
 def test_a_statement_gives_ranges_and_bounds_with_their_unit(statement: str, ranges: tuple[Interval, ...]) -> None:

@@ -288,6 +288,22 @@ def test_the_row_whose_range_holds_the_questions_amount_leads(make_tree: TreeFac
     ]
 
 
+def test_the_row_whose_band_of_seats_holds_the_questions_count_leads(make_tree: TreeFactory) -> None:
+    bands = (
+        "# Volume discounts\n\n| Seats | Discount |\n|---|---|\n| 1–49 | none |\n| 50–199 | 10% |\n"
+        "| 200–999 | 15% |\n| 1,000+ | 20%, negotiated |\n"
+    )
+    retriever = Retriever(make_tree({"discounts.md": bands}), Settings.from_env())
+    # A count has no unit of its own: the column names it.  "60 seats" had led with "1–49", "20 seats" with "1,000+".
+    asked = ("60 seats", "1,500 seats", "20 seats", "300 seats")
+    assert [retriever.retrieve(f"What discount do we give for {q}?").facts[0].statement for q in asked] == [
+        "Seats: 50–199; Discount: 10%",
+        "Seats: 1,000+; Discount: 20%, negotiated",
+        "Seats: 1–49; Discount: none",
+        "Seats: 200–999; Discount: 15%",
+    ]
+
+
 def test_a_documents_alias_frames_its_statements_as_its_title_does(make_tree: TreeFactory) -> None:
     pto = "---\ntitle: Leave Policy\naliases: [vacation]\n---\n# Leave Policy\n\n## Allowance\n\n25 days a year.\n"
     memory = Memory.open(make_tree({"pto.md": pto}), Settings.from_env())
