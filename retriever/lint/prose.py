@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from markdown_it import MarkdownIt
 
 from retriever.lint.tree import File
-from retriever.text.parser import MAX_NESTING
+from retriever.text.blocks import MAX_NESTING
 
 _MARK = re.compile(r"`+|<!--")
 _CODE_TOKENS = frozenset({"fence", "code_block"})

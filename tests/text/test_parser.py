@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.text import front_matter, parser
+from retriever.text import blocks, front_matter, parser
 from retriever.text.models import Section, Unit
 from retriever.text.parser import ParseError, parse_document, split_front_matter
 
@@ -544,7 +544,7 @@ def test_more_statements_than_the_limit_is_a_parse_error(monkeypatch: pytest.Mon
 
 
 def test_finished_blocks_are_handed_over_so_only_one_blocks_tokens_are_held(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parser, "MAX_BLOCK_TOKENS", 20)
+    monkeypatch.setattr(blocks, "MAX_BLOCK_TOKENS", 20)
     doc = parse_document("many.md", "".join(f"## H{i}\n\nPara {i}.\n\n- item {i}\n\n" for i in range(300)))
     assert len(doc.sections) == 300  # 3,000 tokens in all, never more than 20 at once
     refused = r"^one block \(a list, quote or table\) has more than 20 parts; split it up \(in the block at line 6\)$"
@@ -562,8 +562,8 @@ def test_more_tokens_than_the_limit_is_a_parse_error(monkeypatch: pytest.MonkeyP
 def test_blocks_handed_over_in_batches_parse_exactly_as_one_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     text = PERSON + "\n> quoted\n> more\n\n```\n# not a heading\n```\n\n1. one\n   - two\n\nSetext\n===\n\nTail.\n"
     handed = parse_document("people/olena.md", text)
-    whole = parser.MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])  # no hand-over rule
-    monkeypatch.setattr(parser, "_MD", whole)
+    whole = blocks.MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])  # no hand-over rule
+    monkeypatch.setattr(blocks, "_MD", whole)
     assert parse_document("people/olena.md", text) == handed
 
 

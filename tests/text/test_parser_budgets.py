@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from retriever.text import parser, quotes
+from retriever.text import blocks, quotes
 from retriever.text.parser import ParseError, parse_document
 
 _REREADS = r"^quotes nested in quotes or lists go on over many lines without their '>' marks"
@@ -80,7 +80,7 @@ def test_a_file_of_199_000_link_reference_definitions_is_refused_early() -> None
 
 
 def test_link_reference_definitions_up_to_the_limit_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parser, "MAX_REFERENCES", 3)
+    monkeypatch.setattr(blocks, "MAX_REFERENCES", 3)
     text = "# T\n\nSee [the plan][p].\n\n[p]: plan.md\n[q]: q.md\n\n> [r]: r.md\n"
     doc = parse_document("r.md", text)
     assert [u.text for s in doc.sections for u in s.units] == ["See the plan."]
