@@ -614,3 +614,17 @@ def test_a_question_gets_the_same_facts_and_scores_whatever_was_asked_before(mak
 def test_a_question_finds_the_page_written_in_the_other_language(question: str, source: str) -> None:
     facts = Retriever(COMPANY_CONTEXT).retrieve(question).structured["retrieval"]["facts"]
     assert facts[0]["source_path"] == source
+
+
+def test_a_collapsed_faq_answer_leads_with_its_question_not_the_question_alone(make_tree: TreeFactory) -> None:
+    # A wiki's <details><summary> question had led (100%) with no answer in it; the answer came third, at 43%.
+    page = (
+        "# Onboarding\n\n## First week\n\nTooling questions go to the IT desk.\n\n<details>\n"
+        "<summary>What if my laptop has not arrived?</summary>\n\nBorrow a loaner laptop from the IT desk; they keep "
+        "five in stock. Ask your manager to chase the order.\n\n</details>\n"
+    )
+    result = Retriever(make_tree({"Onboarding.md": page})).retrieve("What should I do if my laptop has not arrived?")
+    assert result.facts[0].statement == (
+        "What if my laptop has not arrived? Borrow a loaner laptop from the IT desk; they keep five in stock."
+    )
+    assert result.coverage == "comprehensive"

@@ -7,7 +7,8 @@ the row asked about lost in it, and a run of ``<p>`` one statement of four sente
 Contract: ``read(block)`` gives the block's pieces in order, each with the line it starts on (1-based, in the block):
 ``Row(cells, header, line)`` for a table row, its cells' entities decoded (``header``: the cells of its table's
 heading row, a first row of ``<th>`` cells or of wholly bold ones; () when it has none), and ``Text(text, line, item,
-label)`` for a paragraph's, a list item's (``item``) or any other run of text, its entities left for the parser's
+label, summary)`` for a paragraph's, a list item's (``item``), a ``<details>`` block's ``<summary>`` (``summary``) or
+any other run of text, its entities left for the parser's
 ``clean_inline`` to decode once and its line breaks kept, so its sentences find their lines. A title row across a
 table (``colspan``) is a ``label``; a text of under three words outside a list labels the text after it ("Carly Jones:
 VP, People & Talent"), and one without a letter or digit is none. A table left open at the block's end gives its last
@@ -47,6 +48,7 @@ class Text:
     line: int
     item: bool = False
     label: bool = False  # a table's title row
+    summary: bool = False  # a <details> block's <summary>: what the text after it, to </details>, answers
 
 
 # A tag is "<", a name, then anything but "<" and ">" (a ">" inside a quoted attribute ends it early: rare, and the
@@ -80,6 +82,21 @@ def read(block: str) -> list[Row | Text]:
     return _kept(reader.pieces)
 
 
+def details(block: str) -> str:
+    """"opens" where ``block`` leaves a ``<details>`` open after its ``<summary>``, "closes" where a ``</details>``
+    comes after its last ``<summary>`` (or it has none), else "" (what its ``<summary>`` pieces label runs on)."""
+    lowered = block.lower()
+    summary, closing = lowered.rfind("<summary"), lowered.rfind("</details")
+    if closing > summary:
+        return "closes"
+    return "opens" if summary >= 0 else ""
+
+
+def labelled(label: str, text: str) -> str:
+    """``text`` under ``label``: "Carly Jones: VP, People & Talent"; after a question, "What if …? Borrow a …"."""
+    return f"{label} {text}" if label.endswith("?") else f"{label.rstrip(' :')}: {text}"
+
+
 def _kept(pieces: list[Row | Text]) -> list[Row | Text]:
     """``pieces`` with each short text outside a list (under ``_FEWEST_WORDS`` words: a name in its own ``<div>``)
     as the label of the text after it ("Carly Jones: VP, People & Talent"), and text with no letter or digit
@@ -87,17 +104,22 @@ def _kept(pieces: list[Row | Text]) -> list[Row | Text]:
     out: list[Row | Text] = []
     pending: Text | None = None
     for piece in pieces:
-        if isinstance(piece, Text) and not piece.item and len(piece.text.split()) < _FEWEST_WORDS:
+        if isinstance(piece, Text) and _is_label(piece):
             if _WORDY.search(piece.text):
                 pending = piece if pending is None else Text(f"{pending.text} {piece.text}", pending.line)
             continue
         if pending is not None and isinstance(piece, Text) and not piece.item:
-            piece = Text(f"{pending.text.rstrip(':')}: {piece.text}", pending.line, label=piece.label)
+            piece = Text(labelled(pending.text, piece.text), pending.line, label=piece.label, summary=piece.summary)
         elif pending is not None:
             out.append(pending)  # before a row or an item: a piece of its own
         pending = None
         out.append(piece)
     return [*out, pending] if pending is not None else out
+
+
+def _is_label(piece: Text) -> bool:
+    """A short text outside a list, and not a ``<summary>`` (which labels what follows it by itself)."""
+    return not piece.item and not piece.summary and len(piece.text.split()) < _FEWEST_WORDS
 
 
 def _apart(run: list[str]) -> None:
@@ -129,6 +151,7 @@ class _Reader:
         self.run: list[str] = []
         self.run_line = 0
         self.item = False  # the open run is a list item's
+        self.summary = False  # the open run is a <summary>'s
         self.silent = 0
         self.line = 1  # of the tag being read
 
@@ -150,7 +173,7 @@ class _Reader:
             _apart(self.run)
         elif tag in _BREAKS or tag in _TABLE_TAGS:
             self.flush()
-            self.item = tag == "li"
+            self.item, self.summary = tag == "li", tag == "summary"
 
     def end(self, tag: str) -> None:
         if tag in _SILENT:
@@ -189,8 +212,8 @@ class _Reader:
     def flush(self) -> None:
         text = "".join(self.run).strip()  # entities kept: the parser's clean_inline decodes them, once
         if text:
-            self.pieces.append(Text(text, self.run_line, self.item))
-        self.run, self.item = [], False
+            self.pieces.append(Text(text, self.run_line, self.item, summary=self.summary))
+        self.run, self.item, self.summary = [], False, False
 
     def _in_cell(self) -> bool:
         return bool(self.tables) and self.tables[-1].cell is not None

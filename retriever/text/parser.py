@@ -81,6 +81,9 @@ class _Builder:
     lists: list[int] = field(default_factory=list)  # numbers of the enclosing lists, outermost first
     lists_opened: int = 0
     item_opening: bool = False  # an item has opened and its first paragraph is still to come
+    # The open <details> block's <summary> ("What if my laptop has not arrived?"), until the statement after it opens
+    # with it: not a statement of its own (it had led as one, with every word of the question and no answer).
+    details: str = ""
     headings: int = 0
     unit_count: int = 0
     token_count: int = 0
@@ -100,6 +103,7 @@ class _Builder:
         self.stack.append((level, plain))
         self.heading, self.level = inline.content.strip(), level
         self.start = (token.map[0] if token.map else 0) + self.offset + 1
+        self.details = ""
 
     def add(self, unit: Unit) -> None:
         self.unit_count += 1
@@ -107,6 +111,8 @@ class _Builder:
             raise ParseError(
                 f"more than {MAX_UNITS:,} statements (sentences, list items, table rows); split it into smaller files"
             )
+        if self.details and unit.kind != "row":  # the answer's opening says what it answers, as a label's text does
+            unit, self.details = dataclasses.replace(unit, text=html_blocks.labelled(self.details, unit.text)), ""
         self.units.append(unit)
 
     def close(self, end_line: int) -> None:
@@ -317,9 +323,10 @@ def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _B
 
 
 def _html_units(token: Token, builder: _Builder) -> None:
-    """An HTML block's rows and sentences (``html_blocks``), each at its line; under three words, nothing."""
-    text = clean_inline(token.content)
-    if len(text.split()) < 3:
+    """An HTML block's rows and sentences (``html_blocks``), each at its line; under three words, nothing but a
+    ``<summary>``, which is the context of what follows up to its ``</details>`` (``_Builder.details``)."""
+    text, details = clean_inline(token.content), html_blocks.details(token.content)
+    if len(text.split()) < 3 and details != "opens":
         return
     builder.texts.append(text)
     block = token.map[0] if token.map else builder.start - 1 - builder.offset  # the line before the block's first
@@ -327,7 +334,12 @@ def _html_units(token: Token, builder: _Builder) -> None:
         if isinstance(piece, html_blocks.Row):
             _row_unit(list(piece.header), list(piece.cells), [block + piece.line - 1], builder, add_text=False)
             continue
+        if piece.summary:
+            builder.details = clean_inline(piece.text)
+            continue
         kind: UnitKind = "item" if piece.item else "sentence"
         first_line, place = block + builder.offset + piece.line, (tuple(builder.lists), False)
         for unit in _sentences(piece.text, clean_inline(piece.text), first_line, kind, place):
             builder.add(unit)
+    if details == "closes":  # the text before a </details> in the block was its answer
+        builder.details = ""

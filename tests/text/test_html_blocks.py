@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.text.html_blocks import Row, Text, read
+from retriever.text.html_blocks import Row, Text, details, labelled, read
 
 
 def test_a_tables_first_row_of_th_cells_heads_the_rows_below_it() -> None:
@@ -51,6 +51,34 @@ def test_block_tags_part_runs_of_text_and_a_texts_entities_are_left_for_the_pars
 def test_a_short_text_labels_the_text_after_it_and_one_without_letters_is_left_out() -> None:
     html = "<div>Carly Jones</div>\n<div>VP, People &amp; Talent</div><p>—-------</p><li>Six</li>"
     assert read(html) == [Text("Carly Jones: VP, People &amp; Talent", 1), Text("Six", 2, item=True)]
+
+
+def test_a_summary_is_marked_as_one_even_when_short_and_takes_no_label_itself() -> None:
+    html = "<details>\n<summary>FAQ</summary>\n<p>Borrow a loaner laptop from the IT desk.</p>\n</details>"
+    assert read(html) == [Text("FAQ", 2, summary=True), Text("Borrow a loaner laptop from the IT desk.", 3)]
+    assert read("<div>Onboarding</div><summary>What if it is late?</summary>") == [
+        Text("Onboarding: What if it is late?", 1, summary=True)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("block", "state"),
+    [
+        ("<details>\n<summary>What if my laptop has not arrived?</summary>", "opens"),
+        ("</details>", "closes"),
+        ("<p>Answer.</p></details>", "closes"),
+        ("</details>\n<details><summary>Next?</summary>", "opens"),
+        ("<details><summary>Q?</summary>A.</details>", "closes"),
+        ("<div>No details here</div>", ""),
+    ],
+)
+def test_a_block_opens_or_closes_a_details_by_its_last_summary_and_close(block: str, state: str) -> None:
+    assert details(block) == state
+
+
+def test_a_label_before_a_question_is_written_as_the_question_and_else_with_a_colon() -> None:
+    assert labelled("What if it is late?", "Borrow one.") == "What if it is late? Borrow one."
+    assert labelled("Carly Jones:", "VP") == "Carly Jones: VP"
 
 
 def test_a_table_left_open_by_its_block_gives_its_last_row() -> None:

@@ -567,6 +567,28 @@ def test_blocks_handed_over_in_batches_parse_exactly_as_one_batch(monkeypatch: p
     assert parse_document("people/olena.md", text) == handed
 
 
+def test_a_details_summary_opens_the_statement_after_it_and_is_no_statement_of_its_own() -> None:
+    text = (
+        "# Onboarding\n\n<details>\n<summary>What if my laptop has not arrived?</summary>\n\n"
+        "Borrow a loaner laptop from the IT desk. Ask your manager to chase it.\n\n</details>\n\n"
+        "<details><summary>Compliance</summary>\n\n- Slack is approved.\n- Records are kept.\n\n</details>\n\n"
+        "After the blocks.\n"
+    )
+    units = parse_document("onboarding.md", text).sections[0].units
+    assert [(u.text, u.lines[0]) for u in units] == [
+        ("What if my laptop has not arrived? Borrow a loaner laptop from the IT desk.", 6),
+        ("Ask your manager to chase it.", 6),
+        ("Compliance: Slack is approved.", 12),
+        ("Records are kept.", 13),
+        ("After the blocks.", 17),
+    ]
+
+
+def test_a_summary_left_open_by_its_details_is_dropped_at_the_next_heading() -> None:
+    text = "# A\n\n<details><summary>Never answered here</summary>\n\n# B\n\nPlain text.\n"
+    assert [u.text for s in parse_document("a.md", text).sections for u in s.units] == ["Plain text."]
+
+
 def test_a_nul_byte_past_the_binary_check_is_replaced_not_a_crash() -> None:
     doc = parse_document("nul.md", "# T\n\nA\x00B here.\n")
     assert doc.sections[0].units[0].text == "A\ufffdB here."
