@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from retriever.lint import hostile
+from retriever.lint import encoding, hostile
 from retriever.lint.links import absolute_links, broken_links
 from retriever.lint.tree import LOCAL_CONFIG, File, Problem, Tree
 from retriever.lint.yaml_keys import Repeat, front_matter_block, repeated_keys
@@ -369,6 +369,7 @@ RULES: Mapping[str, Rule] = {
         ),
         Rule("addressed-to-ai", WARNING, hostile.addressed_to_ai, "text that speaks to an AI or of its instructions"),
         Rule("future-date", WARNING, hostile.future_dates, "a created or updated date later than tomorrow"),
+        Rule("mojibake", WARNING, encoding.mojibake, "UTF-8 text read as Windows-1252 and saved again (donâ€™t)"),
         Rule(
             "control-characters",
             ERROR,
