@@ -30,6 +30,9 @@ from retriever.text.models import Skipped
 from retriever.text.regular import NotRegular, open_folder, read_regular
 
 _NOISE_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".orig")
+# A GitHub (Gollum) wiki's navigation, shown around every page: links and page names, which had come back as facts
+# ("Deployment-Guide") and as documents titled "Sidebar" and "Footer".
+_WIKI_CHROME = frozenset(f"_{part}{suffix}" for part in ("sidebar", "footer", "header") for suffix in MARKDOWN_SUFFIXES)
 # Said, not passed over: a team that links a shared folder in expects its files to be answered from.
 _LINKED_FOLDER = "symlink to a folder: not followed (its files may lie outside the root); move or copy the folder in"
 MAX_DEPTH = 64  # folder levels below the root that are read; deeper ones are skipped with a reason
@@ -85,9 +88,11 @@ def is_memory_file(rel_path: str) -> bool:
 
 def _is_noise(name: str) -> bool:
     """Hidden (``.name``), an Office lock (``~$name``), an Emacs auto-save (``#name#``: ``#`` at both ends, so
-    ``#notes.md`` is a file like any other) or a backup or swap file (``name~``, ``.swp``, …)."""
+    ``#notes.md`` is a file like any other), a backup or swap file (``name~``, ``.swp``, …) or a wiki's navigation
+    (``_Sidebar.md``, ``_Footer.md``, ``_Header.md``)."""
     autosave = len(name) > 1 and name.startswith("#") and name.endswith("#")
-    return autosave or name.startswith((".", "~$")) or name.endswith(_NOISE_SUFFIXES)
+    chrome = name.startswith("_") and name.lower() in _WIKI_CHROME
+    return autosave or chrome or name.startswith((".", "~$")) or name.endswith(_NOISE_SUFFIXES)
 
 
 def _gitignore(directory: Path, fd: int | None) -> tuple[Matcher | None, str | None]:

@@ -58,6 +58,14 @@ def test_scan_ignores_editor_noise(make_tree: TreeFactory) -> None:
     assert _paths(root) == ["foo.md"]
 
 
+def test_scan_leaves_out_a_wikis_sidebar_footer_and_header_and_reads_names_like_them(make_tree: TreeFactory) -> None:
+    # GitHub's wiki shows them around every page: page names and links, which had come back as facts.
+    chrome = {"_Sidebar.md": "x", "_Footer.md": "x", "team/_sidebar.markdown": "x", "_Header.md": "x"}
+    root = make_tree({**chrome, "Home.md": "h", "Sidebar.md": "s", "_Sidebar-notes.md": "n", "_drafts/plan.md": "p"})
+    assert _paths(root) == ["Home.md", "Sidebar.md", "_Sidebar-notes.md", "_drafts/plan.md"]
+    assert not walk.is_memory_file("_Footer.md") and walk.is_memory_file("_drafts/plan.md")
+
+
 def test_a_name_starting_with_a_hash_is_read_unless_it_also_ends_with_one_as_emacs_autosaves_do(
     make_tree: TreeFactory,
 ) -> None:
