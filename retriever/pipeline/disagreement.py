@@ -3,9 +3,9 @@
 "What is the learning budget?" had been answered "Each employee has a learning budget of $750 per year. The
 learning budget is $1,200 per person per year." with no word that a 2023 page and a 2026 page disagree (figures
 review H2). Contract: ``note(first, second, language)`` is a sentence saying the sources differ, each figure with
-its document and, where known, its date; "" unless the facts come from different documents, each gives an amount
-in a unit the other gives too (``ranges.amounts``: currency, percent, time), no amount of that unit is in both, and
-their other words mostly agree (``SAME_SUBJECT`` of the smaller fact's terms).
+its document and, where known, its date; "" unless the facts come from different documents, each gives one value
+in a unit the other gives one of too (``ranges.amounts``: currency, percent, time), the two unlike, and their other
+words mostly agree (``SAME_SUBJECT`` of the smaller fact's terms).
 
 ``newer_first(scored, earlier)`` orders such a pair by date before the facts are ranked: where the leading statement
 and one within ``NEAR`` of its rank value disagree so, and both documents are dated, the older is brought to
@@ -78,12 +78,14 @@ def _outdated(lead: Scored, rival: Scored, earlier: bool) -> bool:
 
 
 def _differing(a: str, b: str) -> tuple[str, str] | None:
-    """A figure of ``a`` and one of ``b`` in a unit both give, no value of which they share; None without one."""
+    """The figure of ``a`` and the one of ``b`` in a unit each gives one value of, where the values differ; None
+    without one.  A statement of several values in the unit (a row across plans: "starter 13 months, growth 25
+    months") gives no one figure for the thing: "up to 60 months" had been said to differ from its first."""
     mine, theirs = ranges.amounts(a), ranges.amounts(b)
-    for unit in {u for _, u, _ in mine} & {u for _, u, _ in theirs}:
+    for unit in sorted({u for _, u, _ in mine} & {u for _, u, _ in theirs}):
         values_a = {v for v, u, _ in mine if u == unit}
         values_b = {v for v, u, _ in theirs if u == unit}
-        if values_a.isdisjoint(values_b):
+        if len(values_a) == len(values_b) == 1 and values_a != values_b:
             return next(w for _, u, w in mine if u == unit), next(w for _, u, w in theirs if u == unit)
     return None
 

@@ -87,3 +87,14 @@ def test_an_undated_page_or_pages_of_one_date_keep_the_order_their_words_give(ma
             "What is the learning budget?"
         ).facts
         assert [f.rel_path for f in facts] == ["archive/benefits_2023.md", "hr/benefits.md"], old_date
+
+
+def test_a_row_giving_several_values_of_the_unit_gives_no_one_figure_to_differ_from() -> None:
+    # The bundled pricing row and the roadmap's "up to 60 months" had been said to differ (13 against 60 months).
+    row = _fact(
+        "Raw data retention — starter 13 months, growth 25 months, enterprise 25 months (up to 60 on request).",
+        "product/pricing.md",
+        "Pricing and Plans",
+    )
+    roadmap = _fact("Custom raw-data retention up to 60 months (self-serve for Enterprise).", "roadmap.md", "Roadmap")
+    assert note(row, roadmap) == ""
