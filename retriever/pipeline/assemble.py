@@ -240,7 +240,8 @@ def summarize(
     said = [words["unnamed"].format(names=", ".join(unnamed))] if unnamed else []  # "Berlin": Warsaw's answers
     said += [answer] if answer else []
     told = _telling(facts, query)[:2]
-    said += list(dict.fromkeys(fact_sentence(f) for f in told))
+    asked = frozenset(query.terms)
+    said += list(dict.fromkeys(fact_sentence(f, asked) for f in told))
     said += [differ] if len(told) == 2 and (differ := disagreement.note(told[0], told[1], query.language)) else []
     vague = no_topic(query)
     if vague:

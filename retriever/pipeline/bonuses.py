@@ -138,8 +138,25 @@ def key_share(cand: Candidate, whole: dict[str, float], relating: bool = True) -
     # "What is Pulse?": the row of "Pulse Collect" is about a part of it; "MRR (monthly recurring revenue)" is MRR's.
     if not relating and not analyzer.term_set(_ASIDE.sub(" ", cand.cells[0][1])) <= whole.keys():
         return 0.0
-    keyed = sum(w for t, w in whole.items() if t in key) / total
+    keyed = max(sum(w for t, w in whole.items() if t in key), _matrix_share(cand, whole, key)) / total
     return max(keyed, _relation_share(cand, whole) / total) if relating else keyed
+
+
+def row_labelled(cells: tuple[tuple[str, str], ...]) -> bool:
+    """A row of a matrix whose first column, unnamed, labels the rows and whose other columns name the things
+    compared ("| | Starter | Growth |", a row "List price / month | €990 | €3,900"): there a column's name is what a
+    question asks about ("the price of the Growth plan"), not a frame every row shares."""
+    return len(cells) >= 3 and not cells[0][0] and all(column for column, _ in cells[1:])
+
+
+def _matrix_share(cand: Candidate, whole: dict[str, float], key: frozenset[str]) -> float:
+    """In a row-labelled matrix (``row_labelled``), the question's weight its row label holds with the name of the
+    column it asks about: "List price / month" and "Growth" key the cell "€3,900" for "What is the price of the
+    Growth plan?", as an add-on row's "Price / month: €120 (Growth)" had, ahead of it.  0 unless both hold some."""
+    if not row_labelled(cand.cells) or not any(t in key for t in whole):
+        return 0.0
+    asked = [n for n in (analyzer.term_set(column) for column, _ in cand.cells[1:]) if any(t in n for t in whole)]
+    return max((sum(w for t, w in whole.items() if t in key or t in n) for n in asked), default=0.0)
 
 
 def _relation_share(cand: Candidate, whole: dict[str, float]) -> float:

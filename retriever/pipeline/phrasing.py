@@ -1,9 +1,11 @@
 """Facts and relations as sentences a person reads: the extractive summary and the report's relations.
 
 Contract:
-- ``fact_sentence(fact)``: a statement as a sentence.  A table row reads as its first value
+- ``fact_sentence(fact, asked)``: a statement as a sentence.  A table row reads as its first value
   followed by the other columns ("Send the DPA annex — owner Hannah Clarke, due 2026-11-27."),
-  never as a "column: value; column: value" dump; a line of fields ("Status: accepted · Date: …") reads as
+  never as a "column: value; column: value" dump; in a row-labelled matrix (``bonuses.row_labelled``) the columns
+  whose names hold ``asked`` terms come first ("List price / month — growth €3,900, starter €990, …" for the
+  Growth plan's price); a line of fields ("Status: accepted · Date: …") reads as
   its document's title followed by them ("DEC-0049 — status accepted, date 2026-04-15.").
 - ``relation_lines(facts, entities, relationships)``: for the documents the facts came from,
   best first, who and what their front matter names (owner, lead, team, client, …), one line each.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from retriever.pipeline.bonuses import row_labelled
 from retriever.pipeline.query import Query
 from retriever.pipeline.results import Entity, Fact, Relationship
 from retriever.text import analyzer, vocabulary
@@ -54,17 +57,26 @@ _FIELD = re.compile(r"([A-ZА-ЯІЇЄҐ][\w &/()'-]{0,30}):\s+(\S.*)")
 _FIELD_SEPARATOR = " · "
 
 
-def fact_sentence(fact: Fact) -> str:
+def fact_sentence(fact: Fact, asked: frozenset[str] = frozenset()) -> str:
     """The fact as one readable sentence, cut at ``_SENTENCE_CHARS``: a table row or a line of fields reads as
     "subject — name value, …", a line of fields taking its document's title for the subject it lacks
-    ("Status: accepted · Date: …" alone never says what was accepted)."""
+    ("Status: accepted · Date: …" alone never says what was accepted); a matrix row names the columns ``asked``
+    (the question's terms) first, so the cut never takes the one asked about."""
     fields = _fields(fact.statement) if len(fact.cells) <= 1 else None
     if fields:
         text = _row_sentence([("", fact.source_title), *fields])
     else:
-        text = _row_sentence(fact.cells) if len(fact.cells) > 1 else fact.statement
+        text = _row_sentence(_asked_first(fact.cells, asked)) if len(fact.cells) > 1 else fact.statement
     text, _ = truncate(" ".join(text.split()), _SENTENCE_CHARS, marker="…")
     return text if text.endswith((".", "!", "?", "…")) else text.rstrip(" :;,") + "."
+
+
+def _asked_first(cells: Sequence[tuple[str, str]], asked: frozenset[str]) -> Sequence[tuple[str, str]]:
+    """A matrix row's cells with the columns whose names hold an ``asked`` term first, the rest in their order."""
+    if not asked or not row_labelled(tuple(cells)):
+        return cells
+    rest = sorted(cells[1:], key=lambda cell: asked.isdisjoint(analyzer.term_set(cell[0])))  # stable: asked first
+    return [cells[0], *rest]
 
 
 def _fields(statement: str) -> list[tuple[str, str]] | None:
@@ -80,7 +92,8 @@ def _row_sentence(cells: Sequence[tuple[str, str]]) -> str:
     """"Step: Send X; Owner: Hannah; Due: 2026-11-27" → "Send X — owner Hannah, due 2026-11-27"."""
     (_, subject), rest = cells[0], cells[1:]
     said = [(name, value) for name, value in rest if value.strip() not in _EMPTY_CELLS]  # "status —" says nothing
-    details = ", ".join(f"{_column(name)} {value}" if name else value for name, value in said)
+    sep = "; " if any(", " in value for _, value in said) else ", "  # "email, 8 business hours" stays one cell's
+    details = sep.join(f"{_column(name)} {value}" if name else value for name, value in said)
     return f"{subject} — {details}" if details else subject
 
 

@@ -23,7 +23,8 @@ def test_a_file_of_misread_utf8_is_one_warning_at_its_first_such_line_naming_wha
     page = "# Release rules\n\nWe don’t ship on Fridays.\n\nWe donâ€™t ship on Fridays.\n\nThe cafÃ© is closed.\n"
     ((file, line, message),) = _found(make_tree, {"rules.md": page})
     assert (file, line) == ("memory/rules.md", 5)
-    assert message.startswith("'â€™' (was '’'), 'Ã©' (was 'é'): UTF-8 text read as Windows-1252 and saved again (2 lines)")
+    assert message.startswith("'â€™' (was '’'), 'Ã©' (was 'é'): UTF-8 text read as Windows-1252 and saved again")
+    assert "(2 lines)" in message
 
 
 def test_text_in_other_scripts_and_accented_letters_written_right_are_no_mojibake(make_tree: TreeFactory) -> None:

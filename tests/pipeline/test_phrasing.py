@@ -111,7 +111,7 @@ def test_a_folders_index_does_not_answer_who_owns_what_it_lists_unless_asked_abo
 
 def test_a_line_of_fields_reads_as_its_documents_fields() -> None:
     line = _fact("Status: accepted · Date: 2026-04-15 · Decided by: Ana Ferreira, Rui Costa", title="DEC-0049")
-    assert fact_sentence(line) == "DEC-0049 — status accepted, date 2026-04-15, decided by Ana Ferreira, Rui Costa."
+    assert fact_sentence(line) == "DEC-0049 — status accepted; date 2026-04-15; decided by Ana Ferreira, Rui Costa."
     # a line with one field, or parts that are no fields, reads as written
     assert fact_sentence(_fact("Owner: Kateryna Melnyk")) == "Owner: Kateryna Melnyk."
     assert fact_sentence(_fact("People lead · Kyiv · k@example.com")) == "People lead · Kyiv · k@example.com."
@@ -233,3 +233,20 @@ def test_a_summary_says_first_that_its_leading_facts_do_not_name_what_was_asked(
     assert summarize(warsaw, "partial", "Що вирішили щодо офісу в Берліні? А Berlin?").startswith(
         "Провідні факти не згадують Berlin."
     )
+
+
+MATRIX = (("", "Support"), ("Starter", "email, 8 business hours"), ("Growth", "Slack, 4 hours"), ("Enterprise", "CSM"))
+
+
+def test_a_matrix_row_names_the_column_asked_about_first_and_parts_cells_that_hold_commas() -> None:
+    row = _fact("Support; Starter: email, 8 business hours; Growth: Slack, 4 hours; Enterprise: CSM", cells=MATRIX)
+    assert fact_sentence(row, frozenset({"enterpris", "support"})) == (
+        "Support — enterprise CSM; starter email, 8 business hours; growth Slack, 4 hours."
+    )
+    assert fact_sentence(row).startswith("Support — starter email, 8 business hours; growth")  # nothing asked
+
+
+def test_the_columns_of_a_table_whose_first_column_is_named_keep_their_order() -> None:
+    cells = (("Add-on", "Extra seat"), ("Price / month", "€60"), ("Available on", "Growth"))
+    row = _fact("Add-on: Extra seat; Price / month: €60; Available on: Growth", cells=cells)
+    assert fact_sentence(row, frozenset({"avail"})) == "Extra seat — price / month €60, available on Growth."

@@ -304,6 +304,21 @@ def test_the_row_whose_band_of_seats_holds_the_questions_count_leads(make_tree: 
     ]
 
 
+def test_in_a_matrix_of_plans_the_row_label_with_the_column_asked_about_keys_the_row(make_tree: TreeFactory) -> None:
+    pricing = (
+        "# Pricing\n\n## Plans\n\n| | Starter | Growth |\n|---|---|---|\n| List price / month | €990 | €3,900 |\n"
+        "| Seats | 5 | 20 |\n\n## Add-ons\n\n| Add-on | Price / month | Available on |\n|---|---|---|\n"
+        "| Extra seat | €60 | Starter, Growth |\n"
+        "| Extra 10M events | €180 (Starter), €120 (Growth) | Starter, Growth |\n"
+    )
+    retriever = Retriever(make_tree({"pricing.md": pricing}), Settings.from_env())
+    # The plan names are the matrix's columns: read as a frame every row shares, they had counted half, and the
+    # add-on row naming "Growth" in a cell of its price column had led.
+    result = retriever.retrieve("What is the price of the Growth plan?")
+    assert result.facts[0].statement == "List price / month; Starter: €990; Growth: €3,900"
+    assert result.summary.startswith("List price / month — growth €3,900, starter €990.")
+
+
 def test_a_documents_alias_frames_its_statements_as_its_title_does(make_tree: TreeFactory) -> None:
     pto = "---\ntitle: Leave Policy\naliases: [vacation]\n---\n# Leave Policy\n\n## Allowance\n\n25 days a year.\n"
     memory = Memory.open(make_tree({"pto.md": pto}), Settings.from_env())
