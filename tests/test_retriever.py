@@ -628,3 +628,15 @@ def test_a_collapsed_faq_answer_leads_with_its_question_not_the_question_alone(m
         "What if my laptop has not arrived? Borrow a loaner laptop from the IT desk; they keep five in stock."
     )
     assert result.coverage == "comprehensive"
+
+
+def test_a_day_asked_in_words_finds_what_the_memory_dated_in_iso(make_tree: TreeFactory) -> None:
+    # "10", "November" and "2026" are each in every dated page: the question had found rituals that "happen".
+    pages = {
+        "releases.md": "# Releases\n\n| Version | Date |\n|---|---|\n| 4.2.0 | 2026-09-22 |\n| 4.3.0 | 2026-11-10 |\n",
+        "rituals.md": "# Rituals\n\nPlanning happens in November 2026; reviews happen on the 10th of each month.\n",
+        "notes.md": "---\nupdated: 2026-11-20\n---\n# Notes\n\n"
+        "The November 2026 offsite happened in Kyiv; 10 people came.\n",
+    }
+    facts = Retriever(make_tree(pages)).retrieve("What happened on 10 November 2026?").facts
+    assert facts[0].statement == "Version: 4.3.0; Date: 2026-11-10"

@@ -29,6 +29,7 @@ from retriever.text.stopwords import VAGUE
 
 PART_CONTEXT = 0.3  # for one part of a many-part question, the weight of the question's other words
 _DOTTED_NUMBER = re.compile(r"v?\d+(?:\.\d+)+")
+_ISO_DATE_TERM = re.compile(r"\d{4}-\d{2}(?:-\d{2})?")
 _VAGUE_TERMS = frozenset(t for word in VAGUE for t in analyzer.terms(word))
 _CYRILLIC_NAME = re.compile(r"\b[А-ЯІЇЄҐ][а-яіїєґ'’ʼ]+")  # a capitalised Ukrainian word: a name, perhaps
 _CAPITALS = re.compile(r"\b[A-ZА-ЯІЇЄҐ]{2,}\b")  # an acronym: "IT", "HR", "ЗСУ"
@@ -263,17 +264,24 @@ def weights(query: Query, index: SectionIndex) -> dict[str, float]:
 
 
 def counted(terms: Sequence[str]) -> list[str]:
-    """The terms coverage counts: the non-compound ones, but a dotted number ("4.3", "12.5", "v2.1") whole, in
-    place of its parts: "4" and "3" alone are in any text with those digits ("4.2.1 … 3 days"), and a section of
+    """The terms coverage counts: the non-compound ones and ISO dates (``_counts``), but a dotted number ("4.3",
+    "12.5", "v2.1") whole, in place of its parts: "4" and "3" alone are in any text with those digits ("4.2.1 … 3
+    days"), and a section of
     4.3.0's notes holds "4.3" (``analyzer`` indexes a version's shorter forms).  A part that is also a word of its own
     ("4.3 … within 3 days") is not counted either: the terms hold each once."""
     dotted = [t for t in terms if _DOTTED_NUMBER.fullmatch(t)]
     if not dotted:
-        return [t for t in terms if not is_compound(t)]
+        return [t for t in terms if _counts(t)]
     # Not the shorter forms of a longer one ("1.2" of "1.2.3": ``analyzer`` adds them), which 1.2.0's notes hold.
     numbers = [t for t in dotted if not any(o.startswith(f"{t}.") for o in dotted)]
     parts = {p for n in numbers for p in analyzer.terms(n) if p != n}
-    return [t for t in terms if t in numbers or not (is_compound(t) or t in parts)]
+    return [t for t in terms if t in numbers or (_counts(t) and t not in parts)]
+
+
+def _counts(term: str) -> bool:
+    """A word, or a date as ISO writes it ("2026-11-10", "2026-11": ``dates``, whatever way the question wrote it):
+    the day asked is the rarest term of "What happened on 10 November 2026?", whose words are everywhere."""
+    return not is_compound(term) or _ISO_DATE_TERM.fullmatch(term) is not None
 
 
 def part_weights(weights: Mapping[str, float], part: Iterable[str]) -> dict[str, float]:
