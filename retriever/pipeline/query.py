@@ -24,12 +24,13 @@ from retriever.pipeline.deciding import asks_earlier, asks_why, decision_words
 from retriever.pipeline.expansion import FRAMING_TERMS, Acronyms, is_compound
 from retriever.pipeline.question_parts import question_parts
 from retriever.pipeline.signals import EXPANSION_WEIGHT, FRAMING_WEIGHT
-from retriever.text import analyzer, lexicon
+from retriever.text import analyzer, dates, lexicon
 from retriever.text.stopwords import VAGUE
 
 PART_CONTEXT = 0.3  # for one part of a many-part question, the weight of the question's other words
 _DOTTED_NUMBER = re.compile(r"v?\d+(?:\.\d+)+")
-_ISO_DATE_TERM = re.compile(r"\d{4}-\d{2}(?:-\d{2})?")
+_DATES_READ = 2000  # of a prompt read for days written in words
+_ISO_DATE_TERM = re.compile(r"\d{4}-\d{2}-\d{2}")
 _VAGUE_TERMS = frozenset(t for word in VAGUE for t in analyzer.terms(word))
 _CYRILLIC_NAME = re.compile(r"\b[А-ЯІЇЄҐ][а-яіїєґ'’ʼ]+")  # a capitalised Ukrainian word: a name, perhaps
 _CAPITALS = re.compile(r"\b[A-ZА-ЯІЇЄҐ]{2,}\b")  # an acronym: "IT", "HR", "ЗСУ"
@@ -132,7 +133,8 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     for word in analyzer.raw_words(text):
         for term in analyzer.terms(word):
             words.setdefault(term, word)
-    terms = tuple(dict.fromkeys(analyzer.terms(text)))
+    # A day written in words is also asked as ISO writes it, as the pages do ("10 November 2026": "2026-11-10").
+    terms = tuple(dict.fromkeys([*analyzer.terms(text), *dates.iso_days(text[:_DATES_READ])]))
     extra, alternates = expansion.acronym_expansions(terms, acronyms or {})
     bridged: dict[str, float] = {}
     translated: frozenset[str] = frozenset()
@@ -279,8 +281,8 @@ def counted(terms: Sequence[str]) -> list[str]:
 
 
 def _counts(term: str) -> bool:
-    """A word, or a date as ISO writes it ("2026-11-10", "2026-11": ``dates``, whatever way the question wrote it):
-    the day asked is the rarest term of "What happened on 10 November 2026?", whose words are everywhere."""
+    """A word, or a date as ISO writes it ("2026-11-10", as the question wrote it or in words: ``dates``): the day
+    asked is the rarest term of "What happened on 10 November 2026?", whose words are in every dated page."""
     return not is_compound(term) or _ISO_DATE_TERM.fullmatch(term) is not None
 
 

@@ -26,7 +26,6 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
-from retriever.text import dates
 from retriever.text.inflections import BASE_FORMS
 from retriever.text.spelling import american
 from retriever.text.stopwords import CAPITAL_ACRONYMS
@@ -206,15 +205,11 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
 
 
 def _month_name(token: str) -> Iterator[str]:
-    """An ISO date's month as its name ("2026-06-30" → "june") and as an ISO month ("2026-06"), so "MRR at the end
-    of June 2026" meets the row dated 2026-06-30 (``dates.iso_terms`` reads the question's "June 2026" as
-    "2026-06"), and a question dated 2026-06-30 a page that writes "30 June 2026"."""
+    """An ISO date's month as its name ("2026-06-30" → "june"), so "MRR at the end of June 2026" meets the row dated
+    2026-06-30, and a question dated 2026-06-30 a page that writes "30 June 2026"."""
     date = _ISO_DATE.fullmatch(token) if len(token) <= 10 else None
     if date is not None:
         yield stem(_MONTHS[int(date.group(1)) - 1])
-        month = dates.iso_month(token)
-        if month is not None:
-            yield month
 
 
 def _cjk_bigrams(token: str) -> Iterator[str]:
@@ -284,13 +279,11 @@ def _words_before(text: str, done: int, stop: int, out: list[str]) -> int:
 
 
 def _terms(text: str) -> Iterator[str]:
-    normal = normalize(text)
+    tokens = _tokens(normalize(text))
     # map and chain iterate in C: a Python loop over every token cost more than the cached lookups.
-    found = chain.from_iterable(map(_token_terms, _tokens(normal)))
+    found = chain.from_iterable(map(_token_terms, tokens))
     if "IT" in text or "US" in text:  # a substring check first: most texts hold neither
-        found = chain(found, capital_acronyms(text))
-    if "20" in normal or "19" in normal:  # a year's first digits, by substring checks: most texts hold none
-        return chain(found, dates.iso_terms(normal))  # "10 November 2026" as "2026-11-10", after the words
+        return chain(found, capital_acronyms(text))
     return found
 
 

@@ -55,7 +55,7 @@ list show give find tell explain describe summary summarize overview info inform
 regarding related relevant know want need like get make use used using work way thing things kind type
 responsible general overall specific exactly actually usually typically normally etc time
 possible update status help news everything anything question stuff
-choose chose chosen pick picked
+choose chose chosen pick picked happen happened happens happening
 основний основні головний головні поточний поточні актуальний останній найвищий найбільший список
 розкажи покажи інформація деталі
 основна основне основних основного головна головне поточна поточне поточних поточного актуальні останні

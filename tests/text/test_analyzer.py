@@ -321,11 +321,6 @@ def test_a_number_with_thousands_separators_is_one_term_as_a_question_may_write_
 
 
 def test_an_iso_dates_month_is_also_its_name_so_june_2026_meets_2026_06_30() -> None:
-    assert terms("| 2026-06-30 | 187,050 |") == ["2026-06-30", "june", "2026-06", "2026", "06", "30", "187050"]
+    assert terms("| 2026-06-30 | 187,050 |") == ["2026-06-30", "june", "2026", "06", "30", "187050"]
     assert "novemb" in terms("released 2025-11") and set(terms("June 2026")) <= set(terms("2026-06-30"))
-
-
-def test_a_date_written_in_words_gives_the_terms_of_its_iso_form_after_its_words() -> None:
-    assert terms("What happened on 10 November 2026?") == ["happen", "10", "novemb", "2026", "2026-11", "2026-11-10"]
-    assert {"2026-11", "2026-11-10"} <= set(terms("Pulse 4.3.0 shipped on 2026-11-10."))
     assert terms("build 2026-13-01") == ["build", "2026-13-01", "2026", "13", "01"]  # no month 13
