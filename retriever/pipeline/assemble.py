@@ -273,12 +273,13 @@ def _telling(facts: tuple[Fact, ...], query: Query) -> list[Fact]:
 
 
 def _two_ways(coverage: Coverage, facts: tuple[Fact, ...], query: Query) -> Coverage:
-    """``coverage``, "partial" at most where the summary's two leading facts give different figures for one thing
-    (``disagreement.note``): the memory answers, but two ways, and the reader has to choose."""
+    """``coverage``, "partial" at most where the summary's two leading facts are dated rivals (``disagreement.
+    dated_rivals``: different figures for one thing, nearly as strong, from documents of two dates): the memory
+    answers, but two ways, and the reader has to choose.  A weak second fact on another thing caps nothing."""
     if coverage != "comprehensive":
         return coverage
     told = _telling(facts, query)[:2]
-    return "partial" if len(told) == 2 and disagreement.note(told[0], told[1]) else coverage
+    return "partial" if len(told) == 2 and disagreement.dated_rivals(told[0], told[1]) else coverage
 
 
 def _speaks_for_us(statement: str) -> bool:

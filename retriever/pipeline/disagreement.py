@@ -12,12 +12,14 @@ and one within ``NEAR`` of its rank value disagree so, and both documents are da
 ``SUCCESSOR_MARGIN`` of the newer (for a question asking what held before, ``earlier``, the newer of the older).
 A 2023 page's "$750 per year" had led a 2026 page's "$1,200 per person per year" by 0.04 of rank, which a longer
 statement loses to length alone; recency had only broken exact ties.  Undated documents, or documents of one date,
-keep their order: nothing says which is current.
+keep their order: nothing says which is current.  ``dated_rivals(first, second)`` says whether two ranked facts are
+such a pair, for the coverage of a retrieval that leads with one of them (``assemble``).
 """
 
 from __future__ import annotations
 
 import heapq
+import re
 
 from retriever.pipeline import ranges
 from retriever.pipeline.results import Fact, Scored
@@ -29,6 +31,8 @@ SAME_SUBJECT = 0.6  # share of the smaller fact's terms (figures aside) the othe
 # of the figures review stood at 0.96; well below the lead, a statement on the same subject is seldom its rival.
 NEAR = 0.8
 CONTENDERS = 5  # of the best statements, the ones compared with the leading one
+_NAME = re.compile(r"[A-ZА-ЯІЇЄҐ]|[a-zа-яіїєґ]+\d")  # a name's capital, or a code's letters and digit ("p1", "v2")
+_EDGES = ".,;:!?()[]«»\"'’"
 _SAID = {
     "en": "The sources differ: {a} ({where_a}) against {b} ({where_b}).",
     "uk": "Джерела розходяться: {a} ({where_a}) проти {b} ({where_b}).",
@@ -37,10 +41,10 @@ _SAID = {
 
 def note(first: Fact, second: Fact, language: str = "en") -> str:
     """The sentence of the module's contract, or ""."""
-    if first.rel_path == second.rel_path:
+    if first.rel_path == second.rel_path or second.relevance_score < NEAR * first.relevance_score:
         return ""
     figures = _differing(first.statement, second.statement)
-    if figures is None or not _same_subject(first.statement, second.statement):
+    if figures is None or not _same_subject(first.statement, second.statement, figures):
         return ""
     said = _SAID.get(language, _SAID["en"])
     return said.format(a=figures[0], where_a=_where(first), b=figures[1], where_b=_where(second))
@@ -65,6 +69,14 @@ def newer_first(scored: list[Scored], earlier: bool = False) -> list[Scored]:
     return scored
 
 
+def dated_rivals(first: Fact, second: Fact) -> bool:
+    """Whether ``second`` is within ``NEAR`` of ``first`` and gives another figure for its subject from a document
+    dated otherwise: the two that ``newer_first`` orders by date, which the summary says differ (``note``)."""
+    dates = (first.when.valid_at or "")[:10], (second.when.valid_at or "")[:10]
+    near = second.relevance_score >= NEAR * first.relevance_score
+    return near and all(dates) and dates[0] != dates[1] and bool(note(first, second))
+
+
 def _outdated(lead: Scored, rival: Scored, earlier: bool) -> bool:
     """Whether ``rival`` gives another figure for ``lead``'s subject from a document dated later (earlier, when
     the question asks what held before)."""
@@ -74,7 +86,8 @@ def _outdated(lead: Scored, rival: Scored, earlier: bool) -> bool:
     if lead.candidate.target.rel_path == rival.candidate.target.rel_path:
         return False
     a, b = lead.candidate.statement, rival.candidate.statement
-    return _differing(a, b) is not None and _same_subject(a, b)
+    figures = _differing(a, b)
+    return figures is not None and _same_subject(a, b, figures)
 
 
 def _differing(a: str, b: str) -> tuple[str, str] | None:
@@ -90,10 +103,22 @@ def _differing(a: str, b: str) -> tuple[str, str] | None:
     return None
 
 
-def _same_subject(a: str, b: str) -> bool:
+def _same_subject(a: str, b: str, figures: tuple[str, str]) -> bool:
+    """Whether ``a`` and ``b`` give their ``figures`` for one thing: their other words mostly agree
+    (``SAME_SUBJECT`` of the smaller's), the names and codes either writes are the other's too ("P1" against
+    "P2", "Sales" against "Engineering": two things), and the words before each figure share one ("learning
+    budget … $750" and "learning budget is $1,200"; "We spent $300 of the learning budget" spends, it sets no
+    budget)."""
     words_a, words_b = _words(a), _words(b)
     smaller = min(len(words_a), len(words_b))
-    return smaller > 0 and len(words_a & words_b) >= SAME_SUBJECT * smaller
+    if not smaller or len(words_a & words_b) < SAME_SUBJECT * smaller or _names(a) != _names(b):
+        return False
+    return bool(_words(a[: a.find(figures[0])]) & _words(b[: b.find(figures[1])]))
+
+
+def _names(statement: str) -> frozenset[str]:
+    """The words ``statement`` writes with a capital or a digit past its first word ("Sales", "P1", "SSO")."""
+    return frozenset(w.strip(_EDGES) for w in statement.split()[1:] if _NAME.match(w.strip(_EDGES)))
 
 
 def _words(statement: str) -> frozenset[str]:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+import pytest
 from conftest import TreeFactory
 
 from retriever import Retriever
 from retriever.config import Settings
 from retriever.memory.provenance import When
-from retriever.pipeline.disagreement import note
+from retriever.pipeline.disagreement import dated_rivals, note
 from retriever.pipeline.results import Fact
 
 
@@ -98,3 +100,22 @@ def test_a_row_giving_several_values_of_the_unit_gives_no_one_figure_to_differ_f
     )
     roadmap = _fact("Custom raw-data retention up to 60 months (self-serve for Enterprise).", "roadmap.md", "Roadmap")
     assert note(row, roadmap) == ""
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # two things, named apart
+        ("The first response time for P1 incidents is 1 hour.", "The first response time for P2 incidents is 4 hours."),
+        ("The Sales team's learning budget is $750.", "The Engineering team's learning budget is $1,500."),
+        # what was spent is no budget: the words before the figures share nothing
+        ("The learning budget is $1,200 per person per year.", "We spent $300 of the learning budget per person."),
+    ],
+)
+def test_figures_for_two_things_or_a_spend_against_a_budget_are_no_disagreement(first: str, second: str) -> None:
+    assert note(_fact(first, "a.md", "A", "2024-03-01"), _fact(second, "b.md", "B", "2026-02-01")) == ""
+
+
+def test_a_fact_far_below_the_first_is_no_rival_and_caps_no_coverage() -> None:
+    weak = dataclasses.replace(NEW, relevance_score=0.28)
+    assert note(OLD, weak) == "" and not dated_rivals(OLD, weak) and dated_rivals(OLD, NEW)
