@@ -9,7 +9,8 @@ Contract: ``read(block)`` gives the block's pieces in order, each with the line 
 heading row, a first row of ``<th>`` cells or of wholly bold ones; () when it has none), and ``Text(text, line, item,
 label, summary)`` for a paragraph's, a list item's (``item``), a ``<details>`` block's ``<summary>`` (``summary``) or
 any other run of text, its entities left for the parser's
-``clean_inline`` to decode once and its line breaks kept, so its sentences find their lines. A title row across a
+``clean_inline`` to decode once and its line breaks kept, so its sentences find their lines; ``Closed(line)`` where a
+``</details>`` stands. A title row across a
 table (``colspan``) is a ``label``; a text of under three words outside a list labels the text after it ("Carly Jones:
 VP, People & Talent"), and one without a letter or digit is none. A table left open at the block's end gives its last
 row; the cells of a table the block did not open (markdown parted it at a blank line) are one text, words apart.
@@ -43,6 +44,13 @@ class Row:
 
 
 @dataclass(frozen=True, slots=True)
+class Closed:
+    """Where a ``</details>`` stands: what its ``<summary>`` asked is answered by then."""
+
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
 class Text:
     text: str
     line: int
@@ -58,7 +66,10 @@ _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)[^<>]*>")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)  # up to the last "-->" only: linear
 
 
-def read(block: str) -> list[Row | Text]:
+Piece = Row | Text | Closed
+
+
+def read(block: str) -> list[Piece]:
     """The pieces of ``block`` (see the module's contract)."""
     end = block.rfind("-->")
     if end >= 0 and "<!--" in block:  # comments as their line breaks: lines keep their numbers
@@ -70,6 +81,7 @@ def read(block: str) -> list[Row | Text]:
         reader.data(data, line)
         line += data.count("\n")
         if match.group(1):
+            reader.line = line
             reader.end(match.group(2).lower())
         else:
             reader.start(match.group(2).lower(), line, "colspan" in match.group().lower())
@@ -80,6 +92,17 @@ def read(block: str) -> list[Row | Text]:
         reader.end("table")
     reader.flush()
     return _kept(reader.pieces)
+
+
+# A <summary> of these words only names no question: "Click to expand", "Show more", "Details".
+_CONTROL_WORDS = frozenset(
+    "click tap here to expand collapse show hide more less details detail see view open toggle".split()
+)
+
+
+def says_nothing(summary: str) -> bool:
+    """Whether a ``<summary>`` is only a control's words ("Click to expand"), which label no answer."""
+    return all(word.strip(".:…!()[]").lower() in _CONTROL_WORDS for word in summary.split())
 
 
 def details(block: str) -> str:
@@ -97,11 +120,11 @@ def labelled(label: str, text: str) -> str:
     return f"{label} {text}" if label.endswith("?") else f"{label.rstrip(' :')}: {text}"
 
 
-def _kept(pieces: list[Row | Text]) -> list[Row | Text]:
+def _kept(pieces: list[Piece]) -> list[Piece]:
     """``pieces`` with each short text outside a list (under ``_FEWEST_WORDS`` words: a name in its own ``<div>``)
     as the label of the text after it ("Carly Jones: VP, People & Talent"), and text with no letter or digit
     ("—-------") left out."""
-    out: list[Row | Text] = []
+    out: list[Piece] = []
     pending: Text | None = None
     for piece in pieces:
         if isinstance(piece, Text) and _is_label(piece):
@@ -146,7 +169,7 @@ class _Reader:
     """What the tags and the text between them make (``read``)."""
 
     def __init__(self) -> None:
-        self.pieces: list[Row | Text] = []
+        self.pieces: list[Piece] = []
         self.tables: list[_Table] = []
         self.run: list[str] = []
         self.run_line = 0
@@ -190,6 +213,8 @@ class _Reader:
             _apart(self.run)
         elif tag in _BREAKS or tag in _TABLE_TAGS:
             self.flush()
+            if tag == "details":
+                self.pieces.append(Closed(self.line))
 
     def _cell_break(self, tag: str) -> None:
         """A block tag in a cell (``<br>``, ``<p>``, ``<li>``) parts its words: "Merge the PR.<br>Wait" is two."""

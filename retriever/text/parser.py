@@ -111,8 +111,8 @@ class _Builder:
             raise ParseError(
                 f"more than {MAX_UNITS:,} statements (sentences, list items, table rows); split it into smaller files"
             )
-        if self.details and unit.kind != "row":  # the answer's opening says what it answers, as a label's text does
-            unit, self.details = dataclasses.replace(unit, text=html_blocks.labelled(self.details, unit.text)), ""
+        if self.details:  # the answer's opening says what it answers, as a label's text does
+            unit, self.details = _answering(unit, self.details), ""
         self.units.append(unit)
 
     def close(self, end_line: int) -> None:
@@ -229,6 +229,7 @@ def _walk(tokens: list[Token], builder: _Builder) -> None:
             continue
         elif token.type in ("fence", "code_block") and token.map:
             builder.texts.append(token.content.strip())
+            builder.details = ""  # a <summary>'s answer that is code: the text after it answers something else
             _code_after_lead_in(token, builder)
         elif token.type == "html_block" and token.map:
             _html_units(token, builder)
@@ -322,11 +323,20 @@ def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _B
         builder.texts.append(text)
 
 
+def _answering(unit: Unit, summary: str) -> Unit:
+    """``unit`` as the answer to a ``<summary>``: opening with it, or, a table row (whose text is its cells), with it as
+    its context."""
+    if unit.kind == "row":
+        return dataclasses.replace(unit, context=summary)
+    return dataclasses.replace(unit, text=html_blocks.labelled(summary, unit.text))
+
+
 def _html_units(token: Token, builder: _Builder) -> None:
     """An HTML block's rows and sentences (``html_blocks``), each at its line; under three words, nothing but a
     ``<summary>``, which is the context of what follows up to its ``</details>`` (``_Builder.details``)."""
     text, details = clean_inline(token.content), html_blocks.details(token.content)
     if len(text.split()) < 3 and details != "opens":
+        builder.details = "" if details == "closes" else builder.details  # a "</details>" line: its answer was given
         return
     builder.texts.append(text)
     block = token.map[0] if token.map else builder.start - 1 - builder.offset  # the line before the block's first
@@ -334,12 +344,11 @@ def _html_units(token: Token, builder: _Builder) -> None:
         if isinstance(piece, html_blocks.Row):
             _row_unit(list(piece.header), list(piece.cells), [block + piece.line - 1], builder, add_text=False)
             continue
-        if piece.summary:
-            builder.details = clean_inline(piece.text)
+        if isinstance(piece, html_blocks.Closed) or piece.summary:  # in reading order: text after </details> is free
+            label = clean_inline(piece.text) if isinstance(piece, html_blocks.Text) else ""
+            builder.details = "" if html_blocks.says_nothing(label) else label
             continue
         kind: UnitKind = "item" if piece.item else "sentence"
         first_line, place = block + builder.offset + piece.line, (tuple(builder.lists), False)
         for unit in _sentences(piece.text, clean_inline(piece.text), first_line, kind, place):
             builder.add(unit)
-    if details == "closes":  # the text before a </details> in the block was its answer
-        builder.details = ""

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.text.html_blocks import Row, Text, details, labelled, read
+from retriever.text.html_blocks import Closed, Row, Text, details, labelled, read, says_nothing
 
 
 def test_a_tables_first_row_of_th_cells_heads_the_rows_below_it() -> None:
@@ -55,7 +55,11 @@ def test_a_short_text_labels_the_text_after_it_and_one_without_letters_is_left_o
 
 def test_a_summary_is_marked_as_one_even_when_short_and_takes_no_label_itself() -> None:
     html = "<details>\n<summary>FAQ</summary>\n<p>Borrow a loaner laptop from the IT desk.</p>\n</details>"
-    assert read(html) == [Text("FAQ", 2, summary=True), Text("Borrow a loaner laptop from the IT desk.", 3)]
+    assert read(html) == [
+        Text("FAQ", 2, summary=True),
+        Text("Borrow a loaner laptop from the IT desk.", 3),
+        Closed(4),
+    ]
     assert read("<div>Onboarding</div><summary>What if it is late?</summary>") == [
         Text("Onboarding: What if it is late?", 1, summary=True)
     ]
@@ -74,6 +78,15 @@ def test_a_summary_is_marked_as_one_even_when_short_and_takes_no_label_itself() 
 )
 def test_a_block_opens_or_closes_a_details_by_its_last_summary_and_close(block: str, state: str) -> None:
     assert details(block) == state
+
+
+def test_a_details_close_is_a_piece_where_it_stands_and_a_controls_words_say_nothing() -> None:
+    assert read("<p>Answer here now.</p></details>\n<p>Other words after it.</p>") == [
+        Text("Answer here now.", 1),
+        Closed(1),
+        Text("Other words after it.", 2),
+    ]
+    assert says_nothing("Click to expand") and says_nothing("Show more…") and not says_nothing("Who approves it?")
 
 
 def test_a_label_before_a_question_is_written_as_the_question_and_else_with_a_colon() -> None:

@@ -584,6 +584,23 @@ def test_a_details_summary_opens_the_statement_after_it_and_is_no_statement_of_i
     ]
 
 
+def test_a_summary_answered_by_a_table_or_code_or_a_control_label_opens_no_later_statement() -> None:
+    text = (
+        "# IT FAQ\n\n<details>\n<summary>Which laptops can I order?</summary>\n\n| Model | RAM |\n|---|---|\n"
+        "| ThinkPad X1 | 16 GB |\n\n</details>\n\nOur office opens at 9 am.\n\n<details>\n"
+        "<summary>Who approves software?</summary>\n\n```\napprovals: finance\n```\n</details>\n"
+        "The finance team meets on Mondays.\n\n<details>\n<summary>Click to expand</summary>\n\n"
+        "The VPN config is in the shared drive.\n\n</details>\n"
+    )
+    units = parse_document("faq.md", text).sections[0].units
+    assert [(u.kind, u.context, u.text) for u in units] == [
+        ("row", "Which laptops can I order?", "Model: ThinkPad X1; RAM: 16 GB"),  # the table's first row answers
+        ("sentence", "", "Our office opens at 9 am."),
+        ("sentence", "", "The finance team meets on Mondays."),  # after the code and </details> in one block
+        ("sentence", "", "The VPN config is in the shared drive."),
+    ]
+
+
 def test_a_summary_left_open_by_its_details_is_dropped_at_the_next_heading() -> None:
     text = "# A\n\n<details><summary>Never answered here</summary>\n\n# B\n\nPlain text.\n"
     assert [u.text for s in parse_document("a.md", text).sections for u in s.units] == ["Plain text."]
