@@ -228,9 +228,7 @@ def _walk(tokens: list[Token], builder: _Builder) -> None:
             i = _table(tokens, i, builder)
             continue
         elif token.type in ("fence", "code_block") and token.map:
-            builder.texts.append(token.content.strip())
-            builder.details = ""  # a <summary>'s answer that is code: the text after it answers something else
-            _code_after_lead_in(token, builder)
+            _code(token, builder)
         elif token.type == "html_block" and token.map:
             _html_units(token, builder)
         i += 1
@@ -253,6 +251,14 @@ def _inline_units(token: Token, opener: Token, items: list[str], builder: _Build
     kind: UnitKind = "item" if items else "sentence"
     for unit in _sentences(token.content, text, first_line, kind, (lists, opens)):
         builder.add(unit)
+
+
+def _code(token: Token, builder: _Builder) -> None:
+    """A code block: its text is the section's, a lead-in's command (``_code_after_lead_in``), and the answer to an
+    open ``<summary>`` (the text after it answers something else)."""
+    builder.texts.append(token.content.strip())
+    builder.details = ""
+    _code_after_lead_in(token, builder)
 
 
 def _code_after_lead_in(token: Token, builder: _Builder) -> None:
