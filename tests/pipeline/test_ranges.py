@@ -79,6 +79,11 @@ def test_a_strict_bound_leaves_its_own_figure_out() -> None:
         ("Seats: 1,000+; Discount: 20%, negotiated", (Interval(1000, math.inf, "n:seat"),)),
         ("15+ years: 8 hours per pay period", (Interval(15, math.inf, "year"),)),
         ("Releases 2.1 to 2.4 notes", ()),  # versions count nothing
+        # nor years, dates or a name after a range; a capitalised noun before one is what it counts
+        ("Our 2024–2026 roadmap covers three themes.", ()),
+        ("Date: 2026-11-10; Period: 2026-01-01 to 2026-11-20", ()),
+        ("Call us 9-5 Monday to Friday", ()),
+        ("Levels 1-3 engineers get a laptop", (Interval(1, 3, "n:level"),)),
     ],
 )
 def test_a_statement_gives_ranges_and_bounds_with_their_unit(statement: str, ranges: tuple[Interval, ...]) -> None:
