@@ -22,6 +22,9 @@ _CONTINUATION = "\u0080-\u00bf" + _CP1252_ONLY  # bytes 0x80-0xBF as read
 # A UTF-8 lead byte (0xC2-0xF4) read as a letter, then its continuation bytes (0x80-0xBF) read as what they are.
 _RUN = re.compile(f"[\u00c2-\u00f4][{_CONTINUATION}]{{1,3}}")
 _SHOWN = 3  # runs named in a finding
+# What a misread run was, to be taken for one: Latin-1 and Latin Extended, Greek and Cyrillic, general punctuation to
+# miscellaneous symbols, and anything past the Basic Multilingual Plane (emoji).
+_WAS = ((0x80, 0x24F), (0x370, 0x52F), (0x2000, 0x2BFF), (0x10000, 0x10FFFF))
 
 
 def mojibake(tree: Tree) -> Iterator[Problem]:
@@ -51,9 +54,16 @@ def _runs(line: str) -> Iterator[str]:
 
 
 def _repaired(run: str) -> str | None:
-    """What ``run`` was before it was misread, or None where it is no misread UTF-8."""
+    """What ``run`` was before it was misread, or None where it is no misread UTF-8 or was a character of a script
+    the memory's text is not written in (``_WAS``): "ß“" of „Fuß“ reads as a valid N'Ko letter."""
     try:
         was = run.encode("cp1252").decode("utf-8")
     except UnicodeError:
         return None
-    return was if was != run else None
+    return was if was != run and all(_was(ch) for ch in was) else None
+
+
+def _was(ch: str) -> bool:
+    """A character misread UTF-8 is likely to have been: Latin, Greek, Cyrillic, punctuation and symbols, emoji."""
+    point = ord(ch)
+    return any(low <= point <= high for low, high in _WAS)

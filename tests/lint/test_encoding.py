@@ -28,7 +28,8 @@ def test_a_file_of_misread_utf8_is_one_warning_at_its_first_such_line_naming_wha
 
 
 def test_text_in_other_scripts_and_accented_letters_written_right_are_no_mojibake(make_tree: TreeFactory) -> None:
-    page = "# Offices\n\nSÃO PAULO and Zürich, a naïve café, Ä alone, Київ, 東京, “quoted” — dashes.\n"
+    page = "# Offices\n\nSÃO PAULO and Zürich, a naïve café, Ä alone, Київ, 東京, “quoted” — dashes.\n\n"
+    page += "Der „Fuß“ ist 30 cm; Größe: 2×\u00a03 m.\n"  # "ß“" and "×\u00a0" would be N'Ko and Hebrew
     assert _found(make_tree, {"offices.md": page}) == []
 
 
