@@ -30,7 +30,7 @@ from urllib.parse import unquote
 from retriever.lint.prose import prose_lines
 from retriever.lint.tree import Problem, Tree
 from retriever.text.markup import LINK_DEFINITION, LINK_TARGET, MARKDOWN_SUFFIXES, WIKI_LINK_PARTS
-from retriever.text.reader import ENTRIES_PER_FILE
+from retriever.text.reader import ENTRIES_PER_FILE, is_memory_file
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PATH_AND_REST = re.compile(r"([^#?]*)(.*)", re.S)  # a link target's path, then its "?query" and "#anchor"
@@ -140,8 +140,9 @@ def _link_problem(tree: Tree, rel_path: str, target: str) -> str | None:
 
 
 def _exists(tree: Tree, resolved: str) -> bool:
-    """A markdown target must be a file of the tree; anything else (an image, a folder) must exist."""
-    if resolved.lower().endswith(MARKDOWN_SUFFIXES):
+    """A markdown target must be a file of the tree, unless the memory leaves its name out (a wiki's
+    ``_Sidebar.md``, a hidden file: ``walk.is_memory_file``); anything else (an image, a folder) must exist."""
+    if resolved.lower().endswith(MARKDOWN_SUFFIXES) and is_memory_file(resolved):
         return resolved in tree.paths
     return "\x00" not in resolved and (tree.memory.root / resolved).exists()
 

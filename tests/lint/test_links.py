@@ -82,3 +82,12 @@ def test_hostile_wiki_links_are_checked_in_linear_time(make_tree: TreeFactory) -
     found = _broken(root)
     assert time.perf_counter() - started < 5
     assert [line for _, line, _ in found] == [7]
+
+
+def test_a_link_to_a_page_the_memory_leaves_out_is_broken_only_where_no_such_file_is(make_tree: TreeFactory) -> None:
+    # A wiki's _Sidebar.md is on disk but no document (``walk``): a link to it had been "not in the tree".
+    body = "# Home\n\nSee the [sidebar](_Sidebar.md) and the [footer](_Footer.md).\n"
+    files = {"Home.md": body, "_Sidebar.md": "- [[Home]]\n"}
+    assert [(line, message.split(",")[0]) for _, line, message in _broken(make_tree(files))] == [
+        (3, "link `_Footer.md` points to _Footer.md")
+    ]
