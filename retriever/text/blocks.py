@@ -78,8 +78,6 @@ _MD.block.ruler.at("blockquote", quotes.quote, {"alt": ["paragraph", "reference"
 _MD.block.ruler.at("reference", _count_reference)  # its alternatives stay none: a definition ends no block
 
 
-
-
 def parse(body: str, feed: Callable[[list[Token]], None], offset: int = 0) -> None:
     """The contract's block parse of ``body`` (see the module docstring)."""
     tokens = _Tokens()
