@@ -3,9 +3,10 @@
 "What is the learning budget?" had been answered "Each employee has a learning budget of $750 per year. The
 learning budget is $1,200 per person per year." with no word that a 2023 page and a 2026 page disagree (figures
 review H2). Contract: ``note(first, second, language)`` is a sentence saying the sources differ, each figure with
-its document and, where known, its date; "" unless the facts come from different documents, each gives one value
-in a unit the other gives one of too (``ranges.amounts``: currency, percent, time), the two unlike, and their other
-words mostly agree (``SAME_SUBJECT`` of the smaller fact's terms).
+its document and, where known, its date; "" unless the facts come from different documents, the second within
+``NEAR`` of the first's relevance, each gives one value in a unit the other gives one of too (``ranges.amounts``:
+currency, percent, time), the two unlike, and both give it for one thing (``_same_subject``: their other words
+mostly agree, they name the same names, and the words before each figure share one).
 
 ``newer_first(scored, earlier)`` orders such a pair by date before the facts are ranked: where the leading statement
 and one within ``NEAR`` of its rank value disagree so, and both documents are dated, the older is brought to
@@ -73,8 +74,7 @@ def dated_rivals(first: Fact, second: Fact) -> bool:
     """Whether ``second`` is within ``NEAR`` of ``first`` and gives another figure for its subject from a document
     dated otherwise: the two that ``newer_first`` orders by date, which the summary says differ (``note``)."""
     dates = (first.when.valid_at or "")[:10], (second.when.valid_at or "")[:10]
-    near = second.relevance_score >= NEAR * first.relevance_score
-    return near and all(dates) and dates[0] != dates[1] and bool(note(first, second))
+    return all(dates) and dates[0] != dates[1] and bool(note(first, second))  # note: within NEAR
 
 
 def _outdated(lead: Scored, rival: Scored, earlier: bool) -> bool:

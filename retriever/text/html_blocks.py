@@ -6,11 +6,10 @@ the row asked about lost in it, and a run of ``<p>`` one statement of four sente
 
 Contract: ``read(block)`` gives the block's pieces in order, each with the line it starts on (1-based, in the block):
 ``Row(cells, header, line)`` for a table row, its cells' entities decoded (``header``: the cells of its table's
-heading row, a first row of ``<th>`` cells or of wholly bold ones; () when it has none), and ``Text(text, line, item,
+heading row, a first row of ``<th>`` cells or of wholly bold ones; () when it has none), ``Text(text, line, item,
 label, summary)`` for a paragraph's, a list item's (``item``), a ``<details>`` block's ``<summary>`` (``summary``) or
-any other run of text, its entities left for the parser's
-``clean_inline`` to decode once and its line breaks kept, so its sentences find their lines; ``Closed(line)`` where a
-``</details>`` stands. A title row across a
+any other run of text, its entities left for the parser's ``clean_inline`` to decode once and its line breaks kept,
+so its sentences find their lines, and ``Closed(line)`` where a ``</details>`` stands. A title row across a
 table (``colspan``) is a ``label``; a text of under three words outside a list labels the text after it ("Carly Jones:
 VP, People & Talent"), and one without a letter or digit is none. A table left open at the block's end gives its last
 row; the cells of a table the block did not open (markdown parted it at a blank line) are one text, words apart.
