@@ -640,3 +640,15 @@ def test_a_day_asked_in_words_finds_what_the_memory_dated_in_iso(make_tree: Tree
     }
     facts = Retriever(make_tree(pages)).retrieve("What happened on 10 November 2026?").facts
     assert facts[0].statement == "Version: 4.3.0; Date: 2026-11-10"
+
+
+def test_a_day_asked_in_words_finds_the_page_that_writes_it_in_words_too(make_tree: TreeFactory) -> None:
+    # Where no page writes the day as ISO does, the ISO term would weigh as a word the memory lacks: the page saying
+    # "10 November 2026" had come third, at 15%, and the memory "did not appear to answer".
+    pages = {
+        "offsite.md": "# Offsite\n\nThe team offsite took place on 10 November 2026 in Lviv.\n",
+        "rituals.md": "# Rituals\n\nQ4 2026 planning was on 18 November 2026.\n",
+        "rel.md": "# Releases\n\nRelease 4.2.0 shipped on 2026-10-20.\n",
+    }
+    result = Retriever(make_tree(pages)).retrieve("What happened on 10 November 2026?")
+    assert result.facts[0].rel_path == "offsite.md" and result.coverage != "none"

@@ -133,8 +133,11 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     for word in analyzer.raw_words(text):
         for term in analyzer.terms(word):
             words.setdefault(term, word)
-    # A day written in words is also asked as ISO writes it, as the pages do ("10 November 2026": "2026-11-10").
-    terms = tuple(dict.fromkeys([*analyzer.terms(text), *dates.iso_days(text[:_DATES_READ])]))
+    # A day written in words is also asked as ISO writes it, where the memory writes it so ("10 November 2026":
+    # "2026-11-10"); where no page does, the term would weigh as a word the memory lacks, against pages that write
+    # the day in words as the question does.
+    days = [d for d in dates.iso_days(text[:_DATES_READ]) if index is not None and index.term_df(d) > 0]
+    terms = tuple(dict.fromkeys([*analyzer.terms(text), *days]))
     extra, alternates = expansion.acronym_expansions(terms, acronyms or {})
     bridged: dict[str, float] = {}
     translated: frozenset[str] = frozenset()

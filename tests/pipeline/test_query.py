@@ -71,7 +71,8 @@ def test_framing_words_weigh_less_and_compounds_are_left_to_their_parts() -> Non
         ("What changed in 1.2.3?", {"chang", "1.2.3"}),  # not its shorter form "1.2", which 1.2.0's notes hold
         ("main clients at end-of-year", {"main", "client", "end", "year"}),
         # an ISO date counts, however the question wrote it: the day asked is its rarest term
-        ("What was released on 10 November 2026?", {"releas", "10", "novemb", "2026", "2026-11-10"}),
+        # a day in words is asked as ISO writes it only where the memory does (this index is empty)
+        ("What was released on 10 November 2026?", {"releas", "10", "novemb", "2026"}),
         ("What was released on 2026-11-10?", {"releas", "2026-11-10", "novemb", "2026", "11", "10"}),
     ],
 )
