@@ -6,7 +6,7 @@ review H2). Contract: ``note(first, second, language)`` is a sentence saying the
 its document and, where known, its date; "" unless the facts come from different documents, the second within
 ``NEAR`` of the first's relevance, each gives one value in a unit the other gives one of too (``ranges.amounts``:
 currency, percent, time), the two unlike, and both give it for one thing (``_same_subject``: their other words
-mostly agree, they name the same names, and the words before each figure share one).
+mostly agree, they name no two things, and the words before each figure share one).
 
 ``newer_first(scored, earlier)`` orders such a pair by date before the facts are ranked: where the leading statement
 and one within ``NEAR`` of its rank value disagree so, and both documents are dated, the older is brought to
@@ -105,13 +105,17 @@ def _differing(a: str, b: str) -> tuple[str, str] | None:
 
 def _same_subject(a: str, b: str, figures: tuple[str, str]) -> bool:
     """Whether ``a`` and ``b`` give their ``figures`` for one thing: their other words mostly agree
-    (``SAME_SUBJECT`` of the smaller's), the names and codes either writes are the other's too ("P1" against
-    "P2", "Sales" against "Engineering": two things), and the words before each figure share one ("learning
+    (``SAME_SUBJECT`` of the smaller's), they name no two things ("P1" against "P2", "Sales" against "Engineering":
+    both name something, nothing in common; "From January 2026, …" against an unnamed statement is one thing), and
+    the words before each figure share one ("learning
     budget … $750" and "learning budget is $1,200"; "We spent $300 of the learning budget" spends, it sets no
     budget)."""
     words_a, words_b = _words(a), _words(b)
     smaller = min(len(words_a), len(words_b))
-    if not smaller or len(words_a & words_b) < SAME_SUBJECT * smaller or _names(a) != _names(b):
+    names_a, names_b = _names(a), _names(b)
+    if names_a and names_b and names_a.isdisjoint(names_b):  # "P1" against "P2": two things named
+        return False
+    if not smaller or len(words_a & words_b) < SAME_SUBJECT * smaller:
         return False
     return bool(_words(a[: a.find(figures[0])]) & _words(b[: b.find(figures[1])]))
 

@@ -116,6 +116,17 @@ def test_figures_for_two_things_or_a_spend_against_a_budget_are_no_disagreement(
     assert note(_fact(first, "a.md", "A", "2024-03-01"), _fact(second, "b.md", "B", "2026-02-01")) == ""
 
 
+@pytest.mark.parametrize(
+    "newer",
+    [
+        "From January 2026, the learning budget is $1,200 per person per year.",  # a name on one side only
+        "As of Q1 2026 the learning budget is $1,200 per year, approved by Finance.",
+    ],
+)
+def test_a_policy_update_naming_when_or_who_still_differs_from_the_figure_it_replaces(newer: str) -> None:
+    assert note(OLD, _fact(newer, "hr/b.md", "Benefits", "2026-05-10")).startswith("The sources differ: $750")
+
+
 def test_a_fact_far_below_the_first_is_no_rival_and_caps_no_coverage() -> None:
     weak = dataclasses.replace(NEW, relevance_score=0.28)
     assert note(OLD, weak) == "" and not dated_rivals(OLD, weak) and dated_rivals(OLD, NEW)
