@@ -67,6 +67,7 @@ _LOOK = 40  # characters before a range read for its label
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")  # a year is no count: "2026 planning", "2024–2026 roadmap"
 _DATE_NEXT = re.compile(r"-\d")  # a figure that runs on into a date's next part ("2026-11-10")
 _NAMED_BEFORE = re.compile(r"(?<!\S)([A-ZА-ЯІЇЄҐ][^\W\d_]{1,29})\s{1,3}$")  # "Levels 1-3": the name it counts
+_MONTH_NAME = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*$", re.I)  # "November 10–12"
 _FRACTION = re.compile(r"\d(?:\.\d|,\d{1,2}(?!\d))")  # nor a version or a measure: "4.3 release notes"
 
 
@@ -100,19 +101,20 @@ def _unit(before: str | None, after: str | None) -> str | None:
 
 def _counted(text: str, match: re.Match[str], label: bool) -> str | None:
     """The unit of a figure written without one: the stem of the lower-case noun after ``match`` ("60 seats" →
-    "n:seat"; not "9-5 Monday"), else (``label``) of the name it is the value of: a label before a colon ("Seats:
-    50–199") or a capitalised noun just before it ("Levels 1-3 engineers" counts levels).  None where a figure is a
+    "n:seat", "Growth 50–199 seats" too; not "9-5 Monday"), else (``label``) of the name it is the value of: a label
+    before a colon ("Seats: 50–199") or a capitalised noun just before it ("Pages 10-20", not "November 10–12").  None
+    where a figure is a
     year or part of a date ("2024–2026 roadmap", "Date: 2026-11-10"), has a fraction (a version) or counts nothing
     found."""
     if _YEAR.search(match.group()) or _FRACTION.search(match.group()) or _DATE_NEXT.match(text, match.end()):
         return None
-    before = text[max(0, match.start() - _LOOK) : match.start()]
-    named = _NAMED_BEFORE.search(before) if label else None
-    noun = None if named else _NOUN_AFTER.match(text, match.end())
+    noun = _NOUN_AFTER.match(text, match.end())
     if noun is not None and not noun.group(1).islower():
         noun = None  # "9-5 Monday": a name follows, not what is counted
     if noun is None and label:
-        noun = named or _LABEL_BEFORE.search(before)
+        before = text[max(0, match.start() - _LOOK) : match.start()]
+        named = _NAMED_BEFORE.search(before)
+        noun = _LABEL_BEFORE.search(before) or (named if named and not _MONTH_NAME.match(named.group(1)) else None)
     counted = analyzer.terms(noun.group(1)) if noun else []
     return f"n:{counted[0]}" if len(counted) == 1 else None
 

@@ -83,7 +83,9 @@ def test_a_strict_bound_leaves_its_own_figure_out() -> None:
         ("Our 2024–2026 roadmap covers three themes.", ()),
         ("Date: 2026-11-10; Period: 2026-01-01 to 2026-11-20", ()),
         ("Call us 9-5 Monday to Friday", ()),
-        ("Levels 1-3 engineers get a laptop", (Interval(1, 3, "n:level"),)),
+        ("The offsite runs November 10–12.", ()),  # a month names no count
+        ("Growth: 50–199 seats", (Interval(50, 199, "n:seat"),)),  # the noun after it first
+        ("Laptops for Levels 1-3.", (Interval(1, 3, "n:level"),)),
     ],
 )
 def test_a_statement_gives_ranges_and_bounds_with_their_unit(statement: str, ranges: tuple[Interval, ...]) -> None:
