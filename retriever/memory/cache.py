@@ -48,7 +48,7 @@ from retriever.memory.index import Params, SectionIndex
 from retriever.text.models import Document, Fingerprint
 
 log = logging.getLogger(__name__)
-FORMAT = 61  # bump when Document, the analyzer, the parser, the index layout, the embeddings or the cache tables change
+FORMAT = 62  # bump when Document, the analyzer, the parser, the index layout, the embeddings or the cache tables change
 ROOT_FILE = "root.json"  # which root a cache folder belongs to, and when it was last opened
 SUPERSEDED_SECONDS = 3600.0  # how long a replaced document stays readable for processes not yet refreshed
 _TIDY_EVERY = 60.0

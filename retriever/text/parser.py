@@ -111,8 +111,8 @@ class _Builder:
             raise ParseError(
                 f"more than {MAX_UNITS:,} statements (sentences, list items, table rows); split it into smaller files"
             )
-        if self.details:  # the answer's opening says what it answers, as a label's text does
-            unit, self.details = _answering(unit, self.details), ""
+        if self.details:  # the answer's opening says what it answers, as a label's text does; a table's every row
+            unit, self.details = _answering(unit, self.details), self.details if unit.kind == "row" else ""
         self.units.append(unit)
 
     def close(self, end_line: int) -> None:
@@ -330,8 +330,8 @@ def _row_unit(header: list[str], row: list[str], row_map: list[int], builder: _B
 
 
 def _answering(unit: Unit, summary: str) -> Unit:
-    """``unit`` as the answer to a ``<summary>``: opening with it, or, a table row (whose text is its cells), with it as
-    its context."""
+    """``unit`` as the answer to a ``<summary>``: opening with it, or, a table row (whose text is its cells), with it
+    as its context, as every row of the table takes it (up to a statement that is no row, code or ``</details>``)."""
     if unit.kind == "row":
         return dataclasses.replace(unit, context=summary)
     return dataclasses.replace(unit, text=html_blocks.labelled(summary, unit.text))

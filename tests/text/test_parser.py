@@ -587,14 +587,15 @@ def test_a_details_summary_opens_the_statement_after_it_and_is_no_statement_of_i
 def test_a_summary_answered_by_a_table_or_code_or_a_control_label_opens_no_later_statement() -> None:
     text = (
         "# IT FAQ\n\n<details>\n<summary>Which laptops can I order?</summary>\n\n| Model | RAM |\n|---|---|\n"
-        "| ThinkPad X1 | 16 GB |\n\n</details>\n\nOur office opens at 9 am.\n\n<details>\n"
+        "| ThinkPad X1 | 16 GB |\n| MacBook Pro | 32 GB |\n\n</details>\n\nOur office opens at 9 am.\n\n<details>\n"
         "<summary>Who approves software?</summary>\n\n```\napprovals: finance\n```\n</details>\n"
         "The finance team meets on Mondays.\n\n<details>\n<summary>Click to expand</summary>\n\n"
         "The VPN config is in the shared drive.\n\n</details>\n"
     )
     units = parse_document("faq.md", text).sections[0].units
     assert [(u.kind, u.context, u.text) for u in units] == [
-        ("row", "Which laptops can I order?", "Model: ThinkPad X1; RAM: 16 GB"),  # the table's first row answers
+        ("row", "Which laptops can I order?", "Model: ThinkPad X1; RAM: 16 GB"),  # every row of the table answers
+        ("row", "Which laptops can I order?", "Model: MacBook Pro; RAM: 32 GB"),
         ("sentence", "", "Our office opens at 9 am."),
         ("sentence", "", "The finance team meets on Mondays."),  # after the code and </details> in one block
         ("sentence", "", "The VPN config is in the shared drive."),
