@@ -50,6 +50,12 @@ _COLLECTIVE = re.compile(
 _ASKER = re.compile(r"\b(?:i|i'm|i’m|i'd|i’d|i'll|i’ll|my)\b", re.I)
 # A who-question ("Who owns the billing API?"): its verb also stands for the role noun (``expansion.roles``).
 _WHO = re.compile(r"^\W*(?:who|whom|whose|хто|кому|чий|чия)\b", re.I)
+# "How long are backups kept?", "How often do coffee chats happen?": the adjective asks for an amount (``expected``)
+# and names no topic; a row answering it ("Retention: 35 days") does not write it.  Counted in full, "long" had
+# weighed as much as "backups", and the right row read as answering half the question ("none", 0.03).
+_HOW_ASKED = re.compile(
+    r"\bhow\s+(long|often|far|old|big|large|soon|quickly|fast|early|late|frequently|tall|wide|high)\b", re.I
+)
 _CHANGE_ASKED = re.compile(
     r"^\W*(?:what|which\s+things?)(?:'s|’s|\s+is|\s+are|\s+has|\s+have|\s+had|\s+was|\s+were)?\s+"
     r"(changed|new|different)\s+(?:in|since|about|with|for|between|after)\b"
@@ -150,6 +156,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     parts = question_parts(text)
     framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
     framing |= frozenset(t for m in _CHANGE_ASKED.finditer(text) for t in analyzer.terms(m.group(1) or m.group(2)))
+    framing |= frozenset(t for m in _HOW_ASKED.finditer(text[:2000]) for t in analyzer.terms(m.group(1)))
     defining = frozenset(analyzer.term_set(defined_thing(text) or ""))
     # "Define X", "the meaning of X": the asking words frame the question, as "mean" does in "What does X mean?"
     framing |= _defining(text) | (frozenset(terms) - defining if defining else frozenset())
