@@ -84,6 +84,20 @@ def test_a_dotted_number_counts_whole_and_its_parts_do_not(text: str, counted: s
 @pytest.mark.parametrize(
     ("text", "framing"),
     [
+        ("How long are backups kept?", {"long"}),
+        ("How often do coffee chats run, and how far ahead should I book?", {"often", "far"}),
+        ("What is the long-term plan for the office?", set()),  # a topic's adjective, not the asking one
+    ],
+)
+def test_the_adjective_after_how_frames_the_question(text: str, framing: set[str]) -> None:
+    # "long" had weighed as much as "backups", and the row "Retention: 35 days" read as half an answer.
+    query = analyze(text)
+    assert set(query.framing) & {"long", "often", "far"} == framing
+
+
+@pytest.mark.parametrize(
+    ("text", "framing"),
+    [
         ("What did the team say about recording conventions?", True),
         ("What did the group decide on the remote's colour?", True),
         ("Why did members disagree about the budget?", True),
