@@ -19,7 +19,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from retriever.memory.index import SectionIndex
-from retriever.pipeline import expansion
+from retriever.pipeline import asking, expansion
 from retriever.pipeline.deciding import asks_earlier, asks_why, decision_words
 from retriever.pipeline.expansion import FRAMING_TERMS, Acronyms, is_compound
 from retriever.pipeline.question_parts import question_parts
@@ -34,34 +34,11 @@ _ISO_DATE_TERM = re.compile(r"\d{4}-\d{2}-\d{2}")
 _VAGUE_TERMS = frozenset(t for word in VAGUE for t in analyzer.terms(word))
 _CYRILLIC_NAME = re.compile(r"\b[А-ЯІЇЄҐ][а-яіїєґ'’ʼ]+")  # a capitalised Ukrainian word: a name, perhaps
 _CAPITALS = re.compile(r"\b[A-ZА-ЯІЇЄҐ]{2,}\b")  # an acronym: "IT", "HR", "ЗСУ"
-# The people a question asks about as a whole, as the subject of its verb ("What did the team say about…",
-# "What did the group decide…"): they are the speakers, not the topic. Elsewhere ("Which team owns billing?")
-# the word is a topic word.
-_COLLECTIVE = re.compile(
-    r"\b(?:did|do|does|were|was|would|had|have|has)\s+(?:the\s+|all\s+the\s+)?"
-    r"(team|group|members|people|participants|everyone|everybody)\b",
-    re.I,
-)
-# "What changed in Pulse 4.3?", "What's new since March?", "що змінилося в…": the verb asks for the changes and
-# names no topic.  A release note lists its changes without the word ("New: Insights Copilot"), so counted in
-# full "changed" ranked 4.2.1's "a query-planner change" above every item of 4.3.0.
 # A question about the asker's own situation ("Can I work from Spain?", "my trip to Germany"), not about others;
 # "me" is not enough: "tell me / show me the clients in Spain" asks about others.
 _ASKER = re.compile(r"\b(?:i|i'm|i’m|i'd|i’d|i'll|i’ll|my)\b", re.I)
 # A who-question ("Who owns the billing API?"): its verb also stands for the role noun (``expansion.roles``).
 _WHO = re.compile(r"^\W*(?:who|whom|whose|хто|кому|чий|чия)\b", re.I)
-# "How long are backups kept?", "How often do coffee chats happen?": the adjective asks for an amount (``expected``)
-# and names no topic; a row answering it ("Retention: 35 days") does not write it.  Counted in full, "long" had
-# weighed as much as "backups", and the right row read as answering half the question ("none", 0.03).
-_HOW_ASKED = re.compile(
-    r"\bhow\s+(long|often|far|old|big|large|soon|quickly|fast|early|late|frequently|tall|wide|high)\b", re.I
-)
-_CHANGE_ASKED = re.compile(
-    r"^\W*(?:what|which\s+things?)(?:'s|’s|\s+is|\s+are|\s+has|\s+have|\s+had|\s+was|\s+were)?\s+"
-    r"(changed|new|different)\s+(?:in|since|about|with|for|between|after)\b"
-    r"|^\W*що\s+(змінилося|змінилось|змінилися|нового)\s+(?:в|у|з|після|від)\b",
-    re.I,
-)
 
 # A question asking what a term means ("What does MRR mean?", "What does DRI stand for?", "the meaning of ICP",
 # "що означає NRR?"): the verb asks for a definition and names no topic; the term is the topic.  Counted in full,
@@ -154,9 +131,7 @@ def analyze(text: str, acronyms: Acronyms | None = None, index: SectionIndex | N
     asked = set(terms)  # a set: a prompt's thousands of terms and their paraphrases made this quadratic
     extra_terms = tuple(dict.fromkeys(t for t in extra if t not in asked))
     parts = question_parts(text)
-    framing = frozenset(t for m in _COLLECTIVE.finditer(text) for t in analyzer.terms(m.group(1)))
-    framing |= frozenset(t for m in _CHANGE_ASKED.finditer(text) for t in analyzer.terms(m.group(1) or m.group(2)))
-    framing |= frozenset(t for m in _HOW_ASKED.finditer(text[:2000]) for t in analyzer.terms(m.group(1)))
+    framing = asking.asking_terms(text)
     defining = frozenset(analyzer.term_set(defined_thing(text) or ""))
     # "Define X", "the meaning of X": the asking words frame the question, as "mean" does in "What does X mean?"
     framing |= _defining(text) | (frozenset(terms) - defining if defining else frozenset())
