@@ -44,8 +44,8 @@ def note(first: Fact, second: Fact, language: str = "en") -> str:
     """The sentence of the module's contract, or ""."""
     if first.rel_path == second.rel_path or second.relevance_score < NEAR * first.relevance_score:
         return ""
-    figures = _differing(first.statement, second.statement)
-    if figures is None or not _same_subject(first.statement, second.statement, figures):
+    figures = _same_thing(first.statement, second.statement)
+    if figures is None:
         return ""
     said = _SAID.get(language, _SAID["en"])
     return said.format(a=figures[0], where_a=_where(first), b=figures[1], where_b=_where(second))
@@ -85,9 +85,13 @@ def _outdated(lead: Scored, rival: Scored, earlier: bool) -> bool:
         return False
     if lead.candidate.target.rel_path == rival.candidate.target.rel_path:
         return False
-    a, b = lead.candidate.statement, rival.candidate.statement
+    return _same_thing(lead.candidate.statement, rival.candidate.statement) is not None
+
+
+def _same_thing(a: str, b: str) -> tuple[str, str] | None:
+    """The figures ``a`` and ``b`` give differently for one thing (``_differing``, ``_same_subject``), else None."""
     figures = _differing(a, b)
-    return figures is not None and _same_subject(a, b, figures)
+    return figures if figures is not None and _same_subject(a, b, figures) else None
 
 
 def _differing(a: str, b: str) -> tuple[str, str] | None:

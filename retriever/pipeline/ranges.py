@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 
-from retriever.text import analyzer
+from retriever.text import analyzer, dates
 
 MAX_CHARS = 2000  # of a statement read for ranges
 MAX_AMOUNTS = 4  # a question's amounts compared
@@ -64,7 +64,6 @@ _PLUS = re.compile(_START + _BEFORE + _NUMBER + r"\+" + _UNIT, re.I)  # "1,000+"
 _NOUN_AFTER = re.compile(r"\s{1,3}([^\W\d_]{2,30})")
 _LABEL_BEFORE = re.compile(r"([^\W\d_]{2,30})\s{0,3}:\s{0,3}$")
 _LOOK = 40  # characters before a range read for its label
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")  # a year is no count: "2026 planning", "2024–2026 roadmap"
 _DATE_NEXT = re.compile(r"-\d")  # a figure that runs on into a date's next part ("2026-11-10")
 _NAMED_BEFORE = re.compile(r"(?<!\S)([A-ZА-ЯІЇЄҐ][^\W\d_]{1,29})\s{1,3}$")  # "Levels 1-3": the name it counts
 _MONTH_NAME = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*$", re.I)  # "November 10–12"
@@ -106,7 +105,7 @@ def _counted(text: str, match: re.Match[str], label: bool) -> str | None:
     where a figure is a
     year or part of a date ("2024–2026 roadmap", "Date: 2026-11-10"), has a fraction (a version) or counts nothing
     found."""
-    if _YEAR.search(match.group()) or _FRACTION.search(match.group()) or _DATE_NEXT.match(text, match.end()):
+    if dates.YEAR.search(match.group()) or _FRACTION.search(match.group()) or _DATE_NEXT.match(text, match.end()):
         return None
     noun = _NOUN_AFTER.match(text, match.end())
     if noun is not None and not noun.group(1).islower():

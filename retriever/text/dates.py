@@ -41,7 +41,7 @@ _DAYS = rf"{_DAY}(?:\s{{0,2}}[–—-]\s{{0,2}}{_DAY})?"  # "10", "10–12"
 _BEFORE_YEAR = re.compile(
     rf"(?:(?<![\w.]){_DAYS}(?:\s{{1,3}}|-){_NAME}|(?<!\w){_NAME}\s{{1,3}}{_DAYS}),?(?:\s{{1,3}}|-)$", re.I
 )
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")  # a year, no part of a longer number
 _LOOK = 32  # characters before a year read for its month and days: "september 30th – 31st, " is 24
 
 
@@ -49,7 +49,7 @@ def iso_days(text: str) -> Iterator[str]:
     """The ISO day of each day ``text`` writes with a month's name (see the module's contract)."""
     if "20" not in text and "19" not in text:  # a year's first digits, by substring checks: most texts hold none
         return
-    for year in _YEAR.finditer(text):
+    for year in YEAR.finditer(text):
         start = year.start()
         match = _BEFORE_YEAR.search(text, max(0, start - _LOOK), start)
         if match is None:

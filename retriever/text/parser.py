@@ -342,7 +342,8 @@ def _html_units(token: Token, builder: _Builder) -> None:
     ``<summary>``, which is the context of what follows up to its ``</details>`` (``_Builder.details``)."""
     text, details = clean_inline(token.content), html_blocks.details(token.content)
     if len(text.split()) < 3 and details != "opens":
-        builder.details = "" if details == "closes" else builder.details  # a "</details>" line: its answer was given
+        if details == "closes":  # a "</details>" line: its answer was given
+            builder.details = ""
         return
     builder.texts.append(text)
     block = token.map[0] if token.map else builder.start - 1 - builder.offset  # the line before the block's first
